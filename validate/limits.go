@@ -1,0 +1,51 @@
+package validate
+
+// Limits bound what one request or result may cost to parse and to forward.
+// They are structural caps that keep the firewall itself safe; budgets such
+// as a maximum maxTokens are policy and do not belong here. A zero or
+// negative field takes its value from DefaultLimits.
+type Limits struct {
+	MaxBytes       int // whole params or result, in bytes; default 4 MiB
+	MaxDepth       int // nesting of objects and arrays, the root counting 1; default 32
+	MaxMessages    int // entries of messages; default 1000
+	MaxBlocks      int // content blocks in one message or one tool_result; default 100
+	MaxTextBytes   int // bytes of one text field (a text block, systemPrompt); default 1 MiB
+	MaxBase64Bytes int // encoded bytes of one base64 field (data, blob); default 3 MiB
+	MaxTools       int // entries of tools; default 128
+}
+
+// DefaultLimits returns the limits used where Options.Limits leaves a field
+// unset. They admit every realistic conversation while keeping one request
+// far below what would strain memory.
+func DefaultLimits() Limits {
+	return Limits{
+		MaxBytes:       4 << 20,
+		MaxDepth:       32,
+		MaxMessages:    1000,
+		MaxBlocks:      100,
+		MaxTextBytes:   1 << 20,
+		MaxBase64Bytes: 3 << 20,
+		MaxTools:       128,
+	}
+}
+
+// resolved fills every unset field from DefaultLimits, so callers may set
+// only the limits they care about.
+func (l Limits) resolved() Limits {
+	d := DefaultLimits()
+	pick := func(v, def int) int {
+		if v > 0 {
+			return v
+		}
+		return def
+	}
+	return Limits{
+		MaxBytes:       pick(l.MaxBytes, d.MaxBytes),
+		MaxDepth:       pick(l.MaxDepth, d.MaxDepth),
+		MaxMessages:    pick(l.MaxMessages, d.MaxMessages),
+		MaxBlocks:      pick(l.MaxBlocks, d.MaxBlocks),
+		MaxTextBytes:   pick(l.MaxTextBytes, d.MaxTextBytes),
+		MaxBase64Bytes: pick(l.MaxBase64Bytes, d.MaxBase64Bytes),
+		MaxTools:       pick(l.MaxTools, d.MaxTools),
+	}
+}
