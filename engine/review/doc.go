@@ -1,0 +1,25 @@
+// Package review is the durable review queue: escalated sampling requests
+// (and results) wait here for an operator's decision.
+//
+// A review is durable state with a deadline, not a blocked call. Items live
+// in a SQLite file in the state dir (reviews.db, dir 0700, file 0600, WAL),
+// shared by every `mcpx-fw serve` process and by the operator's CLI in other
+// processes. Waiters wake at once when their own Store decides an item and
+// poll for decisions written by other processes. Every transition is one
+// transaction with a conditional update plus one history row, so an answer
+// is given at most once and the first answer stands.
+//
+// States move only pending -> approved | rejected | expired | abandoned and
+// approved -> delivered | failed. An item whose waiting process died, or
+// whose request was cancelled, becomes abandoned and can never be approved
+// or delivered later; an item past its deadline becomes expired, never
+// rejected, because nobody said no.
+//
+// The package also keeps the firewall's decision records (RecordDecision),
+// so the CLI can show why an item was escalated.
+//
+// review owns its schema and its file. It imports no other mcpx-fw package
+// (not engine, relay, cmd or validate) and no MCP SDK: engine, relay and cmd
+// use it, never the other way round. Prompt text is never logged; log lines
+// carry ids and sizes only.
+package review

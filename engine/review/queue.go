@@ -1,0 +1,143 @@
+package review
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// Add opens a pending item that expires after timeout. It assigns the ID,
+// CreatedAt, ExpiresAt and State, and makes this process the Owner: the
+// item is abandoned if this process ends before it is decided.
+func (s *Store) Add(ctx context.Context, it Item, timeout time.Duration) (Item, error) {
+	if err := checkNew(it, timeout); err != nil {
+		return Item{}, fmt.Errorf("add review: %w", err)
+	}
+	it = s.fresh(it, timeout)
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		if err := insertItem(ctx, tx, it); err != nil {
+			return err
+		}
+		return s.record(ctx, tx, it.ID, "", StatePending, "", "", it.CreatedAt)
+	})
+	if err != nil {
+		return Item{}, fmt.Errorf("add review: %w", err)
+	}
+	s.log.Info("review opened", append(itemFields(it),
+		zap.Int("request_bytes", len(it.Request)),
+		zap.Int("result_bytes", len(it.Result)),
+		zap.Time("expires_at", it.ExpiresAt))...)
+	return it, nil
+}
+
+// checkNew refuses an item the CLI could not show or the firewall could
+// not act on.
+func checkNew(it Item, timeout time.Duration) error {
+	switch {
+	case timeout <= 0:
+		return fmt.Errorf("timeout %v is not positive", timeout)
+	case it.Server == "":
+		return errors.New("server is empty")
+	case it.Stage != StageRequest && it.Stage != StageResult:
+		return fmt.Errorf("stage %q is neither %q nor %q", it.Stage, StageRequest, StageResult)
+	case len(it.Request) == 0:
+		return errors.New("request is empty")
+	case it.Stage == StageResult && len(it.Result) == 0:
+		return errors.New("result stage without a result")
+	case it.Stage == StageRequest && len(it.Result) != 0:
+		return errors.New("request stage with a result")
+	}
+	for name, m := range map[string]json.RawMessage{"request": it.Request, "result": it.Result, "context": it.Context} {
+		if len(m) != 0 && !json.Valid(m) {
+			return fmt.Errorf("%s is not valid JSON", name)
+		}
+	}
+	return nil
+}
+
+// fresh fills in what the queue owns and clears what only a decision sets.
+func (s *Store) fresh(it Item, timeout time.Duration) Item {
+	t := now()
+	it.ID, it.State, it.Owner = newID(), StatePending, s.owner
+	it.CreatedAt, it.ExpiresAt = t, t.Add(timeout)
+	it.DecidedBy, it.DecidedAt, it.Note = "", time.Time{}, ""
+	it.FinishedAt, it.FinishNote = time.Time{}, ""
+	if it.Reasons == nil {
+		it.Reasons = []Reason{}
+	}
+	return it
+}
+
+func insertItem(ctx context.Context, tx *sql.Tx, it Item) error {
+	_, err := tx.ExecContext(ctx, `INSERT INTO items (id, parent, decision_id,
+		server, label, stage, era, state, created_at, expires_at, reasons,
+		request, result, context, owner) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+		it.ID, it.Parent, it.DecisionID, it.Server, it.Label, it.Stage, it.Era,
+		string(it.State), toNanos(it.CreatedAt), toNanos(it.ExpiresAt),
+		encodeReasons(it.Reasons), blob(it.Request), blob(it.Result),
+		blob(it.Context), it.Owner)
+	return err
+}
+
+// Get returns one item, first closing it if it is past its deadline or its
+// waiting process has ended, so a reader never sees a stale pending item.
+func (s *Store) Get(ctx context.Context, id string) (Item, error) {
+	it, err := load(ctx, s.db, id)
+	if err != nil {
+		return Item{}, opError("get", id, err)
+	}
+	if _, due := s.due(it, now(), s.isAlive); !due {
+		return it, nil
+	}
+	it, err = s.settleOne(ctx, id)
+	return it, opError("get", id, err)
+}
+
+// List returns pending items (every item with f.All), oldest first, newest
+// last, after closing the ones that are due. Items added in the same
+// nanosecond keep the order they were added in.
+func (s *Store) List(ctx context.Context, f Filter) ([]Item, error) {
+	if _, err := s.sweep(ctx); err != nil {
+		return nil, fmt.Errorf("list reviews: %w", err)
+	}
+	rows, err := s.db.QueryContext(ctx, "SELECT "+itemColumns+` FROM items
+		WHERE (? OR state = 'pending') AND (? = '' OR server = ?)
+		ORDER BY created_at, rowid`, f.All, f.Server, f.Server)
+	if err != nil {
+		return nil, fmt.Errorf("list reviews: %w", err)
+	}
+	items, err := scanItems(rows)
+	if err != nil {
+		return nil, fmt.Errorf("list reviews: %w", err)
+	}
+	return items, nil
+}
+
+func scanItems(rows *sql.Rows) ([]Item, error) {
+	defer rows.Close()
+	var items []Item
+	for rows.Next() {
+		it, err := scanItem(rows)
+		if err != nil {
+			return nil, err
+		}
+		items = append(items, it)
+	}
+	return items, rows.Err()
+}
+
+// opError adds the operation and id to a storage error. ErrNotFound and
+// DecidedError already name the item and pass through unchanged, so the
+// CLI prints "review rv-…: not found", not the same id twice.
+func opError(op, id string, err error) error {
+	var decided *DecidedError
+	if err == nil || errors.Is(err, ErrNotFound) || errors.As(err, &decided) {
+		return err
+	}
+	return fmt.Errorf("%s %s: %w", op, id, err)
+}

@@ -1,0 +1,106 @@
+package review
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+)
+
+// migrations are applied in order; PRAGMA user_version counts how many a
+// database has. Append only: an applied migration is never edited, because
+// a queue written by an older binary must keep opening.
+//
+// Times are INTEGER Unix nanoseconds (0 = unset) so deadlines compare in
+// SQL and round-trip exactly. JSON payloads are BLOBs kept byte for byte.
+var migrations = []string{
+	// 1: items, their append-only history, and the firewall's decisions.
+	`
+CREATE TABLE items (
+	id          TEXT PRIMARY KEY,
+	parent      TEXT NOT NULL DEFAULT '',
+	decision_id TEXT NOT NULL,
+	server      TEXT NOT NULL,
+	label       TEXT NOT NULL,
+	stage       TEXT NOT NULL CHECK (stage IN ('request', 'result')),
+	era         TEXT NOT NULL,
+	state       TEXT NOT NULL CHECK (state IN ('pending', 'approved', 'rejected',
+	                'expired', 'abandoned', 'delivered', 'failed')),
+	created_at  INTEGER NOT NULL,
+	expires_at  INTEGER NOT NULL,
+	reasons     TEXT NOT NULL,
+	request     BLOB,
+	result      BLOB,
+	context     BLOB,
+	owner       TEXT NOT NULL,
+	decided_by  TEXT NOT NULL DEFAULT '',
+	decided_at  INTEGER NOT NULL DEFAULT 0,
+	note        TEXT NOT NULL DEFAULT '',
+	finished_at INTEGER NOT NULL DEFAULT 0,
+	finish_note TEXT NOT NULL DEFAULT ''
+) STRICT;
+CREATE INDEX items_state_created ON items (state, created_at);
+
+-- The database itself refuses a state change outside the state machine, so
+-- no code path (or hand-written SQL) can reopen or re-decide an item.
+CREATE TRIGGER items_state_moves BEFORE UPDATE OF state ON items
+WHEN NOT ((OLD.state = 'pending' AND NEW.state IN ('approved', 'rejected', 'expired', 'abandoned'))
+       OR (OLD.state = 'approved' AND NEW.state IN ('delivered', 'failed')))
+BEGIN
+	SELECT RAISE(ABORT, 'review: state change not allowed');
+END;
+
+CREATE TABLE history (
+	seq        INTEGER PRIMARY KEY AUTOINCREMENT,
+	item_id    TEXT NOT NULL REFERENCES items (id),
+	from_state TEXT NOT NULL,
+	to_state   TEXT NOT NULL,
+	actor      TEXT NOT NULL,
+	note       TEXT NOT NULL,
+	process    TEXT NOT NULL,
+	at         INTEGER NOT NULL
+) STRICT;
+CREATE INDEX history_item ON history (item_id, seq);
+CREATE TRIGGER history_no_update BEFORE UPDATE ON history
+BEGIN
+	SELECT RAISE(ABORT, 'review: history is append-only');
+END;
+CREATE TRIGGER history_no_delete BEFORE DELETE ON history
+BEGIN
+	SELECT RAISE(ABORT, 'review: history is append-only');
+END;
+
+CREATE TABLE decisions (
+	id         TEXT PRIMARY KEY,
+	server     TEXT NOT NULL,
+	stage      TEXT NOT NULL,
+	outcome    TEXT NOT NULL,
+	reasons    TEXT NOT NULL,
+	review_id  TEXT NOT NULL,
+	created_at INTEGER NOT NULL
+) STRICT;
+CREATE INDEX decisions_review ON decisions (review_id) WHERE review_id <> '';
+`,
+}
+
+// migrate brings the schema up to date in one transaction. The write lock
+// makes concurrent first opens by several processes safe: the second one
+// sees the first one's user_version and applies nothing.
+func (s *Store) migrate(ctx context.Context) error {
+	return s.write(ctx, func(tx *sql.Tx) error {
+		var have int
+		if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&have); err != nil {
+			return fmt.Errorf("read schema version: %w", err)
+		}
+		if have > len(migrations) {
+			return fmt.Errorf("schema version %d is newer than this mcpx-fw understands (%d); upgrade mcpx-fw",
+				have, len(migrations))
+		}
+		for i := have; i < len(migrations); i++ {
+			if _, err := tx.ExecContext(ctx, migrations[i]); err != nil {
+				return fmt.Errorf("migration %d: %w", i+1, err)
+			}
+		}
+		_, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", len(migrations)))
+		return err
+	})
+}

@@ -1,0 +1,132 @@
+package review
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestOpenMakesPrivateFilesInWALMode(t *testing.T) {
+	dir := filepath.Join(stateDir(t), "nested")
+	s := openStore(t, dir)
+	mustAdd(t, s, sampleItem("everything"), time.Minute) // makes the -wal and -shm files
+
+	wantMode(t, dir, 0o700)
+	for _, name := range []string{FileName, FileName + "-wal", FileName + "-shm"} {
+		wantMode(t, filepath.Join(dir, name), 0o600)
+	}
+	for pragma, want := range map[string]string{
+		"journal_mode": "wal",
+		"busy_timeout": "5000",
+		"user_version": "1",
+		"synchronous":  "1", // NORMAL
+	} {
+		var got string
+		if err := s.db.QueryRow("PRAGMA " + pragma).Scan(&got); err != nil {
+			t.Fatalf("PRAGMA %s: %v", pragma, err)
+		}
+		if got != want {
+			t.Errorf("PRAGMA %s = %q, want %q", pragma, got, want)
+		}
+	}
+}
+
+func wantMode(t *testing.T, path string, want os.FileMode) {
+	t.Helper()
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fi.Mode().Perm(); got != want {
+		t.Errorf("%s: mode %#o, want %#o", filepath.Base(path), got, want)
+	}
+}
+
+func TestOpenRefusesSharedDirOrFile(t *testing.T) {
+	t.Run("dir", func(t *testing.T) {
+		dir := t.TempDir()
+		if err := os.Chmod(dir, 0o750); err != nil {
+			t.Fatal(err)
+		}
+		wantOpenError(t, dir, "accessible by group or others (mode 0750)")
+	})
+	t.Run("file", func(t *testing.T) {
+		dir := stateDir(t)
+		if err := os.Mkdir(dir, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, FileName), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(filepath.Join(dir, FileName), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		wantOpenError(t, dir, "review store "+filepath.Join(dir, FileName)+" is accessible")
+	})
+}
+
+func wantOpenError(t *testing.T, dir, want string) {
+	t.Helper()
+	s, err := Open(dir, nil)
+	if err == nil {
+		s.Close()
+		t.Fatalf("Open(%s) succeeded, want an error containing %q", dir, want)
+	}
+	if !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "chmod go-rwx") {
+		t.Errorf("Open error %q, want it to contain %q and the chmod to run", err, want)
+	}
+}
+
+func TestOpenRefusesNewerSchema(t *testing.T) {
+	dir := stateDir(t)
+	s := openStore(t, dir)
+	if _, err := s.db.Exec("PRAGMA user_version = 99"); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	wantErr := "schema version 99 is newer"
+	if s, err := Open(dir, nil); err == nil || !strings.Contains(err.Error(), wantErr) {
+		if err == nil {
+			s.Close()
+		}
+		t.Fatalf("Open on a newer schema: %v, want %q", err, wantErr)
+	}
+}
+
+func TestReopenKeepsItemsAndSchema(t *testing.T) {
+	dir := stateDir(t)
+	s := openStore(t, dir)
+	a := mustAdd(t, s, sampleItem("everything"), time.Hour)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s2 := openStore(t, dir)
+	if got := mustGet(t, s2, a.ID); got.ID != a.ID || got.State != StatePending {
+		t.Errorf("after reopen: %+v, want pending %s", got, a.ID)
+	}
+}
+
+// TestDatabaseRefusesIllegalMoves guards the triggers: even SQL written by
+// hand cannot reopen a decided item or rewrite its history.
+func TestDatabaseRefusesIllegalMoves(t *testing.T) {
+	s := openStore(t, stateDir(t))
+	it := mustAdd(t, s, sampleItem("everything"), time.Hour)
+	if _, err := s.Approve(t.Context(), it.ID, "alice", ""); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		"UPDATE items SET state = 'pending' WHERE id = ?",
+		"UPDATE items SET state = 'rejected' WHERE id = ?",
+		"UPDATE history SET actor = 'mallory' WHERE item_id = ?",
+		"DELETE FROM history WHERE item_id = ?",
+	} {
+		if _, err := s.db.Exec(q, it.ID); err == nil {
+			t.Errorf("%s: succeeded, want the database to refuse", q)
+		}
+	}
+	if got := mustGet(t, s, it.ID); got.State != StateApproved || got.DecidedBy != "alice" {
+		t.Errorf("item after refused writes: %s by %q", got.State, got.DecidedBy)
+	}
+}
