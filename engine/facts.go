@@ -1,0 +1,150 @@
+package engine
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"sort"
+)
+
+// factsOf derives the numbers policies most often need from a validated
+// request, so rules stay short and every policy counts the same way.
+func factsOf(req map[string]any) map[string]any {
+	f := facts{types: map[string]bool{}}
+	if req == nil {
+		return f.document(nil)
+	}
+	if sp, ok := req["systemPrompt"].(string); ok && sp != "" {
+		f.addText(sp)
+	}
+	msgs, _ := req["messages"].([]any)
+	for _, m := range msgs {
+		if msg, ok := m.(map[string]any); ok {
+			for _, b := range blocksOf(msg["content"]) {
+				f.addBlock(b)
+			}
+		}
+	}
+	f.messages = len(msgs)
+	return f.document(req)
+}
+
+// facts accumulates what factsOf reports.
+type facts struct {
+	messages, textBytes, imageBytes, audioBytes, toolResults int
+	texts                                                    []any
+	types                                                    map[string]bool
+}
+
+func (f *facts) addText(s string) {
+	f.textBytes += len(s)
+	f.texts = append(f.texts, s)
+}
+
+func (f *facts) addBlock(b map[string]any) {
+	kind, _ := b["type"].(string)
+	f.types[kind] = true
+	switch kind {
+	case "text":
+		s, _ := b["text"].(string)
+		f.addText(s)
+	case "image":
+		f.imageBytes += decodedLen(b["data"])
+	case "audio":
+		f.audioBytes += decodedLen(b["data"])
+	case "tool_result":
+		f.toolResults++
+		for _, nested := range blocksOf(b["content"]) {
+			if s, ok := nested["text"].(string); ok {
+				f.addText(s)
+			}
+		}
+	}
+}
+
+func (f *facts) document(req map[string]any) map[string]any {
+	include := "none"
+	if s, ok := req["includeContext"].(string); ok && s != "" {
+		include = s
+	}
+	names := toolNames(req)
+	return map[string]any{
+		"message_count":     f.messages,
+		"text_bytes":        f.textBytes,
+		"image_bytes":       f.imageBytes,
+		"audio_bytes":       f.audioBytes,
+		"estimated_tokens":  (f.textBytes + 3) / 4,
+		"texts":             nonNil(f.texts),
+		"tool_names":        names,
+		"tool_result_count": f.toolResults,
+		"include_context":   include,
+		"max_tokens":        maxTokens(req),
+		"has_tools":         len(names) > 0,
+		"block_types":       sortedKeys(f.types),
+	}
+}
+
+// blocksOf returns the content blocks of a message, which is one block or
+// an array of blocks depending on the protocol era.
+func blocksOf(content any) []map[string]any {
+	switch c := content.(type) {
+	case map[string]any:
+		return []map[string]any{c}
+	case []any:
+		out := make([]map[string]any, 0, len(c))
+		for _, b := range c {
+			if m, ok := b.(map[string]any); ok {
+				out = append(out, m)
+			}
+		}
+		return out
+	}
+	return nil
+}
+
+func toolNames(req map[string]any) []any {
+	tools, _ := req["tools"].([]any)
+	names := []any{}
+	for _, t := range tools {
+		if tm, ok := t.(map[string]any); ok {
+			if n, ok := tm["name"].(string); ok {
+				names = append(names, n)
+			}
+		}
+	}
+	return names
+}
+
+func maxTokens(req map[string]any) any {
+	switch n := req["maxTokens"].(type) {
+	case json.Number:
+		return n
+	case float64, int, int64:
+		return n
+	}
+	return json.Number("0")
+}
+
+func decodedLen(data any) int {
+	s, _ := data.(string)
+	return base64.StdEncoding.DecodedLen(len(s))
+}
+
+func sortedKeys(m map[string]bool) []any {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	out := make([]any, len(keys))
+	for i, k := range keys {
+		out[i] = k
+	}
+	return out
+}
+
+func nonNil(s []any) []any {
+	if s == nil {
+		return []any{}
+	}
+	return s
+}

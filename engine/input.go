@@ -1,0 +1,102 @@
+package engine
+
+import (
+	"time"
+
+	"github.com/mcpx-fw/mcpx-fw/validate"
+)
+
+// InputVersion names the shape of the policy input document. Policies may
+// check it; it changes only when a field changes meaning.
+const InputVersion = "mcpxfw/v1"
+
+// Server identifies the upstream that asked. Name is the operator's
+// configured name, the only identity policies may trust; Reported is what
+// the upstream claims about itself (serverInfo) and is for display only.
+type Server struct {
+	Name     string         `json:"name"`
+	Label    string         `json:"label"`
+	Protocol string         `json:"protocol"`
+	Reported map[string]any `json:"reported"`
+}
+
+// Host describes the client that will answer: its protocol version and the
+// capabilities it declared, as JSON.
+type Host struct {
+	Protocol     string         `json:"protocol"`
+	Capabilities map[string]any `json:"capabilities"`
+}
+
+// Origin is the host call a sampling request belongs to, when known.
+type Origin struct {
+	Method string `json:"method"`
+	Name   string `json:"name"`
+	Round  int    `json:"round"`
+}
+
+// Approval records that a person approved an escalation; with it set, the
+// policy's review rules are satisfied but its deny rules still win.
+type Approval struct {
+	DecisionID string    `json:"decision_id"`
+	By         string    `json:"by"`
+	At         time.Time `json:"at"`
+	Edited     bool      `json:"edited"`
+}
+
+// Sampling is one sampling request as the firewall sees it: who asked, who
+// answers, and the exact params bytes that will be forwarded.
+type Sampling struct {
+	Server Server                `json:"server"`
+	Host   Host                  `json:"host"`
+	Origin Origin                `json:"origin"`
+	Caps   validate.Capabilities `json:"caps"`
+	Params []byte                `json:"-"`
+}
+
+// buildInput assembles the policy input document. It is the single
+// definition of that document's shape (see policies/README.md); values are
+// JSON-shaped (maps, slices, strings, json.Number) so OPA converts them
+// without a reflection round trip.
+func buildInput(stage Stage, s Sampling, request, result validate.Document, approval *Approval) map[string]any {
+	in := map[string]any{
+		"version":    InputVersion,
+		"stage":      string(stage),
+		"server":     serverInput(s.Server),
+		"host":       hostInput(s.Host),
+		"origin":     map[string]any{"method": s.Origin.Method, "name": s.Origin.Name, "round": s.Origin.Round},
+		"request":    request,
+		"result":     nil,
+		"facts":      factsOf(request),
+		"usage":      map[string]any{},
+		"approval":   nil,
+		"violations": []any{},
+	}
+	if result != nil {
+		in["result"] = result
+	}
+	if approval != nil {
+		in["approval"] = map[string]any{
+			"decision_id": approval.DecisionID,
+			"by":          approval.By,
+			"at":          approval.At.UTC().Format(time.RFC3339),
+			"edited":      approval.Edited,
+		}
+	}
+	return in
+}
+
+func serverInput(s Server) map[string]any {
+	reported := s.Reported
+	if reported == nil {
+		reported = map[string]any{}
+	}
+	return map[string]any{"name": s.Name, "label": s.Label, "protocol": s.Protocol, "reported": reported}
+}
+
+func hostInput(h Host) map[string]any {
+	caps := h.Capabilities
+	if caps == nil {
+		caps = map[string]any{}
+	}
+	return map[string]any{"protocol": h.Protocol, "capabilities": caps}
+}

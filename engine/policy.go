@@ -1,0 +1,146 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/open-policy-agent/opa/v1/ast"
+	"github.com/open-policy-agent/opa/v1/loader"
+	"github.com/open-policy-agent/opa/v1/rego"
+	"github.com/open-policy-agent/opa/v1/storage"
+	"github.com/open-policy-agent/opa/v1/topdown"
+)
+
+// DefaultPolicyTimeout bounds one evaluation when PolicyConfig.Timeout is
+// zero. Shipped policies decide in well under a millisecond; a policy that
+// needs a second is broken, and the request fails closed.
+const DefaultPolicyTimeout = time.Second
+
+// PolicyConfig says where the Rego policy lives and what it may see.
+type PolicyConfig struct {
+	// Dir is the policy directory, e.g. "policies" (required; no default).
+	// Every .rego, .json and .yaml file under it is loaded except
+	// *_test.rego, hidden files and capabilities.json.
+	Dir string
+	// Timeout bounds one evaluation (default DefaultPolicyTimeout when 0).
+	Timeout time.Duration
+	// Data becomes data.mcpxfw.config (default: absent, and the shipped
+	// policies then treat every server as unknown and default to review).
+	Data map[string]any
+}
+
+// Policy is a loaded, compiled policy with its one query prepared. It is
+// immutable and safe for concurrent use; reloading makes a new Policy, which
+// the caller swaps in whole.
+type Policy struct {
+	query    rego.PreparedEvalQuery
+	timeout  time.Duration
+	revision string
+}
+
+// LoadPolicy loads and strictly compiles the policy in cfg.Dir and prepares
+// the query data.mcpxfw.decision. Any problem is an error naming the file
+// and line where there is one, so a broken policy stops start-up instead of
+// failing requests one by one.
+func LoadPolicy(ctx context.Context, cfg PolicyConfig) (*Policy, error) {
+	if cfg.Timeout < 0 {
+		return nil, fmt.Errorf("policy timeout %s is negative", cfg.Timeout)
+	}
+	files, err := loadPolicyFiles(cfg.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("load policy: %w", err)
+	}
+	p := &Policy{timeout: cfg.Timeout}
+	if p.timeout == 0 {
+		p.timeout = DefaultPolicyTimeout
+	}
+	if p.revision, err = policyRevision(cfg.Dir, files); err != nil {
+		return nil, fmt.Errorf("load policy: %w", err)
+	}
+	if p.query, err = prepareDecision(ctx, cfg, files); err != nil {
+		return nil, fmt.Errorf("load policy: %w", err)
+	}
+	return p, nil
+}
+
+// prepareDecision compiles the modules in strict mode inside the network-free
+// sandbox and prepares the decision query once.
+func prepareDecision(ctx context.Context, cfg PolicyConfig, files *loader.Result) (rego.PreparedEvalQuery, error) {
+	if err := requireDecision(cfg.Dir, files); err != nil {
+		return rego.PreparedEvalQuery{}, err
+	}
+	caps, err := policyCapabilities(cfg.Dir)
+	if err != nil {
+		return rego.PreparedEvalQuery{}, err
+	}
+	store, err := policyStore(files.Documents, cfg.Data)
+	if err != nil {
+		return rego.PreparedEvalQuery{}, err
+	}
+	query, err := rego.New(decisionOptions(files, store, caps)...).PrepareForEval(ctx)
+	if compileErrs, ok := errors.AsType[ast.Errors](err); ok {
+		// Drop OPA's "bundle activation failed" wrapper: the file:line
+		// messages underneath are what the operator needs.
+		return query, compileErrs
+	}
+	return query, err
+}
+
+// decisionOptions are the rego options for the decision query. Builtin
+// errors are strict: a rule whose builtin fails must fail the decision, not
+// quietly not fire (which, for a deny rule, would fail open).
+func decisionOptions(files *loader.Result, store storage.Store, caps *ast.Capabilities) []func(*rego.Rego) {
+	opts := []func(*rego.Rego){
+		rego.Query(decisionRef.String()),
+		rego.Store(store),
+		rego.Capabilities(caps),
+		rego.SetRegoVersion(ast.RegoV1),
+		rego.Strict(true),
+		rego.StrictBuiltinErrors(true),
+	}
+	for _, path := range slices.Sorted(maps.Keys(files.Modules)) {
+		opts = append(opts, rego.ParsedModule(files.Modules[path].Parsed))
+	}
+	return opts
+}
+
+// Revision is a short hash of the loaded policy files, for the decision log
+// and `policy eval`, so every decision names the exact policy that made it.
+func (p *Policy) Revision() string { return p.revision }
+
+// Evaluate decides one input document. Every way the policy can fail to
+// decide (error, deadline, undefined, malformed) is an error; the caller
+// turns it into OutcomeError, which fails closed and stays distinguishable
+// from a deny.
+func (p *Policy) Evaluate(ctx context.Context, input map[string]any) (PolicyDecision, error) {
+	value, err := ast.InterfaceToValue(input)
+	if err != nil {
+		return PolicyDecision{}, fmt.Errorf("policy input: %w", err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, p.timeout)
+	defer cancel()
+	if err := ctx.Err(); err != nil {
+		return PolicyDecision{}, fmt.Errorf("policy evaluation: %w", err)
+	}
+	rs, err := p.query.Eval(ctx, rego.EvalParsedInput(value))
+	if err != nil {
+		return PolicyDecision{}, evalError(ctx, p.timeout, err)
+	}
+	return decodeDecision(rs)
+}
+
+// evalError labels an evaluation error; a cancelled evaluation also wraps
+// the context's error, so errors.Is(err, context.DeadlineExceeded) holds.
+func evalError(ctx context.Context, timeout time.Duration, err error) error {
+	if topdown.IsCancel(err) && ctx.Err() != nil {
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return fmt.Errorf("policy evaluation exceeded %s: %w: %w", timeout, ctx.Err(), err)
+		}
+		return fmt.Errorf("policy evaluation: %w: %w", ctx.Err(), err)
+	}
+	return fmt.Errorf("policy evaluation: %w", err)
+}

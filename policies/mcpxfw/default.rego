@@ -1,0 +1,45 @@
+# Package mcpxfw["default"] decides for every server that has no package of
+# its own under mcpxfw.servers. It is conservative: anything unusual goes to
+# a person, and only plain requests from configured servers pass on their own.
+# ("default" is a Rego keyword, so the name is quoted; it is still
+# data.mcpxfw.default.)
+package mcpxfw["default"]
+
+import data.mcpxfw.lib
+
+# Tools let the host's model act for the upstream in a loop; a person should
+# see the tool list first.
+review contains {
+	"code": "tools-offered",
+	"message": $"the request offers {count(input.request.tools)} tool(s) to the model",
+} if {
+	lib.request_stage
+	input.facts.has_tools
+}
+
+review contains lib.asks_for_secrets_reason if {
+	lib.request_stage
+	lib.asks_for_secrets
+}
+
+# A server the operator never configured has no cap and no owner.
+review contains {
+	"code": "unknown-server",
+	"message": $"server {input.server.name} is not in the mcpx-fw configuration",
+} if {
+	lib.request_stage
+	not configured
+}
+
+# The model may have been talked into leaking a secret it saw elsewhere.
+review contains lib.secret_in_completion_reason if {
+	lib.result_stage
+	lib.secret_in_completion
+}
+
+# configured is true for servers named in the operator's configuration.
+configured if data.mcpxfw.config.servers[input.server.name]
+
+# Everything not held for review above may pass; the composition lets any
+# review or deny win over this.
+permit := true

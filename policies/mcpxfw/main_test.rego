@@ -1,0 +1,182 @@
+package mcpxfw.main_test
+
+import data.mcpxfw
+
+config := {"default": "review", "servers": {
+	"everything": {"label": "Everything reference server", "max_tokens": 4096},
+	"notes": {"label": "Notes", "max_tokens": 2048},
+}}
+
+# request is a plain one-message request from server, changed by facts.
+request(server, facts) := {
+	"version": "mcpxfw/v1",
+	"stage": "request",
+	"server": {"name": server, "label": "", "protocol": "2025-11-25", "reported": {}},
+	"host": {"protocol": "2025-11-25", "capabilities": {"sampling": {}}},
+	"origin": {"method": "tools/call", "name": "test_sampling", "round": 0},
+	"request": {
+		"messages": [{"role": "user", "content": {"type": "text", "text": "Hello there"}}],
+		"maxTokens": object.get(facts, "max_tokens", 100),
+	},
+	"result": null,
+	"facts": object.union(
+		{
+			"message_count": 1, "text_bytes": 11, "image_bytes": 0, "audio_bytes": 0,
+			"estimated_tokens": 3, "texts": ["Hello there"], "tool_names": [],
+			"tool_result_count": 0, "include_context": "none", "max_tokens": 100,
+			"has_tools": false, "block_types": ["text"],
+		},
+		facts,
+	),
+	"usage": {},
+	"approval": null,
+	"violations": [],
+}
+
+approval := {"decision_id": "dc-1", "by": "alice", "at": "2026-01-02T03:04:05Z", "edited": false}
+
+approved(doc) := object.union(doc, {"approval": approval})
+
+result(doc, text) := object.union(doc, {
+	"stage": "result",
+	"result": {"role": "assistant", "model": "m", "content": {"type": "text", "text": text}, "stopReason": "endTurn"},
+})
+
+# decide gives the decision for doc under the shipped configuration.
+decide(doc) := d if {
+	d := mcpxfw.decision with input as doc with data.mcpxfw.config as config
+}
+
+# summary keeps the outcome and the reason codes, which is what tests compare.
+summary(d) := {
+	"outcome": d.outcome,
+	"deny": [r.code | some r in d.deny],
+	"review": [r.code | some r in d.review],
+}
+
+test_decisions[note] if {
+	some note, tc in {
+		"short text permitted": {
+			"in": request("everything", {}),
+			"want": {"outcome": "permit", "deny": [], "review": []},
+		},
+		"review": {
+			"in": request("everything", {"max_tokens": 2000}),
+			"want": {"outcome": "review", "deny": [], "review": ["long"]},
+		},
+		"deny beats review": {
+			"in": request("everything", {"max_tokens": 2000, "has_tools": true}),
+			"want": {"outcome": "deny", "deny": ["no-tools"], "review": ["long"]},
+		},
+		"global deny beats server permit": {
+			"in": request("everything", {"include_context": "thisServer"}),
+			"want": {"outcome": "deny", "deny": ["include-context"], "review": []},
+		},
+		"global and server denies both listed": {
+			"in": request("everything", {"max_tokens": 5000, "has_tools": true}),
+			"want": {"outcome": "deny", "deny": ["max-tokens", "no-tools"], "review": ["long"]},
+		},
+		"approval satisfies review": {
+			"in": approved(request("everything", {"max_tokens": 2000})),
+			"want": {"outcome": "permit", "deny": [], "review": ["long"]},
+		},
+		"approval never satisfies deny": {
+			"in": approved(request("everything", {"has_tools": true})),
+			"want": {"outcome": "deny", "deny": ["no-tools"], "review": []},
+		},
+		"approval satisfies the default": {
+			"in": approved(request("everything", {"block_types": ["image"]})),
+			"want": {"outcome": "permit", "deny": [], "review": []},
+		},
+		"default when nothing decides": {
+			"in": request("everything", {"block_types": ["image"]}),
+			"want": {"outcome": "review", "deny": [], "review": ["default-outcome"]},
+		},
+		"configured server without a package uses the fallback": {
+			"in": request("notes", {}),
+			"want": {"outcome": "permit", "deny": [], "review": []},
+		},
+		"fallback reviews tools": {
+			"in": request("notes", {"has_tools": true}),
+			"want": {"outcome": "review", "deny": [], "review": ["tools-offered"]},
+		},
+		"unknown server": {
+			"in": request("stranger", {}),
+			"want": {"outcome": "review", "deny": [], "review": ["unknown-server"]},
+		},
+		"unknown server still hits global denies": {
+			"in": request("stranger", {"include_context": "allServers"}),
+			"want": {"outcome": "deny", "deny": ["include-context"], "review": ["unknown-server"]},
+		},
+		"result permitted": {
+			"in": result(request("everything", {}), "General Kenobi"),
+			"want": {"outcome": "permit", "deny": [], "review": []},
+		},
+		"result with a secret reviewed": {
+			"in": result(request("everything", {}), "AKIAIOSFODNN7EXAMPLE"),
+			"want": {"outcome": "review", "deny": [], "review": ["secret-in-completion"]},
+		},
+		"result from the fallback": {
+			"in": result(request("stranger", {}), "-----BEGIN PRIVATE KEY-----"),
+			"want": {"outcome": "review", "deny": [], "review": ["secret-in-completion"]},
+		},
+		"approved result": {
+			"in": approved(result(request("everything", {}), "AKIAIOSFODNN7EXAMPLE")),
+			"want": {"outcome": "permit", "deny": [], "review": ["secret-in-completion"]},
+		},
+	}
+	summary(decide(tc.in)) == tc.want
+}
+
+test_reasons_carry_messages if {
+	d := decide(request("everything", {"max_tokens": 2000}))
+	d.review == [{"code": "long", "message": "maxTokens 2000 is over this server's 1000"}]
+}
+
+test_configured_default_deny if {
+	d := mcpxfw.decision with input as request("quiet", {})
+		with data.mcpxfw.servers as {"quiet": {}}
+		with data.mcpxfw.config as {"default": "deny", "servers": {"quiet": {}}}
+	d == {
+		"outcome": "deny",
+		"deny": [{"code": "default-outcome", "message": "no rule decided; the configured default is deny"}],
+		"review": [],
+	}
+}
+
+test_configured_default_permit if {
+	d := mcpxfw.decision with input as request("quiet", {})
+		with data.mcpxfw.servers as {"quiet": {}}
+		with data.mcpxfw.config as {"default": "permit", "servers": {"quiet": {}}}
+	d == {"outcome": "permit", "deny": [], "review": []}
+}
+
+test_default_is_review_without_config if {
+	d := mcpxfw.decision with input as request("quiet", {}) with data.mcpxfw.servers as {"quiet": {}}
+	summary(d) == {"outcome": "review", "deny": [], "review": ["default-outcome"]}
+}
+
+test_permit_must_be_true if {
+	d := mcpxfw.decision with input as request("quiet", {})
+		with data.mcpxfw.servers as {"quiet": {"permit": "yes"}}
+		with data.mcpxfw.config as config
+	d.outcome == "review"
+}
+
+test_quoted_server_name if {
+	d := mcpxfw.decision with input as request("github-mcp", {})
+		with data.mcpxfw.servers as {"github-mcp": {"deny": {{"code": "x", "message": "y"}}}}
+	summary(d) == {"outcome": "deny", "deny": ["x"], "review": []}
+}
+
+test_missing_approval_field_is_not_approval if {
+	doc := json.remove(request("everything", {"max_tokens": 2000}), ["approval"])
+	decide(doc).outcome == "review"
+}
+
+test_global_review_rules_count if {
+	d := mcpxfw.decision with input as request("everything", {})
+		with data.mcpxfw.config as config
+		with data.mcpxfw.global.review as {{"code": "g", "message": "global review"}}
+	summary(d) == {"outcome": "review", "deny": [], "review": ["g"]}
+}

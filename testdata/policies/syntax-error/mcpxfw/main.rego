@@ -1,0 +1,3 @@
+package mcpxfw
+
+decision := {"outcome": "permit", "deny": [], "review": [] if {

@@ -1,0 +1,4 @@
+# "allow" is not one of deny, review, permit.
+package mcpxfw
+
+decision := {"outcome": "allow", "deny": [], "review": []}
