@@ -1,0 +1,112 @@
+package relay
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.uber.org/zap"
+
+	"github.com/mcpx-fw/mcpx-fw/engine"
+	"github.com/mcpx-fw/mcpx-fw/engine/review"
+)
+
+var (
+	upstreamOnce sync.Once
+	upstreamBin  string
+	upstreamErr  error
+)
+
+// testUpstream builds the project's test upstream (testdata/upstream) once.
+func testUpstream(t *testing.T) string {
+	t.Helper()
+	upstreamOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "mcpx-fw-upstream-")
+		if err != nil {
+			upstreamErr = err
+			return
+		}
+		upstreamBin = filepath.Join(dir, "upstream")
+		out, err := exec.Command("go", "build", "-o", upstreamBin, "../testdata/upstream").CombinedOutput()
+		if err != nil {
+			upstreamErr = &buildError{err: err, out: string(out)}
+		}
+	})
+	if upstreamErr != nil {
+		t.Fatal(upstreamErr)
+	}
+	return upstreamBin
+}
+
+type buildError struct {
+	err error
+	out string
+}
+
+func (e *buildError) Error() string { return "build test upstream: " + e.err.Error() + "\n" + e.out }
+
+// newTestProxy builds a Proxy with the real engine over the shipped
+// policies and a real review store in a temporary state dir.
+func newTestProxy(t *testing.T, names ...string) *Proxy {
+	t.Helper()
+	store, err := review.Open(filepath.Join(t.TempDir(), "state"), zap.NewNop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = store.Close() })
+	servers := map[string]any{}
+	var ups []Upstream
+	for _, n := range names {
+		servers[n] = map[string]any{"label": "test " + n, "max_tokens": 1000}
+		ups = append(ups, Upstream{Name: n, Label: "test " + n, Command: []string{testUpstream(t)}})
+	}
+	eng, err := engine.New(t.Context(), engine.Config{
+		Policy:        engine.PolicyConfig{Dir: "../policies", Timeout: time.Second, Data: map[string]any{"default": "review", "servers": servers}},
+		ReviewTimeout: time.Minute,
+	}, store, zap.NewNop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return New(Config{Upstreams: ups, HostTimeout: 10 * time.Second}, eng, store, zap.NewNop())
+}
+
+// connectHost connects an in-memory host client to p at version with opts.
+func connectHost(t *testing.T, p *Proxy, version string, opts *mcp.ClientOptions) *mcp.ClientSession {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	hostT, proxyT := mcp.NewInMemoryTransports()
+	done := make(chan error, 1)
+	go func() { done <- p.serve(ctx, proxyT) }()
+	if opts == nil {
+		opts = &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}}
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test-host", Version: "1"}, opts).
+		Connect(t.Context(), hostT, &mcp.ClientSessionOptions{ProtocolVersion: version})
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cs.Close()
+		cancel()
+		<-done
+	})
+	return cs
+}
+
+// connectDirect connects a host client straight to a test upstream.
+func connectDirect(t *testing.T, version string) *mcp.ClientSession {
+	t.Helper()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test-host", Version: "1"}, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}}).
+		Connect(t.Context(), &mcp.CommandTransport{Command: exec.Command(testUpstream(t))}, &mcp.ClientSessionOptions{ProtocolVersion: version})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	return cs
+}

@@ -1,0 +1,137 @@
+package peer
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os/exec"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Answer answers one sampling request with a CreateMessageResult as JSON,
+// or refuses it with an *Error.
+type Answer func(ctx context.Context, params json.RawMessage) (json.RawMessage, error)
+
+// HostOptions configures a test host.
+type HostOptions struct {
+	Command         []string // started as a subprocess and spoken to over stdio
+	Env             []string // the full environment; nil inherits
+	Answer          Answer   // nil: the host does not declare sampling
+	Tools, Context  bool     // declare sampling.tools / sampling.context
+	ProtocolVersion string   // requested version; empty for 2025-11-25
+}
+
+// Host is an MCP client acting as the host application.
+type Host struct {
+	session *mcp.ClientSession
+	// Asked counts sampling requests that reached this host.
+	Asked chan json.RawMessage
+}
+
+// StartHost starts opts.Command and initializes a session with it.
+func StartHost(ctx context.Context, opts HostOptions) (*Host, error) {
+	h := &Host{Asked: make(chan json.RawMessage, 64)}
+	copts := &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}}
+	if opts.Answer != nil {
+		copts.Capabilities.Sampling = &mcp.SamplingCapabilities{}
+		if opts.Tools {
+			copts.Capabilities.Sampling.Tools = &mcp.SamplingToolsCapabilities{}
+		}
+		if opts.Context {
+			copts.Capabilities.Sampling.Context = &mcp.SamplingContextCapabilities{}
+		}
+		copts.CreateMessageWithToolsHandler = h.answerWith(opts.Answer)
+	}
+	cmd := exec.Command(opts.Command[0], opts.Command[1:]...)
+	cmd.Env = opts.Env
+	version := opts.ProtocolVersion
+	if version == "" {
+		version = "2025-11-25"
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "mcpx-fw-test-host", Version: "1"}, copts).
+		Connect(ctx, &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: version})
+	if err != nil {
+		return nil, err
+	}
+	h.session = cs
+	return h, nil
+}
+
+func (h *Host) answerWith(answer Answer) func(context.Context, *mcp.CreateMessageWithToolsRequest) (*mcp.CreateMessageWithToolsResult, error) {
+	return func(ctx context.Context, req *mcp.CreateMessageWithToolsRequest) (*mcp.CreateMessageWithToolsResult, error) {
+		params, _ := json.Marshal(req.Params)
+		select {
+		case h.Asked <- params:
+		default:
+		}
+		raw, err := answer(ctx, params)
+		if err != nil {
+			var pe *Error
+			if errors.As(err, &pe) {
+				return nil, &jsonrpc.Error{Code: pe.Code, Message: pe.Message, Data: pe.Data}
+			}
+			return nil, err
+		}
+		var res mcp.CreateMessageWithToolsResult
+		if err := json.Unmarshal(raw, &res); err != nil {
+			return nil, err
+		}
+		return &res, nil
+	}
+}
+
+// ToolResult is a tools/call result as the host saw it.
+type ToolResult struct {
+	Text       string          // the text blocks, joined
+	Structured json.RawMessage // structuredContent, if any
+	IsError    bool
+}
+
+// CallTool calls a tool; a JSON-RPC error comes back as *Error.
+func (h *Host) CallTool(ctx context.Context, name string, args any) (*ToolResult, error) {
+	res, err := h.session.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		return nil, asError(err)
+	}
+	out := &ToolResult{IsError: res.IsError}
+	for _, c := range res.Content {
+		if t, ok := c.(*mcp.TextContent); ok {
+			out.Text += t.Text
+		}
+	}
+	if res.StructuredContent != nil {
+		out.Structured, _ = json.Marshal(res.StructuredContent)
+	}
+	return out, nil
+}
+
+// Sample calls the peer upstream's `sample` tool with params and decodes
+// what the upstream got back.
+func (h *Host) Sample(ctx context.Context, params json.RawMessage) (*SampleOutcome, error) {
+	res, err := h.CallTool(ctx, "sample", map[string]any{"params": params})
+	if err != nil {
+		return nil, err
+	}
+	var out SampleOutcome
+	if err := json.Unmarshal([]byte(res.Text), &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// ToolNames lists the tools the host sees.
+func (h *Host) ToolNames(ctx context.Context) ([]string, error) {
+	var names []string
+	for t, err := range h.session.Tools(ctx, nil) {
+		if err != nil {
+			return nil, err
+		}
+		names = append(names, t.Name)
+	}
+	return names, nil
+}
+
+// Close ends the session and the subprocess.
+func (h *Host) Close() error { return h.session.Close() }

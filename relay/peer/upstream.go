@@ -1,0 +1,138 @@
+package peer
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// SampleOutcome is what the `sample` tool reports: the completion the
+// upstream received, or the JSON-RPC error its sampling request got.
+type SampleOutcome struct {
+	Completion json.RawMessage `json:"completion,omitempty"`
+	Error      *Error          `json:"error,omitempty"`
+}
+
+// Error is a JSON-RPC error as a peer saw it.
+type Error struct {
+	Code    int64           `json:"code"`
+	Message string          `json:"message"`
+	Data    json.RawMessage `json:"data,omitempty"`
+}
+
+func (e *Error) Error() string { return fmt.Sprintf("%d %s", e.Code, e.Message) }
+
+// RunUpstream serves the test upstream over the given streams until the
+// client goes away. Its tools: sample {params} pushes params as a
+// sampling/createMessage request; echo {text}; fail (a JSON-RPC error).
+// It also has a prompt `greet` and a resource `peer://readme`.
+func RunUpstream(ctx context.Context, in io.ReadCloser, out io.WriteCloser) error {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "mcpx-fw-peer", Version: "1"}, nil)
+	srv.AddTool(&mcp.Tool{Name: "sample", Description: "Pushes the given sampling/createMessage params to the client.",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"params":{"type":"object"}},"required":["params"]}`)}, sample)
+	srv.AddTool(&mcp.Tool{Name: "echo", Description: "Returns its text.",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}}}`)}, echo)
+	srv.AddTool(&mcp.Tool{Name: "fail", Description: "Always fails with a JSON-RPC error.",
+		InputSchema: json.RawMessage(`{"type":"object"}`)}, fail)
+	srv.AddTool(&mcp.Tool{Name: "client_info", Description: "Reports the protocol version and capabilities its client declared.",
+		InputSchema: json.RawMessage(`{"type":"object"}`)}, clientInfo)
+	srv.AddPrompt(&mcp.Prompt{Name: "greet", Arguments: []*mcp.PromptArgument{{Name: "name", Required: true}}}, greet)
+	srv.AddResource(&mcp.Resource{URI: "peer://readme", Name: "readme", MIMEType: "text/plain"}, readme)
+	err := srv.Run(ctx, &mcp.IOTransport{Reader: in, Writer: out})
+	if errors.Is(err, io.EOF) || errors.Is(err, context.Canceled) {
+		return nil
+	}
+	return err
+}
+
+func sample(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	var args struct {
+		Params json.RawMessage `json:"params"`
+	}
+	if err := json.Unmarshal(req.Params.Arguments, &args); err != nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "sample needs {params}"}
+	}
+	var params mcp.CreateMessageWithToolsParams
+	if err := json.Unmarshal(args.Params, &params); err != nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "params: " + err.Error()}
+	}
+	var outcome SampleOutcome
+	res, err := req.Session.CreateMessageWithTools(ctx, &params)
+	if err != nil {
+		outcome.Error = asError(err)
+	} else {
+		outcome.Completion, _ = json.Marshal(res)
+	}
+	text, _ := json.Marshal(outcome)
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(text)}}, StructuredContent: outcome}, nil
+}
+
+func asError(err error) *Error {
+	var we *jsonrpc.Error
+	if errors.As(err, &we) {
+		return &Error{Code: we.Code, Message: we.Message, Data: we.Data}
+	}
+	return &Error{Code: 0, Message: err.Error()}
+}
+
+func echo(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	var args struct {
+		Text string `json:"text"`
+	}
+	_ = json.Unmarshal(req.Params.Arguments, &args)
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: args.Text}}}, nil
+}
+
+func fail(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	return nil, &jsonrpc.Error{Code: -32000, Message: "fail always fails", Data: json.RawMessage(`{"why":"asked to"}`)}
+}
+
+// ClientInfo is what the client_info tool reports.
+type ClientInfo struct {
+	ProtocolVersion string          `json:"protocolVersion"`
+	Capabilities    json.RawMessage `json:"capabilities"`
+}
+
+func clientInfo(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	p := req.Session.InitializeParams()
+	caps, _ := json.Marshal(declared(p.Capabilities))
+	text, _ := json.Marshal(ClientInfo{ProtocolVersion: p.ProtocolVersion, Capabilities: caps})
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(text)}}}, nil
+}
+
+// declared lists the capabilities the client put on the wire. The SDK's
+// deprecated Roots field is not a pointer and would always marshal as {},
+// so roots are read from RootsV2.
+func declared(c *mcp.ClientCapabilities) map[string]any {
+	out := map[string]any{}
+	if c == nil {
+		return out
+	}
+	if c.Sampling != nil {
+		out["sampling"] = c.Sampling
+	}
+	if c.RootsV2 != nil {
+		out["roots"] = c.RootsV2
+	}
+	if c.Elicitation != nil {
+		out["elicitation"] = c.Elicitation
+	}
+	return out
+}
+
+func greet(_ context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+	return &mcp.GetPromptResult{Description: "A greeting", Messages: []*mcp.PromptMessage{
+		{Role: "user", Content: &mcp.TextContent{Text: "Hello, " + req.Params.Arguments["name"] + "!"}},
+	}}, nil
+}
+
+func readme(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{
+		{URI: req.Params.URI, MIMEType: "text/plain", Text: "mcpx-fw test upstream"},
+	}}, nil
+}

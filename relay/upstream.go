@@ -1,0 +1,150 @@
+package relay
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"sort"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.uber.org/zap"
+
+	"github.com/mcpx-fw/mcpx-fw/engine"
+	"github.com/mcpx-fw/mcpx-fw/validate"
+)
+
+// upstream is one running upstream server and the session to it.
+type upstream struct {
+	cfg     Upstream
+	era     string
+	caps    validate.Capabilities // sampling sub-capabilities advertised to it
+	session *mcp.ClientSession
+
+	mu       sync.Mutex
+	inFlight map[string]int // host tools/call names now running on it
+}
+
+// connect starts cfg's command and initializes a session at era. Sampling
+// is advertised only when the host declared it; tools and context only when
+// the host declared those too.
+func (p *Proxy) connect(ctx context.Context, cfg Upstream, era string, host *mcp.ClientCapabilities) (*upstream, error) {
+	u := &upstream{cfg: cfg, era: era, inFlight: map[string]int{}}
+	opts := &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}}
+	if host.Sampling != nil {
+		u.caps = validate.Capabilities{Tools: host.Sampling.Tools != nil, Context: host.Sampling.Context != nil}
+		opts.Capabilities.Sampling = advertised(u.caps)
+		opts.CreateMessageWithToolsHandler = func(ctx context.Context, req *mcp.CreateMessageWithToolsRequest) (*mcp.CreateMessageWithToolsResult, error) {
+			return p.onSampling(ctx, u, req)
+		}
+	}
+	client := mcp.NewClient(&mcp.Implementation{Name: "mcpx-fw", Version: p.cfg.Version}, opts)
+	if host.Sampling == nil {
+		client.AddReceivingMiddleware(p.refuseSampling(u))
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), p.cfg.ConnectTimeout)
+	defer cancel()
+	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: command(cfg)}, &mcp.ClientSessionOptions{ProtocolVersion: era})
+	if err != nil {
+		return nil, err
+	}
+	u.session = cs
+	p.log.Info("upstream connected", zap.String("server", cfg.Name),
+		zap.String("protocol", cs.InitializeResult().ProtocolVersion), zap.Bool("sampling", host.Sampling != nil))
+	return u, nil
+}
+
+func advertised(c validate.Capabilities) *mcp.SamplingCapabilities {
+	s := &mcp.SamplingCapabilities{}
+	if c.Tools {
+		s.Tools = &mcp.SamplingToolsCapabilities{}
+	}
+	if c.Context {
+		s.Context = &mcp.SamplingContextCapabilities{}
+	}
+	return s
+}
+
+func command(cfg Upstream) *exec.Cmd {
+	cmd := exec.Command(cfg.Command[0], cfg.Command[1:]...)
+	cmd.Dir = cfg.Dir
+	cmd.Stderr = os.Stderr // the upstream's own logs join ours on stderr
+	cmd.Env = os.Environ()
+	keys := make([]string, 0, len(cfg.Env))
+	for k := range cfg.Env {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		cmd.Env = append(cmd.Env, k+"="+cfg.Env[k])
+	}
+	return cmd
+}
+
+// refuseSampling answers sampling pushes from an upstream that was never
+// offered sampling (the host cannot answer): at once, and as an error
+// nobody chose, instead of the SDK's non-standard "unsupported" code.
+func (p *Proxy) refuseSampling(u *upstream) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method != "sampling/createMessage" {
+				return next(ctx, method, req)
+			}
+			v := engine.Verdict{Stage: engine.StageRequest,
+				Reasons: []engine.Reason{{Code: reasonNoHost, Message: "the host did not declare sampling"}}}
+			p.log.Warn("sampling refused: host cannot sample", zap.String("server", u.cfg.Name))
+			return nil, wireError(v)
+		}
+	}
+}
+
+// reported is what the upstream says about itself: display only.
+func (u *upstream) reported() map[string]any {
+	info := u.session.InitializeResult().ServerInfo
+	if info == nil {
+		return map[string]any{}
+	}
+	var m map[string]any
+	b, _ := json.Marshal(info)
+	_ = json.Unmarshal(b, &m)
+	return m
+}
+
+// origin names the host call a push most likely belongs to: the only tool
+// call in flight on this upstream, when there is exactly one.
+func (u *upstream) origin() engine.Origin {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if len(u.inFlight) != 1 {
+		return engine.Origin{}
+	}
+	for name := range u.inFlight {
+		return engine.Origin{Method: "tools/call", Name: name}
+	}
+	return engine.Origin{}
+}
+
+func (u *upstream) track(name string) func() {
+	u.mu.Lock()
+	u.inFlight[name]++
+	u.mu.Unlock()
+	return func() {
+		u.mu.Lock()
+		defer u.mu.Unlock()
+		if u.inFlight[name]--; u.inFlight[name] <= 0 {
+			delete(u.inFlight, name)
+		}
+	}
+}
+
+func (u *upstream) close() {
+	if u.session != nil {
+		_ = u.session.Close()
+	}
+}
+
+func internalError(msg string) *jsonrpc.Error {
+	return &jsonrpc.Error{Code: codeInternal, Message: msg}
+}
