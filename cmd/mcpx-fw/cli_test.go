@@ -1,0 +1,135 @@
+package main
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/mcpx-fw/mcpx-fw/engine/review"
+)
+
+// TestBadInputIsOneClearLine: every way of calling mcpx-fw wrongly ends
+// with one line on stderr that names the problem, and a non-zero exit.
+func TestBadInputIsOneClearLine(t *testing.T) {
+	good := testConfig(t, repoPath(t, "policies"), time.Minute, peerServer("peer", 0))
+	dir := t.TempDir()
+	cases := []struct {
+		name     string
+		args     []string
+		wantCode int
+		wantText string
+	}{
+		{"invalid config names the key", []string{"check", "--config", writeFile(t, dir, "bad.yaml", "policy:\n  timeout: -1s\n")}, 1, "policy.timeout"},
+		{"unknown key is named", []string{"check", "--config", writeFile(t, dir, "typo.yaml", "polcy:\n  dir: x\n")}, 1, "polcy"},
+		{"missing policies: serve refuses to start", []string{"serve", "--config", writeFile(t, dir, "nopol.yaml", "policy:\n  dir: "+filepath.Join(dir, "none")+"\nstate_dir: "+filepath.Join(dir, "s1")+"\n")}, 1, "policy.dir"},
+		{"uncompilable policies: serve refuses to start", []string{"serve", "--config", brokenPolicyConfig(t, dir)}, 1, "main.rego"},
+		{"unknown review id", []string{"review", "show", "rv-0000000000000000", "--config", good}, 3, "no review rv-0000000000000000"},
+		{"missing argument is a usage error", []string{"review", "show", "--config", good}, 2, "Try:"},
+		{"unknown flag is a usage error", []string{"review", "list", "--bogus", "--config", good}, 2, "bogus"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			res := runCLI(t, tc.args...)
+			if res.code != tc.wantCode {
+				t.Fatalf("exit %d, want %d; stderr: %s", res.code, tc.wantCode, res.stderr)
+			}
+			if !strings.Contains(res.stderr, tc.wantText) {
+				t.Errorf("stderr %q does not mention %q", res.stderr, tc.wantText)
+			}
+			if !strings.HasPrefix(res.stderr, "mcpx-fw: ") {
+				t.Errorf("stderr %q does not start with the one error line", res.stderr)
+			}
+		})
+	}
+}
+
+func brokenPolicyConfig(t *testing.T, dir string) string {
+	pol := filepath.Join(dir, "broken")
+	writeFile(t, pol, "mcpxfw/main.rego", "package mcpxfw\n\ndecision := {\n")
+	return writeFile(t, dir, "broken.yaml", "policy:\n  dir: "+pol+"\nstate_dir: "+filepath.Join(dir, "s2")+"\n")
+}
+
+func TestCheckAcceptsAGoodConfig(t *testing.T) {
+	res := runCLI(t, "check", "--config", testConfig(t, repoPath(t, "policies"), time.Minute, peerServer("peer", 0)))
+	if res.code != 0 || !strings.HasPrefix(res.stdout, "ok: 1 server(s)") {
+		t.Fatalf("check: exit %d, stdout %q, stderr %q", res.code, res.stdout, res.stderr)
+	}
+}
+
+// TestApprovingABlockerIsRefused: a denied request's decision id cannot be
+// approved by anyone.
+func TestApprovingABlockerIsRefused(t *testing.T) {
+	cfg := testConfig(t, repoPath(t, "policies"), time.Minute, peerServer("peer", 1000))
+	host := startFirewall(t, cfg, answerWith(hostAnswer))
+	got, err := host.Sample(t.Context(), json.RawMessage(overCapRequest))
+	if err != nil || got.Error == nil {
+		t.Fatalf("want a deny, got %+v, %v", got, err)
+	}
+	var data struct {
+		DecisionID string `json:"decision_id"`
+	}
+	_ = json.Unmarshal(got.Error.Data, &data)
+	res := runCLI(t, "review", "approve", data.DecisionID, "--config", cfg)
+	if res.code != 1 || !strings.Contains(res.stderr, "blocker") || !oneLine(res.stderr) {
+		t.Fatalf("approve %s: exit %d, stderr %q; want exit 1 naming a blocker", data.DecisionID, res.code, res.stderr)
+	}
+}
+
+// TestPendingReviewSurvivesRestart: a review whose serve process died is
+// still listed, marked abandoned, can never be approved, and a new serve
+// keeps working.
+func TestPendingReviewSurvivesRestart(t *testing.T) {
+	cfg := testConfig(t, repoPath(t, "policies"), time.Minute, peerServer("peer", 1000))
+	host := startFirewall(t, cfg, answerWith(hostAnswer))
+	go func() { _, _ = host.Sample(t.Context(), json.RawMessage(secretRequest)) }()
+	id := waitPending(t, cfg)
+	killOwner(t, cfg, id)
+	_ = host.Close() // reaps the killed process, as init would
+
+	res := runCLI(t, "review", "list", "--all", "--json", "--config", cfg)
+	var items []struct{ ID, State string }
+	if err := json.Unmarshal([]byte(res.stdout), &items); err != nil || len(items) != 1 || items[0].ID != id || items[0].State != "abandoned" {
+		t.Fatalf("after the crash, list = %s (%v); want %s abandoned", res.stdout, err, id)
+	}
+	if res := runCLI(t, "review", "approve", id, "--config", cfg); res.code != 1 {
+		t.Fatalf("approving an abandoned review: exit %d, want 1; %s", res.code, res.stderr)
+	}
+	again := startFirewall(t, cfg, answerWith(hostAnswer))
+	got, err := again.Sample(t.Context(), json.RawMessage(plainRequest))
+	if err != nil || got.Error != nil {
+		t.Fatalf("restarted serve: %+v, %v", got, err)
+	}
+	if res := runCLI(t, "review", "show", id, "--json", "--config", cfg); !strings.Contains(res.stdout, `"state": "abandoned"`) {
+		t.Fatalf("after restart, show = %s", res.stdout)
+	}
+}
+
+// killOwner kills the serve process waiting on review id, as a crash would.
+func killOwner(t *testing.T, cfg, id string) {
+	t.Helper()
+	c, err := loadConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := review.Open(c.StateDir, zap.NewNop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	it, err := st.Get(t.Context(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pid int
+	if _, err := fmtSscan(it.Owner, &pid); err != nil || pid <= 0 {
+		t.Fatalf("owner %q: %v", it.Owner, err)
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,226 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/spf13/viper"
+)
+
+// Config is the whole configuration file. Every field has a default (see
+// setDefaults and config.example.yaml); unknown keys are errors.
+type Config struct {
+	// StateDir holds the review queue. Default $XDG_STATE_HOME/mcpx-fw
+	// (or ~/.local/state/mcpx-fw).
+	StateDir string `mapstructure:"state_dir"`
+	Policy   struct {
+		Dir     string        `mapstructure:"dir"`     // default "policies", relative to the config file
+		Default string        `mapstructure:"default"` // outcome when no rule decides; default "review"
+		Timeout time.Duration `mapstructure:"timeout"` // evaluation deadline; default 250ms
+	} `mapstructure:"policy"`
+	Review struct {
+		Timeout time.Duration `mapstructure:"timeout"` // how long an escalation waits; default 10m
+	} `mapstructure:"review"`
+	Sampling struct {
+		HostTimeout time.Duration `mapstructure:"host_timeout"` // deadline for the host's answer; default 5m
+	} `mapstructure:"sampling"`
+	Servers     map[string]ServerConfig `mapstructure:"servers"`
+	DecisionLog struct {
+		Sink           string `mapstructure:"sink"`            // stderr | off | a file path; default stderr
+		IncludeContent bool   `mapstructure:"include_content"` // default false
+	} `mapstructure:"decision_log"`
+	Log struct {
+		Level string `mapstructure:"level"` // debug | info | warn | error; default info
+		File  string `mapstructure:"file"`  // default stderr
+	} `mapstructure:"log"`
+
+	path string // the file it was read from, if any
+}
+
+// ServerConfig is one upstream server.
+type ServerConfig struct {
+	Command   []string          `mapstructure:"command"`    // stdio command and arguments
+	URL       string            `mapstructure:"url"`        // streamable HTTP upstream (not served yet)
+	Env       map[string]string `mapstructure:"env"`        // added to the environment of the command
+	Dir       string            `mapstructure:"dir"`        // working directory of the command
+	Label     string            `mapstructure:"label"`      // shown to reviewers
+	MaxTokens int               `mapstructure:"max_tokens"` // cap policies enforce; 0 = none
+}
+
+// defaultConfigFile is read when --config is not given, if it exists.
+const defaultConfigFile = "mcpx-fw.yaml"
+
+func setDefaults(v *viper.Viper) {
+	v.SetDefault("state_dir", "")
+	v.SetDefault("policy.dir", "policies")
+	v.SetDefault("policy.default", "review")
+	v.SetDefault("policy.timeout", "250ms")
+	v.SetDefault("review.timeout", "10m")
+	v.SetDefault("sampling.host_timeout", "5m")
+	v.SetDefault("servers", map[string]any{})
+	v.SetDefault("decision_log.sink", "stderr")
+	v.SetDefault("decision_log.include_content", false)
+	v.SetDefault("log.level", "info")
+	v.SetDefault("log.file", "")
+}
+
+// loadConfig reads path (or mcpx-fw.yaml in the working folder when path is
+// empty and that file exists), applies MCPXFW_* environment overrides and
+// checks every field, reporting all problems at once.
+func loadConfig(path string) (*Config, error) {
+	v := viper.New()
+	setDefaults(v)
+	v.SetEnvPrefix("MCPXFW")
+	v.SetEnvKeyReplacer(strings.NewReplacer(".", "_"))
+	v.AutomaticEnv()
+	if path == "" {
+		if _, err := os.Stat(defaultConfigFile); err == nil {
+			path = defaultConfigFile
+		}
+	}
+	if path != "" {
+		if err := readConfigFile(v, path); err != nil {
+			return nil, err
+		}
+	}
+	var cfg Config
+	if err := v.UnmarshalExact(&cfg); err != nil {
+		return nil, fmt.Errorf("config %s: %w", displayPath(path), err)
+	}
+	cfg.path = path
+	cfg.resolvePaths()
+	if err := cfg.check(); err != nil {
+		return nil, fmt.Errorf("config %s: %w", displayPath(path), err)
+	}
+	return &cfg, nil
+}
+
+func readConfigFile(v *viper.Viper, path string) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("config: %w", err)
+	}
+	v.SetConfigType("yaml")
+	if err := v.ReadConfig(bytes.NewReader(b)); err != nil {
+		return fmt.Errorf("config %s: %w", path, err)
+	}
+	return nil
+}
+
+func displayPath(p string) string {
+	if p == "" {
+		return "(defaults)"
+	}
+	return p
+}
+
+// resolvePaths makes relative paths relative to the config file's folder,
+// so a config works from any working directory.
+func (c *Config) resolvePaths() {
+	base := "."
+	if c.path != "" {
+		base = filepath.Dir(c.path)
+	}
+	c.Policy.Dir = resolve(base, c.Policy.Dir)
+	if c.StateDir == "" {
+		c.StateDir = defaultStateDir()
+	} else {
+		c.StateDir = resolve(base, c.StateDir)
+	}
+	if s := c.DecisionLog.Sink; s != "stderr" && s != "off" && s != "" {
+		c.DecisionLog.Sink = resolve(base, s)
+	}
+	if c.Log.File != "" {
+		c.Log.File = resolve(base, c.Log.File)
+	}
+	for name, s := range c.Servers {
+		if s.Dir != "" {
+			s.Dir = resolve(base, s.Dir)
+			c.Servers[name] = s
+		}
+	}
+}
+
+func resolve(base, p string) string {
+	if filepath.IsAbs(p) {
+		return p
+	}
+	abs, err := filepath.Abs(filepath.Join(base, p))
+	if err != nil {
+		return p
+	}
+	return abs
+}
+
+func defaultStateDir() string {
+	if x := os.Getenv("XDG_STATE_HOME"); x != "" {
+		return filepath.Join(x, "mcpx-fw")
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return filepath.Join(os.TempDir(), "mcpx-fw-state")
+	}
+	return filepath.Join(home, ".local", "state", "mcpx-fw")
+}
+
+// serverName is what a server may be called: policies key on it, and the
+// relay prefixes tool names with it and "__".
+var serverName = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*(_[a-z0-9-]+)*$`)
+
+// check validates every field and names each bad key.
+func (c *Config) check() error {
+	var errs []error
+	bad := func(key, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%s: %s", key, fmt.Sprintf(format, args...)))
+	}
+	if !oneOf(c.Policy.Default, "review", "deny", "permit") {
+		bad("policy.default", "%q is not one of review, deny, permit", c.Policy.Default)
+	}
+	positive(bad, "policy.timeout", c.Policy.Timeout)
+	positive(bad, "review.timeout", c.Review.Timeout)
+	positive(bad, "sampling.host_timeout", c.Sampling.HostTimeout)
+	if !oneOf(c.Log.Level, "debug", "info", "warn", "error") {
+		bad("log.level", "%q is not one of debug, info, warn, error", c.Log.Level)
+	}
+	for name, s := range c.Servers {
+		c.checkServer(bad, name, s)
+	}
+	return errors.Join(errs...)
+}
+
+func (c *Config) checkServer(bad func(string, string, ...any), name string, s ServerConfig) {
+	key := "servers." + name
+	if !serverName.MatchString(name) || strings.Contains(name, "__") {
+		bad(key, "server names are lower-case letters, digits, '-' and single '_'")
+	}
+	switch {
+	case s.URL != "":
+		bad(key+".url", "HTTP upstreams are not supported yet; use command")
+	case len(s.Command) == 0 || s.Command[0] == "":
+		bad(key+".command", "required: the command that starts the server")
+	}
+	if s.MaxTokens < 0 {
+		bad(key+".max_tokens", "must be 0 (no cap) or positive")
+	}
+}
+
+func positive(bad func(string, string, ...any), key string, d time.Duration) {
+	if d <= 0 {
+		bad(key, "must be a positive duration such as 250ms or 10m")
+	}
+}
+
+func oneOf(s string, words ...string) bool {
+	for _, w := range words {
+		if s == w {
+			return true
+		}
+	}
+	return false
+}

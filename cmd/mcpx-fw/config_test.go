@@ -1,0 +1,349 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+)
+
+// exampleConfigPath is the documented example at the repository root.
+const exampleConfigPath = "../../config.example.yaml"
+
+// configEnv is every MCPXFW_* variable these tests rely on being unset.
+var configEnv = []string{
+	"MCPXFW_STATE_DIR", "MCPXFW_POLICY_DIR", "MCPXFW_POLICY_DEFAULT", "MCPXFW_POLICY_TIMEOUT",
+	"MCPXFW_REVIEW_TIMEOUT", "MCPXFW_SAMPLING_HOST_TIMEOUT", "MCPXFW_DECISION_LOG_SINK",
+	"MCPXFW_DECISION_LOG_INCLUDE_CONTENT", "MCPXFW_LOG_LEVEL", "MCPXFW_LOG_FILE",
+}
+
+// cleanConfigEnv clears MCPXFW_* and pins XDG_STATE_HOME, so the default
+// state dir is known; it returns that state home.
+func cleanConfigEnv(t *testing.T) string {
+	t.Helper()
+	for _, k := range configEnv {
+		t.Setenv(k, "")
+	}
+	home := t.TempDir()
+	t.Setenv("XDG_STATE_HOME", home)
+	return home
+}
+
+// writeConfigFile writes a config file named mcpx-fw.yaml in a new folder
+// and returns its path.
+func writeConfigFile(t *testing.T, content string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "mcpx-fw.yaml")
+	if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// defaultConfig is what loadConfig returns with no file, from folder base.
+// Servers is nil or empty; the comparisons equate the two.
+func defaultConfig(stateHome, base string) Config {
+	var c Config
+	c.StateDir = filepath.Join(stateHome, "mcpx-fw")
+	c.Policy.Dir = filepath.Join(base, "policies")
+	c.Policy.Default = "review"
+	c.Policy.Timeout = 250 * time.Millisecond
+	c.Review.Timeout = 10 * time.Minute
+	c.Sampling.HostTimeout = 5 * time.Minute
+	c.DecisionLog.Sink = "stderr"
+	c.Log.Level = "info"
+	return c
+}
+
+// TestConfigExample pins every value config.example.yaml states: the
+// defaults of setDefaults plus the one example server.
+func TestConfigExample(t *testing.T) {
+	stateHome := cleanConfigEnv(t)
+	path, err := filepath.Abs(exampleConfigPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := loadConfig(path)
+	if err != nil {
+		t.Fatalf("loadConfig(config.example.yaml): %v", err)
+	}
+	want := defaultConfig(stateHome, filepath.Dir(path))
+	want.Servers = map[string]ServerConfig{"everything": {
+		Command:   []string{"npx", "-y", "@modelcontextprotocol/server-everything"},
+		Env:       map[string]string{},
+		Label:     "Everything reference server",
+		MaxTokens: 4096,
+	}}
+	want.path = path
+	if diff := cmp.Diff(want, *got, cmp.AllowUnexported(Config{}), cmpopts.EquateEmpty()); diff != "" {
+		t.Errorf("config.example.yaml loaded differently from what it says (-want +got):\n%s", diff)
+	}
+}
+
+// TestConfigDefaults: no --config and no mcpx-fw.yaml in the working folder
+// gives setDefaults' values, paths resolved against the working folder.
+func TestConfigDefaults(t *testing.T) {
+	stateHome := cleanConfigEnv(t)
+	t.Chdir(t.TempDir())
+	got, err := loadConfig("")
+	if err != nil {
+		t.Fatalf("loadConfig(\"\"): %v", err)
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := defaultConfig(stateHome, wd)
+	if diff := cmp.Diff(want, *got, cmp.AllowUnexported(Config{}), cmpopts.EquateEmpty()); diff != "" {
+		t.Errorf("defaults (-want +got):\n%s", diff)
+	}
+}
+
+// TestConfigWorkingFolderFile: without --config, mcpx-fw.yaml in the
+// working folder is read.
+func TestConfigWorkingFolderFile(t *testing.T) {
+	cleanConfigEnv(t)
+	path := writeConfigFile(t, "review:\n  timeout: 42s\n")
+	t.Chdir(filepath.Dir(path))
+	got, err := loadConfig("")
+	if err != nil {
+		t.Fatalf("loadConfig(\"\"): %v", err)
+	}
+	if got.Review.Timeout != 42*time.Second {
+		t.Errorf("review.timeout = %v, want 42s from ./mcpx-fw.yaml", got.Review.Timeout)
+	}
+}
+
+// TestConfigErrors: every bad file fails, and the error names the key.
+func TestConfigErrors(t *testing.T) {
+	const server = "servers:\n  %s:\n    command: [cat]\n"
+	tests := []struct {
+		name    string
+		content string
+		want    []string // substrings of the error
+	}{
+		{"unknown top-level key", "bogus: 1\n", []string{"bogus"}},
+		{"unknown nested key", "policy:\n  dirr: x\n", []string{"dirr"}},
+		{"unknown server key", "servers:\n  a:\n    command: [cat]\n    cmd: [cat]\n", []string{"cmd"}},
+		{"negative policy timeout", "policy:\n  timeout: -1s\n", []string{"policy.timeout"}},
+		{"zero review timeout", "review:\n  timeout: 0s\n", []string{"review.timeout"}},
+		{"negative host timeout", "sampling:\n  host_timeout: -5m\n", []string{"sampling.host_timeout"}},
+		{"unparsable duration", "review:\n  timeout: soon\n", []string{"review.timeout"}},
+		{"unknown policy default", "policy:\n  default: maybe\n", []string{"policy.default", "maybe"}},
+		{"unknown log level", "log:\n  level: loud\n", []string{"log.level", "loud"}},
+		{"server without command", "servers:\n  notes:\n    label: Notes\n", []string{"servers.notes.command"}},
+		{"server with empty command", "servers:\n  notes:\n    command: [\"\"]\n", []string{"servers.notes.command"}},
+		{"server with url", "servers:\n  web:\n    url: https://example.com/mcp\n", []string{"servers.web.url"}},
+		{"server name with __", strings.ReplaceAll(server, "%s", "a__b"), []string{"servers.a__b"}},
+		{"server name with +", strings.ReplaceAll(server, "%s", "a+b"), []string{"servers.a+b"}},
+		{"server name starting with _", strings.ReplaceAll(server, "%s", "_a"), []string{"servers._a"}},
+		{"negative max_tokens", "servers:\n  a:\n    command: [cat]\n    max_tokens: -1\n", []string{"servers.a.max_tokens"}},
+		{"every problem at once", "policy:\n  default: maybe\nlog:\n  level: loud\n", []string{"policy.default", "log.level"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cleanConfigEnv(t)
+			_, err := loadConfig(writeConfigFile(t, tt.content))
+			wantConfigError(t, err, tt.want...)
+		})
+	}
+}
+
+// TestConfigEnvErrors: a bad MCPXFW_* value is checked like the file's and
+// named by its key.
+func TestConfigEnvErrors(t *testing.T) {
+	tests := []struct {
+		env, value string
+		want       []string
+	}{
+		{"MCPXFW_LOG_LEVEL", "loud", []string{"log.level", "loud"}},
+		{"MCPXFW_POLICY_DEFAULT", "maybe", []string{"policy.default", "maybe"}},
+		{"MCPXFW_REVIEW_TIMEOUT", "-1s", []string{"review.timeout"}},
+		{"MCPXFW_POLICY_TIMEOUT", "soon", []string{"policy.timeout"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.env, func(t *testing.T) {
+			cleanConfigEnv(t)
+			t.Setenv(tt.env, tt.value)
+			_, err := loadConfig(writeConfigFile(t, ""))
+			wantConfigError(t, err, tt.want...)
+		})
+	}
+}
+
+func wantConfigError(t *testing.T, err error, want ...string) {
+	t.Helper()
+	if err == nil {
+		t.Fatalf("loadConfig succeeded, want an error naming %v", want)
+	}
+	for _, w := range want {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("error does not name %q:\n%v", w, err)
+		}
+	}
+}
+
+// TestConfigServerNamesFolded: viper folds keys to lower case, so a server
+// written GitHub is the server github (and the policy package
+// mcpxfw.servers.github); it cannot reach the policy with upper case.
+func TestConfigServerNamesFolded(t *testing.T) {
+	cleanConfigEnv(t)
+	cfg, err := loadConfig(writeConfigFile(t, "servers:\n  GitHub:\n    command: [cat]\n"))
+	if err != nil {
+		t.Fatalf("loadConfig: %v", err)
+	}
+	if _, ok := cfg.Servers["github"]; !ok || len(cfg.Servers) != 1 {
+		t.Errorf("servers = %v, want exactly github", sortedServerNames(cfg))
+	}
+}
+
+// TestConfigOverrides covers the environment and path resolution.
+func TestConfigOverrides(t *testing.T) {
+	abs := filepath.Join(t.TempDir(), "elsewhere")
+	tests := []struct {
+		name    string
+		content string
+		env     map[string]string
+		check   func(t *testing.T, c *Config, base string)
+	}{
+		{"MCPXFW_STATE_DIR overrides state_dir", "state_dir: from-file\n",
+			map[string]string{"MCPXFW_STATE_DIR": abs},
+			func(t *testing.T, c *Config, _ string) { wantEqual(t, "state_dir", c.StateDir, abs) }},
+		{"relative MCPXFW_STATE_DIR resolves against the config folder", "",
+			map[string]string{"MCPXFW_STATE_DIR": "st"},
+			func(t *testing.T, c *Config, base string) {
+				wantEqual(t, "state_dir", c.StateDir, filepath.Join(base, "st"))
+			}},
+		{"MCPXFW_REVIEW_TIMEOUT overrides review.timeout", "review:\n  timeout: 1m\n",
+			map[string]string{"MCPXFW_REVIEW_TIMEOUT": "30s"},
+			func(t *testing.T, c *Config, _ string) {
+				wantEqual(t, "review.timeout", c.Review.Timeout, 30*time.Second)
+			}},
+		{"MCPXFW_POLICY_DIR overrides policy.dir", "",
+			map[string]string{"MCPXFW_POLICY_DIR": abs},
+			func(t *testing.T, c *Config, _ string) { wantEqual(t, "policy.dir", c.Policy.Dir, abs) }},
+		{"MCPXFW_LOG_LEVEL overrides log.level", "",
+			map[string]string{"MCPXFW_LOG_LEVEL": "debug"},
+			func(t *testing.T, c *Config, _ string) { wantEqual(t, "log.level", c.Log.Level, "debug") }},
+		{"relative policy.dir resolves against the config folder", "policy:\n  dir: rules\n", nil,
+			func(t *testing.T, c *Config, base string) {
+				wantEqual(t, "policy.dir", c.Policy.Dir, filepath.Join(base, "rules"))
+			}},
+		{"absolute policy.dir is kept", "policy:\n  dir: " + abs + "\n", nil,
+			func(t *testing.T, c *Config, _ string) { wantEqual(t, "policy.dir", c.Policy.Dir, abs) }},
+		{"relative state_dir, sink, log file and server dir resolve too",
+			"state_dir: st\ndecision_log:\n  sink: d.jsonl\nlog:\n  file: l.log\nservers:\n  a:\n    command: [cat]\n    dir: work\n", nil,
+			func(t *testing.T, c *Config, base string) {
+				wantEqual(t, "state_dir", c.StateDir, filepath.Join(base, "st"))
+				wantEqual(t, "decision_log.sink", c.DecisionLog.Sink, filepath.Join(base, "d.jsonl"))
+				wantEqual(t, "log.file", c.Log.File, filepath.Join(base, "l.log"))
+				wantEqual(t, "servers.a.dir", c.Servers["a"].Dir, filepath.Join(base, "work"))
+			}},
+		{"sink words are not paths", "decision_log:\n  sink: \"off\"\n", nil,
+			func(t *testing.T, c *Config, _ string) { wantEqual(t, "decision_log.sink", c.DecisionLog.Sink, "off") }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cleanConfigEnv(t)
+			for k, v := range tt.env {
+				t.Setenv(k, v)
+			}
+			path := writeConfigFile(t, tt.content)
+			t.Chdir(t.TempDir()) // the working folder must not matter
+			c, err := loadConfig(path)
+			if err != nil {
+				t.Fatalf("loadConfig: %v", err)
+			}
+			tt.check(t, c, filepath.Dir(path))
+		})
+	}
+}
+
+func wantEqual[T comparable](t *testing.T, key string, got, want T) {
+	t.Helper()
+	if got != want {
+		t.Errorf("%s = %v, want %v", key, got, want)
+	}
+}
+
+// TestConfigExampleDocumentsEveryKey walks the mapstructure tags of Config
+// and ServerConfig, so config.example.yaml cannot fall behind the struct. A
+// key counts as documented when it appears as "key:" at its place in the
+// file's indentation, commented out or not (url is shown commented out).
+func TestConfigExampleDocumentsEveryKey(t *testing.T) {
+	b, err := os.ReadFile(exampleConfigPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	documented := exampleKeys(string(b))
+	for _, key := range structKeys(reflect.TypeFor[Config](), "") {
+		if !documented[key] {
+			t.Errorf("config.example.yaml does not document %s", key)
+		}
+	}
+}
+
+// structKeys lists the dotted mapstructure keys of a struct type; a map of
+// structs contributes "<prefix>.*.<key>".
+func structKeys(typ reflect.Type, prefix string) []string {
+	var keys []string
+	for i := range typ.NumField() {
+		f := typ.Field(i)
+		tag := strings.Split(f.Tag.Get("mapstructure"), ",")[0]
+		if tag == "" || tag == "-" {
+			continue
+		}
+		key := prefix + tag
+		keys = append(keys, key)
+		switch ft := f.Type; {
+		case ft.Kind() == reflect.Struct:
+			keys = append(keys, structKeys(ft, key+".")...)
+		case ft.Kind() == reflect.Map && ft.Elem().Kind() == reflect.Struct:
+			keys = append(keys, structKeys(ft.Elem(), key+".*.")...)
+		}
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// exampleLine is a YAML mapping line, possibly commented out: indentation,
+// then an optional "# ", then a lower-case key and a colon.
+var exampleLine = regexp.MustCompile(`^( *)(?:# )?([a-z0-9_-]+):(?:\s|$)`)
+
+// exampleKeys returns the dotted key paths of a YAML text by indentation,
+// counting commented-out keys; names under servers become "*".
+func exampleKeys(text string) map[string]bool {
+	type level struct {
+		indent int
+		key    string
+	}
+	var stack []level
+	keys := map[string]bool{}
+	for line := range strings.SplitSeq(text, "\n") {
+		m := exampleLine.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		indent, key := len(m[1]), m[2]
+		for len(stack) > 0 && stack[len(stack)-1].indent >= indent {
+			stack = stack[:len(stack)-1]
+		}
+		if len(stack) == 1 && stack[0].key == "servers" {
+			key = "*"
+		}
+		stack = append(stack, level{indent, key})
+		parts := make([]string, len(stack))
+		for i, l := range stack {
+			parts[i] = l.key
+		}
+		keys[strings.Join(parts, ".")] = true
+	}
+	return keys
+}

@@ -1,0 +1,115 @@
+// Command mcpx-fw is a firewall for MCP sampling: an MCP proxy that
+// validates, decides (with Rego policies) and, when a policy asks for it,
+// holds for a person's review every sampling request an upstream server
+// sends to the host's model.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+)
+
+// version is set at build time with -ldflags "-X main.version=…".
+var version = "dev"
+
+// Exit codes: 0 done, 1 refused or failed, 2 usage, 3 not found.
+const (
+	exitFailure  = 1
+	exitUsage    = 2
+	exitNotFound = 3
+)
+
+// exitError carries an exit code up to main with the one line to print.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+func withCode(code int, err error) error { return &exitError{code: code, err: err} }
+
+func main() {
+	os.Exit(run(os.Args[1:]))
+}
+
+func run(args []string) int {
+	root := rootCommand()
+	root.SetArgs(args)
+	err := root.Execute()
+	if err == nil {
+		return 0
+	}
+	fmt.Fprintln(os.Stderr, "mcpx-fw:", err)
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return ee.code
+	}
+	if isUsageError(err) {
+		return exitUsage
+	}
+	return exitFailure
+}
+
+// usageError marks errors in how a command was called.
+type usageError struct{ error }
+
+func isUsageError(err error) bool {
+	var ue usageError
+	return errors.As(err, &ue)
+}
+
+func rootCommand() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "mcpx-fw",
+		Short: "A policy-driven firewall for MCP sampling",
+		Long: `mcpx-fw sits between an MCP host and its upstream servers. Everything passes
+through unchanged except sampling (an upstream asking the host's model for a
+completion): each request is validated, decided by Rego policies written per
+server (deny, review by a person, or permit), and the completion is checked
+before it goes back. Every decision is recorded.
+
+Start with:  mcpx-fw demo`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.PersistentFlags().String("config", "", "config file (default mcpx-fw.yaml in the working folder, if present)")
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return usageError{fmt.Errorf("%w\nTry: %s --help", err, c.CommandPath())}
+	})
+	root.AddCommand(serveCommand(), checkCommand(), reviewCommand(), policyCommand(),
+		demoCommand(), versionCommand(), peerCommand())
+	return root
+}
+
+// configFlag returns the --config value of any subcommand.
+func configFlag(c *cobra.Command) string {
+	s, _ := c.Flags().GetString("config")
+	return s
+}
+
+// args wraps cobra's positional-argument checks so a wrong count is a
+// usage error (exit 2) with a hint.
+func args(n int, hint string) cobra.PositionalArgs {
+	return func(c *cobra.Command, a []string) error {
+		if len(a) != n {
+			return usageError{fmt.Errorf("%s takes %d argument(s), got %d\nTry: %s", c.CommandPath(), n, len(a), hint)}
+		}
+		return nil
+	}
+}
+
+func versionCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the version",
+		Args:  args(0, "mcpx-fw version"),
+		Run: func(c *cobra.Command, _ []string) {
+			fmt.Fprintln(c.OutOrStdout(), "mcpx-fw", version)
+		},
+	}
+}

@@ -1,0 +1,118 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// binary is the mcpx-fw built once for every test that runs the real
+// command (serve, review, check, demo).
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "mcpx-fw-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binary = filepath.Join(dir, "mcpx-fw")
+	if out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "build mcpx-fw: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// repoPath is a path from the repository root.
+func repoPath(t *testing.T, rel string) string {
+	t.Helper()
+	abs, err := filepath.Abs(filepath.Join("..", "..", rel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return abs
+}
+
+// cliResult is what one run of the binary did.
+type cliResult struct {
+	code           int
+	stdout, stderr string
+}
+
+// runCLI runs the built binary and returns its exit code and output.
+func runCLI(t *testing.T, args ...string) cliResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, binary, args...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	res := cliResult{stdout: out.String(), stderr: errb.String()}
+	if ee, ok := err.(*exec.ExitError); ok {
+		res.code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("run %v: %v", args, err)
+	}
+	return res
+}
+
+// writeFile writes content under dir and returns its path.
+func writeFile(t *testing.T, dir, name, content string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// testConfig writes a config for one upstream, with the state dir,
+// decision log and service log in a fresh temporary folder.
+func testConfig(t *testing.T, policyDir string, reviewTimeout time.Duration, servers string) string {
+	t.Helper()
+	dir := t.TempDir()
+	cfg := fmt.Sprintf(`state_dir: %s
+policy:
+  dir: %s
+review:
+  timeout: %s
+sampling:
+  host_timeout: 30s
+servers:
+%s
+decision_log:
+  sink: %s
+log:
+  file: %s
+`, filepath.Join(dir, "state"), policyDir, reviewTimeout, servers,
+		filepath.Join(dir, "decisions.jsonl"), filepath.Join(dir, "serve.log"))
+	return writeFile(t, dir, "mcpx-fw.yaml", cfg)
+}
+
+// peerServer is the servers: entry for the built-in test upstream.
+func peerServer(name string, maxTokens int) string {
+	return fmt.Sprintf("  %s:\n    command: [%q, peer-upstream]\n    label: Test peer %s\n    max_tokens: %d\n", name, binary, name, maxTokens)
+}
+
+func oneLine(s string) bool {
+	return strings.Count(strings.TrimSpace(s), "\n") == 0 && strings.TrimSpace(s) != ""
+}
+
+// fmtSscan reads the pid at the start of a review owner ("pid:start").
+func fmtSscan(owner string, pid *int) (int, error) {
+	head, _, _ := strings.Cut(owner, ":")
+	return fmt.Sscan(head, pid)
+}

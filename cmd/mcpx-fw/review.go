@@ -1,0 +1,244 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/user"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mcpx-fw/mcpx-fw/engine"
+	"github.com/mcpx-fw/mcpx-fw/engine/review"
+)
+
+func reviewCommand() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "review",
+		Short: "List, inspect, approve and reject escalated sampling requests",
+		Long: `When a policy says a sampling request needs a person, serve holds it in the
+review queue (in state_dir) until an operator decides or review.timeout passes.
+These commands work from any shell with the same config (or MCPXFW_STATE_DIR),
+while serve waits.
+
+  mcpx-fw review list                 what is waiting
+  mcpx-fw review show rv-…            the whole request, and the commands to act
+  mcpx-fw review approve rv-…         let the host's model answer it
+  mcpx-fw review reject rv-… --reason "…"   the upstream gets -1 (user rejected)
+
+Approving runs the policy again with the approval: a deny still wins, and a
+blocker (a structural violation or a policy deny) can never be approved.`,
+	}
+	c.AddCommand(reviewListCommand(), reviewShowCommand(), reviewApproveCommand(), reviewRejectCommand())
+	return c
+}
+
+func reviewListCommand() *cobra.Command {
+	var all, asJSON bool
+	var server string
+	c := &cobra.Command{
+		Use:   "list",
+		Short: "List pending reviews (--all for decided ones too)",
+		Args:  args(0, "mcpx-fw review list [--all] [--server NAME] [--json]"),
+		RunE: func(c *cobra.Command, _ []string) error {
+			return withStore(c, func(ctx context.Context, rt *runtime) error {
+				items, err := rt.store.List(ctx, review.Filter{All: all, Server: server})
+				if err != nil {
+					return err
+				}
+				if asJSON {
+					return writeJSON(c.OutOrStdout(), listJSON(items))
+				}
+				renderList(c.OutOrStdout(), items, time.Now())
+				return nil
+			})
+		},
+	}
+	c.Flags().BoolVar(&all, "all", false, "include decided, expired and abandoned items")
+	c.Flags().StringVar(&server, "server", "", "only items from this server")
+	c.Flags().BoolVar(&asJSON, "json", false, "print a JSON array")
+	return c
+}
+
+func reviewShowCommand() *cobra.Command {
+	var asJSON bool
+	c := &cobra.Command{
+		Use:   "show ID",
+		Short: "Show one review: the server, the whole request, the reasons, time left",
+		Args:  args(1, "mcpx-fw review show rv-…"),
+		RunE: func(c *cobra.Command, a []string) error {
+			return withStore(c, func(ctx context.Context, rt *runtime) error {
+				it, err := getItem(ctx, rt, a[0])
+				if err != nil {
+					return err
+				}
+				if asJSON {
+					return writeJSON(c.OutOrStdout(), showJSON(it))
+				}
+				renderShow(c.OutOrStdout(), it, time.Now(), configFlag(c))
+				return nil
+			})
+		},
+	}
+	c.Flags().BoolVar(&asJSON, "json", false, "print one JSON object")
+	return c
+}
+
+func reviewApproveCommand() *cobra.Command {
+	var note string
+	c := &cobra.Command{
+		Use:   "approve ID",
+		Short: "Approve a pending review; the policy runs again and a deny still wins",
+		Args:  args(1, "mcpx-fw review approve rv-…"),
+		RunE: func(c *cobra.Command, a []string) error {
+			return withStore(c, func(ctx context.Context, rt *runtime) error {
+				it, err := getItem(ctx, rt, a[0])
+				if err != nil {
+					return err
+				}
+				if err := recheck(ctx, rt, it); err != nil {
+					return err
+				}
+				it, err = rt.store.Approve(ctx, it.ID, operator(), note)
+				if err != nil {
+					return decideError(err)
+				}
+				fmt.Fprintf(c.OutOrStdout(), "approved %s (decision %s); the waiting request will now be answered\n", it.ID, it.DecisionID)
+				return nil
+			})
+		},
+	}
+	c.Flags().StringVar(&note, "note", "", "a note kept with the decision")
+	return c
+}
+
+func reviewRejectCommand() *cobra.Command {
+	var reason string
+	c := &cobra.Command{
+		Use:   "reject ID",
+		Short: "Reject a pending review; the upstream gets -1 (user rejected)",
+		Args:  args(1, `mcpx-fw review reject rv-… --reason "…"`),
+		RunE: func(c *cobra.Command, a []string) error {
+			return withStore(c, func(ctx context.Context, rt *runtime) error {
+				it, err := getItem(ctx, rt, a[0])
+				if err != nil {
+					return err
+				}
+				it, err = rt.store.Reject(ctx, it.ID, operator(), reason)
+				if err != nil {
+					return decideError(err)
+				}
+				fmt.Fprintf(c.OutOrStdout(), "rejected %s (decision %s); the upstream gets -1\n", it.ID, it.DecisionID)
+				return nil
+			})
+		},
+	}
+	c.Flags().StringVar(&reason, "reason", "", "why; kept with the decision (never sent to the upstream)")
+	return c
+}
+
+// withStore runs fn with the operator's runtime: the same config, state dir
+// and policies as serve, but quiet logs and no decision log of its own.
+func withStore(c *cobra.Command, fn func(context.Context, *runtime) error) error {
+	rt, err := startOperator(c.Context(), configFlag(c))
+	if err != nil {
+		return err
+	}
+	defer rt.close()
+	return fn(c.Context(), rt)
+}
+
+// getItem finds a review by its id, or by the decision id that opened it.
+// A decision that was a blocker is refused here: nobody may approve it.
+func getItem(ctx context.Context, rt *runtime, id string) (review.Item, error) {
+	if strings.HasPrefix(id, "dc-") {
+		d, err := rt.store.Decision(ctx, id)
+		if errors.Is(err, review.ErrNotFound) {
+			return review.Item{}, withCode(exitNotFound, fmt.Errorf("no decision %s\nTry: mcpx-fw review list --all", id))
+		}
+		if err != nil {
+			return review.Item{}, err
+		}
+		if d.ReviewID == "" {
+			return review.Item{}, withCode(exitFailure, notReviewable(d))
+		}
+		id = d.ReviewID
+	}
+	it, err := rt.store.Get(ctx, id)
+	if errors.Is(err, review.ErrNotFound) {
+		return review.Item{}, withCode(exitNotFound, fmt.Errorf("no review %s\nTry: mcpx-fw review list --all", id))
+	}
+	return it, err
+}
+
+func notReviewable(d review.Decision) error {
+	if d.Outcome == engine.OutcomeBlocker.String() {
+		return fmt.Errorf("%s is a blocker (%s): nobody may approve it; the request itself must change", d.ID, reasonCodes(d.Reasons))
+	}
+	return fmt.Errorf("%s was decided %q and has no review to act on", d.ID, d.Outcome)
+}
+
+// recheck runs the policy on a pending item as if approved, so the CLI
+// refuses what serve would refuse anyway; serve re-decides again itself.
+func recheck(ctx context.Context, rt *runtime, it review.Item) error {
+	if it.State != review.StatePending {
+		_, err := rt.store.Approve(ctx, it.ID, operator(), "")
+		return decideError(err)
+	}
+	var s engine.Sampling
+	if err := json.Unmarshal(it.Context, &s); err != nil {
+		return fmt.Errorf("%s: stored context unreadable: %w", it.ID, err)
+	}
+	s.Params = it.Request
+	var result []byte
+	if it.Stage == string(engine.StageResult) {
+		result = it.Result
+	}
+	v := rt.engine.Reconsider(ctx, s, result, engine.Approval{DecisionID: it.DecisionID, By: operator(), At: time.Now()})
+	switch v.Outcome {
+	case engine.OutcomePass:
+		return nil
+	case engine.OutcomeBlocker:
+		return withCode(exitFailure, fmt.Errorf("%s cannot be approved: it is a blocker (%s); nobody may approve it — reject it or let it expire",
+			it.ID, strings.Join(v.ReasonCodes(), ", ")))
+	}
+	return withCode(exitFailure, fmt.Errorf("%s cannot be approved: the policy could not decide (%v); see the logs and retry", it.ID, v.Err))
+}
+
+func decideError(err error) error {
+	var de *review.DecidedError
+	if errors.As(err, &de) {
+		return withCode(exitFailure, err)
+	}
+	return err
+}
+
+func reasonCodes(rs []review.Reason) string {
+	codes := make([]string, len(rs))
+	for i, r := range rs {
+		codes[i] = r.Code
+	}
+	return strings.Join(codes, ", ")
+}
+
+// operator is who made a decision: the OS user running the CLI.
+func operator() string {
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		return u.Username
+	}
+	if u := os.Getenv("USER"); u != "" {
+		return u
+	}
+	return "unknown"
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}

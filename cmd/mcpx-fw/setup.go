@@ -1,0 +1,110 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"go.uber.org/zap"
+
+	"github.com/mcpx-fw/mcpx-fw/engine"
+	"github.com/mcpx-fw/mcpx-fw/engine/review"
+)
+
+// runtime is everything serve's start-up path builds; check builds the same
+// and stops, and the review commands use it to re-decide on approve.
+type runtime struct {
+	cfg      *Config
+	log      *zap.Logger
+	store    *review.Store
+	engine   *engine.Engine
+	operator bool // an operator's CLI: quiet logs, no decision log
+	closers  []func()
+}
+
+// start runs serve's start-up path: config, logger, state dir and store,
+// policy compilation. Anything wrong stops it with one clear error.
+func start(ctx context.Context, configPath string) (*runtime, error) {
+	return startRuntime(ctx, configPath, false)
+}
+
+// startOperator is start for the review commands: warnings only on stderr,
+// and no decision log (serve records the authoritative decisions).
+func startOperator(ctx context.Context, configPath string) (*runtime, error) {
+	return startRuntime(ctx, configPath, true)
+}
+
+func startRuntime(ctx context.Context, configPath string, operator bool) (*runtime, error) {
+	cfg, err := loadConfig(configPath)
+	if err != nil {
+		return nil, err
+	}
+	if operator {
+		if cfg.Log.Level != "debug" {
+			cfg.Log.Level = "warn"
+		}
+		cfg.DecisionLog.Sink = "off"
+	}
+	rt := &runtime{cfg: cfg, operator: operator}
+	if err := rt.open(ctx); err != nil {
+		rt.close()
+		return nil, err
+	}
+	return rt, nil
+}
+
+func (rt *runtime) open(ctx context.Context) error {
+	log, closeLog, err := newLogger(rt.cfg)
+	if err != nil {
+		return err
+	}
+	rt.log = log
+	rt.closers = append(rt.closers, closeLog, func() { _ = log.Sync() })
+	if rt.store, err = review.Open(rt.cfg.StateDir, log); err != nil {
+		return fmt.Errorf("state_dir %s: %w", rt.cfg.StateDir, err)
+	}
+	rt.closers = append(rt.closers, func() { _ = rt.store.Close() })
+	dlog, closeDlog, err := openSink(rt.cfg.DecisionLog.Sink)
+	if err != nil {
+		return fmt.Errorf("decision_log.sink: %w", err)
+	}
+	rt.closers = append(rt.closers, closeDlog)
+	rt.engine, err = engine.New(ctx, rt.engineConfig(dlog), rt.store, log)
+	if err != nil {
+		return fmt.Errorf("policy.dir %s: %w", rt.cfg.Policy.Dir, err)
+	}
+	return nil
+}
+
+func (rt *runtime) engineConfig(dlog io.Writer) engine.Config {
+	return engine.Config{
+		Policy: engine.PolicyConfig{
+			Dir:     rt.cfg.Policy.Dir,
+			Timeout: rt.cfg.Policy.Timeout,
+			Data:    policyData(rt.cfg),
+		},
+		ReviewTimeout:  rt.cfg.Review.Timeout,
+		DecisionLog:    dlog,
+		IncludeContent: rt.cfg.DecisionLog.IncludeContent,
+	}
+}
+
+// policyData is the server configuration policies see as
+// data.mcpxfw.config.
+func policyData(cfg *Config) map[string]any {
+	servers := map[string]any{}
+	for name, s := range cfg.Servers {
+		server := map[string]any{"label": s.Label}
+		if s.MaxTokens > 0 { // 0 means no cap: the key is left out
+			server["max_tokens"] = s.MaxTokens
+		}
+		servers[name] = server
+	}
+	return map[string]any{"default": cfg.Policy.Default, "servers": servers}
+}
+
+func (rt *runtime) close() {
+	for i := len(rt.closers) - 1; i >= 0; i-- {
+		rt.closers[i]()
+	}
+}

@@ -1,0 +1,93 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+)
+
+// richRequest has everything show must render: a system prompt, an image,
+// a tool call and its result, and tools offered (which the shipped
+// fallback policy escalates).
+const richRequest = `{"systemPrompt":"You are terse.","maxTokens":300,
+ "tools":[{"name":"lookup","description":"Looks a word up","inputSchema":{"type":"object"}}],
+ "messages":[
+  {"role":"user","content":[{"type":"text","text":"What does this show? \u001b[2J"},{"type":"image","data":"iVBORw0KGgo=","mimeType":"image/png"}]},
+  {"role":"assistant","content":[{"type":"tool_use","id":"call-1","name":"lookup","input":{"word":"png"}}]},
+  {"role":"user","content":[{"type":"tool_result","toolUseId":"call-1","content":[{"type":"text","text":"an image format"}]}]}]}`
+
+func TestReviewShowRendersTheWholeRequest(t *testing.T) {
+	cfg := testConfig(t, repoPath(t, "policies"), time.Minute, peerServer("peer", 1000))
+	host := startFirewall(t, cfg, answerWith(hostAnswer))
+	done := make(chan error, 1)
+	go func() {
+		got, err := host.Sample(t.Context(), json.RawMessage(richRequest))
+		if err == nil && got.Error != nil {
+			err = got.Error
+		}
+		done <- err
+	}()
+	id := waitPending(t, cfg)
+
+	show := runCLI(t, "review", "show", id, "--config", cfg)
+	for _, want := range []string{
+		"Server:   peer — Test peer peer", "Stage:    request", "Protocol: 2025-11-25",
+		"[tools-offered]", "left)", "System prompt:", "You are terse.",
+		"What does this show? \\u001b[2J", // escape sequences are shown, not obeyed
+		"[image image/png, 8 bytes]", "[tool_use lookup id=call-1] input: {\"word\":\"png\"}",
+		"[tool_result for call-1]", "an image format", "maxTokens: 300",
+		"Tools offered (1)", "lookup: Looks a word up",
+		"mcpx-fw review approve " + id + " --config " + cfg, "mcpx-fw review reject " + id,
+	} {
+		if !strings.Contains(show.stdout, want) {
+			t.Errorf("show is missing %q:\n%s", want, show.stdout)
+		}
+	}
+	if strings.Contains(show.stdout, "\x1b") {
+		t.Error("show printed a raw escape character from the request")
+	}
+
+	var item map[string]any
+	res := runCLI(t, "review", "show", id, "--json", "--config", cfg)
+	if err := json.Unmarshal([]byte(res.stdout), &item); err != nil {
+		t.Fatalf("show --json: %v\n%s", err, res.stdout)
+	}
+	for _, key := range []string{"id", "server", "stage", "state", "created_at", "expires_at", "reasons", "request"} {
+		if _, ok := item[key]; !ok {
+			t.Errorf("show --json lacks %q", key)
+		}
+	}
+	if res := runCLI(t, "review", "approve", id, "--config", cfg); res.code != 0 {
+		t.Fatalf("approve: %d %s", res.code, res.stderr)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("after approval the upstream got %v", err)
+	}
+	if res := runCLI(t, "review", "approve", id, "--config", cfg); res.code != 1 || !strings.Contains(res.stderr, "was approved by") {
+		t.Errorf("approving twice: exit %d, %q; want 1 naming who decided", res.code, res.stderr)
+	}
+}
+
+func TestPolicyTestCommand(t *testing.T) {
+	res := runCLI(t, "policy", "test", repoPath(t, "policies"))
+	if res.code != 0 || !strings.Contains(res.stdout, "PASS") {
+		t.Fatalf("policy test: exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
+	}
+	res = runCLI(t, "policy", "test", repoPath(t, "testdata/policies/failing-test"))
+	if res.code != 1 {
+		t.Fatalf("policy test on a failing test: exit %d, want 1\n%s", res.code, res.stdout)
+	}
+}
+
+func TestDemo(t *testing.T) {
+	res := runCLI(t, "demo")
+	if res.code != 0 {
+		t.Fatalf("demo: exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
+	}
+	for _, want := range []string{"upstream got the completion", "error -1", "error -32602", "approve rv-", "expired after 3s awaiting review", "All five outcomes"} {
+		if !strings.Contains(res.stdout, want) {
+			t.Errorf("demo output lacks %q", want)
+		}
+	}
+}
