@@ -1,0 +1,329 @@
+package mcpxfw_test
+
+import (
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// This file enforces the layering of DESIGN §1 on every .go file of the
+// module (tests included, testdata excluded), by parsing the files: who may
+// import the MCP SDK, cobra, viper, and call zap's constructors, and which
+// way the project's packages may depend on each other.
+
+// goFile is one parsed source file.
+type goFile struct {
+	path string // slash-separated, relative to the module root
+	dir  string // its package folder, "." at the root
+	test bool   // a _test.go file
+	ast  *ast.File
+	fset *token.FileSet
+}
+
+// layerRule is one rule of DESIGN §1. check returns one message per
+// violation, each naming the file, the import (or call) and the rule.
+type layerRule struct {
+	name  string
+	text  string
+	check func(module string, f goFile) []string
+}
+
+const (
+	sdkPath   = "github.com/modelcontextprotocol/go-sdk"
+	cobraPath = "github.com/spf13/cobra"
+	viperPath = "github.com/spf13/viper"
+	zapPath   = "go.uber.org/zap"
+)
+
+// zapBuilders are the zap functions that build a logger with real output
+// or touch zap's globals; only cmd/ (and tests) may call them. zap.NewNop,
+// a logger that writes nothing, is allowed as a fallback for a nil logger.
+var zapBuilders = map[string]bool{
+	"New": true, "NewProduction": true, "NewDevelopment": true, "NewExample": true,
+	"NewProductionConfig": true, "NewDevelopmentConfig": true,
+	"L": true, "S": true, "ReplaceGlobals": true, "RedirectStdLog": true, "RedirectStdLogAt": true,
+}
+
+var layerRules = []layerRule{
+	{
+		name: "sdk-only-in-relay",
+		text: "only relay/... imports the MCP SDK " + sdkPath,
+		check: forbidImports(func(_ string, f goFile, imp string) bool {
+			return hasPathPrefix(imp, sdkPath) && !under(f.dir, "relay")
+		}),
+	},
+	{
+		name: "cobra-viper-only-in-cmd",
+		text: "only cmd/... imports cobra and viper",
+		check: forbidImports(func(_ string, f goFile, imp string) bool {
+			return (hasPathPrefix(imp, cobraPath) || hasPathPrefix(imp, viperPath)) && !under(f.dir, "cmd")
+		}),
+	},
+	{
+		name:  "zap-constructors-only-in-cmd",
+		text:  "zap loggers are built in cmd/... and passed in; other packages do not call zap.New* or zap's globals (tests may)",
+		check: forbidZapBuilders,
+	},
+	{
+		name: "validate-stdlib-only",
+		text: "validate/ imports only the standard library (its tests may import more)",
+		check: forbidImports(func(_ string, f goFile, imp string) bool {
+			return under(f.dir, "validate") && !f.test && !isStdlib(imp)
+		}),
+	},
+	{
+		name: "review-imports-no-project-package",
+		text: "engine/review imports no other mcpx-fw package",
+		check: forbidImports(func(module string, f goFile, imp string) bool {
+			return under(f.dir, "engine/review") && hasPathPrefix(imp, module) &&
+				!hasPathPrefix(imp, module+"/engine/review")
+		}),
+	},
+	{
+		name: "engine-not-relay-or-cmd",
+		text: "engine/... does not import relay or cmd",
+		check: forbidImports(func(module string, f goFile, imp string) bool {
+			return under(f.dir, "engine") && (hasPathPrefix(imp, module+"/relay") || hasPathPrefix(imp, module+"/cmd"))
+		}),
+	},
+	{
+		name: "relay-not-cmd",
+		text: "relay/... does not import cmd",
+		check: forbidImports(func(module string, f goFile, imp string) bool {
+			return under(f.dir, "relay") && hasPathPrefix(imp, module+"/cmd")
+		}),
+	},
+}
+
+// TestImportLayers applies every rule to every .go file of the module.
+func TestImportLayers(t *testing.T) {
+	module := modulePath(t, "go.mod")
+	files := parseTree(t, ".")
+	if len(files) < 10 {
+		t.Fatalf("found only %d .go files; is the test running at the module root?", len(files))
+	}
+	for _, r := range layerRules {
+		t.Run(r.name, func(t *testing.T) {
+			for _, v := range applyRule(r, module, files) {
+				t.Error(v)
+			}
+		})
+	}
+}
+
+// TestImportLayersCatchViolations feeds the checker synthetic files, one
+// violation per rule, and clean files that must pass.
+func TestImportLayersCatchViolations(t *testing.T) {
+	const mod = "example.com/fw"
+	tests := []struct {
+		rule, path, src string
+		mention         string // what the message must name besides file and rule
+	}{
+		{"sdk-only-in-relay", "engine/x.go", `package engine; import _ "github.com/modelcontextprotocol/go-sdk/mcp"`, `"github.com/modelcontextprotocol/go-sdk/mcp"`},
+		{"sdk-only-in-relay", "cmd/mcpx-fw/x_test.go", `package main; import "github.com/modelcontextprotocol/go-sdk/jsonrpc"`, `"github.com/modelcontextprotocol/go-sdk/jsonrpc"`},
+		{"sdk-only-in-relay", "relayx/x.go", `package relayx; import "github.com/modelcontextprotocol/go-sdk"`, `"github.com/modelcontextprotocol/go-sdk"`},
+		{"cobra-viper-only-in-cmd", "relay/x.go", `package relay; import "github.com/spf13/cobra"`, `"github.com/spf13/cobra"`},
+		{"cobra-viper-only-in-cmd", "engine/x_test.go", `package engine; import v "github.com/spf13/viper"`, `"github.com/spf13/viper"`},
+		{"zap-constructors-only-in-cmd", "engine/x.go", `package engine; import "go.uber.org/zap"; var l, _ = zap.NewProduction()`, "zap.NewProduction"},
+		{"zap-constructors-only-in-cmd", "relay/x.go", `package relay; import z "go.uber.org/zap"; func f() { z.New(nil) }`, "zap.New"},
+		{"zap-constructors-only-in-cmd", "engine/review/x.go", `package review; import "go.uber.org/zap"; func f() { zap.ReplaceGlobals(nil) }`, "zap.ReplaceGlobals"},
+		{"validate-stdlib-only", "validate/x.go", `package validate; import "go.uber.org/zap"`, `"go.uber.org/zap"`},
+		{"validate-stdlib-only", "validate/x.go", `package validate; import "example.com/fw/engine"`, `"example.com/fw/engine"`},
+		{"review-imports-no-project-package", "engine/review/x.go", `package review; import "example.com/fw/validate"`, `"example.com/fw/validate"`},
+		{"review-imports-no-project-package", "engine/review/x_test.go", `package review_test; import "example.com/fw/engine"`, `"example.com/fw/engine"`},
+		{"engine-not-relay-or-cmd", "engine/x.go", `package engine; import "example.com/fw/relay"`, `"example.com/fw/relay"`},
+		{"engine-not-relay-or-cmd", "engine/x_test.go", `package engine_test; import "example.com/fw/cmd/mcpx-fw"`, `"example.com/fw/cmd/mcpx-fw"`},
+		{"relay-not-cmd", "relay/peer/x.go", `package peer; import "example.com/fw/cmd/mcpx-fw"`, `"example.com/fw/cmd/mcpx-fw"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.rule+"/"+tt.path, func(t *testing.T) {
+			r := ruleNamed(t, tt.rule)
+			got := applyRule(r, mod, []goFile{parseSource(t, tt.path, tt.src)})
+			if len(got) != 1 {
+				t.Fatalf("%s on %s: got %d violations %q, want 1", tt.rule, tt.path, len(got), got)
+			}
+			t.Log(got[0])
+			for _, want := range []string{tt.path, tt.mention, tt.rule} {
+				if !strings.Contains(got[0], want) {
+					t.Errorf("message %q does not name %q", got[0], want)
+				}
+			}
+		})
+	}
+
+	clean := []goFile{
+		parseSource(t, "relay/x.go", `package relay; import ("github.com/modelcontextprotocol/go-sdk/mcp"; "go.uber.org/zap"; "example.com/fw/engine"); var l = zap.NewNop()`),
+		parseSource(t, "cmd/mcpx-fw/x.go", `package main; import ("github.com/spf13/cobra"; "github.com/spf13/viper"; "go.uber.org/zap"); var l, _ = zap.NewProduction()`),
+		parseSource(t, "engine/x_test.go", `package engine; import "go.uber.org/zap"; var l = zap.NewExample()`),
+		parseSource(t, "engine/x.go", `package engine; import ("go.uber.org/zap"; "example.com/fw/validate"; "example.com/fw/engine/review"); func f(l *zap.Logger) { l.Info("") }`),
+		parseSource(t, "engine/review/x.go", `package review; import ("go.uber.org/zap"; "modernc.org/sqlite")`),
+		parseSource(t, "engine/review/x_test.go", `package review_test; import "example.com/fw/engine/review"`),
+		parseSource(t, "validate/x.go", `package validate; import ("encoding/json"; "unicode/utf8")`),
+		parseSource(t, "validate/x_test.go", `package validate_test; import ("example.com/fw/validate"; "github.com/google/go-cmp/cmp")`),
+		parseSource(t, "engine/y.go", `package engine; func New() {}; var _ = New`), // New of another package
+	}
+	for _, r := range layerRules {
+		if got := applyRule(r, mod, clean); len(got) > 0 {
+			t.Errorf("%s flagged allowed code: %q", r.name, got)
+		}
+	}
+}
+
+func ruleNamed(t *testing.T, name string) layerRule {
+	t.Helper()
+	for _, r := range layerRules {
+		if r.name == name {
+			return r
+		}
+	}
+	t.Fatalf("no rule %s", name)
+	return layerRule{}
+}
+
+// applyRule checks every file against one rule.
+func applyRule(r layerRule, module string, files []goFile) []string {
+	var out []string
+	for _, f := range files {
+		for _, v := range r.check(module, f) {
+			out = append(out, fmt.Sprintf("%s: %s (%s)", v, r.name, r.text))
+		}
+	}
+	return out
+}
+
+// forbidImports builds a check that flags each import bad reports.
+func forbidImports(bad func(module string, f goFile, imp string) bool) func(string, goFile) []string {
+	return func(module string, f goFile) []string {
+		var out []string
+		for _, spec := range f.ast.Imports {
+			imp, err := strconv.Unquote(spec.Path.Value)
+			if err == nil && bad(module, f, imp) {
+				out = append(out, fmt.Sprintf("%s: imports %q", f.fset.Position(spec.Pos()), imp))
+			}
+		}
+		return out
+	}
+}
+
+// forbidZapBuilders flags uses of zapBuilders outside cmd/ and tests,
+// whatever name zap was imported under.
+func forbidZapBuilders(_ string, f goFile) []string {
+	if f.test || under(f.dir, "cmd") {
+		return nil
+	}
+	names := map[string]bool{}
+	for _, spec := range f.ast.Imports {
+		if imp, _ := strconv.Unquote(spec.Path.Value); imp == zapPath {
+			name := "zap"
+			if spec.Name != nil {
+				name = spec.Name.Name
+			}
+			names[name] = true
+		}
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	var out []string
+	ast.Inspect(f.ast, func(n ast.Node) bool {
+		sel, ok := n.(*ast.SelectorExpr)
+		if !ok {
+			return true
+		}
+		if x, ok := sel.X.(*ast.Ident); ok && names[x.Name] && zapBuilders[sel.Sel.Name] {
+			out = append(out, fmt.Sprintf("%s: calls zap.%s (import %q)", f.fset.Position(sel.Pos()), sel.Sel.Name, zapPath))
+		}
+		return true
+	})
+	return out
+}
+
+// parseTree parses every .go file under root, skipping what the go tool
+// skips (testdata, vendor, and names starting with "." or "_") and
+// node_modules.
+func parseTree(t *testing.T, root string) []goFile {
+	t.Helper()
+	var files []goFile
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		name := d.Name()
+		if d.IsDir() {
+			if p != root && (name == "testdata" || name == "vendor" || name == "node_modules" ||
+				strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_")) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(name, ".go") || strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") {
+			return nil
+		}
+		rel, err := filepath.Rel(root, p)
+		if err != nil {
+			return err
+		}
+		src, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		files = append(files, parseSource(t, filepath.ToSlash(rel), string(src)))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
+
+// parseSource parses one file as if it were at path in the module.
+func parseSource(t *testing.T, p, src string) goFile {
+	t.Helper()
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, p, src, parser.SkipObjectResolution)
+	if err != nil {
+		t.Fatalf("parse %s: %v", p, err)
+	}
+	return goFile{path: p, dir: path.Dir(p), test: strings.HasSuffix(p, "_test.go"), ast: f, fset: fset}
+}
+
+// modulePath reads the module line of go.mod.
+func modulePath(t *testing.T, gomod string) string {
+	t.Helper()
+	b, err := os.ReadFile(gomod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "module "); ok {
+			return strings.Trim(strings.TrimSpace(rest), `"`)
+		}
+	}
+	t.Fatalf("%s has no module line", gomod)
+	return ""
+}
+
+// under reports whether dir is folder or inside it.
+func under(dir, folder string) bool {
+	return dir == folder || strings.HasPrefix(dir, folder+"/")
+}
+
+// hasPathPrefix reports whether imp is the import path prefix or below it.
+func hasPathPrefix(imp, prefix string) bool {
+	return imp == prefix || strings.HasPrefix(imp, prefix+"/")
+}
+
+// isStdlib reports whether imp is a standard-library path: its first
+// element has no dot (as the go tool decides).
+func isStdlib(imp string) bool {
+	first, _, _ := strings.Cut(imp, "/")
+	return !strings.Contains(first, ".")
+}
