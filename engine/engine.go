@@ -67,6 +67,20 @@ func (e *Engine) Decide(ctx context.Context, s Sampling) Verdict {
 	return e.judge(ctx, StageRequest, s, nil, nil)
 }
 
+// Screen checks the raw bytes of a sampling request as the upstream sent
+// them, before anything decodes them. Only violations are decided here: a
+// request that breaks a rule is recorded as a blocker and Screen returns
+// false; a clean one returns true and goes on to Decide once decoded.
+func (e *Engine) Screen(ctx context.Context, s Sampling) (Verdict, bool) {
+	req, violations := validate.Request(s.Params, validate.Options{Era: s.Server.Protocol, Caps: s.Caps, Limits: e.limits})
+	if len(violations) == 0 {
+		return Verdict{}, true
+	}
+	v := Verdict{Outcome: OutcomeBlocker, DecisionID: newDecisionID(), Stage: StageRequest, Violations: violations}
+	e.record(ctx, v, s, buildInput(StageRequest, s, req, nil, nil))
+	return v, false
+}
+
 // Check judges the host's completion before the upstream sees it.
 func (e *Engine) Check(ctx context.Context, s Sampling, result []byte) Verdict {
 	return e.judge(ctx, StageResult, s, result, nil)

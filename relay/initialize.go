@@ -25,7 +25,7 @@ func (p *Proxy) initializeMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 		init, ok := res.(*mcp.InitializeResult)
 		ir, ok2 := req.(*mcp.ServerRequest[*mcp.InitializeParams])
 		if !ok || !ok2 {
-			return nil, fmt.Errorf("unexpected initialize types %T, %T", res, req)
+			return nil, internalError(fmt.Sprintf("unexpected initialize types %T, %T", res, req))
 		}
 		if err := p.attachHost(ctx, ir, init.ProtocolVersion); err != nil {
 			p.log.Error("upstreams failed to start", zap.Error(err))

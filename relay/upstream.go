@@ -46,11 +46,17 @@ func (p *Proxy) connect(ctx context.Context, cfg Upstream, era string, host *mcp
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), p.cfg.ConnectTimeout)
 	defer cancel()
-	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: command(cfg)}, &mcp.ClientSessionOptions{ProtocolVersion: era})
+	var t mcp.Transport = &mcp.CommandTransport{Command: command(cfg)}
+	if host.Sampling != nil {
+		t = &guardedTransport{Transport: t, screen: p.screenFor(u)}
+	}
+	cs, err := client.Connect(ctx, t, &mcp.ClientSessionOptions{ProtocolVersion: era})
 	if err != nil {
 		return nil, err
 	}
-	u.session = cs
+	u.mu.Lock()
+	u.session = cs // a push can be screened before Connect returns; see reported
+	u.mu.Unlock()
 	p.log.Info("upstream connected", zap.String("server", cfg.Name),
 		zap.String("protocol", cs.InitializeResult().ProtocolVersion), zap.Bool("sampling", host.Sampling != nil))
 	return u, nil
@@ -83,6 +89,17 @@ func command(cfg Upstream) *exec.Cmd {
 	return cmd
 }
 
+// screenFor validates the raw sampling params u sends (see guardedTransport).
+func (p *Proxy) screenFor(u *upstream) screen {
+	return func(ctx context.Context, params json.RawMessage) *jsonrpc.Error {
+		v, ok := p.eng.Screen(ctx, p.sampling(u, params))
+		if ok {
+			return nil
+		}
+		return wireError(v)
+	}
+}
+
 // refuseSampling answers sampling pushes from an upstream that was never
 // offered sampling (the host cannot answer): at once, and as an error
 // nobody chose, instead of the SDK's non-standard "unsupported" code.
@@ -102,7 +119,13 @@ func (p *Proxy) refuseSampling(u *upstream) mcp.Middleware {
 
 // reported is what the upstream says about itself: display only.
 func (u *upstream) reported() map[string]any {
-	info := u.session.InitializeResult().ServerInfo
+	u.mu.Lock()
+	cs := u.session
+	u.mu.Unlock()
+	if cs == nil || cs.InitializeResult() == nil || cs.InitializeResult().ServerInfo == nil {
+		return map[string]any{}
+	}
+	info := cs.InitializeResult().ServerInfo
 	if info == nil {
 		return map[string]any{}
 	}

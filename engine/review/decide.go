@@ -16,8 +16,8 @@ func (s *Store) Approve(ctx context.Context, id, by, note string) (Item, error) 
 	return s.decide(ctx, id, StateApproved, by, note)
 }
 
-// Reject records an operator's no, with the reason the upstream's owner
-// will see in the audit. Same rules as Approve.
+// Reject records an operator's no; reason is kept as the item's Note and
+// in its history. Same rules as Approve.
 func (s *Store) Reject(ctx context.Context, id, by, reason string) (Item, error) {
 	return s.decide(ctx, id, StateRejected, by, reason)
 }

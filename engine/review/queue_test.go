@@ -200,3 +200,20 @@ func TestLogsCarryNoPromptText(t *testing.T) {
 		}
 	}
 }
+
+func TestValidID(t *testing.T) {
+	for id, want := range map[string]bool{
+		newID():                  true,
+		"rv-0123456789abcdef":    true,
+		"rv-0123456789ABCDEF":    false,
+		"rv-0123456789abcde":     false,
+		"rv-0123456789abcdef0":   false,
+		"xx-0123456789abcdef":    false,
+		"rv-0123456789abcdeg":    false,
+		"rv-../../../etc/passwd": false,
+	} {
+		if got := ValidID(id); got != want {
+			t.Errorf("ValidID(%q) = %v, want %v", id, got, want)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package review
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"math/rand"
 	"testing"
@@ -18,15 +19,17 @@ import (
 // on one dir, seed by seed, and checks every answer against a model. At the
 // end no item is lost, none was decided twice, and every history walks only
 // the allowed moves.
+var scenarioSeeds = flag.Int("scenario.seeds", 24, "seeds TestScenario runs (0, 1, ... n-1)")
+
 func TestScenario(t *testing.T) {
 	seen := map[string]int{}
-	for seed := range int64(40) {
+	for seed := range int64(*scenarioSeeds) {
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
 			dir := stateDir(t)
 			synctest.Test(t, func(t *testing.T) {
 				sc := newScenario(t, dir, seed)
 				defer sc.close()
-				for step := range 150 {
+				for step := range 120 {
 					sc.step(step)
 				}
 				sc.checkEnd()

@@ -150,27 +150,29 @@ func (s *Store) sweep(ctx context.Context) ([]Item, error) {
 	return closed, nil
 }
 
-// dueIDs lists the open items that are due now. Each owner's process is
-// looked up once per sweep.
+// dueIDs lists the open items that are due now. It reads only what due
+// needs, not the payloads, and looks each owner's process up once.
 func (s *Store) dueIDs(ctx context.Context) ([]string, error) {
-	rows, err := s.db.QueryContext(ctx, "SELECT "+itemColumns+
-		` FROM items WHERE state IN ('pending', 'approved') ORDER BY created_at, rowid`)
+	rows, err := s.db.QueryContext(ctx, `SELECT id, state, expires_at, owner
+		FROM items WHERE state IN ('pending', 'approved') ORDER BY created_at, rowid`)
 	if err != nil {
 		return nil, err
 	}
-	open, err := scanItems(rows)
-	if err != nil {
-		return nil, err
-	}
-	alive := s.memoAlive()
-	t := now()
+	defer rows.Close()
+	alive, t := s.memoAlive(), now()
 	var ids []string
-	for _, it := range open {
+	for rows.Next() {
+		var it Item
+		var expires int64
+		if err := rows.Scan(&it.ID, &it.State, &expires, &it.Owner); err != nil {
+			return nil, err
+		}
+		it.ExpiresAt = fromNanos(expires)
 		if _, due := s.due(it, t, alive); due {
 			ids = append(ids, it.ID)
 		}
 	}
-	return ids, nil
+	return ids, rows.Err()
 }
 
 func (s *Store) memoAlive() func(string) bool {

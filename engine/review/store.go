@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"time"
 
@@ -134,8 +135,13 @@ func prepareFiles(dir string) (string, error) {
 	return path, checkPrivate(path, "review store")
 }
 
-// checkPrivate refuses a path that group or others may access.
+// checkPrivate refuses a path that group or others may access. Windows
+// has no such mode bits (Go reports 0666 for every writable file), so
+// there the check is left to the ACLs of the user's profile folder.
 func checkPrivate(path, what string) error {
+	if runtime.GOOS == "windows" {
+		return nil
+	}
 	fi, err := os.Stat(path)
 	if err != nil {
 		return fmt.Errorf("%s: %w", what, err)

@@ -2,6 +2,7 @@ package peer
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"os/exec"
@@ -111,6 +112,20 @@ func (h *Host) CallTool(ctx context.Context, name string, args any) (*ToolResult
 // what the upstream got back.
 func (h *Host) Sample(ctx context.Context, params json.RawMessage) (*SampleOutcome, error) {
 	res, err := h.CallTool(ctx, "sample", map[string]any{"params": params})
+	if err != nil {
+		return nil, err
+	}
+	var out SampleOutcome
+	if err := json.Unmarshal([]byte(res.Text), &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// SampleRaw pushes raw as the exact params bytes of a sampling request
+// through the peer upstream's `sample_raw` tool.
+func (h *Host) SampleRaw(ctx context.Context, raw []byte) (*SampleOutcome, error) {
+	res, err := h.CallTool(ctx, "sample_raw", map[string]any{"raw_b64": base64.StdEncoding.EncodeToString(raw)})
 	if err != nil {
 		return nil, err
 	}

@@ -33,8 +33,11 @@ func (e *Error) Error() string { return fmt.Sprintf("%d %s", e.Code, e.Message) 
 // It also has a prompt `greet` and a resource `peer://readme`.
 func RunUpstream(ctx context.Context, in io.ReadCloser, out io.WriteCloser) error {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "mcpx-fw-peer", Version: "1"}, nil)
+	raw := &rawParams{pending: map[string]json.RawMessage{}}
 	srv.AddTool(&mcp.Tool{Name: "sample", Description: "Pushes the given sampling/createMessage params to the client.",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"params":{"type":"object"}},"required":["params"]}`)}, sample)
+	srv.AddTool(&mcp.Tool{Name: "sample_raw", Description: "Pushes the base64-decoded bytes, unchanged, as sampling/createMessage params.",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"raw_b64":{"type":"string"}},"required":["raw_b64"]}`)}, raw.sampleRaw)
 	srv.AddTool(&mcp.Tool{Name: "echo", Description: "Returns its text.",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}}}`)}, echo)
 	srv.AddTool(&mcp.Tool{Name: "fail", Description: "Always fails with a JSON-RPC error.",
@@ -43,7 +46,7 @@ func RunUpstream(ctx context.Context, in io.ReadCloser, out io.WriteCloser) erro
 		InputSchema: json.RawMessage(`{"type":"object"}`)}, clientInfo)
 	srv.AddPrompt(&mcp.Prompt{Name: "greet", Arguments: []*mcp.PromptArgument{{Name: "name", Required: true}}}, greet)
 	srv.AddResource(&mcp.Resource{URI: "peer://readme", Name: "readme", MIMEType: "text/plain"}, readme)
-	err := srv.Run(ctx, &mcp.IOTransport{Reader: in, Writer: out})
+	err := srv.Run(ctx, &swapTransport{Transport: &mcp.IOTransport{Reader: in, Writer: out}, raw: raw})
 	if errors.Is(err, io.EOF) || errors.Is(err, context.Canceled) {
 		return nil
 	}
@@ -61,15 +64,20 @@ func sample(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult,
 	if err := json.Unmarshal(args.Params, &params); err != nil {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "params: " + err.Error()}
 	}
+	return sampleResult(req.Session.CreateMessageWithTools(ctx, &params)), nil
+}
+
+// sampleResult reports what a sampling request got back as the tool's
+// result: the completion, or the JSON-RPC error.
+func sampleResult(res *mcp.CreateMessageWithToolsResult, err error) *mcp.CallToolResult {
 	var outcome SampleOutcome
-	res, err := req.Session.CreateMessageWithTools(ctx, &params)
 	if err != nil {
 		outcome.Error = asError(err)
 	} else {
 		outcome.Completion, _ = json.Marshal(res)
 	}
 	text, _ := json.Marshal(outcome)
-	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(text)}}, StructuredContent: outcome}, nil
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(text)}}, StructuredContent: outcome}
 }
 
 func asError(err error) *Error {

@@ -1,0 +1,95 @@
+package peer
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// rawKey marks, in a sampling request's _meta, which stored raw params the
+// outgoing frame must carry instead of what the SDK encoded.
+const rawKey = "mcpx-fw.peer/raw"
+
+// rawParams holds raw sampling params waiting to be sent, by token. The SDK
+// can only send what its types can express; a hostile upstream sends
+// anything, so the test peer swaps the bytes in on the way out.
+type rawParams struct {
+	mu      sync.Mutex
+	pending map[string]json.RawMessage
+}
+
+func (r *rawParams) put(raw json.RawMessage) string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	token := hex.EncodeToString(b[:])
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.pending[token] = raw
+	return token
+}
+
+func (r *rawParams) take(token string) (json.RawMessage, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	raw, ok := r.pending[token]
+	delete(r.pending, token)
+	return raw, ok
+}
+
+// swapTransport is the peer's server transport with raw params swapped in.
+type swapTransport struct {
+	mcp.Transport
+	raw *rawParams
+}
+
+func (t *swapTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	c, err := t.Transport.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &swapConn{Connection: c, raw: t.raw}, nil
+}
+
+type swapConn struct {
+	mcp.Connection
+	raw *rawParams
+}
+
+func (c *swapConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	if req, ok := msg.(*jsonrpc.Request); ok && req.Method == "sampling/createMessage" {
+		var p struct {
+			Meta map[string]string `json:"_meta"`
+		}
+		if json.Unmarshal(req.Params, &p) == nil && p.Meta[rawKey] != "" {
+			if raw, ok := c.raw.take(p.Meta[rawKey]); ok {
+				swapped := *req
+				swapped.Params = raw
+				msg = &swapped
+			}
+		}
+	}
+	return c.Connection.Write(ctx, msg)
+}
+
+// sampleRaw pushes the base64-decoded bytes as the params of a sampling
+// request, exactly as given.
+func (r *rawParams) sampleRaw(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	var args struct {
+		Raw string `json:"raw_b64"`
+	}
+	if err := json.Unmarshal(req.Params.Arguments, &args); err != nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "sample_raw needs {raw_b64}"}
+	}
+	raw, err := base64.StdEncoding.DecodeString(args.Raw)
+	if err != nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "raw_b64: " + err.Error()}
+	}
+	params := &mcp.CreateMessageWithToolsParams{Meta: mcp.Meta{rawKey: r.put(raw)}, MaxTokens: 1}
+	return sampleResult(req.Session.CreateMessageWithTools(ctx, params)), nil
+}
