@@ -228,24 +228,28 @@ func decisionsSince(path string) []string {
 			Result     struct {
 				Outcome string `json:"outcome"`
 				Stage   string `json:"stage"`
-				Reasons []struct{ Code string }
+				Reasons    []struct{ Code string }
+				Violations []struct{ Rule string }
 			} `json:"result"`
 		}
 		if json.Unmarshal([]byte(l), &ev) == nil && ev.DecisionID != "" {
-			out = append(out, fmt.Sprintf("%s  stage %-7s → %s%s", ev.DecisionID, ev.Result.Stage, ev.Result.Outcome, codesOf(ev.Result.Reasons)))
+			out = append(out, fmt.Sprintf("%s  stage %-7s → %s%s", ev.DecisionID, ev.Result.Stage, ev.Result.Outcome, codesOf(ev.Result.Reasons, ev.Result.Violations)))
 		}
 	}
 	demoSeen = len(lines)
 	return out
 }
 
-func codesOf(rs []struct{ Code string }) string {
-	if len(rs) == 0 {
-		return ""
+func codesOf(rs []struct{ Code string }, vs []struct{ Rule string }) string {
+	var codes []string
+	for _, r := range rs {
+		codes = append(codes, r.Code)
 	}
-	codes := make([]string, len(rs))
-	for i, r := range rs {
-		codes[i] = r.Code
+	for _, v := range vs {
+		codes = append(codes, v.Rule)
+	}
+	if len(codes) == 0 {
+		return ""
 	}
 	return " (" + strings.Join(codes, ", ") + ")"
 }
