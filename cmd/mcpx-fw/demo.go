@@ -226,8 +226,8 @@ func decisionsSince(path string) []string {
 		var ev struct {
 			DecisionID string `json:"decision_id"`
 			Result     struct {
-				Outcome string `json:"outcome"`
-				Stage   string `json:"stage"`
+				Outcome    string `json:"outcome"`
+				Stage      string `json:"stage"`
 				Reasons    []struct{ Code string }
 				Violations []struct{ Rule string }
 			} `json:"result"`
