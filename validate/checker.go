@@ -16,7 +16,7 @@ const maxViolations = 1000
 
 // checker carries what every check needs and collects the violations.
 type checker struct {
-	era  eraFeatures
+	era  *eraFeatures
 	caps Capabilities
 	lim  Limits
 	out  []Violation
@@ -98,10 +98,11 @@ func (c *checker) meta(path string, obj map[string]any) {
 	}
 }
 
-// text checks the size of one text field the model will read.
-func (c *checker) text(path, s string) {
+// text checks the size of s, member key of the object at path: one text
+// field the model will read.
+func (c *checker) text(path, key, s string) {
 	if len(s) > c.lim.MaxTextBytes {
-		c.add(ruleLimitText, path, "text is %d bytes, limit %d", len(s), c.lim.MaxTextBytes)
+		c.add(ruleLimitText, child(path, key), "text is %d bytes, limit %d", len(s), c.lim.MaxTextBytes)
 	}
 }
 

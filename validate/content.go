@@ -19,7 +19,7 @@ var nestedTypes = typeSet{"text": true, "image": true, "audio": true,
 // requestTypes are the types a request message may hold in era e
 // (SPEC-NOTES §1.4): text and image always, audio from 2025-03-26,
 // tool_use and tool_result from 2025-11-25. Resources never at top level.
-func requestTypes(e eraFeatures) typeSet {
+func requestTypes(e *eraFeatures) typeSet {
 	s := typeSet{"text": true, "image": true, "audio": e.audio}
 	if e.tools {
 		s["tool_use"], s["tool_result"] = true, true
@@ -29,16 +29,16 @@ func requestTypes(e eraFeatures) typeSet {
 
 // resultTypes are the types a completion may hold in era e (SPEC-NOTES
 // §1.3, §7 C1): like a request but never tool_result.
-func resultTypes(e eraFeatures) typeSet {
+func resultTypes(e *eraFeatures) typeSet {
 	s := requestTypes(e)
 	delete(s, "tool_result")
 	return s
 }
 
-// content checks the content member of a message or result: one block
-// object, or from 2025-11-25 on a non-empty array of blocks.
+// content checks the content member of a message or result, whose
+// pointer is path: one block object, or from 2025-11-25 on a non-empty
+// array of blocks.
 func (c *checker) content(path string, msg map[string]any, allowed typeSet) {
-	path = child(path, "content")
 	v, ok := msg["content"]
 	if !ok {
 		c.add(ruleContentEra, path, "content is missing")

@@ -29,8 +29,8 @@ func (c *checker) finish(raw []byte, parsed bool) []Violation {
 // the violations that parse reports again.
 func spansOf(raw []byte, lim Limits) map[string]span {
 	spans := map[string]span{}
-	p := newParser(raw, &checker{lim: lim}, spans)
-	_, _ = p.value("", 0)
+	p := parser{data: raw, c: &checker{lim: lim}, maxDepth: lim.MaxDepth, plain: &plainASCII, spans: spans}
+	_, _ = p.value(0)
 	return spans
 }
 

@@ -5,7 +5,7 @@ package validate
 // scalars checks the simple optional members of the params.
 func (c *checker) scalars(doc Document) {
 	if c.optional(ruleSystemPrompt, "", doc, "systemPrompt", kindString) {
-		c.text("/systemPrompt", doc["systemPrompt"].(string))
+		c.text("", "systemPrompt", doc["systemPrompt"].(string))
 	}
 	c.optional(ruleTemperature, "", doc, "temperature", kindNumber)
 	c.optional(ruleMetadata, "", doc, "metadata", kindObject)

@@ -2,12 +2,13 @@ package validate
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
-
-	"github.com/google/go-cmp/cmp"
 )
 
 const hi = `"messages":[{"role":"user","content":{"type":"text","text":"hi"}}]`
@@ -34,7 +35,7 @@ func TestLookalikeKeys(t *testing.T) {
 	for _, key := range []string{"MAXTOKENS", "maxtokens", `maxTokens\u0000`, "maxTokens ", `max\u0054okens\u200b`} {
 		raw := fmt.Sprintf(`{%s,"maxTokens":5,"%s":99999}`, hi, key)
 		doc, vs := Request([]byte(raw), opt0618)
-		if got := ruleSet(vs); !cmp.Equal(got, []string{"SMP-10.unknown-key"}) {
+		if got := ruleSet(vs); !slices.Equal(got, []string{"SMP-10.unknown-key"}) {
 			t.Errorf("key %q: rules %v, want only the unknown key", key, got)
 		}
 		if doc["maxTokens"] != json.Number("5") {
@@ -47,8 +48,8 @@ func TestDuplicateKeyKeepsLastAndReportsPath(t *testing.T) {
 	raw := `{"messages":[{"role":"user","content":{"type":"text","text":"a","text":"b"}}],"maxTokens":5}`
 	doc, vs := Request([]byte(raw), opt0618)
 	want := []Violation{{Rule: "json.duplicate-key", Path: "/messages/0/content/text", Message: `key "text" appears more than once`}}
-	if diff := cmp.Diff(want, vs); diff != "" {
-		t.Errorf("violations (-want +got):\n%s", diff)
+	if !slices.Equal(want, vs) {
+		t.Errorf("violations %+v, want %+v", vs, want)
 	}
 	block := doc["messages"].([]any)[0].(map[string]any)["content"].(map[string]any)
 	if block["text"] != "b" {
@@ -101,8 +102,8 @@ func TestDocumentOrder(t *testing.T) {
 		"SMP-03.max-tokens /maxTokens",
 		"SMP-10.unknown-key /aaa",
 	}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("order (-want +got):\n%s", diff)
+	if !slices.Equal(want, got) {
+		t.Errorf("order:\n got %q\nwant %q", got, want)
 	}
 }
 
@@ -137,7 +138,7 @@ func TestLimitsResolved(t *testing.T) {
 func TestResultWithoutRequest(t *testing.T) {
 	raw := `{"role":"assistant","model":"m","stopReason":"toolUse","content":{"type":"tool_use","id":"t","name":"x","input":{}}}`
 	_, vs := Result([]byte(raw), nil, Options{Era: "2025-11-25"})
-	if got := ruleSet(vs); !cmp.Equal(got, []string{"RES-03.tool-use"}) {
+	if got := ruleSet(vs); !slices.Equal(got, []string{"RES-03.tool-use"}) {
 		t.Errorf("rules %v, want RES-03.tool-use", got)
 	}
 }
@@ -158,8 +159,74 @@ func TestDocumentMatchesStandardDecoder(t *testing.T) {
 		if err := dec.Decode(&want); err != nil {
 			t.Fatalf("%s: %v", f.name, err)
 		}
-		if diff := cmp.Diff(Document(want), doc); diff != "" {
-			t.Errorf("%s: document differs from encoding/json (-want +got):\n%s", f.name, diff)
+		if !reflect.DeepEqual(Document(want), doc) {
+			t.Errorf("%s: document differs from encoding/json:\n got %#v\nwant %#v", f.name, doc, want)
 		}
 	}
+}
+
+// TestParserMatchesEncodingJSON holds the strict parser to encoding/json on
+// the corners of the grammar: escapes, surrogates, invalid bytes, number
+// spellings, literals, whitespace and trailing data. FuzzRequest checks
+// the same on generated input.
+func TestParserMatchesEncodingJSON(t *testing.T) {
+	inputs := []string{
+		`{"a":"\ud83d\ude00"}`, `{"a":"\ud83d"}`, `{"a":"\ud83dx"}`, `{"a":"\ude00\ud83d"}`,
+		`{"a":"\ud83d\u0041"}`, `{"a":"\ud83d\ud83d\ude00"}`, `{"a":"\u00e9\n\t\/\b\f\r\"\\"}`,
+		`{"a":"\x"}`, `{"a":"\u12"}`, `{"a":"\u12g4"}`, `{"a":"é"}`, "{\"a\":\"\xff\xfe\"}",
+		"{\"a\":\"\xed\xa0\x80\"}", "{\"a\xff\":1}", `{"a":"\u0000"}`, "{\"a\":\"\x01\"}",
+		"{\"a\":\"\x7f\"}", `{"a\u0000":1}`, `{"a":1,"a":2}`, `{"a":-0}`, `{"a":1e400}`,
+		`{"a":01}`, `{"a":1.}`, `{"a":.5}`, `{"a":-}`, `{"a":1e}`, `{"a":1E+2}`, `{"a":-1.5e-3}`,
+		`{"a":tru}`, `{"a":nul}`, `{"a":true,"b":false,"c":null}`, `{"a":[1,]}`, `{"a":[,1]}`,
+		`{,}`, `{"a" : [ 1 , 2 ] }`, "{\"a\":1}  \n", `{"a":1} x`, `{"a":1}{}`, "\t{}\r\n",
+		`{"a":{"b":[true,false,null,{}]}}`, `{"a"}`, `{"a":}`, `{"a":1`, `{"a":"x`, `{"a":"x\`,
+		`{"a":[`, `{"a":[1`, `{1:2}`, `{"a":1,}`, `{"a":'x'}`, `{"a":+1}`, `{"a":0x1}`,
+		`{"a":Infinity}`, `{"a":NaN}`, `{"a":"` + "\u2028" + `"}`, `[]`, `"x"`, `1`, ``,
+	}
+	for _, in := range inputs {
+		t.Run(in, func(t *testing.T) {
+			doc, vs := Request([]byte(in), opt0618)
+			checkAgainstStdlib(t, []byte(in), doc, vs)
+		})
+	}
+}
+
+// base64Reference is what base64Problem must agree with: the strict
+// standard decoder, minus the line breaks it would skip.
+func base64Reference(s string) bool {
+	if strings.ContainsAny(s, "\r\n") {
+		return false
+	}
+	_, err := base64.StdEncoding.Strict().DecodeString(s)
+	return err == nil
+}
+
+// TestBase64MatchesStrictDecoder compares base64Problem with the strict
+// decoder on every string of up to six bytes over an alphabet that holds
+// digits with and without low bits set, padding, an illegal byte and a
+// line break.
+func TestBase64MatchesStrictDecoder(t *testing.T) {
+	const alphabet = "ABQw+/=-\n"
+	var walk func(prefix []byte)
+	checked := 0
+	walk = func(prefix []byte) {
+		s := string(prefix)
+		checked++
+		if got, want := base64Problem(s) == "", base64Reference(s); got != want {
+			t.Fatalf("%q: base64Problem accepts %v (%q), strict decoder %v", s, got, base64Problem(s), want)
+		}
+		if len(prefix) == 6 {
+			return
+		}
+		for i := range len(alphabet) {
+			walk(append(prefix, alphabet[i]))
+		}
+	}
+	walk(nil)
+	for _, s := range []string{"iVBORw0KGgo=", "UklGRg==", "UklGRh==", "UklGRg=", "iVBORw0KGgp=", strings.Repeat("QUJD", 1000)} {
+		if got, want := base64Problem(s) == "", base64Reference(s); got != want {
+			t.Errorf("%q: base64Problem accepts %v, strict decoder %v", s, got, want)
+		}
+	}
+	t.Logf("%d strings checked", checked)
 }

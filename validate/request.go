@@ -21,18 +21,18 @@ func Request(raw []byte, opt Options) (Document, []Violation) {
 	return doc, c.finish(raw, doc != nil)
 }
 
-// paramsKeys returns the members CreateMessageRequestParams has in the
-// checker's era (SPEC-NOTES §1.2).
-func (c *checker) paramsKeys() keySet {
+// paramsKeysOf returns the members CreateMessageRequestParams has in era e
+// (SPEC-NOTES §1.2).
+func paramsKeysOf(e *eraFeatures) keySet {
 	s := keys("messages", "modelPreferences", "systemPrompt", "includeContext",
 		"temperature", "maxTokens", "stopSequences", "metadata")
-	if c.era.paramsMeta {
+	if e.paramsMeta {
 		s = s.with("_meta")
 	}
-	if c.era.tools {
+	if e.tools {
 		s = s.with("tools", "toolChoice")
 	}
-	if c.era.task {
+	if e.task {
 		s = s.with("task")
 	}
 	return s
@@ -41,7 +41,7 @@ func (c *checker) paramsKeys() keySet {
 // request runs every request rule on parsed params. A member the era does
 // not know is reported once, as unknown, and not checked further.
 func (c *checker) request(doc Document) {
-	allowed := c.paramsKeys()
+	allowed := c.era.paramsKeys
 	c.unknownKeys("", doc, allowed)
 	c.messages(doc)
 	c.maxTokens(doc)
@@ -82,26 +82,42 @@ func (c *checker) messages(doc Document) {
 		msgs = msgs[:c.lim.MaxMessages]
 	}
 	for i, m := range msgs {
-		c.message(index("/messages", i), m)
+		c.message(i, m)
 	}
 }
 
-// message checks one SamplingMessage: an object with a role and content,
-// and _meta from 2025-11-25 on.
-func (c *checker) message(path string, v any) {
+// messagePaths and contentPaths are the JSON Pointers of the first
+// messages and of their content, which every request names: built once
+// rather than for each request.
+var messagePaths, contentPaths = func() (m, c [64]string) {
+	for i := range m {
+		m[i] = index("/messages", i)
+		c[i] = m[i] + "/content"
+	}
+	return m, c
+}()
+
+// message checks messages[i], one SamplingMessage: an object with a role
+// and content, and _meta from 2025-11-25 on.
+func (c *checker) message(i int, v any) {
+	var path, content string
+	if i < len(messagePaths) {
+		path, content = messagePaths[i], contentPaths[i]
+	} else {
+		path = index("/messages", i)
+		content = path + "/content"
+	}
 	msg, ok := v.(map[string]any)
 	if !ok {
 		c.add(ruleMessage, path, "message must be an object, got %s", kindOf(v))
 		return
 	}
-	allowed := keys("role", "content")
 	if c.era.tools {
-		allowed = allowed.with("_meta")
 		c.meta(path, msg)
 	}
-	c.unknownKeys(path, msg, allowed)
+	c.unknownKeys(path, msg, c.era.messageKeys)
 	c.role(path, msg)
-	c.content(path, msg, requestTypes(c.era))
+	c.content(content, msg, c.era.requestTypes)
 }
 
 // role checks that a message's role is one of the two the spec defines.

@@ -25,7 +25,7 @@ func (c *checker) result(doc, request Document) {
 	c.meta("", doc)
 	c.resultRole(doc)
 	c.nonEmpty(ruleResultModel, "", doc, "model")
-	c.content("", doc, resultTypes(c.era))
+	c.content("/content", doc, c.era.resultTypes)
 	var uses []toolRef
 	if c.era.tools { // earlier, tool_use is already a block-type violation
 		uses = completionUses(doc, c.lim)

@@ -2,13 +2,17 @@ package validate
 
 // Rule describes one rule id the package can emit. ID is stable: it appears
 // in logs, in the policy input and in tests. Title is the short fixed phrase
-// put on the wire (-32602 for requests) when the rule is the first
-// violation. Eras names the protocol revisions the rule applies to; Source
-// says where the requirement comes from.
+// put on the wire when the rule is the first violation. Eras names the
+// protocol revisions the rule applies to: "all", a comma-separated list of
+// revisions, or "unsupported" for a version this package does not know.
+// Stages says which check emits it: "request" (Request), "result"
+// (Result) or "request, result". Source says where the requirement comes
+// from. doc.go lists the same table, and a test keeps the two equal.
 type Rule struct {
 	ID     string `json:"id"`
 	Title  string `json:"title"`
 	Eras   string `json:"eras"`
+	Stages string `json:"stages"`
 	Source string `json:"source"`
 }
 
@@ -73,60 +77,73 @@ const (
 
 // Era ranges used in the table.
 const (
-	erasAll   = "all"
-	erasTools = "2025-11-25, 2026-07-28"
+	erasAll     = "all"
+	erasTools   = "2025-11-25, 2026-07-28"
+	erasTask    = "2025-11-25"
+	erasUnknown = "unsupported"
+)
+
+// Stages used in the table.
+const (
+	stReq  = "request"
+	stRes  = "result"
+	stBoth = "request, result"
 )
 
 // ruleTable is the single list of rules. Titles are what an upstream sees;
 // the two pairing titles are the spec's own phrases (S1125 §Error Handling).
+// In sources, S1125 and S0728 are the sampling pages of 2025-11-25 and
+// 2026-07-28; "schema X" is the type X in every revision, "schema-<rev> X"
+// the type as revision <rev> defines it; V1-V11 and C1-C3 are the checks
+// of SPEC-NOTES §7.
 var ruleTable = []Rule{
-	{string(ruleJSONSyntax), "Malformed JSON", erasAll, "RFC 8259; DESIGN §3 strict parsing"},
-	{string(ruleJSONDuplicate), "Duplicate key in JSON object", erasAll, "RFC 8259 §4 (names SHOULD be unique); DESIGN §3"},
-	{string(ruleJSONUTF8), "Invalid UTF-8 in JSON", erasAll, "RFC 8259 §8.1"},
-	{string(ruleLimitBytes), "Message too large", erasAll, "DESIGN §3 size limits"},
-	{string(ruleLimitDepth), "JSON nested too deeply", erasAll, "DESIGN §3 size limits"},
-	{string(ruleLimitMessages), "Too many messages", erasAll, "DESIGN §3 size limits"},
-	{string(ruleLimitBlocks), "Too many content blocks", erasAll, "DESIGN §3 size limits"},
-	{string(ruleLimitText), "Text content too large", erasAll, "DESIGN §3 size limits"},
-	{string(ruleLimitBase64), "Binary content too large", erasAll, "DESIGN §3 size limits"},
-	{string(ruleLimitTools), "Too many tools", erasTools, "DESIGN §3 size limits"},
-	{string(ruleEraUnknown), "Unsupported protocol version", erasAll, "SPEC-NOTES §5 supported versions"},
-	{string(ruleMessages), "messages must be a non-empty array", erasAll, "SPEC-NOTES §7 V1; schema CreateMessageRequestParams.messages"},
-	{string(ruleMessage), "Invalid sampling message", erasAll, "SPEC-NOTES §1.4; schema SamplingMessage"},
-	{string(ruleRole), "Invalid message role", erasAll, "SPEC-NOTES §7 V1; schema Role"},
-	{string(ruleMaxTokens), "maxTokens must be a positive integer", erasAll, "SPEC-NOTES §7 V2"},
-	{string(ruleContentEra), "Invalid message content", erasAll, "SPEC-NOTES §7 V4; §1.4"},
-	{string(ruleBlockType), "Content type not allowed", erasAll, "SPEC-NOTES §7 V3; §1.4"},
-	{string(ruleBlock), "Invalid content block", erasAll, "SPEC-NOTES §1.4 block shapes"},
-	{string(ruleBase64), "Invalid base64 data", erasAll, "SPEC-NOTES §7 V10; schema ImageContent.data"},
-	{string(ruleMimeType), "Invalid mimeType", erasAll, "SPEC-NOTES §7 V10; schema ImageContent.mimeType"},
-	{string(ruleAnnotations), "Invalid annotations", erasAll, "schema Annotations"},
-	{string(ruleToolUse), "Invalid tool_use block", erasTools, "SPEC-NOTES §7 V9; schema ToolUseContent"},
-	{string(ruleToolResult), "Invalid tool_result block", erasTools, "SPEC-NOTES §1.4; schema ToolResultContent"},
-	{string(ruleResource), "Invalid resource content", erasTools, "schema ResourceLink, EmbeddedResource"},
-	{string(rulePairing), "Tool result missing in request", erasTools, "SPEC-NOTES §2 item 4, §7 V8; S1125 §Error Handling"},
-	{string(ruleMixed), "Tool results mixed with other content", erasTools, "SPEC-NOTES §2 item 3, §7 V7; S1125 §Error Handling"},
-	{string(ruleDuplicateID), "Duplicate tool use id", erasTools, "SPEC-NOTES §7 V8, V9"},
-	{string(ruleToolRole), "Tool content in the wrong role", erasTools, "SPEC-NOTES §2 item 5"},
-	{string(ruleUnknownTool), "Tool use names an unknown tool", erasTools, "SPEC-NOTES §7 V9, C1"},
-	{string(ruleToolsCapability), "Sampling tools capability not declared", erasTools, "SPEC-NOTES §2 item 1, §7 V5"},
-	{string(ruleTools), "Invalid tools", erasTools, "schema Tool"},
-	{string(ruleToolChoice), "Invalid toolChoice", erasTools, "SPEC-NOTES §2 item 6, §7 V10"},
-	{string(ruleIncludeContext), "Invalid includeContext", erasAll, "SPEC-NOTES §7 V6"},
-	{string(ruleContextCap), "Sampling context capability not declared", erasAll, "SPEC-NOTES §2 item 2, §7 V6"},
-	{string(ruleModelPrefs), "Invalid modelPreferences", erasAll, "SPEC-NOTES §1.5, §7 V10"},
-	{string(ruleUnknownKey), "Unknown field", erasAll, "DESIGN §3 strict types; SPEC-NOTES §1.2"},
-	{string(ruleSystemPrompt), "systemPrompt must be a string", erasAll, "SPEC-NOTES §1.2"},
-	{string(ruleTemperature), "temperature must be a number", erasAll, "SPEC-NOTES §1.2"},
-	{string(ruleStopSequences), "stopSequences must be an array of strings", erasAll, "SPEC-NOTES §1.2"},
-	{string(ruleMetadata), "metadata must be an object", erasAll, "SPEC-NOTES §1.2"},
-	{string(ruleMeta), "_meta must be an object", erasAll, "schema RequestParams._meta, MetaObject"},
-	{string(ruleTask), "Invalid task", "2025-11-25", "SPEC-NOTES §1.2; schema TaskMetadata"},
-	{string(ruleResultRole), "Completion role must be assistant", erasAll, "SPEC-NOTES §7 C1"},
-	{string(ruleResultModel), "Completion model must be a non-empty string", erasAll, "SPEC-NOTES §7 C1"},
-	{string(ruleResultToolUse), "Tool use not allowed by the request", erasTools, "SPEC-NOTES §2 item 6, §7 C1"},
-	{string(ruleResultRequired), "Tool use required by the request", erasTools, "SPEC-NOTES §2 item 6, §7 C1"},
-	{string(ruleStopReason), "Invalid stopReason", erasAll, "SPEC-NOTES §1.3, §7 C2"},
+	{string(ruleJSONSyntax), "Malformed JSON", erasAll, stBoth, "RFC 8259 §2; DESIGN §3 strict parsing"},
+	{string(ruleJSONDuplicate), "Duplicate key in JSON object", erasAll, stBoth, "RFC 8259 §4 (names SHOULD be unique); DESIGN §3 duplicate keys rejected"},
+	{string(ruleJSONUTF8), "Invalid UTF-8 in JSON", erasAll, stBoth, "RFC 8259 §8.1; DESIGN §3 strict parsing"},
+	{string(ruleLimitBytes), "Message too large", erasAll, stBoth, "DESIGN §3 size limits (bytes)"},
+	{string(ruleLimitDepth), "JSON nested too deeply", erasAll, stBoth, "DESIGN §3 size limits (depth)"},
+	{string(ruleLimitMessages), "Too many messages", erasAll, stReq, "DESIGN §3 messages 1..limit"},
+	{string(ruleLimitBlocks), "Too many content blocks", erasAll, stBoth, "DESIGN §3 size limits (blocks)"},
+	{string(ruleLimitText), "Text content too large", erasAll, stBoth, "DESIGN §3 size limits; V10"},
+	{string(ruleLimitBase64), "Binary content too large", erasAll, stBoth, "DESIGN §3 size limits; V10"},
+	{string(ruleLimitTools), "Too many tools", erasTools, stReq, "DESIGN §3 size limits; schema-2025-11-25 CreateMessageRequestParams.tools"},
+	{string(ruleEraUnknown), "Unsupported protocol version", erasUnknown, stBoth, "DESIGN §3 era is the upstream session's protocol; SPEC-NOTES §5"},
+	{string(ruleMessages), "messages must be a non-empty array", erasAll, stReq, "schema CreateMessageRequestParams.messages; DESIGN §3; V1"},
+	{string(ruleMessage), "Invalid sampling message", erasAll, stReq, "schema SamplingMessage"},
+	{string(ruleRole), "Invalid message role", erasAll, stReq, "schema Role; S0728 §Messages; V1"},
+	{string(ruleMaxTokens), "maxTokens must be a positive integer", erasAll, stReq, "schema CreateMessageRequestParams.maxTokens; S0728 §Sampling Parameters; V2"},
+	{string(ruleContentEra), "Invalid message content", erasAll, stBoth, "schema-2024-11-05 SamplingMessage (one block); schema-2025-11-25 SamplingMessage (block or array); V4"},
+	{string(ruleBlockType), "Content type not allowed", erasAll, stBoth, "schema-2024-11-05, schema-2025-03-26 SamplingMessage; schema-2025-11-25 SamplingMessageContentBlock, ContentBlock; V3"},
+	{string(ruleBlock), "Invalid content block", erasAll, stBoth, "schema TextContent, ImageContent, AudioContent"},
+	{string(ruleBase64), "Invalid base64 data", erasAll, stBoth, "schema ImageContent.data, AudioContent.data (@format byte); V10"},
+	{string(ruleMimeType), "Invalid mimeType", erasAll, stBoth, "schema ImageContent.mimeType, AudioContent.mimeType; V10"},
+	{string(ruleAnnotations), "Invalid annotations", erasAll, stBoth, "schema-2024-11-05 Annotated; schema-2025-03-26 Annotations"},
+	{string(ruleToolUse), "Invalid tool_use block", erasTools, stBoth, "schema-2025-11-25 ToolUseContent; V9"},
+	{string(ruleToolResult), "Invalid tool_result block", erasTools, stReq, "schema-2025-11-25 ToolResultContent; schema-2026-07-28 ToolResultContent.structuredContent"},
+	{string(ruleResource), "Invalid resource content", erasTools, stReq, "schema-2025-11-25 ResourceLink, EmbeddedResource, TextResourceContents, BlobResourceContents"},
+	{string(rulePairing), "Tool result missing in request", erasTools, stReq, "S1125 §Message Content Constraints; S1125 §Error Handling; V8"},
+	{string(ruleMixed), "Tool results mixed with other content", erasTools, stReq, "S1125 §Message Content Constraints; S1125 §Error Handling; V7"},
+	{string(ruleDuplicateID), "Duplicate tool use id", erasTools, stBoth, "schema-2025-11-25 ToolUseContent.id, ToolResultContent.toolUseId; V8, V9"},
+	{string(ruleToolRole), "Tool content in the wrong role", erasTools, stReq, "S1125 §Message Roles"},
+	{string(ruleUnknownTool), "Tool use names an unknown tool", erasTools, stBoth, "schema-2025-11-25 ToolUseContent.name; DESIGN §3 tool pairing; V9, C1"},
+	{string(ruleToolsCapability), "Sampling tools capability not declared", erasTools, stReq, "S1125 §Tools in Sampling; schema-2025-11-25 CreateMessageRequestParams.tools, .toolChoice; V5"},
+	{string(ruleTools), "Invalid tools", erasTools, stReq, "schema-2025-11-25 Tool"},
+	{string(ruleToolChoice), "Invalid toolChoice", erasTools, stReq, "schema-2025-11-25 ToolChoice; S1125 §Tool Choice Modes; V10"},
+	{string(ruleIncludeContext), "Invalid includeContext", erasAll, stReq, "schema CreateMessageRequestParams.includeContext; V6"},
+	{string(ruleContextCap), "Sampling context capability not declared", erasAll, stReq, "schema-2025-11-25 ClientCapabilities.sampling.context; DESIGN §3; V6"},
+	{string(ruleModelPrefs), "Invalid modelPreferences", erasAll, stReq, "schema ModelPreferences, ModelHint; V10"},
+	{string(ruleUnknownKey), "Unknown field", erasAll, stBoth, "DESIGN §3 unknown keys rejected; the schema of the era"},
+	{string(ruleSystemPrompt), "systemPrompt must be a string", erasAll, stReq, "schema CreateMessageRequestParams.systemPrompt"},
+	{string(ruleTemperature), "temperature must be a number", erasAll, stReq, "schema CreateMessageRequestParams.temperature"},
+	{string(ruleStopSequences), "stopSequences must be an array of strings", erasAll, stReq, "schema CreateMessageRequestParams.stopSequences"},
+	{string(ruleMetadata), "metadata must be an object", erasAll, stReq, "schema CreateMessageRequestParams.metadata"},
+	{string(ruleMeta), "_meta must be an object", erasAll, stBoth, "schema Request.params._meta, Result._meta; schema-2025-06-18 TextContent._meta; schema-2025-11-25 MetaObject"},
+	{string(ruleTask), "Invalid task", erasTask, stReq, "schema-2025-11-25 TaskAugmentedRequestParams.task, TaskMetadata"},
+	{string(ruleResultRole), "Completion role must be assistant", erasAll, stRes, "schema CreateMessageResult; S1125 §Message Roles; C1"},
+	{string(ruleResultModel), "Completion model must be a non-empty string", erasAll, stRes, "schema CreateMessageResult.model; DESIGN §3 result rules; C1"},
+	{string(ruleResultToolUse), "Tool use not allowed by the request", erasTools, stRes, "S1125 §Tool Choice Modes (none); DESIGN §3 result rules; C1"},
+	{string(ruleResultRequired), "Tool use required by the request", erasTools, stRes, "S1125 §Tool Choice Modes (required); DESIGN §3 result rules; C1"},
+	{string(ruleStopReason), "Invalid stopReason", erasAll, stRes, "schema-2025-11-25 CreateMessageResult.stopReason; DESIGN §3 result rules; C2"},
 }
 
 // ruleIndex finds a rule by id; built once from ruleTable.

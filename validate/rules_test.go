@@ -39,6 +39,10 @@ func TestRulesTable(t *testing.T) {
 		if r.Title == "" || r.Eras == "" || r.Source == "" {
 			t.Errorf("rule %q has an empty field: %+v", r.ID, r)
 		}
+		if r.Stages != stReq && r.Stages != stRes && r.Stages != stBoth {
+			t.Errorf("rule %q: stages %q, want %q, %q or %q", r.ID, r.Stages, stReq, stRes, stBoth)
+		}
+		erasOf(t, r) // fails on a malformed era list
 		if strings.ContainsAny(r.Title, "\n\"") || len(r.Title) > 60 {
 			t.Errorf("rule %q: title %q should be one short plain phrase", r.ID, r.Title)
 		}
