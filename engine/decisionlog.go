@@ -1,14 +1,17 @@
 package engine
 
 import (
+	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"io"
 	"sync"
 	"time"
 )
+
+// decisionPath is the decision's path in OPA's terms, as the log names it.
+const decisionPath = "mcpxfw/decision"
 
 // decisionLog writes one JSON line per decision in OPA's decision-log
 // (EventV1) shape, so existing OPA tooling can read it. Prompt and
@@ -18,13 +21,21 @@ type decisionLog struct {
 	mu      sync.Mutex
 	w       io.Writer
 	content bool
-	salt    []byte
+	// macs holds keyed HMAC states for digest: keying one costs two hash
+	// blocks, and a decision digests every text it carries.
+	macs sync.Pool
 }
 
-func newDecisionLog(w io.Writer, includeContent bool) *decisionLog {
-	salt := make([]byte, 16)
-	_, _ = rand.Read(salt)
-	return &decisionLog{w: w, content: includeContent, salt: salt}
+// newDecisionLog writes to w (nil: nowhere). A nil salt gets a random one,
+// so digests correlate within this process only.
+func newDecisionLog(w io.Writer, includeContent bool, salt []byte) *decisionLog {
+	if salt == nil {
+		salt = make([]byte, logSaltBytes)
+		_, _ = rand.Read(salt)
+	}
+	d := &decisionLog{w: w, content: includeContent}
+	d.macs.New = func() any { return hmac.New(sha256.New, salt) }
+	return d
 }
 
 // event is the subset of OPA's EventV1 that mcpx-fw fills in.
@@ -35,29 +46,18 @@ type event struct {
 	Result     any               `json:"result"`
 	Timestamp  time.Time         `json:"timestamp"`
 	Labels     map[string]string `json:"labels"`
+	Metrics    map[string]int64  `json:"metrics,omitempty"`
 	Masked     []string          `json:"masked,omitempty"`
 	Error      string            `json:"error,omitempty"`
 }
 
-func (d *decisionLog) write(v Verdict, input map[string]any, revision string) {
+// write logs one decision. It is called for every decision, including those
+// of cancelled requests; a failed write is dropped, never retried inline.
+func (d *decisionLog) write(v Verdict, input map[string]any, revision string, metrics map[string]int64) {
 	if d == nil || d.w == nil {
 		return
 	}
-	ev := event{
-		DecisionID: v.DecisionID,
-		Path:       "mcpxfw/decision",
-		Input:      input,
-		Result:     v,
-		Timestamp:  time.Now().UTC(),
-		Labels:     map[string]string{"policy_revision": revision, "stage": string(v.Stage)},
-	}
-	if v.Err != nil {
-		ev.Error = v.Err.Error()
-	}
-	if !d.content {
-		ev.Input, ev.Masked = d.mask(input), maskedPaths
-	}
-	line, err := json.Marshal(ev)
+	line, err := json.Marshal(d.event(v, input, revision, metrics))
 	if err != nil {
 		return
 	}
@@ -66,48 +66,21 @@ func (d *decisionLog) write(v Verdict, input map[string]any, revision string) {
 	_, _ = d.w.Write(append(line, '\n'))
 }
 
-// maskedPaths names what mask replaces, as OPA's "masked" field does.
-var maskedPaths = []string{"/input/request", "/input/result", "/input/facts/texts"}
-
-// textKeys are the keys whose string values are people's words.
-var textKeys = map[string]bool{"text": true, "systemPrompt": true, "data": true, "texts": true}
-
-func (d *decisionLog) mask(v any) any {
-	switch t := v.(type) {
-	case map[string]any:
-		out := make(map[string]any, len(t))
-		for k, val := range t {
-			if textKeys[k] {
-				out[k] = d.digestAll(val)
-			} else {
-				out[k] = d.mask(val)
-			}
-		}
-		return out
-	case []any:
-		out := make([]any, len(t))
-		for i, val := range t {
-			out[i] = d.mask(val)
-		}
-		return out
+func (d *decisionLog) event(v Verdict, input map[string]any, revision string, metrics map[string]int64) event {
+	ev := event{
+		DecisionID: v.DecisionID,
+		Path:       decisionPath,
+		Input:      input,
+		Result:     v,
+		Timestamp:  time.Now().UTC(),
+		Labels:     map[string]string{"policy_revision": revision, "stage": string(v.Stage)},
+		Metrics:    metrics,
 	}
-	return v
-}
-
-// digestAll replaces every string under v with its salted digest.
-func (d *decisionLog) digestAll(v any) any {
-	switch t := v.(type) {
-	case string:
-		h := sha256.New()
-		h.Write(d.salt)
-		h.Write([]byte(t))
-		return "sha256:" + hex.EncodeToString(h.Sum(nil)[:12])
-	case []any:
-		out := make([]any, len(t))
-		for i, val := range t {
-			out[i] = d.digestAll(val)
-		}
-		return out
+	if v.Err != nil {
+		ev.Error = v.Err.Error()
 	}
-	return d.mask(v)
+	if !d.content {
+		ev.Input, ev.Masked = d.masker().mask(input), maskedPaths
+	}
+	return ev
 }

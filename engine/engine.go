@@ -2,8 +2,6 @@ package engine
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"io"
 	"sync/atomic"
 	"time"
@@ -24,32 +22,55 @@ type Config struct {
 	// IncludeContent keeps prompt and completion text in the decision log
 	// instead of salted digests.
 	IncludeContent bool
+	// LogSalt keys the digests that replace text in the decision log (see
+	// LoadLogSalt). Default: a random salt per process, so digests then
+	// correlate within one process only.
+	LogSalt []byte
+	// UsageWindows are named sliding windows input.usage reports besides
+	// DefaultUsageWindows (minute and hour, always there). Default none.
+	UsageWindows map[string]time.Duration
 }
 
 // Engine turns sampling requests and results into Verdicts. It is safe for
 // concurrent use.
 type Engine struct {
-	policy  atomic.Pointer[Policy]
-	store   *review.Store
-	log     *zap.Logger
-	dlog    *decisionLog
-	timeout time.Duration
-	limits  validate.Limits
+	policy    atomic.Pointer[Policy]
+	policyCfg PolicyConfig // what Watch reloads
+	store     *review.Store
+	log       *zap.Logger
+	dlog      *decisionLog
+	timeout   time.Duration
+	limits    validate.Limits
+	usageRead *review.UsageReader // nil without a store
+
+	// reloaded, when set (by tests), hears about every reload attempt.
+	reloaded func(revision string, err error)
 }
 
 // New loads and compiles the policy; an engine never starts without one.
 func New(ctx context.Context, cfg Config, store *review.Store, log *zap.Logger) (*Engine, error) {
+	windows, err := UsageWindows(cfg.UsageWindows)
+	if err != nil {
+		return nil, err
+	}
 	p, err := LoadPolicy(ctx, cfg.Policy)
 	if err != nil {
 		return nil, err
 	}
 	e := &Engine{
-		store:   store,
-		log:     log.Named("engine"),
-		dlog:    newDecisionLog(cfg.DecisionLog, cfg.IncludeContent),
-		timeout: cfg.ReviewTimeout,
-		limits:  cfg.Limits,
+		policyCfg: cfg.Policy,
+		store:     store,
+		log:       log.Named("engine"),
+		dlog:      newDecisionLog(cfg.DecisionLog, cfg.IncludeContent, cfg.LogSalt),
+		timeout:   cfg.ReviewTimeout,
+		limits:    cfg.Limits,
 	}
+	if store != nil {
+		if e.usageRead, err = store.UsageReader(ctx, windows); err != nil {
+			return nil, err
+		}
+	}
+	p.warm(ctx)
 	e.policy.Store(p)
 	e.log.Info("policy loaded", zap.String("revision", p.Revision()), zap.String("dir", cfg.Policy.Dir))
 	return e, nil
@@ -72,13 +93,17 @@ func (e *Engine) Decide(ctx context.Context, s Sampling) Verdict {
 // request that breaks a rule is recorded as a blocker and Screen returns
 // false; a clean one returns true and goes on to Decide once decoded.
 func (e *Engine) Screen(ctx context.Context, s Sampling) (Verdict, bool) {
-	req, violations := validate.Request(s.Params, validate.Options{Era: s.Server.Protocol, Caps: s.Caps, Limits: e.limits})
+	req, violations := validate.Request(s.Params, e.options(s))
 	if len(violations) == 0 {
 		return Verdict{}, true
 	}
-	v := Verdict{Outcome: OutcomeBlocker, DecisionID: newDecisionID(), Stage: StageRequest, Violations: violations}
-	e.record(ctx, v, s, buildInput(StageRequest, s, req, nil, nil))
-	return v, false
+	a := assessment{
+		verdict: Verdict{Outcome: OutcomeBlocker, DecisionID: newDecisionID(), Stage: StageRequest, Violations: violations},
+		input:   buildInput(StageRequest, s, req, nil, nil, nil),
+		request: req,
+	}
+	e.commit(ctx, &a, s, nil, true)
+	return a.verdict, false
 }
 
 // Check judges the host's completion before the upstream sees it.
@@ -98,91 +123,36 @@ func (e *Engine) Reconsider(ctx context.Context, s Sampling, result []byte, a Ap
 	return e.judge(ctx, stage, s, result, &a)
 }
 
-// judge is the one check point: validate, decide, queue, record.
+// Preview decides as Decide (stage request) or Check (stage result) would,
+// through the same code, but records nothing, queues nothing and writes no
+// log: it is what `mcpx-fw policy eval` shows. usage replaces the store's
+// reading when not nil. It returns the input document the policy saw.
+func (e *Engine) Preview(ctx context.Context, stage Stage, s Sampling, result []byte, usage Usage) (Verdict, map[string]any) {
+	a := e.assess(ctx, stage, s, result, nil, usage)
+	return a.verdict, a.input
+}
+
+// judge is the one check point: assess (validate, read usage, evaluate),
+// then commit (queue, record, log).
 func (e *Engine) judge(ctx context.Context, stage Stage, s Sampling, result []byte, a *Approval) Verdict {
-	v := Verdict{DecisionID: newDecisionID(), Stage: stage}
-	input, violations := e.validated(stage, s, result, a)
-	switch {
-	case len(violations) > 0:
-		v.Outcome, v.Violations = OutcomeBlocker, violations
-	default:
-		e.evaluate(ctx, &v, input, a != nil)
-	}
-	if v.Outcome == OutcomeEscalate {
-		e.enqueue(ctx, &v, s, result)
-	}
-	e.record(ctx, v, s, input)
-	return v
+	as := e.assess(ctx, stage, s, result, a, nil)
+	e.commit(ctx, &as, s, result, a == nil)
+	return as.verdict
 }
 
-// validated runs structural validation for the stage and, when it passes,
-// builds the policy input.
-func (e *Engine) validated(stage Stage, s Sampling, result []byte, a *Approval) (map[string]any, []validate.Violation) {
-	opts := validate.Options{Era: s.Server.Protocol, Caps: s.Caps, Limits: e.limits}
-	req, violations := validate.Request(s.Params, opts)
-	if len(violations) > 0 {
-		return buildInput(stage, s, req, nil, a), violations
-	}
-	var res validate.Document
-	if stage == StageResult {
-		res, violations = validate.Result(result, req, opts)
-	}
-	return buildInput(stage, s, req, res, a), violations
+// options are the validation options for s.
+func (e *Engine) options(s Sampling) validate.Options {
+	return validate.Options{Era: s.Server.Protocol, Caps: s.Caps, Limits: e.limits}
 }
 
-// evaluate runs the policy and fills the verdict. An approved escalation
-// that the policy still wants reviewed is an error: nobody can approve twice.
-func (e *Engine) evaluate(ctx context.Context, v *Verdict, input map[string]any, approved bool) {
-	d, err := e.policy.Load().Evaluate(ctx, input)
-	if err != nil {
-		v.Outcome, v.Err = OutcomeError, fmt.Errorf("policy evaluation failed: %w", err)
-		v.Reasons = []Reason{{Code: "policy-error", Message: "policy evaluation failed"}}
-		return
-	}
-	v.Outcome = d.Outcome
-	switch d.Outcome {
-	case OutcomeBlocker:
-		v.Reasons = d.Deny
-	case OutcomeEscalate:
-		v.Reasons = d.Review
-	}
-	if approved && v.Outcome == OutcomeEscalate {
-		v.Outcome, v.Err = OutcomeError, fmt.Errorf("policy asked for review of an approved item")
-		v.Reasons = append(v.Reasons, Reason{Code: "review-after-approval", Message: "policy asked for review again after approval"})
-	}
+// newVerdict starts a verdict that has not been decided yet: its zero
+// outcome is an error, so a path that forgets to decide fails closed.
+func newVerdict(stage Stage) Verdict {
+	return Verdict{DecisionID: newDecisionID(), Stage: stage}
 }
 
-// enqueue opens the review item for an escalation. If the store fails the
-// verdict becomes an error: an escalation nobody can see must not wait.
-func (e *Engine) enqueue(ctx context.Context, v *Verdict, s Sampling, result []byte) {
-	meta, err := json.Marshal(s)
-	if err != nil {
-		v.Outcome, v.Err = OutcomeError, fmt.Errorf("encode review context: %w", err)
-		return
-	}
-	it, err := e.store.Add(ctx, review.Item{
-		DecisionID: v.DecisionID,
-		Server:     s.Server.Name,
-		Label:      s.Server.Label,
-		Stage:      string(v.Stage),
-		Era:        s.Server.Protocol,
-		Reasons:    toReviewReasons(v.Reasons),
-		Request:    json.RawMessage(s.Params),
-		Result:     json.RawMessage(result),
-		Context:    meta,
-	}, e.timeout)
-	if err != nil {
-		v.Outcome, v.Err = OutcomeError, fmt.Errorf("open review: %w", err)
-		v.Reasons = append(v.Reasons, Reason{Code: "store-error", Message: "review queue unavailable"})
-		return
-	}
-	v.ReviewID = it.ID
-}
-
-func toReviewReasons(rs []Reason) []review.Reason {
-	out := make([]review.Reason, len(rs))
-	for i, r := range rs {
-		out[i] = review.Reason{Code: r.Code, Message: r.Message}
-	}
-	return out
+// failed makes v an error verdict with one reason.
+func failed(v *Verdict, code, message string, err error) {
+	v.Outcome, v.Err = OutcomeError, err
+	v.Reasons = append(v.Reasons, Reason{Code: code, Message: message})
 }

@@ -54,10 +54,12 @@ type Sampling struct {
 }
 
 // buildInput assembles the policy input document. It is the single
-// definition of that document's shape (see policies/README.md); values are
-// JSON-shaped (maps, slices, strings, json.Number) so OPA converts them
-// without a reflection round trip.
-func buildInput(stage Stage, s Sampling, request, result validate.Document, approval *Approval) map[string]any {
+// definition of that document's shape (see policies/README.md and
+// policies/schemas/input.json); values are JSON-shaped (maps, slices,
+// strings, json.Number, ints) so OPA converts them without a reflection
+// round trip. usage is nil when the policy will not run (a request blocked
+// by validation), and the document then says {}.
+func buildInput(stage Stage, s Sampling, request, result validate.Document, approval *Approval, usage Usage) map[string]any {
 	in := map[string]any{
 		"version":    InputVersion,
 		"stage":      string(stage),
@@ -67,7 +69,7 @@ func buildInput(stage Stage, s Sampling, request, result validate.Document, appr
 		"request":    request,
 		"result":     nil,
 		"facts":      factsOf(request),
-		"usage":      map[string]any{},
+		"usage":      usage.document(),
 		"approval":   nil,
 		"violations": []any{},
 	}

@@ -68,7 +68,8 @@ func LoadPolicy(ctx context.Context, cfg PolicyConfig) (*Policy, error) {
 }
 
 // prepareDecision compiles the modules in strict mode inside the network-free
-// sandbox and prepares the decision query once.
+// sandbox, type-checked against the directory's input schema when it has
+// one, and prepares the decision query once.
 func prepareDecision(ctx context.Context, cfg PolicyConfig, files *loader.Result) (rego.PreparedEvalQuery, error) {
 	if err := requireDecision(cfg.Dir, files); err != nil {
 		return rego.PreparedEvalQuery{}, err
@@ -77,11 +78,16 @@ func prepareDecision(ctx context.Context, cfg PolicyConfig, files *loader.Result
 	if err != nil {
 		return rego.PreparedEvalQuery{}, err
 	}
+	schemas, err := policySchemas(cfg.Dir)
+	if err != nil {
+		return rego.PreparedEvalQuery{}, err
+	}
 	store, err := policyStore(files.Documents, cfg.Data)
 	if err != nil {
 		return rego.PreparedEvalQuery{}, err
 	}
-	query, err := rego.New(decisionOptions(files, store, caps)...).PrepareForEval(ctx)
+	opts := append(decisionOptions(files, store, caps), rego.Schemas(schemas))
+	query, err := rego.New(opts...).PrepareForEval(ctx)
 	if compileErrs, ok := errors.AsType[ast.Errors](err); ok {
 		// Drop OPA's "bundle activation failed" wrapper: the file:line
 		// messages underneath are what the operator needs.
@@ -117,16 +123,30 @@ func (p *Policy) Revision() string { return p.revision }
 // turns it into OutcomeError, which fails closed and stays distinguishable
 // from a deny.
 func (p *Policy) Evaluate(ctx context.Context, input map[string]any) (PolicyDecision, error) {
-	value, err := ast.InterfaceToValue(input)
-	if err != nil {
-		return PolicyDecision{}, fmt.Errorf("policy input: %w", err)
-	}
+	return p.evaluate(ctx, input, &timings{})
+}
+
+// evaluate is Evaluate, noting how long evaluation took. The input is
+// handed to OPA as a lazy object, converted to OPA's values only where a
+// rule reads it: the shipped rules read facts and a few request fields, so
+// the messages themselves are never converted. rego.EvalInput would instead
+// copy the whole map through JSON and convert all of it, on every call.
+func (p *Policy) evaluate(ctx context.Context, input map[string]any, t *timings) (d PolicyDecision, err error) {
 	ctx, cancel := context.WithTimeout(ctx, p.timeout)
 	defer cancel()
 	if err := ctx.Err(); err != nil {
 		return PolicyDecision{}, fmt.Errorf("policy evaluation: %w", err)
 	}
-	rs, err := p.query.Eval(ctx, rego.EvalParsedInput(value))
+	defer func() {
+		// A lazy object converts as the policy reads, and panics on a value
+		// it cannot convert; that is a policy error, never a crash or a pass.
+		if r := recover(); r != nil {
+			d, err = PolicyDecision{}, fmt.Errorf("policy input: %v", r)
+		}
+	}()
+	start := time.Now()
+	rs, err := p.query.Eval(ctx, rego.EvalParsedInput(ast.LazyObject(input)))
+	t.eval = time.Since(start)
 	if err != nil {
 		return PolicyDecision{}, evalError(ctx, p.timeout, err)
 	}

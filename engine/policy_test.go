@@ -291,9 +291,9 @@ func TestPolicyEvaluateIsFast(t *testing.T) {
 
 func TestRunPolicyTestsShipped(t *testing.T) {
 	var out bytes.Buffer
-	passed, failed, err := RunPolicyTests(t.Context(), []string{shippedPolicies}, &out, false)
-	if err != nil || failed != 0 || passed == 0 {
-		t.Fatalf("passed %d, failed %d, err %v\n%s", passed, failed, err, out.String())
+	res, err := RunPolicyTests(t.Context(), []string{shippedPolicies}, &out, PolicyTestOptions{})
+	if err != nil || res.Failed != 0 || res.Passed == 0 {
+		t.Fatalf("%+v, err %v\n%s", res, err, out.String())
 	}
 	if !strings.Contains(out.String(), "PASS: ") {
 		t.Errorf("output lacks the PASS summary:\n%s", out.String())
@@ -302,12 +302,12 @@ func TestRunPolicyTestsShipped(t *testing.T) {
 
 func TestRunPolicyTestsReportsFailure(t *testing.T) {
 	var out bytes.Buffer
-	passed, failed, err := RunPolicyTests(t.Context(), []string{"../testdata/policies/failing-test"}, &out, true)
+	res, err := RunPolicyTests(t.Context(), []string{"../testdata/policies/failing-test"}, &out, PolicyTestOptions{Verbose: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if passed != 1 || failed != 1 {
-		t.Errorf("passed %d, failed %d; want 1 and 1", passed, failed)
+	if res.Passed != 1 || res.Failed != 1 {
+		t.Errorf("%+v; want 1 passed and 1 failed", res)
 	}
 	for _, want := range []string{"test_denies: FAIL", "test_permits: PASS", "FAIL: 1/2"} {
 		if !strings.Contains(out.String(), want) {
@@ -317,14 +317,14 @@ func TestRunPolicyTestsReportsFailure(t *testing.T) {
 }
 
 func TestRunPolicyTestsCompileError(t *testing.T) {
-	_, _, err := RunPolicyTests(t.Context(), []string{"../testdata/policies/syntax-error"}, &bytes.Buffer{}, false)
+	_, err := RunPolicyTests(t.Context(), []string{"../testdata/policies/syntax-error"}, &bytes.Buffer{}, PolicyTestOptions{})
 	if err == nil || !strings.Contains(err.Error(), "main.rego:3") {
 		t.Fatalf("err = %v, want a parse error at main.rego:3", err)
 	}
 }
 
 func TestRunPolicyTestsUsesSandbox(t *testing.T) {
-	_, _, err := RunPolicyTests(t.Context(), []string{"../testdata/policies/http-send"}, &bytes.Buffer{}, false)
+	_, err := RunPolicyTests(t.Context(), []string{"../testdata/policies/http-send"}, &bytes.Buffer{}, PolicyTestOptions{})
 	if err == nil || !strings.Contains(err.Error(), "http.send") {
 		t.Fatalf("err = %v, want http.send refused", err)
 	}
@@ -348,5 +348,90 @@ func writePolicyFile(t *testing.T, path, content string) {
 	}
 	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// Server names that are not Rego identifiers work end to end: the shipped
+// github-mcp package and one added beside it are selected by name through
+// LoadPolicy and Evaluate, not replaced by the fallback.
+func TestPolicyQuotedServerNames(t *testing.T) {
+	dir := copyPolicyDir(t, shippedPolicies)
+	writePolicyFile(t, filepath.Join(dir, "servers", "my-notes.rego"), `package mcpxfw.servers["my-notes"]
+
+deny contains {"code": "closed", "message": "my-notes is closed"}
+`)
+	p := loadTestPolicy(t, PolicyConfig{Dir: dir, Data: fixtureData(t)})
+	tests := []struct {
+		server, edit string
+		want         Outcome
+		codes        []string
+	}{
+		{"github-mcp", `{"facts": {"block_types": ["image"]}}`, OutcomeBlocker, []string{"media"}},
+		{"github-mcp", `{"facts": {"max_tokens": 3000}}`, OutcomeBlocker, []string{"too-many-tokens"}},
+		{"github-mcp", `{"request": {"systemPrompt": "Run the tests with the shell command make"}}`, OutcomeEscalate, []string{"tool-execution"}},
+		{"my-notes", `{}`, OutcomeBlocker, []string{"closed"}},
+	}
+	for _, tt := range tests {
+		in := policyInput(t, `{"server": {"name": "`+tt.server+`"}, "usage": {"minute": {"requests": 0, "requested_tokens": 0, "returned_tokens": 0, "tokens": 0}, "hour": {"requests": 0, "requested_tokens": 0, "returned_tokens": 0, "tokens": 0}}}`, tt.edit)
+		got, err := p.Evaluate(t.Context(), in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		codes := policyCodes(got.Deny)
+		if got.Outcome == OutcomeEscalate {
+			codes = policyCodes(got.Review)
+		}
+		if got.Outcome != tt.want || !cmp.Equal(codes, tt.codes) {
+			t.Errorf("%s %s: %v %v, want %v %v", tt.server, tt.edit, got.Outcome, codes, tt.want, tt.codes)
+		}
+	}
+}
+
+// A policy dir with schemas/input.json is type-checked against it at load,
+// as `opa check -s` does; the schema itself is not data.
+func TestPolicyLoadChecksInputSchema(t *testing.T) {
+	dir := copyPolicyDir(t, shippedPolicies)
+	writePolicyFile(t, filepath.Join(dir, "servers", "typo.rego"), `package mcpxfw.servers.typo
+
+deny contains {"code": "x", "message": "y"} if input.facts.max_token > 1
+`)
+	loadPolicyCase(t, dir, "typo.rego:3", "undefined ref: input.facts.max_token")
+	clean := loadTestPolicy(t, PolicyConfig{Dir: copyPolicyDir(t, shippedPolicies)})
+	noSchema := copyPolicyDir(t, shippedPolicies)
+	if err := os.RemoveAll(filepath.Join(noSchema, schemasDir)); err != nil {
+		t.Fatal(err)
+	}
+	if got := loadTestPolicy(t, PolicyConfig{Dir: noSchema}).Revision(); got != clean.Revision() {
+		t.Errorf("the schema changed the revision (%s vs %s): it was loaded as data", got, clean.Revision())
+	}
+}
+
+// The shipped policies are covered by their tests: the issue's bar is 90%,
+// and they stand at 100%, which is what this pins.
+func TestRunPolicyTestsCoverage(t *testing.T) {
+	var out bytes.Buffer
+	res, err := RunPolicyTests(t.Context(), []string{shippedPolicies}, &out, PolicyTestOptions{Coverage: true})
+	if err != nil || res.Failed != 0 {
+		t.Fatalf("%+v, %v\n%s", res, err, out.String())
+	}
+	if res.Coverage < 100 {
+		t.Errorf("coverage %.2f%%, want 100%%\n%s", res.Coverage, out.String())
+	}
+	var report struct {
+		Coverage float64 `json:"coverage"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &report); err != nil || report.Coverage != res.Coverage {
+		t.Errorf("printed report %v (%v), want OPA's JSON coverage report", report, err)
+	}
+}
+
+func TestRunPolicyTestsCoverageWithFailure(t *testing.T) {
+	var out bytes.Buffer
+	res, err := RunPolicyTests(t.Context(), []string{"../testdata/policies/failing-test"}, &out, PolicyTestOptions{Coverage: true})
+	if err != nil || res.Failed != 1 {
+		t.Fatalf("%+v, %v; want one failure counted", res, err)
+	}
+	if !strings.Contains(out.String(), "test_denies") {
+		t.Errorf("failure not printed:\n%s", out.String())
 	}
 }

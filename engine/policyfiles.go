@@ -30,7 +30,8 @@ var policyExtensions = []string{".rego", ".json", ".yaml", ".yml"}
 
 // policyFilter is the loader filter (true means skip) for policy
 // directories: hidden entries, files of other kinds, the capabilities
-// document at the top (configuration, not data) and, unless withTests,
+// document and the schemas folder at the top (configuration, not data) and,
+// unless withTests,
 // *_test.rego files, which must never decide a live request.
 func policyFilter(withTests bool) loader.Filter {
 	return func(_ string, info fs.FileInfo, depth int) bool {
@@ -39,6 +40,8 @@ func policyFilter(withTests bool) loader.Filter {
 		case depth == 0:
 			return false
 		case strings.HasPrefix(name, "."):
+			return true
+		case depth == 1 && name == schemasDir && info.IsDir():
 			return true
 		case info.IsDir():
 			return false

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/open-policy-agent/opa/v1/ast"
+	"github.com/open-policy-agent/opa/v1/cover"
 	"github.com/open-policy-agent/opa/v1/storage"
 	"github.com/open-policy-agent/opa/v1/tester"
 	"github.com/open-policy-agent/opa/v1/topdown"
@@ -18,39 +19,81 @@ import (
 // policyTestTimeout bounds one Rego test, as `opa test` does by default.
 const policyTestTimeout = 5 * time.Second
 
+// PolicyTestOptions are the `opa test` flags `mcpx-fw policy test` offers.
+type PolicyTestOptions struct {
+	// Verbose lists every test and its notes (opa test -v).
+	Verbose bool
+	// Coverage prints OPA's JSON coverage report instead of the test list
+	// (opa test --coverage).
+	Coverage bool
+}
+
+// PolicyTestResult counts what ran. Coverage is the percentage of policy
+// lines the tests evaluated, when Coverage was asked for.
+type PolicyTestResult struct {
+	Passed, Failed int
+	Coverage       float64
+}
+
 // RunPolicyTests runs the test_* rules under dirs with OPA's own test
-// runner and prints the results as `opa test` does (-v when verbose), so an
-// operator sees the same thing from `mcpx-fw policy test` and stock
-// `opa test`. It compiles with the capabilities LoadPolicy uses (the first
-// dir's capabilities.json, minus the network builtins), so a policy that
-// reaches for the network fails here as it would in serve. err reports only
-// what stopped the tests from running (a parse or compile error); failing
-// tests are counted in failed.
-func RunPolicyTests(ctx context.Context, dirs []string, w io.Writer, verbose bool) (passed, failed int, err error) {
+// runner and prints the results as `opa test` does, so an operator sees the
+// same thing from `mcpx-fw policy test` and stock `opa test`. It compiles
+// with the capabilities LoadPolicy uses (the first dir's capabilities.json,
+// minus the network builtins), so a policy that reaches for the network
+// fails here as it would in serve. err reports only what stopped the tests
+// from running (a parse or compile error); failing tests are counted.
+func RunPolicyTests(ctx context.Context, dirs []string, w io.Writer, opts PolicyTestOptions) (PolicyTestResult, error) {
 	if len(dirs) == 0 {
-		return 0, 0, errors.New("policy test: no policy directory given")
+		return PolicyTestResult{}, errors.New("policy test: no policy directory given")
 	}
 	caps, err := policyCapabilities(dirs[0])
 	if err != nil {
-		return 0, 0, fmt.Errorf("policy test: %w", err)
+		return PolicyTestResult{}, fmt.Errorf("policy test: %w", err)
 	}
 	modules, store, err := tester.LoadWithParserOptions(dirs, policyFilter(true),
 		ast.ParserOptions{RegoVersion: ast.RegoV1, ProcessAnnotation: true, Capabilities: caps})
 	if err != nil {
-		return 0, 0, fmt.Errorf("policy test: %w", err)
+		return PolicyTestResult{}, fmt.Errorf("policy test: %w", err)
 	}
 	txn, err := store.NewTransaction(ctx, storage.WriteParams)
 	if err != nil {
-		return 0, 0, fmt.Errorf("policy test: %w", err)
+		return PolicyTestResult{}, fmt.Errorf("policy test: %w", err)
 	}
 	defer store.Abort(ctx, txn)
-	ch, err := policyTestRunner(ctx, store, txn, caps, verbose).SetModules(modules).RunTests(ctx, txn)
-	if err != nil {
-		return 0, 0, fmt.Errorf("policy test: %w", err)
+	var cov *cover.Cover
+	runner := policyTestRunner(ctx, store, txn, caps, opts.Verbose)
+	if opts.Coverage {
+		cov = cover.New()
+		runner = runner.SetCoverageQueryTracer(cov)
 	}
+	ch, err := runner.SetModules(modules).RunTests(ctx, txn)
+	if err != nil {
+		return PolicyTestResult{}, fmt.Errorf("policy test: %w", err)
+	}
+	return reportPolicyTests(ch, w, opts, cov, modules)
+}
+
+// reportPolicyTests prints results with the reporter `opa test` would use
+// and counts them. A reporter may stop reading early (the coverage one does
+// at the first error), so what it leaves is drained, and counted.
+func reportPolicyTests(ch chan *tester.Result, w io.Writer, opts PolicyTestOptions, cov *cover.Cover, modules map[string]*ast.Module) (PolicyTestResult, error) {
 	var tally policyTestTally
-	err = tester.PrettyReporter{Output: w, Verbose: verbose}.Report(tally.count(ch))
-	return tally.passed, tally.failed, err
+	counted := tally.count(ch)
+	var reporter tester.Reporter = tester.PrettyReporter{Output: w, Verbose: opts.Verbose}
+	if cov != nil {
+		reporter = tester.JSONCoverageReporter{Cover: cov, Modules: modules, Output: w, Verbose: opts.Verbose}
+	}
+	err := reporter.Report(counted)
+	for range counted {
+	}
+	res := PolicyTestResult{Passed: tally.passed, Failed: tally.failed}
+	if cov != nil {
+		res.Coverage = cov.Report(modules).Coverage
+	}
+	if res.Failed > 0 || cov != nil {
+		err = nil // failures are counted; the reporter's error only repeats them
+	}
+	return res, err
 }
 
 // policyTestRunner is configured as `opa test` configures its runner, with

@@ -4,6 +4,8 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
+	"fmt"
 	"time"
 
 	"go.uber.org/zap"
@@ -19,24 +21,88 @@ func newDecisionID() string {
 	return "dc-" + hex.EncodeToString(b[:])
 }
 
-// record writes the decision to the store, the decision log and the
-// service log. Recording failures are logged, never turned into a pass.
-func (e *Engine) record(ctx context.Context, v Verdict, s Sampling, input map[string]any) {
-	ctx = context.WithoutCancel(ctx) // a cancelled request is still recorded
-	err := e.store.RecordDecision(ctx, review.Decision{
+// commit writes a decision: its review item when it escalates, the
+// decision row and its usage in one store transaction; then the decision
+// log and the service log. An escalation the store cannot queue becomes an
+// error (an item nobody can see must not wait), and that error is recorded
+// in its place. Other recording failures are logged, never turned into a
+// pass. fresh is false for a reconsideration, which charges no usage.
+func (e *Engine) commit(ctx context.Context, as *assessment, s Sampling, result []byte, fresh bool) {
+	v := &as.verdict
+	opened, err := e.store.Commit(ctx, e.entry(as, s, result, fresh))
+	switch {
+	case err != nil && v.Outcome == OutcomeEscalate:
+		failed(v, "store-error", "review queue unavailable", fmt.Errorf("open review: %w", err))
+		_, err = e.store.Commit(ctx, e.entry(as, s, result, fresh))
+	case err == nil:
+		v.ReviewID = opened.ID
+	}
+	if err != nil {
+		e.log.Error("record decision", zap.String("decision_id", v.DecisionID), zap.Error(err))
+	}
+	e.dlog.write(*v, as.input, e.Revision(), as.timings.metrics())
+	e.logVerdict(*v, s)
+}
+
+// entry is what the store keeps for a decision. An escalation whose review
+// context cannot be encoded fails closed here, before anything is written.
+func (e *Engine) entry(as *assessment, s Sampling, result []byte, fresh bool) review.Entry {
+	v := &as.verdict
+	var item *review.Item
+	if v.Outcome == OutcomeEscalate {
+		it, err := reviewItem(*v, s, result)
+		if err != nil {
+			failed(v, "store-error", "review queue unavailable", fmt.Errorf("encode review context: %w", err))
+		} else {
+			item = &it
+		}
+	}
+	return review.Entry{
+		Decision:      decisionRow(*v, s),
+		Usage:         charge(v.Stage, fresh, v.Outcome, as.request, as.result, result),
+		Review:        item,
+		ReviewTimeout: e.timeout,
+	}
+}
+
+// reviewItem is the queue item for an escalation; Context keeps what the
+// firewall needs to decide it again after approval.
+func reviewItem(v Verdict, s Sampling, result []byte) (review.Item, error) {
+	meta, err := json.Marshal(s)
+	if err != nil {
+		return review.Item{}, err
+	}
+	return review.Item{
+		Server:  s.Server.Name,
+		Label:   s.Server.Label,
+		Stage:   string(v.Stage),
+		Era:     s.Server.Protocol,
+		Reasons: toReviewReasons(v.Reasons),
+		Request: json.RawMessage(s.Params),
+		Result:  json.RawMessage(result),
+		Context: meta,
+	}, nil
+}
+
+// decisionRow is the store's record of v; violations are listed as reasons
+// so the CLI can say why a blocker was blocked.
+func decisionRow(v Verdict, s Sampling) review.Decision {
+	return review.Decision{
 		ID:        v.DecisionID,
 		Server:    s.Server.Name,
 		Stage:     string(v.Stage),
 		Outcome:   v.Outcome.String(),
 		Reasons:   toReviewReasons(append(append([]Reason{}, v.Reasons...), violationReasons(v)...)),
-		ReviewID:  v.ReviewID,
 		CreatedAt: time.Now(),
-	})
-	if err != nil {
-		e.log.Error("record decision", zap.String("decision_id", v.DecisionID), zap.Error(err))
 	}
-	e.dlog.write(v, input, e.Revision())
-	e.logVerdict(v, s)
+}
+
+func toReviewReasons(rs []Reason) []review.Reason {
+	out := make([]review.Reason, len(rs))
+	for i, r := range rs {
+		out[i] = review.Reason{Code: r.Code, Message: r.Message}
+	}
+	return out
 }
 
 func violationReasons(v Verdict) []Reason {

@@ -21,6 +21,10 @@ type Upstream struct {
 	Command []string          // stdio command and arguments
 	Env     map[string]string // added to the firewall's own environment
 	Dir     string            // working directory; empty for the firewall's
+	// OperatorAnswer lets an operator write completions for this server
+	// (mcpx-fw review answer); sampling is then offered to it even when the
+	// host cannot sample.
+	OperatorAnswer bool
 }
 
 // Config is what the relay needs besides its collaborators.
@@ -44,6 +48,11 @@ type Proxy struct {
 	store *review.Store
 	log   *zap.Logger
 
+	// hostGone is closed when the host's session ends, so that sampling
+	// requests still waiting (on a review, on the host) stop at once and
+	// their reviews are abandoned, instead of holding shutdown until expiry.
+	hostGone chan struct{}
+
 	mu        sync.Mutex
 	host      *mcp.ServerSession
 	hostCaps  *mcp.ClientCapabilities
@@ -59,7 +68,7 @@ func New(cfg Config, eng *engine.Engine, store *review.Store, log *zap.Logger) *
 	if cfg.ConnectTimeout <= 0 {
 		cfg.ConnectTimeout = time.Minute
 	}
-	return &Proxy{cfg: cfg, eng: eng, store: store, log: log.Named("relay")}
+	return &Proxy{cfg: cfg, eng: eng, store: store, log: log.Named("relay"), hostGone: make(chan struct{})}
 }
 
 // ServeStdio serves one host over the given streams (the process's stdin
@@ -71,6 +80,7 @@ func (p *Proxy) ServeStdio(ctx context.Context, in io.ReadCloser, out io.WriteCl
 // serve runs the host-facing server on t and closes every upstream after.
 func (p *Proxy) serve(ctx context.Context, t mcp.Transport) error {
 	defer p.closeUpstreams()
+	defer close(p.hostGone) // runs first: waiting requests end before upstreams close
 	err := p.server().Run(ctx, t)
 	if errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
 		return nil
@@ -87,6 +97,19 @@ func (p *Proxy) server() *mcp.Server {
 	})
 	srv.AddReceivingMiddleware(p.initializeMiddleware, p.forwardMiddleware)
 	return srv
+}
+
+// whileHostLives derives a context that also ends when the host leaves.
+func (p *Proxy) whileHostLives(ctx context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(ctx)
+	go func() {
+		select {
+		case <-p.hostGone:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, cancel
 }
 
 func (p *Proxy) closeUpstreams() {

@@ -11,35 +11,119 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/mcpx-fw/mcpx-fw/engine"
+	"github.com/mcpx-fw/mcpx-fw/engine/review"
 )
 
 // onSampling is the firewall for a sampling request pushed by an upstream
 // (protocol revisions up to 2025-11-25). It reads like the pipeline of
-// DESIGN §2: decide the request, ask the host, check the completion.
-// Every refusal leaves as a *jsonrpc.Error built by wireError, never as a
-// plain Go error (which the SDK would send with code 0).
+// DESIGN §2: decide the request, get a completion (from the host's model,
+// or from an operator), check the completion. Every refusal leaves as a
+// *jsonrpc.Error built by wireError, never as a plain Go error (which the
+// SDK would send with code 0).
 func (p *Proxy) onSampling(ctx context.Context, u *upstream, req *mcp.CreateMessageWithToolsRequest) (*mcp.CreateMessageWithToolsResult, error) {
+	ctx, cancel := p.whileHostLives(ctx)
+	defer cancel()
 	params := forwardable(req.Params)
 	raw, err := json.Marshal(params)
 	if err != nil {
 		return nil, internalError("sampling request could not be encoded")
 	}
-	s := p.sampling(u, raw)
-	if v := p.settle(ctx, s, nil, p.eng.Decide(ctx, s)); v.Outcome != engine.OutcomePass {
-		return nil, wireError(v)
-	}
-	res, err := p.askHost(ctx, params)
+	c, err := p.requestStage(ctx, u, p.sampling(u, raw), params)
 	if err != nil {
 		return nil, err
 	}
-	rawRes, err := json.Marshal(res)
+	res, err := p.completion(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	return p.resultStage(review.WithParent(ctx, c.reviewID), u, c.s, res)
+}
+
+// cleared is a request the firewall let through: the sampling as it will
+// be answered (with the operator's edit in place of the original), the
+// review it went through, and the operator's completion when they wrote one.
+type cleared struct {
+	s        engine.Sampling
+	params   *mcp.CreateMessageWithToolsParams
+	reviewID string
+	answer   []byte
+}
+
+// requestStage decides the request and settles an escalation. A request
+// that passes but that no host can answer waits for an operator's answer
+// when this server allows one.
+func (p *Proxy) requestStage(ctx context.Context, u *upstream, s engine.Sampling, params *mcp.CreateMessageWithToolsParams) (cleared, error) {
+	v := p.eng.Decide(ctx, s)
+	if v.Outcome == engine.OutcomePass && u.cfg.OperatorAnswer && !p.hostCanSample() {
+		v = p.awaitAnswer(ctx, s, v)
+	}
+	st := p.settle(ctx, u, s, nil, v)
+	if st.Outcome != engine.OutcomePass {
+		return cleared{}, wireError(st.Verdict)
+	}
+	c := cleared{s: s, params: params, reviewID: v.ReviewID, answer: st.answer}
+	if st.edited != nil {
+		c.s.Params, c.params = st.edited, new(mcp.CreateMessageWithToolsParams)
+		if err := json.Unmarshal(st.edited, c.params); err != nil {
+			return cleared{}, internalError("edited request could not be decoded")
+		}
+	}
+	return c, nil
+}
+
+// completion is the operator's answer when they wrote one, else the
+// host's model's.
+func (p *Proxy) completion(ctx context.Context, c cleared) (*mcp.CreateMessageWithToolsResult, error) {
+	if c.answer == nil && !p.hostCanSample() {
+		return nil, internalError("no host can answer sampling requests")
+	}
+	if c.answer == nil {
+		return p.askHost(ctx, c.params)
+	}
+	var res mcp.CreateMessageWithToolsResult
+	if err := json.Unmarshal(c.answer, &res); err != nil {
+		return nil, internalError("the operator's answer could not be decoded")
+	}
+	return &res, nil
+}
+
+// resultStage checks the completion and settles a stage-two escalation:
+// nothing reaches the upstream before the operator decides, and what
+// reaches it is their edit when they made one.
+func (p *Proxy) resultStage(ctx context.Context, u *upstream, s engine.Sampling, res *mcp.CreateMessageWithToolsResult) (*mcp.CreateMessageWithToolsResult, error) {
+	raw, err := json.Marshal(res)
 	if err != nil {
 		return nil, internalError("host completion could not be encoded")
 	}
-	if v := p.settle(ctx, s, rawRes, p.eng.Check(ctx, s, rawRes)); v.Outcome != engine.OutcomePass {
-		return nil, wireError(v)
+	st := p.settle(ctx, u, s, raw, p.eng.Check(ctx, s, raw))
+	if st.Outcome != engine.OutcomePass {
+		return nil, wireError(st.Verdict)
 	}
-	return res, nil
+	if st.edited == nil {
+		return res, nil
+	}
+	var edited mcp.CreateMessageWithToolsResult
+	if err := json.Unmarshal(st.edited, &edited); err != nil {
+		return nil, internalError("edited completion could not be decoded")
+	}
+	return &edited, nil
+}
+
+// canonical is an operator's edit or answer as the relay will forward it:
+// decoded into the SDK's type and encoded again, so the bytes the engine
+// judges are the bytes that go out (as forwardable does for requests).
+func canonical(stage engine.Stage, raw []byte) ([]byte, error) {
+	var v any = new(mcp.CreateMessageWithToolsResult)
+	if stage == engine.StageRequest {
+		v = new(mcp.CreateMessageWithToolsParams)
+	}
+	if err := json.Unmarshal(raw, v); err != nil {
+		return nil, err
+	}
+	if params, ok := v.(*mcp.CreateMessageWithToolsParams); ok {
+		v = forwardable(params)
+	}
+	return json.Marshal(v)
 }
 
 // forwardable is the request as it will be sent to the host: the upstream's

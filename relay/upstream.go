@@ -28,26 +28,32 @@ type upstream struct {
 }
 
 // connect starts cfg's command and initializes a session at era. Sampling
-// is advertised only when the host declared it; tools and context only when
-// the host declared those too.
+// is advertised only when someone can answer it: the host, when it
+// declared sampling, or an operator, when cfg.OperatorAnswer is on (then
+// even a host that cannot sample gets the firewall's sampling, answered by
+// `mcpx-fw review answer`). Tools and context only when the host declared
+// those too.
 func (p *Proxy) connect(ctx context.Context, cfg Upstream, era string, host *mcp.ClientCapabilities) (*upstream, error) {
 	u := &upstream{cfg: cfg, era: era, inFlight: map[string]int{}}
 	opts := &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}}
+	offered := host.Sampling != nil || cfg.OperatorAnswer
 	if host.Sampling != nil {
 		u.caps = validate.Capabilities{Tools: host.Sampling.Tools != nil, Context: host.Sampling.Context != nil}
+	}
+	if offered {
 		opts.Capabilities.Sampling = advertised(u.caps)
 		opts.CreateMessageWithToolsHandler = func(ctx context.Context, req *mcp.CreateMessageWithToolsRequest) (*mcp.CreateMessageWithToolsResult, error) {
 			return p.onSampling(ctx, u, req)
 		}
 	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "mcpx-fw", Version: p.cfg.Version}, opts)
-	if host.Sampling == nil {
+	if !offered {
 		client.AddReceivingMiddleware(p.refuseSampling(u))
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), p.cfg.ConnectTimeout)
 	defer cancel()
 	var t mcp.Transport = &mcp.CommandTransport{Command: command(cfg)}
-	if host.Sampling != nil {
+	if offered {
 		t = &guardedTransport{Transport: t, screen: p.screenFor(u)}
 	}
 	cs, err := client.Connect(ctx, t, &mcp.ClientSessionOptions{ProtocolVersion: era})
@@ -58,7 +64,7 @@ func (p *Proxy) connect(ctx context.Context, cfg Upstream, era string, host *mcp
 	u.session = cs // a push can be screened before Connect returns; see reported
 	u.mu.Unlock()
 	p.log.Info("upstream connected", zap.String("server", cfg.Name),
-		zap.String("protocol", cs.InitializeResult().ProtocolVersion), zap.Bool("sampling", host.Sampling != nil))
+		zap.String("protocol", cs.InitializeResult().ProtocolVersion), zap.Bool("sampling", offered))
 	return u, nil
 }
 

@@ -133,3 +133,22 @@ func killOwner(t *testing.T, cfg, id string) {
 		t.Fatal(err)
 	}
 }
+
+// TestHostLeavingAbandonsPendingReviews: when the host disconnects while a
+// review waits, serve stops waiting at once, the review is abandoned (never
+// delivered later) and serve exits without sitting out review.timeout.
+func TestHostLeavingAbandonsPendingReviews(t *testing.T) {
+	cfg := testConfig(t, repoPath(t, "policies"), 10*time.Minute, peerServer("peer", 1000))
+	host := startFirewall(t, cfg, answerWith(hostAnswer))
+	go func() { _, _ = host.Sample(t.Context(), json.RawMessage(secretRequest)) }()
+	id := waitPending(t, cfg)
+	start := time.Now()
+	_ = host.Disconnect()
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("serve took %s to exit after the host left", took)
+	}
+	res := runCLI(t, "review", "show", id, "--json", "--config", cfg)
+	if !strings.Contains(res.stdout, `"state": "abandoned"`) {
+		t.Fatalf("after the host left, show = %s", res.stdout)
+	}
+}

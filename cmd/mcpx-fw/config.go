@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/spf13/viper"
+
+	"github.com/mcpx-fw/mcpx-fw/engine"
 )
 
 // Config is the whole configuration file. Every field has a default (see
@@ -26,6 +28,9 @@ type Config struct {
 	} `mapstructure:"policy"`
 	Review struct {
 		Timeout time.Duration `mapstructure:"timeout"` // how long an escalation waits; default 10m
+		// Retain is how long prompt and completion text of finished reviews
+		// is kept; default 168h (7 days); 0 keeps it.
+		Retain time.Duration `mapstructure:"retain"`
 	} `mapstructure:"review"`
 	Sampling struct {
 		HostTimeout time.Duration `mapstructure:"host_timeout"` // deadline for the host's answer; default 5m
@@ -35,6 +40,11 @@ type Config struct {
 		Sink           string `mapstructure:"sink"`            // stderr | off | a file path; default stderr
 		IncludeContent bool   `mapstructure:"include_content"` // default false
 	} `mapstructure:"decision_log"`
+	Usage struct {
+		// Windows are named sliding windows input.usage reports besides
+		// minute (1m) and hour (1h), which are always there; default none.
+		Windows map[string]time.Duration `mapstructure:"windows"`
+	} `mapstructure:"usage"`
 	Log struct {
 		Level string `mapstructure:"level"` // debug | info | warn | error; default info
 		File  string `mapstructure:"file"`  // default stderr
@@ -51,6 +61,24 @@ type ServerConfig struct {
 	Dir       string            `mapstructure:"dir"`        // working directory of the command
 	Label     string            `mapstructure:"label"`      // shown to reviewers
 	MaxTokens int               `mapstructure:"max_tokens"` // cap policies enforce; 0 = none
+	// Budget limits the server's use of sampling; policies read it as
+	// data.mcpxfw.config.servers[name].budget. Default: no limits.
+	Budget BudgetConfig `mapstructure:"budget"`
+	// OperatorAnswer lets an operator write this server's completions
+	// (mcpx-fw review answer), and offers it sampling even when the host
+	// cannot sample; default false.
+	OperatorAnswer bool `mapstructure:"operator_answer"`
+}
+
+// BudgetConfig is one server's budget. Zero means no limit of that kind
+// (the key is then absent from the policy's data).
+type BudgetConfig struct {
+	// HourlyTokens: a request whose maxTokens would take the server past
+	// this many tokens in the last hour is denied (budget-exhausted).
+	HourlyTokens int `mapstructure:"hourly_tokens"`
+	// BurstPerMinute: a request arriving after this many in the last minute
+	// is held for review (burst).
+	BurstPerMinute int `mapstructure:"burst_per_minute"`
 }
 
 // defaultConfigFile is read when --config is not given, if it exists.
@@ -62,10 +90,12 @@ func setDefaults(v *viper.Viper) {
 	v.SetDefault("policy.default", "review")
 	v.SetDefault("policy.timeout", "250ms")
 	v.SetDefault("review.timeout", "10m")
+	v.SetDefault("review.retain", "168h")
 	v.SetDefault("sampling.host_timeout", "5m")
 	v.SetDefault("servers", map[string]any{})
 	v.SetDefault("decision_log.sink", "stderr")
 	v.SetDefault("decision_log.include_content", false)
+	v.SetDefault("usage.windows", map[string]any{})
 	v.SetDefault("log.level", "info")
 	v.SetDefault("log.file", "")
 }
@@ -184,9 +214,15 @@ func (c *Config) check() error {
 	}
 	positive(bad, "policy.timeout", c.Policy.Timeout)
 	positive(bad, "review.timeout", c.Review.Timeout)
+	if c.Review.Retain < 0 {
+		bad("review.retain", "must be 0 (keep) or a positive duration such as 168h")
+	}
 	positive(bad, "sampling.host_timeout", c.Sampling.HostTimeout)
 	if !oneOf(c.Log.Level, "debug", "info", "warn", "error") {
 		bad("log.level", "%q is not one of debug, info, warn, error", c.Log.Level)
+	}
+	if _, err := engine.UsageWindows(c.Usage.Windows); err != nil {
+		bad("usage.windows", "%v", err)
 	}
 	for name, s := range c.Servers {
 		c.checkServer(bad, name, s)
@@ -207,6 +243,12 @@ func (c *Config) checkServer(bad func(string, string, ...any), name string, s Se
 	}
 	if s.MaxTokens < 0 {
 		bad(key+".max_tokens", "must be 0 (no cap) or positive")
+	}
+	if s.Budget.HourlyTokens < 0 {
+		bad(key+".budget.hourly_tokens", "must be 0 (no budget) or positive")
+	}
+	if s.Budget.BurstPerMinute < 0 {
+		bad(key+".budget.burst_per_minute", "must be 0 (no limit) or positive")
 	}
 }
 

@@ -20,7 +20,7 @@ const exampleConfigPath = "../../config.example.yaml"
 // configEnv is every MCPXFW_* variable these tests rely on being unset.
 var configEnv = []string{
 	"MCPXFW_STATE_DIR", "MCPXFW_POLICY_DIR", "MCPXFW_POLICY_DEFAULT", "MCPXFW_POLICY_TIMEOUT",
-	"MCPXFW_REVIEW_TIMEOUT", "MCPXFW_SAMPLING_HOST_TIMEOUT", "MCPXFW_DECISION_LOG_SINK",
+	"MCPXFW_REVIEW_TIMEOUT", "MCPXFW_REVIEW_RETAIN", "MCPXFW_SAMPLING_HOST_TIMEOUT", "MCPXFW_DECISION_LOG_SINK",
 	"MCPXFW_DECISION_LOG_INCLUDE_CONTENT", "MCPXFW_LOG_LEVEL", "MCPXFW_LOG_FILE",
 }
 
@@ -56,6 +56,7 @@ func defaultConfig(stateHome, base string) Config {
 	c.Policy.Default = "review"
 	c.Policy.Timeout = 250 * time.Millisecond
 	c.Review.Timeout = 10 * time.Minute
+	c.Review.Retain = 7 * 24 * time.Hour
 	c.Sampling.HostTimeout = 5 * time.Minute
 	c.DecisionLog.Sink = "stderr"
 	c.Log.Level = "info"

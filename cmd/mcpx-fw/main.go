@@ -81,7 +81,7 @@ Start with:  mcpx-fw demo`,
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageError{fmt.Errorf("%w\nTry: %s --help", err, c.CommandPath())}
 	})
-	root.AddCommand(serveCommand(), checkCommand(), reviewCommand(), policyCommand(),
+	root.AddCommand(serveCommand(), checkCommand(), reviewCommand(), auditCommand(), policyCommand(),
 		demoCommand(), versionCommand(), peerCommand())
 	return root
 }

@@ -31,6 +31,12 @@ type itemJSON struct {
 	Note       string          `json:"note,omitempty"`
 	Request    json.RawMessage `json:"request,omitempty"`
 	Result     json.RawMessage `json:"result,omitempty"`
+	Parent     string          `json:"parent,omitempty"`
+	DecidedAt  time.Time       `json:"decided_at,omitzero"`
+	Edited     json.RawMessage `json:"edited,omitempty"`
+	EditDiff   string          `json:"edit_diff,omitempty"`
+	Answer     json.RawMessage `json:"answer,omitempty"`
+	ErasedAt   time.Time       `json:"erased_at,omitzero"`
 }
 
 func summary(it review.Item) itemJSON {
@@ -53,10 +59,8 @@ func listJSON(items []review.Item) []itemJSON {
 func showJSON(it review.Item) itemJSON {
 	j := summary(it)
 	j.DecisionID, j.Label, j.Era, j.DecidedBy, j.Note = it.DecisionID, it.Label, it.Era, it.DecidedBy, it.Note
-	j.Request = it.Request
-	if len(it.Result) > 0 {
-		j.Result = it.Result
-	}
+	j.Request, j.Result, j.Parent, j.DecidedAt = it.Request, it.Result, it.Parent, it.DecidedAt
+	j.Edited, j.EditDiff, j.Answer, j.ErasedAt = it.Edited, it.EditDiff, it.Answer, it.ErasedAt
 	return j
 }
 
@@ -72,6 +76,7 @@ func renderList(w io.Writer, items []review.Item, now time.Time) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", it.ID, it.Server, it.Stage, it.State, left(it, now), reasonCodes(it.Reasons))
 	}
 	_ = tw.Flush()
+	fmt.Fprintln(w, "\nmcpx-fw review show ID shows the whole request and the commands to decide it.")
 }
 
 func left(it review.Item, now time.Time) string {
@@ -87,32 +92,110 @@ func left(it review.Item, now time.Time) string {
 
 // renderShow prints everything a person needs to decide: who asks (the
 // configured name and label, not what the server claims), why it was
-// escalated, the whole request, and the exact commands to act.
-func renderShow(w io.Writer, it review.Item, now time.Time, configPath string) {
+// escalated, the whole request (and at stage two the completion beside
+// it), what an operator changed or wrote, and the exact commands to act.
+func renderShow(w io.Writer, it review.Item, now time.Time, acts []action) {
 	fmt.Fprintf(w, "Review %s  (decision %s)\n", it.ID, it.DecisionID)
 	fmt.Fprintf(w, "Server:   %s — %s\n", it.Server, it.Label)
-	fmt.Fprintf(w, "Stage:    %s   Protocol: %s   State: %s\n", it.Stage, it.Era, it.State)
-	fmt.Fprintf(w, "Created:  %s   Expires: %s (%s left)\n", it.CreatedAt.Format(time.RFC3339), it.ExpiresAt.Format(time.RFC3339), left(it, now))
-	if it.DecidedBy != "" {
-		fmt.Fprintf(w, "Decided:  by %s at %s %s\n", it.DecidedBy, it.DecidedAt.Format(time.RFC3339), it.Note)
+	fmt.Fprintf(w, "Stage:    %s   Protocol: %s   State: %s\n", stageWords(it), it.Era, it.State)
+	if it.Parent != "" {
+		fmt.Fprintf(w, "Follows:  review %s, which let the request through\n", it.Parent)
 	}
+	fmt.Fprintf(w, "Created:  %s   Expires: %s", it.CreatedAt.Format(time.RFC3339), it.ExpiresAt.Format(time.RFC3339))
+	if it.State == review.StatePending {
+		fmt.Fprintf(w, " (%s left)", left(it, now))
+	}
+	fmt.Fprintln(w)
+	renderDecided(w, it)
 	fmt.Fprintln(w, "\nWhy it needs review:")
 	for _, r := range it.Reasons {
 		fmt.Fprintf(w, "  - [%s] %s\n", r.Code, printable(r.Message))
 	}
+	if !it.ErasedAt.IsZero() {
+		fmt.Fprintf(w, "\nThe prompt and completion text were erased at %s (review.retain); mcpx-fw audit keeps their digests.\n",
+			it.ErasedAt.Format(time.RFC3339))
+		return
+	}
 	renderRequest(w, it.Request)
-	if len(it.Result) > 0 {
-		fmt.Fprintln(w, "\nCompletion:")
-		renderMessage(w, 0, decodeObject(it.Result))
+	renderCompletion(w, it)
+	renderOperatorWork(w, it)
+	if it.State == review.StatePending {
+		renderActions(w, it, acts)
+	}
+}
+
+// stageWords says what is held at each stage.
+func stageWords(it review.Item) string {
+	if it.Stage == review.StageResult {
+		return "result (the completion is held)"
+	}
+	return "request (the prompt is held)"
+}
+
+func renderDecided(w io.Writer, it review.Item) {
+	switch {
+	case it.DecidedBy != "":
+		fmt.Fprintf(w, "Decided:  %s by %s at %s", approvalWords(it), it.DecidedBy, it.DecidedAt.Format(time.RFC3339))
+	case !it.DecidedAt.IsZero():
+		fmt.Fprintf(w, "Closed:   %s at %s", it.State, it.DecidedAt.Format(time.RFC3339))
+	default:
+		return
+	}
+	if it.Note != "" {
+		fmt.Fprintf(w, " — %s", printable(it.Note))
+	}
+	fmt.Fprintln(w)
+	if !it.FinishedAt.IsZero() {
+		fmt.Fprintf(w, "Finished: %s at %s — %s\n", it.State, it.FinishedAt.Format(time.RFC3339), printable(it.FinishNote))
+	}
+}
+
+func approvalWords(it review.Item) string {
+	switch {
+	case it.State == review.StateRejected:
+		return "rejected"
+	case it.Answer != nil:
+		return "answered"
+	case it.Edited != nil:
+		return "approved with edits"
+	}
+	return "approved"
+}
+
+// renderCompletion shows a held completion after the request it answers.
+func renderCompletion(w io.Writer, it review.Item) {
+	if len(it.Result) == 0 {
+		return
 	}
 	if it.State == review.StatePending {
-		renderActions(w, it.ID, configPath)
+		fmt.Fprintln(w, "\nCompletion (held: the upstream gets it only if you approve):")
+	} else {
+		fmt.Fprintln(w, "\nCompletion:")
+	}
+	renderMessage(w, 0, decodeObject(it.Result))
+}
+
+// renderOperatorWork shows what the approver changed, or the completion
+// they wrote.
+func renderOperatorWork(w io.Writer, it review.Item) {
+	if it.EditDiff != "" {
+		fmt.Fprintf(w, "\nEdited by %s before approval (- original, + approved):\n%s", it.DecidedBy, indent(printable(strings.TrimSuffix(it.EditDiff, "\n")), "  "))
+		fmt.Fprintln(w)
+	}
+	if len(it.Answer) > 0 {
+		fmt.Fprintf(w, "\nAnswer written by %s:\n", it.DecidedBy)
+		renderMessage(w, 0, decodeObject(it.Answer))
 	}
 }
 
 func renderRequest(w io.Writer, raw json.RawMessage) {
 	req := decodeObject(raw)
-	fmt.Fprintf(w, "\nmaxTokens: %v   includeContext: %v\n", req["maxTokens"], orNone(req["includeContext"]))
+	fmt.Fprintf(w, "\nmaxTokens: %v   includeContext: %v", req["maxTokens"], orNone(req["includeContext"]))
+	if stops, ok := req["stopSequences"].([]any); ok && len(stops) > 0 {
+		quoted, _ := json.Marshal(stops)
+		fmt.Fprintf(w, "   stopSequences: %s", printable(string(quoted)))
+	}
+	fmt.Fprintln(w)
 	if sp, ok := req["systemPrompt"].(string); ok && sp != "" {
 		fmt.Fprintf(w, "\nSystem prompt:\n%s\n", indent(printable(sp), "  "))
 	}
@@ -189,16 +272,6 @@ func renderTools(w io.Writer, req map[string]any) {
 		tm, _ := t.(map[string]any)
 		fmt.Fprintf(w, "  - %s: %s\n", printable(fmt.Sprint(tm["name"])), printable(fmt.Sprint(orNone(tm["description"]))))
 	}
-}
-
-func renderActions(w io.Writer, id, configPath string) {
-	cfg := ""
-	if configPath != "" {
-		cfg = " --config " + shellQuote(configPath)
-	}
-	fmt.Fprintln(w, "\nTo act:")
-	fmt.Fprintf(w, "  mcpx-fw review approve %s%s\n", id, cfg)
-	fmt.Fprintf(w, "  mcpx-fw review reject %s%s --reason \"…\"\n", id, cfg)
 }
 
 func contentBlocks(c any) []map[string]any {

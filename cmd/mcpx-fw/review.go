@@ -20,21 +20,29 @@ import (
 func reviewCommand() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "review",
-		Short: "List, inspect, approve and reject escalated sampling requests",
-		Long: `When a policy says a sampling request needs a person, serve holds it in the
-review queue (in state_dir) until an operator decides or review.timeout passes.
-These commands work from any shell with the same config (or MCPXFW_STATE_DIR),
-while serve waits.
+		Short: "List, inspect, approve, edit, answer and reject escalated sampling requests",
+		Long: `When a policy says a sampling request (or the completion for one) needs a
+person, serve holds it in the review queue (in state_dir) until an operator
+decides or review.timeout passes. These commands work from any shell with the
+same config (or MCPXFW_STATE_DIR), while serve waits.
 
   mcpx-fw review list                 what is waiting
+  mcpx-fw review watch                each new review as it arrives
   mcpx-fw review show rv-…            the whole request, and the commands to act
-  mcpx-fw review approve rv-…         let the host's model answer it
+  mcpx-fw review approve rv-…         let it through (--edit to change it first)
+  mcpx-fw review answer rv-… --text "…"     write the completion yourself
   mcpx-fw review reject rv-… --reason "…"   the upstream gets -1 (user rejected)
+  mcpx-fw review prune                erase old prompt text now (serve does it hourly)
 
 Approving runs the policy again with the approval: a deny still wins, and a
-blocker (a structural violation or a policy deny) can never be approved.`,
+blocker (a structural violation or a policy deny) can never be approved. The
+first decision stands; a second one is refused, naming who decided. Every
+transition is in the audit log (mcpx-fw audit).
+
+Exit codes: 0 done, 1 refused or failed, 2 usage, 3 not found.`,
 	}
-	c.AddCommand(reviewListCommand(), reviewShowCommand(), reviewApproveCommand(), reviewRejectCommand())
+	c.AddCommand(reviewListCommand(), reviewShowCommand(), reviewApproveCommand(), reviewRejectCommand(),
+		reviewAnswerCommand(), reviewWatchCommand(), reviewPruneCommand())
 	return c
 }
 
@@ -66,80 +74,46 @@ func reviewListCommand() *cobra.Command {
 }
 
 func reviewShowCommand() *cobra.Command {
-	var asJSON bool
+	var asJSON, asDoc bool
 	c := &cobra.Command{
 		Use:   "show ID",
-		Short: "Show one review: the server, the whole request, the reasons, time left",
-		Args:  args(1, "mcpx-fw review show rv-…"),
+		Short: "Show one review: the server, the whole request, the reasons, time left, how to act",
+		Args:  args(1, "mcpx-fw review show rv-… [--json | --edit-doc]"),
 		RunE: func(c *cobra.Command, a []string) error {
 			return withStore(c, func(ctx context.Context, rt *runtime) error {
 				it, err := getItem(ctx, rt, a[0])
 				if err != nil {
 					return err
 				}
-				if asJSON {
+				switch {
+				case asJSON:
 					return writeJSON(c.OutOrStdout(), showJSON(it))
+				case asDoc:
+					return writeEditDoc(c.OutOrStdout(), it)
 				}
-				renderShow(c.OutOrStdout(), it, time.Now(), configFlag(c))
+				answers := rt.cfg.Servers[it.Server].OperatorAnswer
+				renderShow(c.OutOrStdout(), it, time.Now(), actionsFor(it, configFlag(c), answers))
 				return nil
 			})
 		},
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "print one JSON object")
+	c.Flags().BoolVar(&asDoc, "edit-doc", false, "print the document approve --edit opens, to edit and pass to --edit-file")
+	c.MarkFlagsMutuallyExclusive("json", "edit-doc")
 	return c
 }
 
-func reviewApproveCommand() *cobra.Command {
-	var note string
-	c := &cobra.Command{
-		Use:   "approve ID",
-		Short: "Approve a pending review; the policy runs again and a deny still wins",
-		Args:  args(1, "mcpx-fw review approve rv-…"),
-		RunE: func(c *cobra.Command, a []string) error {
-			return withStore(c, func(ctx context.Context, rt *runtime) error {
-				it, err := getItem(ctx, rt, a[0])
-				if err != nil {
-					return err
-				}
-				if err := recheck(ctx, rt, it); err != nil {
-					return err
-				}
-				it, err = rt.store.Approve(ctx, it.ID, operator(), note)
-				if err != nil {
-					return decideError(err)
-				}
-				fmt.Fprintf(c.OutOrStdout(), "approved %s (decision %s); the waiting request will now be answered\n", it.ID, it.DecisionID)
-				return nil
-			})
-		},
+// writeEditDoc prints the editable document of a pending item.
+func writeEditDoc(w io.Writer, it review.Item) error {
+	if it.State != review.StatePending {
+		return withCode(exitFailure, &review.DecidedError{Item: it})
 	}
-	c.Flags().StringVar(&note, "note", "", "a note kept with the decision")
-	return c
-}
-
-func reviewRejectCommand() *cobra.Command {
-	var reason string
-	c := &cobra.Command{
-		Use:   "reject ID",
-		Short: "Reject a pending review; the upstream gets -1 (user rejected)",
-		Args:  args(1, `mcpx-fw review reject rv-… --reason "…"`),
-		RunE: func(c *cobra.Command, a []string) error {
-			return withStore(c, func(ctx context.Context, rt *runtime) error {
-				it, err := getItem(ctx, rt, a[0])
-				if err != nil {
-					return err
-				}
-				it, err = rt.store.Reject(ctx, it.ID, operator(), reason)
-				if err != nil {
-					return decideError(err)
-				}
-				fmt.Fprintf(c.OutOrStdout(), "rejected %s (decision %s); the upstream gets -1\n", it.ID, it.DecisionID)
-				return nil
-			})
-		},
+	doc, err := editDoc(it, editable(it))
+	if err != nil {
+		return err
 	}
-	c.Flags().StringVar(&reason, "reason", "", "why; kept with the decision (never sent to the upstream)")
-	return c
+	_, err = w.Write(doc)
+	return err
 }
 
 // withStore runs fn with the operator's runtime: the same config, state dir
@@ -181,33 +155,6 @@ func notReviewable(d review.Decision) error {
 		return fmt.Errorf("%s is a blocker (%s): nobody may approve it; the request itself must change", d.ID, reasonCodes(d.Reasons))
 	}
 	return fmt.Errorf("%s was decided %q and has no review to act on", d.ID, d.Outcome)
-}
-
-// recheck runs the policy on a pending item as if approved, so the CLI
-// refuses what serve would refuse anyway; serve re-decides again itself.
-func recheck(ctx context.Context, rt *runtime, it review.Item) error {
-	if it.State != review.StatePending {
-		_, err := rt.store.Approve(ctx, it.ID, operator(), "")
-		return decideError(err)
-	}
-	var s engine.Sampling
-	if err := json.Unmarshal(it.Context, &s); err != nil {
-		return fmt.Errorf("%s: stored context unreadable: %w", it.ID, err)
-	}
-	s.Params = it.Request
-	var result []byte
-	if it.Stage == string(engine.StageResult) {
-		result = it.Result
-	}
-	v := rt.engine.Reconsider(ctx, s, result, engine.Approval{DecisionID: it.DecisionID, By: operator(), At: time.Now()})
-	switch v.Outcome {
-	case engine.OutcomePass:
-		return nil
-	case engine.OutcomeBlocker:
-		return withCode(exitFailure, fmt.Errorf("%s cannot be approved: it is a blocker (%s); nobody may approve it — reject it or let it expire",
-			it.ID, strings.Join(v.ReasonCodes(), ", ")))
-	}
-	return withCode(exitFailure, fmt.Errorf("%s cannot be approved: the policy could not decide (%v); see the logs and retry", it.ID, v.Err))
 }
 
 func decideError(err error) error {

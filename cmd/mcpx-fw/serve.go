@@ -44,6 +44,10 @@ func serve(ctx context.Context, configPath string) error {
 	}
 	defer rt.close()
 	proxy := relay.New(relayConfig(rt.cfg), rt.engine, rt.store, rt.log)
+	if err := rt.engine.Watch(ctx); err != nil {
+		rt.log.Warn("policy hot reload is off", zap.Error(err))
+	}
+	defer startPruning(ctx, rt)()
 	rt.log.Info("serving", zap.Int("upstreams", len(rt.cfg.Servers)), zap.String("state_dir", rt.cfg.StateDir))
 	return proxy.ServeStdio(ctx, os.Stdin, os.Stdout)
 }
@@ -97,7 +101,8 @@ func relayConfig(cfg *Config) relay.Config {
 		if label == "" {
 			label = name
 		}
-		rc.Upstreams = append(rc.Upstreams, relay.Upstream{Name: name, Label: label, Command: s.Command, Env: s.Env, Dir: s.Dir})
+		rc.Upstreams = append(rc.Upstreams, relay.Upstream{Name: name, Label: label, Command: s.Command, Env: s.Env, Dir: s.Dir,
+			OperatorAnswer: s.OperatorAnswer})
 	}
 	return rc
 }

@@ -69,15 +69,20 @@ func (rt *runtime) open(ctx context.Context) error {
 		return fmt.Errorf("decision_log.sink: %w", err)
 	}
 	rt.closers = append(rt.closers, closeDlog)
-	rt.engine, err = engine.New(ctx, rt.engineConfig(dlog), rt.store, log)
+	ecfg, err := rt.engineConfig(dlog)
+	if err != nil {
+		return err
+	}
+	rt.engine, err = engine.New(ctx, ecfg, rt.store, log)
 	if err != nil {
 		return fmt.Errorf("policy.dir %s: %w", rt.cfg.Policy.Dir, err)
 	}
+	rt.store.PolicyRevision = rt.engine.Revision // named in every audit entry
 	return nil
 }
 
-func (rt *runtime) engineConfig(dlog io.Writer) engine.Config {
-	return engine.Config{
+func (rt *runtime) engineConfig(dlog io.Writer) (engine.Config, error) {
+	cfg := engine.Config{
 		Policy: engine.PolicyConfig{
 			Dir:     rt.cfg.Policy.Dir,
 			Timeout: rt.cfg.Policy.Timeout,
@@ -86,7 +91,19 @@ func (rt *runtime) engineConfig(dlog io.Writer) engine.Config {
 		ReviewTimeout:  rt.cfg.Review.Timeout,
 		DecisionLog:    dlog,
 		IncludeContent: rt.cfg.DecisionLog.IncludeContent,
+		UsageWindows:   rt.cfg.Usage.Windows,
 	}
+	if dlog == nil || rt.cfg.DecisionLog.IncludeContent {
+		return cfg, nil
+	}
+	// The salt lives beside the queue, so digests of equal texts match
+	// across serve processes and restarts.
+	salt, err := engine.LoadLogSalt(rt.cfg.StateDir)
+	if err != nil {
+		return cfg, fmt.Errorf("state_dir %s: %w", rt.cfg.StateDir, err)
+	}
+	cfg.LogSalt = salt
+	return cfg, nil
 }
 
 // policyData is the server configuration policies see as
@@ -98,9 +115,25 @@ func policyData(cfg *Config) map[string]any {
 		if s.MaxTokens > 0 { // 0 means no cap: the key is left out
 			server["max_tokens"] = s.MaxTokens
 		}
+		if budget := budgetData(s.Budget); len(budget) > 0 {
+			server["budget"] = budget
+		}
 		servers[name] = server
 	}
 	return map[string]any{"default": cfg.Policy.Default, "servers": servers}
+}
+
+// budgetData is a server's budget as policies see it: only the limits set,
+// so a rule about an unset limit does not fire.
+func budgetData(b BudgetConfig) map[string]any {
+	out := map[string]any{}
+	if b.HourlyTokens > 0 {
+		out["hourly_tokens"] = b.HourlyTokens
+	}
+	if b.BurstPerMinute > 0 {
+		out["burst_per_minute"] = b.BurstPerMinute
+	}
+	return out
 }
 
 func (rt *runtime) close() {

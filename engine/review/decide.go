@@ -3,6 +3,7 @@ package review
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 
 	"go.uber.org/zap"
@@ -13,22 +14,69 @@ import (
 // past its deadline or its waiter ended, Approve returns a *DecidedError
 // naming what happened first.
 func (s *Store) Approve(ctx context.Context, id, by, note string) (Item, error) {
-	return s.decide(ctx, id, StateApproved, by, note)
+	return s.decide(ctx, id, decision{to: StateApproved, by: by, note: note})
+}
+
+// Edit is what an operator changed before approving: the whole new
+// request params (request stage) or completion (result stage), and a diff
+// for people.
+type Edit struct {
+	Value json.RawMessage
+	Diff  string
+}
+
+// ApproveEdited records an operator's yes to their edited version of the
+// item; the firewall re-validates and re-decides e.Value and forwards it in
+// place of the original. Same rules as Approve.
+func (s *Store) ApproveEdited(ctx context.Context, id, by, note string, e Edit) (Item, error) {
+	if !json.Valid(e.Value) {
+		return Item{}, fmt.Errorf("approve %s: the edit is not valid JSON", id)
+	}
+	return s.decide(ctx, id, decision{to: StateApproved, by: by, note: note, edited: e.Value, diff: e.Diff})
+}
+
+// Answer records a completion an operator wrote for a request-stage item,
+// in place of the host's model. The firewall still runs result validation
+// and the result-stage policy on it. Same rules as Approve.
+func (s *Store) Answer(ctx context.Context, id, by, note string, completion json.RawMessage) (Item, error) {
+	if !json.Valid(completion) {
+		return Item{}, fmt.Errorf("answer %s: the completion is not valid JSON", id)
+	}
+	return s.decide(ctx, id, decision{to: StateApproved, by: by, note: note, answer: completion})
 }
 
 // Reject records an operator's no; reason is kept as the item's Note and
 // in its history. Same rules as Approve.
 func (s *Store) Reject(ctx context.Context, id, by, reason string) (Item, error) {
-	return s.decide(ctx, id, StateRejected, by, reason)
+	return s.decide(ctx, id, decision{to: StateRejected, by: by, note: reason})
+}
+
+// decision is what an operator asks of a pending item.
+type decision struct {
+	to       State
+	by, note string
+	edited   json.RawMessage
+	diff     string
+	answer   json.RawMessage
+}
+
+func (d decision) verb() string {
+	switch {
+	case d.to == StateRejected:
+		return "reject"
+	case d.answer != nil:
+		return "answer"
+	}
+	return "approve"
 }
 
 // decide is one transaction: close the item if it is due, then a
 // conditional update from pending. Two operators deciding at once are
 // serialised by SQLite's write lock; the second finds the item decided
 // and gets a DecidedError naming the first.
-func (s *Store) decide(ctx context.Context, id string, to State, by, note string) (Item, error) {
-	op := verb(to)
-	if by == "" {
+func (s *Store) decide(ctx context.Context, id string, d decision) (Item, error) {
+	op := d.verb()
+	if d.by == "" {
 		return Item{}, fmt.Errorf("%s %s: no operator name", op, id)
 	}
 	var it Item
@@ -43,17 +91,28 @@ func (s *Store) decide(ctx context.Context, id string, to State, by, note string
 		if it, settled, err = s.settle(ctx, tx, it, t); err != nil {
 			return err
 		}
-		if it.State != StatePending {
-			lost = &DecidedError{Item: it}
+		if lost = refusal(it, d); lost != nil {
 			return nil // commit the settlement; the decision itself lost
 		}
-		it.State, it.DecidedBy, it.DecidedAt, it.Note = to, by, t, note
+		it.State, it.DecidedBy, it.DecidedAt, it.Note = d.to, d.by, t, d.note
+		it.Edited, it.EditDiff, it.Answer = d.edited, d.diff, d.answer
 		if err := updateState(ctx, tx, it, StatePending); err != nil {
 			return err
 		}
-		return s.record(ctx, tx, id, StatePending, to, by, note, t)
+		return s.record(ctx, tx, id, StatePending, d.to, d.by, d.note, t)
 	})
 	return s.decided(op, id, it, settled, lost, err)
+}
+
+// refusal says why d cannot be applied to it, or nil if it can.
+func refusal(it Item, d decision) error {
+	if it.State != StatePending {
+		return &DecidedError{Item: it}
+	}
+	if d.answer != nil && it.Stage != StageRequest {
+		return fmt.Errorf("answer %s: it holds a completion already; change it with approve --edit", it.ID)
+	}
+	return nil
 }
 
 // decided turns decide's transaction result into its return values and
@@ -71,13 +130,6 @@ func (s *Store) decided(op, id string, it Item, settled bool, lost, err error) (
 	s.notify(it.ID)
 	s.log.Info("review "+string(it.State), append(itemFields(it), zap.String("operator", it.DecidedBy))...)
 	return it, nil
-}
-
-func verb(to State) string {
-	if to == StateApproved {
-		return "approve"
-	}
-	return "reject"
 }
 
 // Finish records what became of an approved item: StateDelivered when the

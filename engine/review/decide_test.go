@@ -128,6 +128,9 @@ func TestConcurrentApproveOneWinner(t *testing.T) {
 			}
 		}
 		wantHistory(t, stores[0], it.ID, "", StatePending, StateApproved)
+		if entries, _ := stores[1].Audit(t.Context(), AuditFilter{ItemID: it.ID}); len(entries) != 2 || entries[1].Operator != winners[0] {
+			t.Errorf("round %d: audit = %+v; want opened and one approval by %s", round, entries, winners[0])
+		}
 	}
 }
 

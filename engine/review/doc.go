@@ -15,6 +15,18 @@
 // or delivered later; an item past its deadline becomes expired, never
 // rejected, because nobody said no.
 //
+// An approval may carry the operator's edit of the request or completion
+// (ApproveEdited) or a completion they wrote (Answer); the firewall
+// re-decides and forwards that instead of the original, which is kept.
+//
+// Every transition also appends one entry to the audit log (audit.go): who,
+// when, which decision and policy revision, digests of what was approved,
+// and the outcome, each entry holding the hash of the one before, so
+// VerifyAudit can name an entry edited, inserted or deleted behind the
+// store's back. Retention (Prune) erases the prompt and completion text of
+// finished items; the audit log keeps only digests and stays verifiable.
+// Watch reports new items as they arrive, across processes.
+//
 // The package also keeps the firewall's decision records (RecordDecision),
 // so the CLI can show why an item was escalated.
 //

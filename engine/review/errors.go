@@ -28,7 +28,7 @@ func (e *DecidedError) Error() string {
 	at := it.DecidedAt.UTC().Format(time.RFC3339)
 	switch it.State {
 	case StateApproved:
-		return fmt.Sprintf("%s was already approved by %s at %s", it.ID, it.DecidedBy, at)
+		return fmt.Sprintf("%s was already %s by %s at %s", it.ID, approval(it), it.DecidedBy, at)
 	case StateRejected:
 		return fmt.Sprintf("%s was already rejected by %s at %s", it.ID, it.DecidedBy, at)
 	case StateExpired:
@@ -36,8 +36,19 @@ func (e *DecidedError) Error() string {
 	case StateAbandoned:
 		return fmt.Sprintf("%s was abandoned at %s: %s", it.ID, at, it.Note)
 	case StateDelivered, StateFailed:
-		return fmt.Sprintf("%s was approved by %s at %s and then %s at %s",
-			it.ID, it.DecidedBy, at, it.State, it.FinishedAt.UTC().Format(time.RFC3339))
+		return fmt.Sprintf("%s was %s by %s at %s and then %s at %s",
+			it.ID, approval(it), it.DecidedBy, at, it.State, it.FinishedAt.UTC().Format(time.RFC3339))
 	}
 	return fmt.Sprintf("%s is %s", it.ID, it.State)
+}
+
+// approval names how an item was approved, in the words of the audit log.
+func approval(it Item) string {
+	switch {
+	case it.Answer != nil:
+		return "answered"
+	case it.Edited != nil:
+		return "approved with edits"
+	}
+	return "approved"
 }

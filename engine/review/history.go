@@ -21,12 +21,21 @@ type Transition struct {
 	At     time.Time `json:"at"`
 }
 
-// record appends one history row inside tx.
+// record appends one history row and its audit entry inside tx, after the
+// item's row has taken the change: every transition goes through here, so
+// the history and the audit chain are complete by construction.
 func (s *Store) record(ctx context.Context, tx *sql.Tx, id string, from, to State, actor, note string, at time.Time) error {
 	_, err := tx.ExecContext(ctx, `INSERT INTO history (item_id, from_state,
 		to_state, actor, note, process, at) VALUES (?,?,?,?,?,?,?)`,
 		id, string(from), string(to), actor, note, s.owner, toNanos(at))
-	return err
+	if err != nil {
+		return err
+	}
+	it, err := load(ctx, tx, id)
+	if err != nil {
+		return err
+	}
+	return s.appendAudit(ctx, tx, transitionEntry(it, from, actor, note, at))
 }
 
 // History returns an item's transitions, oldest first. ErrNotFound for an

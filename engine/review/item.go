@@ -75,6 +75,20 @@ type Item struct {
 	// after approval (era, capabilities, host info).
 	Context json.RawMessage `json:"context,omitempty"`
 
+	// Edited is what the operator approved in place of the original when
+	// they edited it: the request params at the request stage, the
+	// completion at the result stage. The original stays in Request or
+	// Result. EditDiff is a line diff of the two as the operator edited
+	// them, for show.
+	Edited   json.RawMessage `json:"edited,omitempty"`
+	EditDiff string          `json:"edit_diff,omitempty"`
+	// Answer is the completion an operator wrote in place of the host's
+	// model (mcpx-fw review answer), as CreateMessageResult JSON.
+	Answer json.RawMessage `json:"answer,omitempty"`
+	// ErasedAt is when retention erased the item's prompt and completion
+	// text (Request, Result, Edited, Answer); zero while they are kept.
+	ErasedAt time.Time `json:"erased_at,omitzero"`
+
 	// Owner names the waiting process, see owner.go.
 	Owner string `json:"owner"`
 

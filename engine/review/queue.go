@@ -18,7 +18,7 @@ func (s *Store) Add(ctx context.Context, it Item, timeout time.Duration) (Item, 
 	if err := checkNew(it, timeout); err != nil {
 		return Item{}, fmt.Errorf("add review: %w", err)
 	}
-	it = s.fresh(it, timeout)
+	it = lineage(ctx, s.fresh(it, timeout))
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		if err := insertItem(ctx, tx, it); err != nil {
 			return err
@@ -67,13 +67,16 @@ func (s *Store) fresh(it Item, timeout time.Duration) Item {
 	it.CreatedAt, it.ExpiresAt = t, t.Add(timeout)
 	it.DecidedBy, it.DecidedAt, it.Note = "", time.Time{}, ""
 	it.FinishedAt, it.FinishNote = time.Time{}, ""
+	it.Edited, it.EditDiff, it.Answer, it.ErasedAt = nil, "", nil, time.Time{}
 	if it.Reasons == nil {
 		it.Reasons = []Reason{}
 	}
 	return it
 }
 
+// insertItem writes a new item, linked to its parent as lineage says.
 func insertItem(ctx context.Context, tx *sql.Tx, it Item) error {
+	it = lineage(ctx, it)
 	_, err := tx.ExecContext(ctx, `INSERT INTO items (id, parent, decision_id,
 		server, label, stage, era, state, created_at, expires_at, reasons,
 		request, result, context, owner) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,

@@ -13,7 +13,8 @@ import (
 // order.
 const itemColumns = `id, parent, decision_id, server, label, stage, era, state,
 	created_at, expires_at, reasons, request, result, context, owner,
-	decided_by, decided_at, note, finished_at, finish_note`
+	decided_by, decided_at, note, finished_at, finish_note, edited, edit_diff,
+	answer, erased_at`
 
 // querier is what reads need: the database or a transaction.
 type querier interface {
@@ -26,19 +27,20 @@ type scanner interface{ Scan(dest ...any) error }
 // scanItem reads one row of itemColumns.
 func scanItem(r scanner) (Item, error) {
 	var it Item
-	var created, expires, decided, finished int64
+	var created, expires, decided, finished, erased int64
 	var reasons string
-	var request, result, context []byte
+	var request, result, context, edited, answer []byte
 	err := r.Scan(&it.ID, &it.Parent, &it.DecisionID, &it.Server, &it.Label,
 		&it.Stage, &it.Era, &it.State, &created, &expires, &reasons,
 		&request, &result, &context, &it.Owner, &it.DecidedBy, &decided,
-		&it.Note, &finished, &it.FinishNote)
+		&it.Note, &finished, &it.FinishNote, &edited, &it.EditDiff, &answer, &erased)
 	if err != nil {
 		return Item{}, err
 	}
 	it.CreatedAt, it.ExpiresAt = fromNanos(created), fromNanos(expires)
-	it.DecidedAt, it.FinishedAt = fromNanos(decided), fromNanos(finished)
+	it.DecidedAt, it.FinishedAt, it.ErasedAt = fromNanos(decided), fromNanos(finished), fromNanos(erased)
 	it.Request, it.Result, it.Context = rawJSON(request), rawJSON(result), rawJSON(context)
+	it.Edited, it.Answer = rawJSON(edited), rawJSON(answer)
 	if err := json.Unmarshal([]byte(reasons), &it.Reasons); err != nil {
 		return Item{}, fmt.Errorf("item %s: reasons: %w", it.ID, err)
 	}

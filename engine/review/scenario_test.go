@@ -307,6 +307,25 @@ func (sc *scenario) checkEnd() {
 	if diff := cmp.Diff(want, got); diff != "" {
 		sc.t.Errorf("final states (-model +store):\n%s", diff)
 	}
+	sc.checkAudit(items)
+}
+
+// checkAudit: the audit chain verifies and holds exactly one entry per
+// history row, whatever crashed or raced on the way.
+func (sc *scenario) checkAudit(items []Item) {
+	ctx := context.Background()
+	_, n, err := sc.stores[1].VerifyAudit(ctx)
+	if err != nil {
+		sc.t.Fatalf("audit chain: %v", err)
+	}
+	rows := 0
+	for _, it := range items {
+		h, _ := sc.stores[1].History(ctx, it.ID)
+		rows += len(h)
+	}
+	if n != rows {
+		sc.t.Errorf("audit has %d entries for %d history rows", n, rows)
+	}
 }
 
 func (sc *scenario) checkHistory(it Item) {

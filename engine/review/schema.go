@@ -80,6 +80,66 @@ CREATE TABLE decisions (
 ) STRICT;
 CREATE INDEX decisions_review ON decisions (review_id) WHERE review_id <> '';
 `,
+	// 2: what each decision added to its server's use of sampling, summed
+	// over sliding windows for budgets and rate limits (usage.go). tokens
+	// may be negative: a completion releases the part of its request's
+	// maxTokens reservation the model did not use. The index covers the
+	// window sums, so they read the index alone.
+	`
+ALTER TABLE decisions ADD COLUMN requests INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE decisions ADD COLUMN requested_tokens INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE decisions ADD COLUMN returned_tokens INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE decisions ADD COLUMN tokens INTEGER NOT NULL DEFAULT 0;
+CREATE INDEX decisions_usage ON decisions
+	(server, created_at, requests, requested_tokens, returned_tokens, tokens);
+`,
+	// 3: what an operator changed or wrote (edit.go, answer in decide.go),
+	// when retention erased an item's text (prune.go), and the hash-chained
+	// audit log with its head (audit.go). The chain starts at this
+	// migration; transitions before it are only in history.
+	`
+ALTER TABLE items ADD COLUMN edited BLOB;
+ALTER TABLE items ADD COLUMN edit_diff TEXT NOT NULL DEFAULT '';
+ALTER TABLE items ADD COLUMN answer BLOB;
+ALTER TABLE items ADD COLUMN erased_at INTEGER NOT NULL DEFAULT 0;
+CREATE INDEX items_erasable ON items (erased_at, state);
+
+CREATE TABLE audit (
+	seq             INTEGER PRIMARY KEY,
+	at              INTEGER NOT NULL,
+	event           TEXT NOT NULL,
+	item_id         TEXT NOT NULL,
+	parent          TEXT NOT NULL,
+	server          TEXT NOT NULL,
+	stage           TEXT NOT NULL,
+	decision_id     TEXT NOT NULL,
+	policy_revision TEXT NOT NULL,
+	operator        TEXT NOT NULL,
+	request_digest  TEXT NOT NULL,
+	result_digest   TEXT NOT NULL,
+	outcome         TEXT NOT NULL,
+	detail          TEXT NOT NULL,
+	prev            TEXT NOT NULL,
+	hash            TEXT NOT NULL
+) STRICT;
+CREATE INDEX audit_at ON audit (at);
+CREATE TRIGGER audit_no_update BEFORE UPDATE ON audit
+BEGIN
+	SELECT RAISE(ABORT, 'review: the audit log is append-only');
+END;
+CREATE TRIGGER audit_no_delete BEFORE DELETE ON audit
+BEGIN
+	SELECT RAISE(ABORT, 'review: the audit log is append-only');
+END;
+
+-- The chain's head, written with every entry: a deleted last entry or an
+-- entry appended by hand shows as a chain that ends somewhere else.
+CREATE TABLE audit_head (
+	one  INTEGER PRIMARY KEY CHECK (one = 1),
+	seq  INTEGER NOT NULL,
+	hash TEXT NOT NULL
+) STRICT;
+`,
 }
 
 // migrate brings the schema up to date in one transaction. The write lock

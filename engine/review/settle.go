@@ -82,10 +82,11 @@ func (s *Store) closeItem(ctx context.Context, tx *sql.Tx, it Item, c closing) (
 // the write lock rules out; it is an error rather than a silent overwrite.
 func updateState(ctx context.Context, tx *sql.Tx, it Item, from State) error {
 	res, err := tx.ExecContext(ctx, `UPDATE items SET state = ?, decided_by = ?,
-		decided_at = ?, note = ?, finished_at = ?, finish_note = ?
-		WHERE id = ? AND state = ?`,
+		decided_at = ?, note = ?, finished_at = ?, finish_note = ?, edited = ?,
+		edit_diff = ?, answer = ? WHERE id = ? AND state = ?`,
 		string(it.State), it.DecidedBy, toNanos(it.DecidedAt), it.Note,
-		toNanos(it.FinishedAt), it.FinishNote, it.ID, string(from))
+		toNanos(it.FinishedAt), it.FinishNote, blob(it.Edited), it.EditDiff,
+		blob(it.Answer), it.ID, string(from))
 	if err != nil {
 		return err
 	}

@@ -36,6 +36,11 @@ type Store struct {
 	// Wait.
 	PollInterval time.Duration
 
+	// PolicyRevision names the policy in force, for the audit entries this
+	// Store writes (see audit.go). Default: none ("" in the entries); set it
+	// before the first write.
+	PolicyRevision func() string
+
 	db   *sql.DB
 	path string
 	log  *zap.Logger
@@ -102,11 +107,15 @@ func (s *Store) Path() string { return s.path }
 // processes hold the write lock briefly) and BEGIN IMMEDIATE for every
 // transaction: each transaction here reads then writes, and a deferred one
 // would fail with SQLITE_BUSY when it upgrades instead of waiting.
+// secure_delete zeroes the space a changed or erased row leaves behind:
+// every update of an item rewrites its prompt, and retention must not find
+// old copies of it in free pages (prune.go).
 func dsn(path string) string {
 	q := url.Values{}
 	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busyTimeout.Milliseconds()))
 	q.Add("_pragma", "journal_mode(WAL)")
 	q.Add("_pragma", "synchronous(NORMAL)")
+	q.Add("_pragma", "secure_delete(ON)")
 	q.Add("_txlock", "immediate")
 	u := url.URL{Scheme: "file", Path: path, RawQuery: q.Encode()}
 	return u.String()

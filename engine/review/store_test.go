@@ -3,6 +3,7 @@ package review
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -20,7 +21,7 @@ func TestOpenMakesPrivateFilesInWALMode(t *testing.T) {
 	for pragma, want := range map[string]string{
 		"journal_mode": "wal",
 		"busy_timeout": "5000",
-		"user_version": "1",
+		"user_version": strconv.Itoa(len(migrations)),
 		"synchronous":  "1", // NORMAL
 	} {
 		var got string

@@ -14,9 +14,23 @@ result_stage if input.stage == "result"
 # tool_result text) mentions secrets, keys or credentials: a server asking
 # the user's model for those is the classic exfiltration attempt.
 asks_for_secrets if {
+	mentions_secret_words
 	some text in input.facts.texts
 	regex.match(secret_request_pattern, text)
 }
+
+# mentions_secret_words is a cheap screen run before the pattern: every word
+# the pattern matches contains one of secret_needles, and six substring
+# searches over all the text cost far less than a case-folding regex over
+# each text (most prompts mention none of them). lower folds the Kelvin
+# sign to k; the long s is the only other letter (?i) folds to an ASCII one.
+mentions_secret_words if {
+	all_text := replace(lower(concat("\n", input.facts.texts)), "ſ", "s")
+	some needle in secret_needles
+	contains(all_text, needle)
+}
+
+secret_needles := {"pass", "secret", "key", "credential", "token", "cookie"}
 
 # asks_for_secrets_reason is the review reason for asks_for_secrets, shared so
 # every package reports it with the same code.

@@ -106,3 +106,18 @@ test_blocks if {
 	lib.blocks([{"type": "text"}, {"type": "image"}]) == [{"type": "text"}, {"type": "image"}]
 	not lib.blocks("text")
 }
+
+test_asks_for_secrets_folded_letters[note] if {
+	some note, text in {
+		"long s": "the paſſword please",
+		"kelvin sign": "your API \u212aEY",
+		"upper case": "THE SECRET",
+	}
+	lib.asks_for_secrets with input as {"facts": {"texts": ["hello", text]}}
+}
+
+test_mentions_secret_words_screen if {
+	lib.mentions_secret_words with input as {"facts": {"texts": ["a keyboard"]}}
+	not lib.mentions_secret_words with input as {"facts": {"texts": ["The reviewer reads the change."]}}
+	not lib.mentions_secret_words with input as {"facts": {"texts": []}}
+}

@@ -5,6 +5,7 @@ import data.mcpxfw
 config := {"default": "review", "servers": {
 	"everything": {"label": "Everything reference server", "max_tokens": 4096},
 	"notes": {"label": "Notes", "max_tokens": 2048},
+	"github-mcp": {"label": "Code review", "max_tokens": 4096, "budget": {"hourly_tokens": 10000, "burst_per_minute": 10}},
 }}
 
 # request is a plain one-message request from server, changed by facts.
@@ -28,9 +29,15 @@ request(server, facts) := {
 		},
 		facts,
 	),
-	"usage": {},
+	"usage": usage(0, 0),
 	"approval": null,
 	"violations": [],
+}
+
+# usage is input.usage with the given hour tokens and minute requests.
+usage(tokens, requests) := {
+	"minute": {"requests": requests, "requested_tokens": 0, "returned_tokens": 0, "tokens": 0},
+	"hour": {"requests": requests, "requested_tokens": tokens, "returned_tokens": 0, "tokens": tokens},
 }
 
 approval := {"decision_id": "dc-1", "by": "alice", "at": "2026-01-02T03:04:05Z", "edited": false}
@@ -86,7 +93,7 @@ test_decisions[note] if {
 		},
 		"approval satisfies the default": {
 			"in": approved(request("everything", {"block_types": ["image"]})),
-			"want": {"outcome": "permit", "deny": [], "review": []},
+			"want": {"outcome": "permit", "deny": [], "review": ["default-outcome"]},
 		},
 		"default when nothing decides": {
 			"in": request("everything", {"block_types": ["image"]}),
@@ -107,6 +114,26 @@ test_decisions[note] if {
 		"unknown server still hits global denies": {
 			"in": request("stranger", {"include_context": "allServers"}),
 			"want": {"outcome": "deny", "deny": ["include-context"], "review": ["unknown-server"]},
+		},
+		"quoted server package decides": {
+			"in": request("github-mcp", {"block_types": ["text", "image"]}),
+			"want": {"outcome": "deny", "deny": ["media"], "review": []},
+		},
+		"quoted server package permits": {
+			"in": request("github-mcp", {}),
+			"want": {"outcome": "permit", "deny": [], "review": []},
+		},
+		"budget exhausted beats the server's permit": {
+			"in": object.union(request("github-mcp", {"max_tokens": 500}), {"usage": usage(9600, 0)}),
+			"want": {"outcome": "deny", "deny": ["budget-exhausted"], "review": []},
+		},
+		"burst reviewed": {
+			"in": object.union(request("github-mcp", {}), {"usage": usage(0, 10)}),
+			"want": {"outcome": "review", "deny": [], "review": ["burst"]},
+		},
+		"approval satisfies burst, never the budget": {
+			"in": approved(object.union(request("github-mcp", {"max_tokens": 500}), {"usage": usage(9600, 10)})),
+			"want": {"outcome": "deny", "deny": ["budget-exhausted"], "review": ["burst"]},
 		},
 		"result permitted": {
 			"in": result(request("everything", {}), "General Kenobi"),
@@ -135,7 +162,7 @@ test_reasons_carry_messages if {
 
 test_configured_default_deny if {
 	d := mcpxfw.decision with input as request("quiet", {})
-		with data.mcpxfw.servers as {"quiet": {}}
+		with data.mcpxfw.servers as {"quiet": {"deny": set()}}
 		with data.mcpxfw.config as {"default": "deny", "servers": {"quiet": {}}}
 	d == {
 		"outcome": "deny",
@@ -144,15 +171,22 @@ test_configured_default_deny if {
 	}
 }
 
+test_configured_default_deny_survives_approval if {
+	d := mcpxfw.decision with input as approved(request("quiet", {}))
+		with data.mcpxfw.servers as {"quiet": {"deny": set()}}
+		with data.mcpxfw.config as {"default": "deny", "servers": {"quiet": {}}}
+	summary(d) == {"outcome": "deny", "deny": ["default-outcome"], "review": []}
+}
+
 test_configured_default_permit if {
 	d := mcpxfw.decision with input as request("quiet", {})
-		with data.mcpxfw.servers as {"quiet": {}}
+		with data.mcpxfw.servers as {"quiet": {"deny": set()}}
 		with data.mcpxfw.config as {"default": "permit", "servers": {"quiet": {}}}
 	d == {"outcome": "permit", "deny": [], "review": []}
 }
 
 test_default_is_review_without_config if {
-	d := mcpxfw.decision with input as request("quiet", {}) with data.mcpxfw.servers as {"quiet": {}}
+	d := mcpxfw.decision with input as request("quiet", {}) with data.mcpxfw.servers as {"quiet": {"deny": set()}}
 	summary(d) == {"outcome": "review", "deny": [], "review": ["default-outcome"]}
 }
 
@@ -179,4 +213,27 @@ test_global_review_rules_count if {
 		with data.mcpxfw.config as config
 		with data.mcpxfw.global.review as {{"code": "g", "message": "global review"}}
 	summary(d) == {"outcome": "review", "deny": [], "review": ["g"]}
+}
+
+# A package counts once it defines deny, review or permit; one defining
+# none of them decides nothing, so the fallback decides instead.
+test_package_without_rules_uses_fallback if {
+	d := mcpxfw.decision with input as request("quiet", {"has_tools": true})
+		with data.mcpxfw.servers as {"quiet": {"helper": 1}}
+		with data.mcpxfw.config as {"default": "permit", "servers": {"quiet": {}}}
+	summary(d) == {"outcome": "review", "deny": [], "review": ["tools-offered"]}
+}
+
+test_package_with_review_rules_only if {
+	d := mcpxfw.decision with input as request("quiet", {"has_tools": true})
+		with data.mcpxfw.servers as {"quiet": {"review": set()}}
+		with data.mcpxfw.config as {"default": "permit", "servers": {"quiet": {}}}
+	summary(d) == {"outcome": "permit", "deny": [], "review": []}
+}
+
+test_fallback_deny_rules_count if {
+	d := mcpxfw.decision with input as request("stranger", {})
+		with data.mcpxfw["default"].deny as {{"code": "closed", "message": "no strangers"}}
+		with data.mcpxfw.config as config
+	summary(d) == {"outcome": "deny", "deny": ["closed"], "review": ["unknown-server"]}
 }

@@ -5,6 +5,8 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"io"
+	"os"
 	"os/exec"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -27,6 +29,8 @@ type HostOptions struct {
 // Host is an MCP client acting as the host application.
 type Host struct {
 	session *mcp.ClientSession
+	cmd     *exec.Cmd
+	stdin   io.WriteCloser
 	// Asked counts sampling requests that reached this host.
 	Asked chan json.RawMessage
 }
@@ -45,19 +49,50 @@ func StartHost(ctx context.Context, opts HostOptions) (*Host, error) {
 		}
 		copts.CreateMessageWithToolsHandler = h.answerWith(opts.Answer)
 	}
-	cmd := exec.Command(opts.Command[0], opts.Command[1:]...)
-	cmd.Env = opts.Env
+	t, err := h.start(opts)
+	if err != nil {
+		return nil, err
+	}
 	version := opts.ProtocolVersion
 	if version == "" {
 		version = "2025-11-25"
 	}
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "mcpx-fw-test-host", Version: "1"}, copts).
-		Connect(ctx, &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: version})
+		Connect(ctx, t, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
+		_ = h.Disconnect()
 		return nil, err
 	}
 	h.session = cs
 	return h, nil
+}
+
+// start runs the command with pipes the host keeps, so Disconnect can drop
+// the connection the way a crashed host does.
+func (h *Host) start(opts HostOptions) (mcp.Transport, error) {
+	h.cmd = exec.Command(opts.Command[0], opts.Command[1:]...)
+	h.cmd.Env = opts.Env
+	h.cmd.Stderr = os.Stderr
+	stdin, err := h.cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	stdout, err := h.cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := h.cmd.Start(); err != nil {
+		return nil, err
+	}
+	h.stdin = stdin
+	return &mcp.IOTransport{Reader: stdout, Writer: stdin}, nil
+}
+
+// Disconnect closes the command's stdin without a goodbye, as a host that
+// crashed or quit would, and waits for the command to exit.
+func (h *Host) Disconnect() error {
+	_ = h.stdin.Close()
+	return h.cmd.Wait()
 }
 
 func (h *Host) answerWith(answer Answer) func(context.Context, *mcp.CreateMessageWithToolsRequest) (*mcp.CreateMessageWithToolsResult, error) {
@@ -148,5 +183,9 @@ func (h *Host) ToolNames(ctx context.Context) ([]string, error) {
 	return names, nil
 }
 
-// Close ends the session and the subprocess.
-func (h *Host) Close() error { return h.session.Close() }
+// Close ends the session and waits for the subprocess to exit.
+func (h *Host) Close() error {
+	err := h.session.Close()
+	_ = h.Disconnect()
+	return err
+}

@@ -1,0 +1,147 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mcpx-fw/mcpx-fw/engine/review"
+)
+
+func auditCommand() *cobra.Command {
+	var since, server string
+	var asJSON, verify bool
+	c := &cobra.Command{
+		Use:   "audit",
+		Short: "List the audit log of reviews, or verify its hash chain",
+		Long: `Every transition of every review (opened, approved, edited, answered,
+rejected, expired, abandoned, delivered, failed, and erased by retention) is
+one append-only entry: who (the operator, or - for the firewall itself), when,
+the decision id, the policy revision, digests of the request and completion,
+and the outcome. Each entry holds the hash of the one before it.
+
+  mcpx-fw audit                     every entry, oldest first
+  mcpx-fw audit --since 24h         the last day (or --since 2026-11-01)
+  mcpx-fw audit --server github --json   one JSON object per line, for shipping
+  mcpx-fw audit --verify            check the chain; names an edited, inserted
+                                    or deleted entry and exits 1
+
+--verify prints the chain head; an operator who notes it (or ships the log
+elsewhere) can also tell a log cut back and rebuilt by someone with write
+access to the state dir.`,
+		Args: args(0, "mcpx-fw audit [--since 24h] [--server NAME] [--json] | mcpx-fw audit --verify"),
+		RunE: func(c *cobra.Command, _ []string) error {
+			if verify && (since != "" || server != "" || asJSON) {
+				return usageError{errors.New("--verify checks the whole log and takes no other flag\nTry: mcpx-fw audit --verify")}
+			}
+			from, err := parseSince(since, time.Now())
+			if err != nil {
+				return usageError{fmt.Errorf("--since: %w\nTry: mcpx-fw audit --since 24h", err)}
+			}
+			return withStore(c, func(ctx context.Context, rt *runtime) error {
+				if verify {
+					return verifyAudit(ctx, c.OutOrStdout(), rt.store)
+				}
+				entries, err := rt.store.Audit(ctx, review.AuditFilter{Since: from, Server: server})
+				if err != nil {
+					return err
+				}
+				if asJSON {
+					return writeJSONLines(c.OutOrStdout(), entries)
+				}
+				renderAudit(c.OutOrStdout(), entries)
+				return nil
+			})
+		},
+	}
+	c.Flags().StringVar(&since, "since", "", "entries from this long ago (24h, 7d) or this time (2026-11-01, RFC 3339)")
+	c.Flags().StringVar(&server, "server", "", "only this server's entries")
+	c.Flags().BoolVar(&asJSON, "json", false, "one JSON object per line")
+	c.Flags().BoolVar(&verify, "verify", false, "verify the hash chain; exit 1 naming the first broken entry")
+	return c
+}
+
+func verifyAudit(ctx context.Context, w io.Writer, st *review.Store) error {
+	head, n, err := st.VerifyAudit(ctx)
+	var ce *review.ChainError
+	if errors.As(err, &ce) {
+		return withCode(exitFailure, fmt.Errorf("%w (after %d good entries)", err, n))
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "ok: %d entries, chain intact; head #%d %s\n", n, head.Seq, head.Hash)
+	return nil
+}
+
+// parseSince reads --since: a duration back from now (Go's units plus d
+// for days), a date, or an RFC 3339 time. "" is the beginning.
+func parseSince(s string, now time.Time) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	if days, ok := strings.CutSuffix(s, "d"); ok {
+		if n, err := strconv.Atoi(days); err == nil && n >= 0 {
+			return now.AddDate(0, 0, -n), nil
+		}
+	}
+	if d, err := time.ParseDuration(s); err == nil && d >= 0 {
+		return now.Add(-d), nil
+	}
+	for _, layout := range []string{time.RFC3339, time.DateOnly} {
+		if t, err := time.ParseInLocation(layout, s, time.Local); err == nil {
+			return t, nil
+		}
+	}
+	return time.Time{}, fmt.Errorf("%q is neither a duration (24h, 7d) nor a date (2026-11-01)", s)
+}
+
+// renderAudit prints the log as a table, with digests and hashes shortened
+// to what a person compares by eye (--json has them whole).
+func renderAudit(w io.Writer, entries []review.AuditEntry) {
+	if len(entries) == 0 {
+		fmt.Fprintln(w, "no audit entries")
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "SEQ\tTIME\tEVENT\tREVIEW\tSERVER\tSTAGE\tOPERATOR\tOUTCOME\tDECISION\tREQUEST\tRESULT\tPOLICY")
+	for _, e := range entries {
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", e.Seq, e.At.Local().Format(time.DateTime),
+			e.Event, e.ItemID, e.Server, e.Stage, orDash(e.Operator), e.Outcome, e.DecisionID,
+			short(e.RequestDigest), short(e.ResultDigest), short(e.PolicyRevision))
+	}
+	_ = tw.Flush()
+}
+
+func short(digest string) string {
+	d := strings.TrimPrefix(digest, "sha256:")
+	if len(d) > 12 {
+		d = d[:12]
+	}
+	return orDash(d)
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func writeJSONLines[T any](w io.Writer, items []T) error {
+	enc := json.NewEncoder(w)
+	for _, it := range items {
+		if err := enc.Encode(it); err != nil {
+			return err
+		}
+	}
+	return nil
+}

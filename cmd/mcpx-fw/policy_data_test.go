@@ -1,0 +1,63 @@
+package main
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// The configuration policies see: budgets only where set, so a rule about
+// a limit nobody configured does not fire.
+func TestPolicyDataBudgets(t *testing.T) {
+	cleanConfigEnv(t)
+	cfg, err := loadConfig(writeConfigFile(t, `servers:
+  github-mcp:
+    command: [cat]
+    max_tokens: 4096
+    budget: {hourly_tokens: 20000, burst_per_minute: 10}
+  notes:
+    command: [cat]
+    budget: {burst_per_minute: 3}
+  plain:
+    command: [cat]
+usage:
+  windows: {day: 24h}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"default": "review", "servers": map[string]any{
+		"github-mcp": map[string]any{"label": "", "max_tokens": 4096,
+			"budget": map[string]any{"hourly_tokens": 20000, "burst_per_minute": 10}},
+		"notes": map[string]any{"label": "", "budget": map[string]any{"burst_per_minute": 3}},
+		"plain": map[string]any{"label": ""},
+	}}
+	if diff := cmp.Diff(want, policyData(cfg)); diff != "" {
+		t.Errorf("policy data (-want +got):\n%s", diff)
+	}
+	if got := cfg.Usage.Windows["day"]; got != 24*time.Hour {
+		t.Errorf("usage.windows.day = %v", got)
+	}
+}
+
+func TestPolicyDataConfigErrors(t *testing.T) {
+	tests := []struct {
+		name, content string
+		want          []string
+	}{
+		{"negative hourly tokens", "servers:\n  a:\n    command: [cat]\n    budget: {hourly_tokens: -1}\n", []string{"servers.a.budget.hourly_tokens"}},
+		{"negative burst", "servers:\n  a:\n    command: [cat]\n    budget: {burst_per_minute: -2}\n", []string{"servers.a.budget.burst_per_minute"}},
+		{"unknown budget key", "servers:\n  a:\n    command: [cat]\n    budget: {daily_tokens: 5}\n", []string{"daily_tokens"}},
+		{"hour redefined", "usage:\n  windows: {hour: 2h}\n", []string{"usage.windows", "hour is always 1h0m0s"}},
+		{"window name", "usage:\n  windows: {Last-Day: 24h}\n", []string{"usage.windows", "last-day"}},
+		{"window duration", "usage:\n  windows: {day: 0s}\n", []string{"usage.windows", "day"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cleanConfigEnv(t)
+			_, err := loadConfig(writeConfigFile(t, tt.content))
+			wantConfigError(t, err, tt.want...)
+		})
+	}
+}

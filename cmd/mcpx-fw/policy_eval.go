@@ -1,0 +1,229 @@
+package main
+
+import (
+	"bytes"
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mcpx-fw/mcpx-fw/engine"
+	"github.com/mcpx-fw/mcpx-fw/validate"
+)
+
+// defaultEvalEra is the protocol version policy eval assumes when neither
+// --era nor the file names one.
+const defaultEvalEra = "2025-11-25"
+
+// evalFlags are policy eval's options.
+type evalFlags struct {
+	server, stage, era string
+	json               bool
+}
+
+func policyEvalCommand() *cobra.Command {
+	var f evalFlags
+	c := &cobra.Command{
+		Use:   "eval --server NAME [--stage request|result] [--era E] [--json] FILE",
+		Short: "Show how serve would decide a saved sampling request (or request and completion)",
+		Long: `eval validates and decides a saved sampling request exactly as serve would,
+through the same code, with the config's policy, server settings and the
+server's current usage from the state dir, and prints the validation
+violations, the policy's input document and the verdict with its reasons.
+Nothing is recorded, queued or logged.
+
+FILE is the request's params as JSON ({"messages": [...], "maxTokens": ...}),
+or an object with "request" and optionally:
+  "result"    the completion (CreateMessageResult) for the result stage
+  "era"       the upstream's protocol version (default ` + defaultEvalEra + `; --era wins)
+  "host"      {"protocol", "capabilities"}: the host's declaration (default: a
+              host that declared sampling with tools and context); sampling
+              tools and context are allowed only when declared, as in serve
+  "origin"    {"method", "name", "round"}: the host call it belongs to
+  "reported"  the upstream's serverInfo
+  "usage"     {"minute": {...}, "hour": {...}}: decide with this usage
+              instead of the state dir's (what if the server had used more?)
+--stage defaults to result when the file has a result, else request.
+
+--json prints {"outcome", "decision_id", "reasons", "violations", "input"}.`,
+		Example: `  mcpx-fw policy eval --server everything request.json
+  mcpx-fw policy eval --server github-mcp --stage result --json pair.json`,
+		Args: args(1, "mcpx-fw policy eval --server NAME FILE"),
+		RunE: func(c *cobra.Command, a []string) error {
+			return policyEval(c, f, a[0])
+		},
+	}
+	c.Flags().StringVar(&f.server, "server", "", "the configured server name the request comes from (required)")
+	c.Flags().StringVar(&f.stage, "stage", "", "request or result (default: result when FILE has a result)")
+	c.Flags().StringVar(&f.era, "era", "", "the upstream's protocol version (default: FILE's era, else "+defaultEvalEra+")")
+	c.Flags().BoolVar(&f.json, "json", false, "print JSON for scripts")
+	return c
+}
+
+func policyEval(c *cobra.Command, f evalFlags, path string) error {
+	if f.server == "" {
+		return usageError{fmt.Errorf("--server is required\nTry: mcpx-fw policy eval --server NAME %s", path)}
+	}
+	file, err := readEvalFile(path)
+	if err != nil {
+		return err
+	}
+	stage, err := evalStage(f.stage, file)
+	if err != nil {
+		return err
+	}
+	rt, err := startOperator(c.Context(), configFlag(c))
+	if err != nil {
+		return err
+	}
+	defer rt.close()
+	s := file.sampling(f.server, serverLabel(rt.cfg, f.server), cmp.Or(f.era, file.Era, defaultEvalEra))
+	v, input := rt.engine.Preview(c.Context(), stage, s, file.result(), file.Usage)
+	if f.json {
+		return writeJSON(c.OutOrStdout(), evalJSON(v, input))
+	}
+	return printEval(c.OutOrStdout(), rt, f.server, v, input)
+}
+
+// evalFile is policy eval's FILE in its object form.
+type evalFile struct {
+	Request  json.RawMessage `json:"request"`
+	Result   json.RawMessage `json:"result"`
+	Era      string          `json:"era"`
+	Host     *engine.Host    `json:"host"`
+	Origin   engine.Origin   `json:"origin"`
+	Reported map[string]any  `json:"reported"`
+	Usage    engine.Usage    `json:"usage"`
+}
+
+// readEvalFile reads FILE: bare params, or the object form. Params never
+// have a "request" member, so its presence tells the two apart; in the
+// object form unknown members are errors, so a typo is not silently
+// ignored.
+func readEvalFile(path string) (evalFile, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return evalFile{}, err
+	}
+	var probe map[string]json.RawMessage
+	if err := json.Unmarshal(b, &probe); err != nil {
+		return evalFile{}, fmt.Errorf("%s: not a JSON object: %w", path, err)
+	}
+	if _, ok := probe["request"]; !ok {
+		return evalFile{Request: b}, nil
+	}
+	var f evalFile
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&f); err != nil {
+		return evalFile{}, fmt.Errorf("%s: %w", path, err)
+	}
+	return f, nil
+}
+
+// result is the completion, nil when the file has none.
+func (f evalFile) result() []byte {
+	if len(f.Result) == 0 || bytes.Equal(bytes.TrimSpace(f.Result), []byte("null")) {
+		return nil
+	}
+	return f.Result
+}
+
+// sampling describes the saved request as the relay would: the server as
+// configured, the host as declared, and sampling tools and context allowed
+// exactly when the host declared them.
+func (f evalFile) sampling(server, label, era string) engine.Sampling {
+	host := engine.Host{Protocol: era, Capabilities: map[string]any{
+		"sampling": map[string]any{"tools": map[string]any{}, "context": map[string]any{}},
+	}}
+	if f.Host != nil {
+		host = *f.Host
+	}
+	sampling, _ := host.Capabilities["sampling"].(map[string]any)
+	_, tools := sampling["tools"]
+	_, context := sampling["context"]
+	return engine.Sampling{
+		Server: engine.Server{Name: server, Label: label, Protocol: era, Reported: f.Reported},
+		Host:   host,
+		Origin: f.Origin,
+		Caps:   validate.Capabilities{Tools: tools, Context: context},
+		Params: f.Request,
+	}
+}
+
+// evalStage is --stage, or the stage the file implies.
+func evalStage(flag string, f evalFile) (engine.Stage, error) {
+	switch {
+	case flag == "" && f.result() != nil, flag == string(engine.StageResult) && f.result() != nil:
+		return engine.StageResult, nil
+	case flag == string(engine.StageResult):
+		return "", usageError{fmt.Errorf("--stage result needs a file with a \"result\"")}
+	case flag == "", flag == string(engine.StageRequest):
+		return engine.StageRequest, nil
+	}
+	return "", usageError{fmt.Errorf("--stage %q is neither request nor result", flag)}
+}
+
+// serverLabel is the label serve gives a server: its configured label, or
+// its name.
+func serverLabel(cfg *Config, name string) string {
+	if s, ok := cfg.Servers[name]; ok && s.Label != "" {
+		return s.Label
+	}
+	return name
+}
+
+// evalOutput is policy eval --json.
+type evalOutput struct {
+	Outcome    engine.Outcome       `json:"outcome"`
+	DecisionID string               `json:"decision_id"`
+	Reasons    []engine.Reason      `json:"reasons"`
+	Violations []validate.Violation `json:"violations"`
+	Input      map[string]any       `json:"input"`
+	Error      string               `json:"error,omitempty"`
+}
+
+func evalJSON(v engine.Verdict, input map[string]any) evalOutput {
+	out := evalOutput{Outcome: v.Outcome, DecisionID: v.DecisionID, Reasons: v.Reasons,
+		Violations: v.Violations, Input: input}
+	if out.Reasons == nil {
+		out.Reasons = []engine.Reason{}
+	}
+	if out.Violations == nil {
+		out.Violations = []validate.Violation{}
+	}
+	if v.Err != nil {
+		out.Error = v.Err.Error()
+	}
+	return out
+}
+
+// printEval prints what a person reads: violations, the input document,
+// then the verdict and why.
+func printEval(w io.Writer, rt *runtime, server string, v engine.Verdict, input map[string]any) error {
+	note := ""
+	if _, ok := rt.cfg.Servers[server]; !ok {
+		note = " (not in the configuration)"
+	}
+	fmt.Fprintf(w, "server:     %s%s\npolicy:     %s (revision %s)\nstage:      %s\n",
+		server, note, rt.cfg.Policy.Dir, rt.engine.Revision(), v.Stage)
+	fmt.Fprintln(w, "violations:", len(v.Violations))
+	for _, vi := range v.Violations {
+		fmt.Fprintf(w, "  %s at %s: %s\n", vi.Rule, vi.Path, vi.Message)
+	}
+	doc, err := json.MarshalIndent(input, "  ", "  ")
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "input:\n  %s\nverdict:    %s (%s, not recorded)\n", doc, v.Outcome, v.DecisionID)
+	for _, r := range v.Reasons {
+		fmt.Fprintf(w, "  %s: %s\n", r.Code, r.Message)
+	}
+	if v.Err != nil {
+		fmt.Fprintln(w, "error:     ", v.Err)
+	}
+	return nil
+}

@@ -1,0 +1,67 @@
+package main
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/mcpx-fw/mcpx-fw/engine/review"
+)
+
+// action is one thing an operator can do with a pending item: the exact
+// command, and in plain words what it does, so a person who never read the
+// code can decide from show (or watch) alone.
+type action struct {
+	Name    string `json:"name"`
+	Command string `json:"command"`
+	Effect  string `json:"effect"`
+}
+
+// actionsFor lists what can be done with a pending item, for an operator
+// using configPath ("" when none was given) and a server config that may
+// allow operator answers.
+func actionsFor(it review.Item, configPath string, answers bool) []action {
+	cmd := func(verb, extra string) string { return reviewCmd(verb, it, configPath, extra) }
+	var out []action
+	if it.Stage == review.StageResult {
+		out = append(out,
+			action{"approve", cmd("approve", ""), "deliver this completion to the upstream"},
+			action{"edit", cmd("approve", " --edit"), "change or redact its text first, then deliver it"})
+	} else if hostSamples(it) {
+		out = append(out,
+			action{"approve", cmd("approve", ""), "let the host's model answer it as shown"},
+			action{"edit", cmd("approve", " --edit"), "change the prompt first, then let the model answer"})
+	}
+	if answers && it.Stage == review.StageRequest {
+		out = append(out, action{"answer", cmd("answer", ` --text "…"`), "write the completion yourself (the upstream sees model \"human\")"})
+	}
+	return append(out, action{"reject", cmd("reject", ` --reason "…"`), "refuse it: the upstream gets -1 (user rejected); the reason stays here"})
+}
+
+// reviewCmd is the exact command line to run verb on it, with the
+// operator's --config when they gave one.
+func reviewCmd(verb string, it review.Item, configPath, extra string) string {
+	cfg := ""
+	if configPath != "" {
+		cfg = " --config " + shellQuote(configPath)
+	}
+	return fmt.Sprintf("mcpx-fw review %s %s%s%s", verb, it.ID, cfg, extra)
+}
+
+// hostSamples reports whether the host the item's request came through can
+// sample; when unknown, it assumes so and lets serve decide.
+func hostSamples(it review.Item) bool {
+	s, err := itemSampling(it)
+	if err != nil || s.Host.Capabilities == nil {
+		return true
+	}
+	_, ok := s.Host.Capabilities["sampling"]
+	return ok
+}
+
+// renderActions prints the actions as the end of show.
+func renderActions(w io.Writer, it review.Item, acts []action) {
+	fmt.Fprintf(w, "\nTo decide (if nobody does by %s, the upstream gets -32603 \"expired\"):\n", it.ExpiresAt.Format("15:04:05 MST"))
+	for _, a := range acts {
+		fmt.Fprintf(w, "  %s\n      %s\n", a.Command, a.Effect)
+	}
+}

@@ -1,0 +1,203 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mcpx-fw/mcpx-fw/engine"
+	"github.com/mcpx-fw/mcpx-fw/engine/review"
+)
+
+// approveOptions are approve's flags.
+type approveOptions struct {
+	note     string
+	edit     bool   // open the editor first
+	editFile string // or read the edited document from this file
+}
+
+func reviewApproveCommand() *cobra.Command {
+	var o approveOptions
+	c := &cobra.Command{
+		Use:   "approve ID",
+		Short: "Approve a pending review, as it is or edited; the policy runs again and a deny still wins",
+		Long: `approve lets a held request go to the host's model, or a held completion go
+back to the upstream. The policy runs again with the approval: a deny still
+wins, and a blocker can never be approved.
+
+--edit opens $VISUAL or $EDITOR (vi when neither is set) on a YAML rendering of
+the request (system prompt, message text, maxTokens, stop sequences) or of the
+completion's text. Tool calls, tool results and media are shown but guarded.
+The edit is validated and decided again (input.approval.edited is true); an
+invalid or denied edit is refused with the reason and the review stays
+pending. Saving it unchanged approves the original. --edit-file FILE does the
+same with a document written beforehand (mcpx-fw review show ID --edit-doc
+prints the one the editor would open).`,
+		Args: args(1, "mcpx-fw review approve rv-… [--edit | --edit-file FILE] [--note T]"),
+		RunE: func(c *cobra.Command, a []string) error {
+			if o.edit && o.editFile != "" {
+				return usageError{fmt.Errorf("--edit and --edit-file are alternatives\nTry: mcpx-fw review approve %s --edit", a[0])}
+			}
+			return withStore(c, func(ctx context.Context, rt *runtime) error {
+				return approve(ctx, c, rt, a[0], o)
+			})
+		},
+	}
+	c.Flags().StringVar(&o.note, "note", "", "a note kept with the decision")
+	c.Flags().BoolVar(&o.edit, "edit", false, "edit the request (or completion) in $VISUAL/$EDITOR before approving")
+	c.Flags().StringVar(&o.editFile, "edit-file", "", "approve the edited document in this file (- for stdin)")
+	return c
+}
+
+func approve(ctx context.Context, c *cobra.Command, rt *runtime, id string, o approveOptions) error {
+	it, err := getItem(ctx, rt, id)
+	if err != nil {
+		return err
+	}
+	if err := approvable(it); err != nil {
+		return err
+	}
+	var e *review.Edit
+	if o.edit || o.editFile != "" {
+		if e, err = editItem(c, it, o.editFile); err != nil {
+			return err
+		}
+	}
+	if err := recheck(ctx, rt, it, e); err != nil {
+		return err
+	}
+	if e == nil {
+		it, err = rt.store.Approve(ctx, it.ID, operator(), o.note)
+	} else {
+		it, err = rt.store.ApproveEdited(ctx, it.ID, operator(), o.note, *e)
+	}
+	if err != nil {
+		return decideError(err)
+	}
+	fmt.Fprintf(c.OutOrStdout(), "%s %s (decision %s); %s\n", approvedWord(e), it.ID, it.DecisionID, nextStep(it))
+	return nil
+}
+
+func approvedWord(e *review.Edit) string {
+	if e != nil {
+		return "approved with your edit"
+	}
+	return "approved"
+}
+
+func nextStep(it review.Item) string {
+	if it.Stage == review.StageResult {
+		return "serve checks the completion once more and returns it to the upstream"
+	}
+	return "serve checks the request once more and the host's model answers it"
+}
+
+// approvable refuses what no approval could release: an item already
+// decided, or a request that no host can answer (it needs an answer).
+func approvable(it review.Item) error {
+	if it.State != review.StatePending {
+		return withCode(exitFailure, &review.DecidedError{Item: it})
+	}
+	if it.Stage == review.StageRequest && !hostSamples(it) {
+		return withCode(exitFailure, fmt.Errorf("%s: the host cannot sample, so approving gets no answer; write one: mcpx-fw review answer %s --text \"…\"", it.ID, it.ID))
+	}
+	return nil
+}
+
+func reviewRejectCommand() *cobra.Command {
+	var reason string
+	c := &cobra.Command{
+		Use:   "reject ID",
+		Short: "Reject a pending review; the upstream gets -1 (user rejected)",
+		Args:  args(1, `mcpx-fw review reject rv-… --reason "…"`),
+		RunE: func(c *cobra.Command, a []string) error {
+			return withStore(c, func(ctx context.Context, rt *runtime) error {
+				it, err := getItem(ctx, rt, a[0])
+				if err != nil {
+					return err
+				}
+				it, err = rt.store.Reject(ctx, it.ID, operator(), reason)
+				if err != nil {
+					return decideError(err)
+				}
+				fmt.Fprintf(c.OutOrStdout(), "rejected %s (decision %s); the upstream gets -1\n", it.ID, it.DecisionID)
+				return nil
+			})
+		},
+	}
+	c.Flags().StringVar(&reason, "reason", "", "why; kept with the decision (never sent to the upstream)")
+	return c
+}
+
+// itemSampling is the sampling request an item holds, as the engine saw it.
+func itemSampling(it review.Item) (engine.Sampling, error) {
+	var s engine.Sampling
+	if err := json.Unmarshal(it.Context, &s); err != nil {
+		return s, fmt.Errorf("%s: stored context unreadable: %w", it.ID, err)
+	}
+	s.Params = it.Request
+	return s, nil
+}
+
+// recheck runs the policy on a pending item as if approved, on the
+// operator's edit when there is one, so the CLI refuses what serve would
+// refuse anyway; serve re-decides again itself.
+func recheck(ctx context.Context, rt *runtime, it review.Item, e *review.Edit) error {
+	s, err := itemSampling(it)
+	if err != nil {
+		return err
+	}
+	var result []byte
+	if it.Stage == review.StageResult {
+		result = it.Result
+	}
+	switch {
+	case e != nil && it.Stage == review.StageResult:
+		result = e.Value
+	case e != nil:
+		s.Params = e.Value
+	}
+	v := rt.engine.Reconsider(ctx, s, result, engine.Approval{DecisionID: it.DecisionID, By: operator(), At: time.Now(), Edited: e != nil})
+	if e != nil {
+		return refused(it, v, "the edit is refused")
+	}
+	return refused(it, v, "it cannot be approved")
+}
+
+// refused explains a re-decision that did not pass, in one line, with what
+// to do next; nil when it passed.
+func refused(it review.Item, v engine.Verdict, what string) error {
+	switch v.Outcome {
+	case engine.OutcomePass:
+		return nil
+	case engine.OutcomeBlocker:
+		return withCode(exitFailure, fmt.Errorf("%s: %s: %s; %s", it.ID, what, blockerReasons(v), nextForBlocker(what)))
+	}
+	return withCode(exitFailure, fmt.Errorf("%s: %s: the policy could not decide (%v); see the logs and retry", it.ID, what, v.Err))
+}
+
+// nextForBlocker says what follows a refusal: an edit or answer can be
+// tried again; the item as it is never can.
+func nextForBlocker(what string) string {
+	if what == "it cannot be approved" {
+		return "it is a blocker and nobody may approve it — reject it or let it expire"
+	}
+	return "the review is still pending"
+}
+
+// blockerReasons lists what made a blocker, for the operator (who may see
+// rule messages; the upstream never does).
+func blockerReasons(v engine.Verdict) string {
+	var parts []string
+	for _, vi := range v.Violations {
+		parts = append(parts, fmt.Sprintf("[%s] %s: %s", vi.Rule, vi.Path, vi.Message))
+	}
+	for _, r := range v.Reasons {
+		parts = append(parts, fmt.Sprintf("[%s] %s", r.Code, r.Message))
+	}
+	return strings.Join(parts, "; ")
+}

@@ -1,0 +1,95 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/mcpx-fw/mcpx-fw/validate"
+)
+
+// assessment is one decision before anything is written: the verdict, the
+// exact input the policy saw, the validated documents (for usage) and how
+// long each step took (for the decision log's metrics).
+type assessment struct {
+	verdict Verdict
+	input   map[string]any
+	request validate.Document
+	result  validate.Document
+	timings timings
+}
+
+// assess validates, reads usage and evaluates the policy, with no side
+// effects. Decide, Check, Reconsider and Preview all come through here, so
+// `policy eval` cannot drift from what serve decides.
+func (e *Engine) assess(ctx context.Context, stage Stage, s Sampling, result []byte, a *Approval, usage Usage) assessment {
+	start := time.Now()
+	as := assessment{verdict: newVerdict(stage)}
+	var violations []validate.Violation
+	as.request, as.result, violations = e.validated(stage, s, result)
+	as.timings.validate = time.Since(start)
+	if len(violations) > 0 {
+		as.verdict.Outcome, as.verdict.Violations = OutcomeBlocker, violations
+		as.input = buildInput(stage, s, as.request, as.result, a, nil)
+		return as
+	}
+	usage, err := e.usage(ctx, s.Server.Name, usage, &as.timings)
+	as.input = buildInput(stage, s, as.request, as.result, a, usage)
+	if err != nil {
+		failed(&as.verdict, "store-error", "usage unavailable", fmt.Errorf("read usage: %w", err))
+		return as
+	}
+	e.evaluate(ctx, &as, a != nil)
+	return as
+}
+
+// validated runs structural validation for the stage: the request always
+// (it may have been edited), the result at the result stage.
+func (e *Engine) validated(stage Stage, s Sampling, result []byte) (req, res validate.Document, violations []validate.Violation) {
+	opts := e.options(s)
+	req, violations = validate.Request(s.Params, opts)
+	if len(violations) > 0 || stage != StageResult {
+		return req, nil, violations
+	}
+	res, violations = validate.Result(result, req, opts)
+	return req, res, violations
+}
+
+// usage returns the server's usage in the configured windows: given, or
+// read from the store now. The policy cannot judge a budget it cannot see,
+// so a failed read fails the decision closed.
+func (e *Engine) usage(ctx context.Context, server string, given Usage, t *timings) (Usage, error) {
+	if given != nil {
+		return given, nil
+	}
+	if e.usageRead == nil {
+		return nil, errors.New("no store")
+	}
+	start := time.Now()
+	u, err := e.usageRead.Read(ctx, server, time.Now())
+	t.usage = time.Since(start)
+	return u, err
+}
+
+// evaluate runs the policy and fills the verdict. An approved escalation
+// that the policy still wants reviewed is an error: nobody can approve twice.
+func (e *Engine) evaluate(ctx context.Context, as *assessment, approved bool) {
+	v := &as.verdict
+	d, err := e.policy.Load().evaluate(ctx, as.input, &as.timings)
+	if err != nil {
+		failed(v, "policy-error", "policy evaluation failed", fmt.Errorf("policy evaluation failed: %w", err))
+		return
+	}
+	v.Outcome = d.Outcome
+	switch d.Outcome {
+	case OutcomeBlocker:
+		v.Reasons = d.Deny
+	case OutcomeEscalate:
+		v.Reasons = d.Review
+	}
+	if approved && v.Outcome == OutcomeEscalate {
+		failed(v, "review-after-approval", "policy asked for review again after approval",
+			errors.New("policy asked for review of an approved item"))
+	}
+}

@@ -1,0 +1,191 @@
+package engine
+
+import (
+	"encoding/json"
+	"io"
+	"io/fs"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/open-policy-agent/opa/v1/rego"
+	"github.com/open-policy-agent/opa/v1/storage"
+	"github.com/open-policy-agent/opa/v1/storage/inmem"
+	"go.uber.org/zap"
+
+	"github.com/mcpx-fw/mcpx-fw/engine/review"
+)
+
+// decideBenchText is prose without secret words, so the benchmark measures
+// the policy's ordinary path.
+const decideBenchText = "The reviewer reads the change, notes what it does and why, and asks for a test where one is missing. "
+
+// decideBenchRequest is a chat of n messages of size bytes of text each,
+// alternating user and assistant and ending with the user.
+func decideBenchRequest(tb testing.TB, n, size int) []byte {
+	tb.Helper()
+	text := strings.Repeat(decideBenchText, size/len(decideBenchText)+1)[:size]
+	msgs := make([]any, n)
+	for i := range msgs {
+		role := "user"
+		if (n-1-i)%2 == 1 {
+			role = "assistant"
+		}
+		msgs[i] = map[string]any{"role": role, "content": map[string]any{"type": "text", "text": text}}
+	}
+	raw, err := json.Marshal(map[string]any{"messages": msgs, "maxTokens": 1000,
+		"systemPrompt": "You review pull requests. Be concise and kind."})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return raw
+}
+
+var decideBenchShapes = []struct {
+	name    string
+	n, size int
+}{
+	{"1msg", 1, 60},
+	{"10x400B", 10, 400},
+	{"40x1KB", 40, 1024},
+}
+
+// BenchmarkDecide measures one decision on the shipped policy for three
+// request sizes, each in several ways in the same run:
+//
+//   - validate+decide: what Preview does (validation, input document,
+//     conversion, evaluation, decoding) with usage given, so the store is
+//     not read. This is the decision proper.
+//   - naive-evalinput: the same policy prepared from the same files, asked
+//     with rego.EvalInput on the already built input map: no validation,
+//     but OPA's own JSON round trip of the map on every call.
+//   - validate+decide+log: validate+decide plus the masked decision-log
+//     event encoded to io.Discard.
+//   - decide-store and decide-store+log: the whole Decide, reading usage
+//     from and committing to a real SQLite store, without and with the
+//     decision log. Usage rows accumulate as they would under that load,
+//     so every read sums more of them.
+//
+// Each reports decisions/s, and p50-µs and p99-µs from per-iteration
+// timings. Run with -cpu 1 for per-core figures.
+func BenchmarkDecide(b *testing.B) {
+	e := benchEngine(b, Config{})
+	naive := naiveDecisionQuery(b)
+	usage := Usage{"minute": review.Usage{Requests: 1}, "hour": review.Usage{Requests: 1, Tokens: 1000}}
+	for _, shape := range decideBenchShapes {
+		s := sampling("github-mcp", string(decideBenchRequest(b, shape.n, shape.size)))
+		b.Run(shape.name+"/validate+decide", func(b *testing.B) {
+			timeDecisions(b, func() { e.Preview(b.Context(), StageRequest, s, nil, usage) })
+		})
+		_, input := e.Preview(b.Context(), StageRequest, s, nil, usage)
+		b.Run(shape.name+"/naive-evalinput", func(b *testing.B) {
+			timeDecisions(b, func() {
+				if _, err := naive.Eval(b.Context(), rego.EvalInput(input)); err != nil {
+					b.Fatal(err)
+				}
+			})
+		})
+		logged := newDecisionLog(io.Discard, false, nil)
+		b.Run(shape.name+"/validate+decide+log", func(b *testing.B) {
+			timeDecisions(b, func() {
+				as := e.assess(b.Context(), StageRequest, s, nil, nil, usage)
+				logged.write(as.verdict, as.input, e.Revision(), as.timings.metrics())
+			})
+		})
+		for _, withLog := range []bool{false, true} {
+			name := shape.name + "/decide-store"
+			cfg := Config{}
+			if withLog {
+				name, cfg.DecisionLog = name+"+log", io.Discard
+			}
+			cfg.Policy.Data = unlimitedBudget(b)
+			full := benchEngine(b, cfg)
+			b.Run(name, func(b *testing.B) {
+				timeDecisions(b, func() { full.Decide(b.Context(), s) })
+			})
+		}
+	}
+}
+
+// benchEngine is an engine on the shipped policy and a fresh store that
+// logs nothing, so the service log does not weigh on the figures.
+func benchEngine(b *testing.B, cfg Config) *Engine {
+	b.Helper()
+	if cfg.Policy.Data == nil {
+		cfg.Policy.Data = fixtureData(b)
+	}
+	cfg.Policy.Dir = shippedPolicies
+	cfg.ReviewTimeout = time.Minute
+	store, err := review.Open(filepath.Join(b.TempDir(), "state"), zap.NewNop())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { store.Close() })
+	e, err := New(b.Context(), cfg, store, zap.NewNop())
+	if err != nil {
+		b.Fatal(err)
+	}
+	return e
+}
+
+// unlimitedBudget is the fixture configuration with a budget for
+// github-mcp that thousands of decisions a second never reach, so the
+// store benchmarks keep deciding pass while the budget rules still run
+// against real usage.
+func unlimitedBudget(b *testing.B) map[string]any {
+	data := fixtureData(b)
+	server := data["servers"].(map[string]any)["github-mcp"].(map[string]any)
+	server["budget"] = map[string]any{"hourly_tokens": 1 << 50, "burst_per_minute": 1 << 30}
+	return data
+}
+
+// timeDecisions runs op b.N times, timing each call, and reports
+// throughput and the 50th and 99th percentile latencies.
+func timeDecisions(b *testing.B, op func()) {
+	b.ReportAllocs()
+	took := make([]time.Duration, 0, b.N)
+	start := time.Now()
+	for b.Loop() {
+		t0 := time.Now()
+		op()
+		took = append(took, time.Since(t0))
+	}
+	total := time.Since(start)
+	slices.Sort(took)
+	b.ReportMetric(float64(len(took))/total.Seconds(), "decisions/s")
+	b.ReportMetric(float64(percentile(took, 50).Nanoseconds())/1e3, "p50-µs")
+	b.ReportMetric(float64(percentile(took, 99).Nanoseconds())/1e3, "p99-µs")
+}
+
+// percentile of sorted durations, nearest rank.
+func percentile(sorted []time.Duration, p int) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := (len(sorted)*p + 99) / 100
+	return sorted[min(max(i-1, 0), len(sorted)-1)]
+}
+
+// naiveDecisionQuery prepares data.mcpxfw.decision the way the OPA docs'
+// first example does: rego.Load over the policy directory and the
+// configuration as a store, no sandbox, no schema, no strictness.
+func naiveDecisionQuery(tb testing.TB) rego.PreparedEvalQuery {
+	tb.Helper()
+	skip := func(_ string, info fs.FileInfo, depth int) bool {
+		return policyFilter(false)("", info, depth)
+	}
+	ctx := tb.Context()
+	store := inmem.NewFromObject(map[string]any{"mcpxfw": map[string]any{"config": fixtureData(tb)}})
+	txn := storage.NewTransactionOrDie(ctx, store, storage.WriteParams)
+	q, err := rego.New(rego.Query("data.mcpxfw.decision"), rego.Load([]string{shippedPolicies}, skip),
+		rego.Store(store), rego.Transaction(txn)).PrepareForEval(ctx)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := store.Commit(ctx, txn); err != nil {
+		tb.Fatal(err)
+	}
+	return q
+}

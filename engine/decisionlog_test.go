@@ -1,0 +1,158 @@
+package engine
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Words that must never reach a masked decision log: each sits in a
+// different place a person's or a model's words can be.
+const (
+	systemWords     = "SYSTEM-WORDS-alpha"
+	promptWords     = "PROMPT-WORDS-bravo"
+	toolUseWords    = "TOOL-USE-WORDS-charlie"
+	toolResultWords = "TOOL-RESULT-WORDS-delta"
+	completionWords = "COMPLETION-WORDS-echo"
+)
+
+var loggedWords = []string{systemWords, promptWords, toolUseWords, toolResultWords, completionWords}
+
+// loggedParams carries every kind of text once, and the prompt twice.
+var loggedParams = `{"systemPrompt":"` + systemWords + `","maxTokens":100,
+ "messages":[
+  {"role":"user","content":{"type":"text","text":"` + promptWords + `"}},
+  {"role":"assistant","content":{"type":"tool_use","id":"c1","name":"search","input":{"q":"` + toolUseWords + `"}}},
+  {"role":"user","content":{"type":"tool_result","toolUseId":"c1","content":[{"type":"text","text":"` + toolResultWords + `"}]}},
+  {"role":"assistant","content":{"type":"text","text":"ok"}},
+  {"role":"user","content":[{"type":"text","text":"` + promptWords + `"},{"type":"image","data":"iVBORw0KGgo=","mimeType":"image/png"}]}],
+ "tools":[{"name":"search","inputSchema":{"type":"object"}}]}`
+
+var loggedResult = `{"role":"assistant","model":"m","content":{"type":"text","text":"` + completionWords + `"},"stopReason":"endTurn"}`
+
+// logDecisions runs a request and its result through an engine logging to
+// a buffer, and returns the two events.
+func logDecisions(t *testing.T, cfg Config) []map[string]any {
+	t.Helper()
+	var buf bytes.Buffer
+	cfg.DecisionLog = &buf
+	cfg.Policy = PolicyConfig{Dir: "../testdata/policies/permit-all"}
+	e, _ := newTestEngine(t, cfg)
+	s := sampling("notes", loggedParams)
+	if v := e.Decide(t.Context(), s); v.Outcome != OutcomePass {
+		t.Fatalf("request: %v %v %v", v.Outcome, v.ReasonCodes(), v.Err)
+	}
+	if v := e.Check(t.Context(), s, []byte(loggedResult)); v.Outcome != OutcomePass {
+		t.Fatalf("result: %v %v %v", v.Outcome, v.ReasonCodes(), v.Err)
+	}
+	var events []map[string]any
+	for _, line := range bytes.Split(bytes.TrimSpace(buf.Bytes()), []byte("\n")) {
+		var ev map[string]any
+		if err := json.Unmarshal(line, &ev); err != nil {
+			t.Fatalf("decision log line is not JSON: %v", err)
+		}
+		events = append(events, ev)
+	}
+	if len(events) != 2 {
+		t.Fatalf("%d events, want 2", len(events))
+	}
+	return events
+}
+
+func TestDecisionLogMasksText(t *testing.T) {
+	events := logDecisions(t, Config{})
+	raw, _ := json.Marshal(events)
+	for _, w := range append(loggedWords, "iVBORw0KGgo=") {
+		if strings.Contains(string(raw), w) {
+			t.Errorf("masked decision log contains %q", w)
+		}
+	}
+	in := events[0]["input"].(map[string]any)
+	msgs := in["request"].(map[string]any)["messages"].([]any)
+	first := msgs[0].(map[string]any)["content"].(map[string]any)["text"]
+	again := msgs[4].(map[string]any)["content"].([]any)[0].(map[string]any)["text"]
+	if first != again || !strings.HasPrefix(first.(string), "hmac-sha256:") {
+		t.Errorf("equal texts logged as %v and %v, want one digest", first, again)
+	}
+	if texts := in["facts"].(map[string]any)["texts"].([]any); texts[1] != first {
+		t.Errorf("facts.texts[1] = %v, want the prompt's digest %v", texts[1], first)
+	}
+	if _, ok := events[0]["masked"]; !ok {
+		t.Error("event lacks masked")
+	}
+}
+
+func TestDecisionLogIncludeContent(t *testing.T) {
+	events := logDecisions(t, Config{IncludeContent: true})
+	raw, _ := json.Marshal(events)
+	for _, w := range loggedWords {
+		if !strings.Contains(string(raw), w) {
+			t.Errorf("decision log with content lacks %q", w)
+		}
+	}
+	if _, ok := events[0]["masked"]; ok {
+		t.Error("event with content lists masked paths")
+	}
+}
+
+func TestDecisionLogEventShape(t *testing.T) {
+	ev := logDecisions(t, Config{})[1]
+	for _, key := range []string{"decision_id", "path", "input", "result", "timestamp", "labels", "metrics"} {
+		if _, ok := ev[key]; !ok {
+			t.Errorf("event lacks %s", key)
+		}
+	}
+	labels := ev["labels"].(map[string]any)
+	if labels["stage"] != "result" || len(labels["policy_revision"].(string)) != 12 {
+		t.Errorf("labels %v", labels)
+	}
+	metrics := ev["metrics"].(map[string]any)
+	for _, m := range []string{"timer_validate_ns", "timer_usage_read_ns", "timer_rego_query_eval_ns"} {
+		if n, ok := metrics[m].(float64); !ok || n <= 0 {
+			t.Errorf("metrics[%s] = %v, want a positive duration", m, metrics[m])
+		}
+	}
+	if ev["result"].(map[string]any)["outcome"] != "pass" {
+		t.Errorf("result %v", ev["result"])
+	}
+}
+
+// Digests correlate across processes exactly when they share a salt.
+func TestDecisionLogSalt(t *testing.T) {
+	digestOf := func(salt []byte) any {
+		ev := logDecisions(t, Config{LogSalt: salt})[0]
+		return ev["input"].(map[string]any)["request"].(map[string]any)["systemPrompt"]
+	}
+	salt := bytes.Repeat([]byte{7}, logSaltBytes)
+	if a, b := digestOf(salt), digestOf(salt); a != b {
+		t.Errorf("same salt, digests %v and %v", a, b)
+	}
+	if a, b := digestOf(salt), digestOf(nil); a == b {
+		t.Errorf("a random salt repeated digest %v", a)
+	}
+}
+
+func TestLoadLogSalt(t *testing.T) {
+	dir := t.TempDir()
+	first, err := LoadLogSalt(dir)
+	if err != nil || len(first) != logSaltBytes {
+		t.Fatalf("LoadLogSalt = %d bytes, %v", len(first), err)
+	}
+	again, err := LoadLogSalt(dir)
+	if err != nil || !bytes.Equal(first, again) {
+		t.Errorf("second load %x, %v; want the first salt", again, err)
+	}
+	info, err := os.Stat(filepath.Join(dir, LogSaltFile))
+	if err != nil || info.Mode().Perm() != 0o600 {
+		t.Errorf("salt file %v, %v; want mode 0600", info, err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, LogSaltFile), []byte("short"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadLogSalt(dir); err == nil {
+		t.Error("a 5-byte salt was accepted")
+	}
+}

@@ -1,0 +1,102 @@
+package review
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// NoteErased is the audit detail of an erased item.
+const NoteErased = "prompt and completion text erased after the retention period"
+
+// pruneBatch bounds how many items one prune transaction erases, so serve's
+// hourly prune never holds the write lock long enough to stall a decision.
+const pruneBatch = 200
+
+// Prune erases the prompt and completion text (request, result, the
+// operator's edit, diff and answer) of every item that finished more than
+// retain ago, and writes one audit entry per item. Ids, states, reasons,
+// operators and times stay, and the audit log keeps the digests, so the
+// chain still verifies. Retain 0 keeps everything. It returns how many
+// items it erased.
+//
+// The store zeroes freed space (secure_delete, see dsn), and Prune
+// checkpoints and truncates the write-ahead log, so the text does not
+// linger in free pages or old page images.
+func (s *Store) Prune(ctx context.Context, retain time.Duration) (int, error) {
+	if retain <= 0 {
+		return 0, nil
+	}
+	if _, err := s.sweep(ctx); err != nil { // close what is due first, so it can count as finished
+		return 0, fmt.Errorf("prune: %w", err)
+	}
+	total := 0
+	for {
+		n, err := s.pruneOnce(ctx, now().Add(-retain))
+		total += n
+		if err != nil {
+			return total, fmt.Errorf("prune: %w", err)
+		}
+		if n < pruneBatch {
+			break
+		}
+	}
+	if total > 0 {
+		if _, err := s.db.ExecContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)"); err != nil {
+			return total, fmt.Errorf("prune: checkpoint: %w", err)
+		}
+		s.log.Info("review text erased", zap.Int("items", total), zap.Duration("retain", retain))
+	}
+	return total, nil
+}
+
+// pruneOnce erases up to pruneBatch items that finished before cutoff.
+func (s *Store) pruneOnce(ctx context.Context, cutoff time.Time) (int, error) {
+	n := 0
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		items, err := erasable(ctx, tx, cutoff)
+		if err != nil {
+			return err
+		}
+		for _, it := range items {
+			if err := s.erase(ctx, tx, it); err != nil {
+				return err
+			}
+		}
+		n = len(items)
+		return nil
+	})
+	return n, err
+}
+
+// erasable lists finished, not yet erased items whose last transition is
+// older than cutoff.
+func erasable(ctx context.Context, tx *sql.Tx, cutoff time.Time) ([]Item, error) {
+	rows, err := tx.QueryContext(ctx, "SELECT "+itemColumns+` FROM items
+		WHERE erased_at = 0
+		AND state IN ('rejected', 'expired', 'abandoned', 'delivered', 'failed')
+		AND MAX(decided_at, finished_at) < ?
+		ORDER BY created_at, rowid LIMIT ?`, cutoff.UnixNano(), pruneBatch)
+	if err != nil {
+		return nil, err
+	}
+	return scanItems(rows)
+}
+
+// erase writes the audit entry (with the digests of what it erases) and
+// clears the text.
+func (s *Store) erase(ctx context.Context, tx *sql.Tx, it Item) error {
+	t := now()
+	e := itemEntry(it, EventErased, t)
+	e.Detail = NoteErased
+	if err := s.appendAudit(ctx, tx, e); err != nil {
+		return err
+	}
+	_, err := tx.ExecContext(ctx, `UPDATE items SET request = NULL, result = NULL,
+		edited = NULL, edit_diff = '', answer = NULL, erased_at = ?
+		WHERE id = ? AND erased_at = 0`, toNanos(t), it.ID)
+	return err
+}

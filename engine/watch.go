@@ -1,0 +1,138 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+	"go.uber.org/zap"
+)
+
+// reloadDebounce is how long the watcher waits after the last change before
+// reloading: editors save in several steps (write a temporary file, rename,
+// chmod) and a git checkout touches many files at once; one reload should
+// see the finished state.
+const reloadDebounce = 50 * time.Millisecond
+
+// Watch reloads the policy whenever something under its directory changes,
+// including directories created later. A policy that compiles replaces the
+// old one atomically (requests in flight finish on the one they started
+// with); one that does not is logged once and the old one keeps deciding.
+// Watch returns once the watcher is set up; it stops when ctx ends.
+func (e *Engine) Watch(ctx context.Context) error {
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		return fmt.Errorf("watch policy dir: %w", err)
+	}
+	if err := watchTree(w, e.policyCfg.Dir); err != nil {
+		w.Close()
+		return fmt.Errorf("watch policy dir: %w", err)
+	}
+	e.log.Info("watching policy dir", zap.String("dir", e.policyCfg.Dir), zap.String("revision", e.Revision()))
+	go e.watchLoop(ctx, w)
+	return nil
+}
+
+// watchTree watches root and every directory below it but hidden ones
+// (.git), because fsnotify watches one directory at a time.
+func watchTree(w *fsnotify.Watcher, root string) error {
+	return filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		switch {
+		case err != nil:
+			return err
+		case !d.IsDir():
+			return nil
+		case path != root && strings.HasPrefix(d.Name(), "."):
+			return filepath.SkipDir
+		}
+		return w.Add(path)
+	})
+}
+
+// watchLoop turns file events into debounced reloads until ctx ends.
+func (e *Engine) watchLoop(ctx context.Context, w *fsnotify.Watcher) {
+	defer w.Close()
+	debounce := time.NewTimer(reloadDebounce)
+	debounce.Stop()
+	var lastErr string
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case ev, ok := <-w.Events:
+			if !ok {
+				return
+			}
+			e.noteEvent(w, ev)
+			debounce.Reset(reloadDebounce)
+		case err, ok := <-w.Errors:
+			if !ok {
+				return
+			}
+			e.log.Warn("policy watcher", zap.Error(err))
+		case <-debounce.C:
+			lastErr = e.reload(ctx, lastErr)
+		}
+	}
+}
+
+// noteEvent starts watching a directory created under the policy dir, so
+// files written into it later are seen too.
+func (e *Engine) noteEvent(w *fsnotify.Watcher, ev fsnotify.Event) {
+	if !ev.Has(fsnotify.Create) {
+		return
+	}
+	if info, err := os.Stat(ev.Name); err == nil && info.IsDir() {
+		if err := watchTree(w, ev.Name); err != nil {
+			e.log.Warn("watch new policy folder", zap.String("dir", ev.Name), zap.Error(err))
+		}
+	}
+}
+
+// reload compiles the policy directory again and swaps the result in. A
+// failure is logged once per distinct error (an editor saving the same
+// broken file again adds no noise) and the previous policy keeps deciding.
+// It returns the error text now standing, "" after a success.
+func (e *Engine) reload(ctx context.Context, lastErr string) string {
+	old := e.Revision()
+	p, err := LoadPolicy(ctx, e.policyCfg)
+	defer e.notifyReload(p, err)
+	if err != nil {
+		if err.Error() != lastErr {
+			e.log.Error("policy reload failed; the previous policy keeps deciding",
+				zap.String("revision", old), zap.String("dir", e.policyCfg.Dir), zap.Error(err))
+		}
+		return err.Error()
+	}
+	if p.Revision() == old {
+		return ""
+	}
+	p.warm(ctx)
+	e.policy.Store(p)
+	e.log.Info("policy reloaded", zap.String("revision", p.Revision()), zap.String("previous", old))
+	return ""
+}
+
+// notifyReload tells a test's hook about a reload attempt.
+func (e *Engine) notifyReload(p *Policy, err error) {
+	if e.reloaded == nil {
+		return
+	}
+	rev := ""
+	if p != nil {
+		rev = p.Revision()
+	}
+	e.reloaded(rev, err)
+}
+
+// warm evaluates a minimal input once, so the first real request after a
+// load does not pay for OPA's first-evaluation setup (about a
+// millisecond). Its outcome does not matter.
+func (p *Policy) warm(ctx context.Context) {
+	_, _ = p.Evaluate(ctx, buildInput(StageRequest, Sampling{}, nil, nil, nil, nil))
+}
