@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mcpx-fw/mcpx-fw/relay/peer"
+	"github.com/mcpx-fw/mcpx-fw/validate"
 )
 
 // requestFixture is one file of testdata/requests (see its README).
@@ -74,9 +75,14 @@ func TestInvalidFixturesCrossTheFirewall(t *testing.T) {
 			groups[key] = append(groups[key], f)
 		}
 	}
-	total := 0
+	total, covered := 0, map[string]bool{}
 	for key, fixtures := range groups {
 		total += len(fixtures)
+		for _, f := range fixtures {
+			for _, r := range f.Want {
+				covered[r] = true
+			}
+		}
 		t.Run(key, func(t *testing.T) {
 			t.Parallel()
 			host := startGroupHost(t, fixtures[0])
@@ -95,6 +101,20 @@ func TestInvalidFixturesCrossTheFirewall(t *testing.T) {
 	if total < 50 {
 		t.Fatalf("only %d invalid fixtures crossed the wire; the suite lost its coverage", total)
 	}
+	for _, r := range validate.Rules() {
+		if strings.Contains(r.Stages, "request") && !covered[r.ID] && !offTheWire(r.ID) {
+			t.Errorf("no fixture for request rule %s crosses the real firewall", r.ID)
+		}
+	}
+}
+
+// offTheWire are the request rules no upstream can reach through a legacy
+// host's firewall running on defaults: a frame whose params are not JSON
+// is refused by the JSON-RPC layer before any sampling code runs, a legacy
+// host never negotiates an unknown era, and the limit fixtures use small
+// limits to stay small (the limits themselves are tested in validate/).
+func offTheWire(rule string) bool {
+	return rule == "json.syntax" || rule == "era.unknown" || strings.HasPrefix(rule, "limits.")
 }
 
 func startGroupHost(t *testing.T, f requestFixture) *peer.Host {
