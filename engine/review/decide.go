@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"go.uber.org/zap"
 )
@@ -84,11 +85,8 @@ func (s *Store) decide(ctx context.Context, id string, d decision) (Item, error)
 	var lost error
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		var err error
-		if it, err = load(ctx, tx, id); err != nil {
-			return err
-		}
 		t := now()
-		if it, settled, err = s.settle(ctx, tx, it, t); err != nil {
+		if it, settled, err = s.loadSettled(ctx, tx, id, t); err != nil {
 			return err
 		}
 		if lost = refusal(it, d); lost != nil {
@@ -145,11 +143,8 @@ func (s *Store) Finish(ctx context.Context, id string, st State, note string) (I
 	var lost error
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		var err error
-		if it, err = load(ctx, tx, id); err != nil {
-			return err
-		}
 		t := now()
-		if it, settled, err = s.settle(ctx, tx, it, t); err != nil {
+		if it, settled, err = s.loadSettled(ctx, tx, id, t); err != nil {
 			return err
 		}
 		if lost = notApproved(it); lost != nil {
@@ -173,4 +168,14 @@ func notApproved(it Item) error {
 		return fmt.Errorf("finish %s: %w (still pending)", it.ID, ErrNotApproved)
 	}
 	return &DecidedError{Item: it}
+}
+
+// loadSettled reads an item inside tx after applying any expiry or
+// abandonment that is due, so no decision lands on an item that is over.
+func (s *Store) loadSettled(ctx context.Context, tx *sql.Tx, id string, t time.Time) (Item, bool, error) {
+	it, err := load(ctx, tx, id)
+	if err != nil {
+		return Item{}, false, err
+	}
+	return s.settle(ctx, tx, it, t)
 }
