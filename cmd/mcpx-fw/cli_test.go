@@ -7,10 +7,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"go.uber.org/zap"
-
-	"github.com/mcpx-fw/mcpx-fw/engine/review"
 )
 
 // TestBadInputIsOneClearLine: every way of calling mcpx-fw wrongly ends
@@ -112,21 +108,13 @@ func TestPendingReviewSurvivesRestart(t *testing.T) {
 // killOwner kills the serve process waiting on review id, as a crash would.
 func killOwner(t *testing.T, cfg, id string) {
 	t.Helper()
-	c, err := loadConfig(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := review.Open(c.StateDir, zap.NewNop())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := openStore(t, cfg)
 	it, err := st.Get(t.Context(), id)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var pid int
-	if _, err := fmtSscan(it.Owner, &pid); err != nil || pid <= 0 {
+	pid, err := ownerPID(it.Owner)
+	if err != nil || pid <= 0 {
 		t.Fatalf("owner %q: %v", it.Owner, err)
 	}
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {

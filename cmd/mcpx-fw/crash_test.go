@@ -6,8 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/zap"
-
 	"github.com/mcpx-fw/mcpx-fw/engine/review"
 )
 
@@ -63,15 +61,7 @@ func TestCrashAbandonsEveryPendingReview(t *testing.T) {
 // waitPendingCount waits until n reviews are pending and returns their ids.
 func waitPendingCount(t *testing.T, cfg string, n int) []string {
 	t.Helper()
-	c, err := loadConfig(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := review.Open(c.StateDir, zap.NewNop())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := openStore(t, cfg)
 	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
 		items, err := st.List(t.Context(), review.Filter{})
 		if err != nil {

@@ -1,9 +1,13 @@
 package main
 
 import (
+	"go.uber.org/zap"
+	"strconv"
+
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/mcpx-fw/mcpx-fw/engine/review"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -48,10 +52,21 @@ type cliResult struct {
 	stdout, stderr string
 }
 
-// runCLI runs the built binary and returns its exit code and output.
+// runCLI runs the built binary and returns its exit code and output; a
+// binary that cannot start stops the test.
 func runCLI(t *testing.T, args ...string) cliResult {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	res := runQuiet(t.Context(), args...)
+	if res.code == -1 {
+		t.Fatalf("run %v: %s", args, res.stderr)
+	}
+	return res
+}
+
+// runQuiet is runCLI for goroutines: it reports failure to start as a
+// result (code -1) instead of stopping the test.
+func runQuiet(ctx context.Context, args ...string) cliResult {
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, binary, args...)
 	var out, errb bytes.Buffer
@@ -61,9 +76,25 @@ func runCLI(t *testing.T, args ...string) cliResult {
 	if ee, ok := err.(*exec.ExitError); ok {
 		res.code = ee.ExitCode()
 	} else if err != nil {
-		t.Fatalf("run %v: %v", args, err)
+		res.code, res.stderr = -1, err.Error()
 	}
 	return res
+}
+
+// openStore opens the review store that the config at cfg uses, as a
+// second process would.
+func openStore(t *testing.T, cfg string) *review.Store {
+	t.Helper()
+	c, err := loadConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := review.Open(c.StateDir, zap.NewNop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	return st
 }
 
 // writeFile writes content under dir and returns its path.
@@ -111,8 +142,8 @@ func oneLine(s string) bool {
 	return strings.Count(strings.TrimSpace(s), "\n") == 0 && strings.TrimSpace(s) != ""
 }
 
-// fmtSscan reads the pid at the start of a review owner ("pid:start").
-func fmtSscan(owner string, pid *int) (int, error) {
+// ownerPID reads the pid at the start of a review owner ("pid:start:…").
+func ownerPID(owner string) (int, error) {
 	head, _, _ := strings.Cut(owner, ":")
-	return fmt.Sscan(head, pid)
+	return strconv.Atoi(head)
 }

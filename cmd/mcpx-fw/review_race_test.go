@@ -2,9 +2,7 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
-	"os/exec"
 	"regexp"
 	"sync"
 	"testing"
@@ -65,24 +63,6 @@ func TestTwentyApproversOneWins(t *testing.T) {
 		t.Errorf("audit holds %d approvals of %s, want 1", got, id)
 	}
 	t.Logf("%d concurrent approvers: %d won, %d refused naming the winner, in %v", n, wins, refused, took.Round(time.Millisecond))
-}
-
-// runQuiet is runCLI for goroutines: it reports failure to start as a
-// result instead of stopping the test.
-func runQuiet(ctx context.Context, args ...string) cliResult {
-	ctx, cancel := context.WithTimeout(ctx, time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, binary, args...)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	res := cliResult{stdout: out.String(), stderr: errb.String()}
-	if ee, ok := err.(*exec.ExitError); ok {
-		res.code = ee.ExitCode()
-	} else if err != nil {
-		res.code, res.stderr = -1, err.Error()
-	}
-	return res
 }
 
 // auditEvents counts the audit log's events for one review, read through
