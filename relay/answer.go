@@ -13,12 +13,6 @@ import (
 // answer because no host can sample.
 const reasonAwaitAnswer = "operator-answer"
 
-// hostCanSample reports whether the host declared sampling.
-func (p *Proxy) hostCanSample() bool {
-	_, caps, _ := p.hostSession()
-	return caps != nil && caps.Sampling != nil
-}
-
 // awaitAnswer holds a request the policy let through for an operator to
 // answer (servers.<name>.operator_answer), because no host can: it opens a
 // review under the same decision, which `mcpx-fw review answer` settles.

@@ -2,12 +2,15 @@ package relay
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpx-fw/mcpx-fw/engine"
 )
 
 // forwardMiddleware relays tools, prompts, resources and completions to the
@@ -15,79 +18,161 @@ import (
 // reach the host as the upstream sent them.
 func (p *Proxy) forwardMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if !forwarded(req) {
+			return next(ctx, method, req)
+		}
+		l, h, err := p.linkFor(ctx, req)
+		if err != nil {
+			return nil, err
+		}
 		switch r := req.(type) {
 		case *mcp.ListToolsRequest:
-			return p.listTools(ctx, r)
+			return l.listTools(ctx, r)
 		case *mcp.CallToolRequest:
-			return p.callTool(ctx, r)
+			return p.callTool(ctx, l, h, r)
 		case *mcp.ListPromptsRequest:
-			return p.listPrompts(ctx, r)
+			return l.listPrompts(ctx, r)
 		case *mcp.GetPromptRequest:
-			return p.getPrompt(ctx, r)
+			return p.getPrompt(ctx, l, h, r)
 		case *mcp.ListResourcesRequest:
-			return p.listResources(ctx, r)
+			return l.listResources(ctx, r)
 		case *mcp.ListResourceTemplatesRequest:
-			return p.listResourceTemplates(ctx, r)
+			return l.listResourceTemplates(ctx, r)
 		case *mcp.ReadResourceRequest:
-			return p.readResource(ctx, r)
+			return p.readResource(ctx, l, h, r)
 		case *mcp.CompleteRequest:
-			return p.complete(ctx, r)
+			return l.complete(ctx, r)
 		}
 		return next(ctx, method, req)
 	}
 }
 
-// nameSep joins a server name and a tool or prompt name when several
-// upstreams share the host, so names from different servers cannot collide.
-const nameSep = "__"
-
-// exposed is the name the host sees for an upstream's tool or prompt.
-func (p *Proxy) exposed(u *upstream, name string) string {
-	if len(p.upstreamList()) == 1 {
-		return name
+// forwarded reports whether req goes to the upstreams.
+func forwarded(req mcp.Request) bool {
+	switch req.(type) {
+	case *mcp.ListToolsRequest, *mcp.CallToolRequest, *mcp.ListPromptsRequest, *mcp.GetPromptRequest,
+		*mcp.ListResourcesRequest, *mcp.ListResourceTemplatesRequest, *mcp.ReadResourceRequest, *mcp.CompleteRequest:
+		return true
 	}
-	return u.cfg.Name + nameSep + name
+	return false
 }
 
-// route finds the upstream and its own name for a name the host used.
-func (p *Proxy) route(name string) (*upstream, string, error) {
-	ups := p.upstreamList()
-	if len(ups) == 1 {
-		return ups[0], name, nil
-	}
-	for _, u := range ups {
-		if rest, ok := strings.CutPrefix(name, u.cfg.Name+nameSep); ok {
-			return u, rest, nil
-		}
-	}
-	return nil, "", &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown name %q", name)}
-}
-
-func (p *Proxy) callTool(ctx context.Context, r *mcp.CallToolRequest) (mcp.Result, error) {
-	u, name, err := p.route(r.Params.Name)
+func (p *Proxy) callTool(ctx context.Context, l *link, h hostView, r *mcp.CallToolRequest) (mcp.Result, error) {
+	u, name, err := l.route(r.Params.Name)
 	if err != nil {
 		return nil, err
 	}
 	defer u.track(name)()
-	res, err := u.session.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: r.Params.Arguments, Meta: scrubMeta(r.Params.Meta)})
-	if err != nil {
-		return nil, upstreamError(u, err)
+	x := &exchange{u: u, host: h, origin: engine.Origin{Method: "tools/call", Name: name},
+		digest: callDigest("tools/call", r.Params.Name, r.Params.Arguments),
+		send: func(ctx context.Context, responses mcp.InputResponseMap, state string) (mcp.Result, error) {
+			return u.session.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: r.Params.Arguments,
+				Meta: upstreamMeta(u, h, r.Params.Meta), InputResponses: responses, RequestState: state})
+		}}
+	res, err := p.exchangeFor(ctx, x, r.Params.InputResponses, r.Params.RequestState)
+	if err != nil || handedBack(res) {
+		return res, err
 	}
-	return &mcp.CallToolResult{Content: res.Content, StructuredContent: res.StructuredContent, IsError: res.IsError, Meta: scrubMeta(res.Meta)}, nil
+	c := res.(*mcp.CallToolResult)
+	return final(h, "tools/call", &mcp.CallToolResult{Content: c.Content, StructuredContent: c.StructuredContent, IsError: c.IsError, Meta: scrubMeta(c.Meta)})
 }
 
-func (p *Proxy) getPrompt(ctx context.Context, r *mcp.GetPromptRequest) (mcp.Result, error) {
-	u, name, err := p.route(r.Params.Name)
+func (p *Proxy) getPrompt(ctx context.Context, l *link, h hostView, r *mcp.GetPromptRequest) (mcp.Result, error) {
+	u, name, err := l.route(r.Params.Name)
 	if err != nil {
 		return nil, err
 	}
-	params := *r.Params
-	params.Name, params.Meta = name, scrubMeta(r.Params.Meta)
-	res, err := u.session.GetPrompt(ctx, &params)
-	if err != nil {
-		return nil, upstreamError(u, err)
+	args, _ := json.Marshal(r.Params.Arguments)
+	x := &exchange{u: u, host: h, origin: engine.Origin{Method: "prompts/get", Name: name},
+		digest: callDigest("prompts/get", r.Params.Name, args),
+		send: func(ctx context.Context, responses mcp.InputResponseMap, state string) (mcp.Result, error) {
+			return u.session.GetPrompt(ctx, &mcp.GetPromptParams{Name: name, Arguments: r.Params.Arguments,
+				Meta: upstreamMeta(u, h, r.Params.Meta), InputResponses: responses, RequestState: state})
+		}}
+	res, err := p.exchangeFor(ctx, x, r.Params.InputResponses, r.Params.RequestState)
+	if err != nil || handedBack(res) {
+		return res, err
 	}
-	return &mcp.GetPromptResult{Description: res.Description, Messages: res.Messages, Meta: scrubMeta(res.Meta)}, nil
+	g := res.(*mcp.GetPromptResult)
+	return final(h, "prompts/get", &mcp.GetPromptResult{Description: g.Description, Messages: g.Messages, Meta: scrubMeta(g.Meta)})
+}
+
+// exchangeFor relays x: through the input-request loop for a 2026-07-28
+// upstream (resumed when a 2026-07-28 host retries with its requestState),
+// in one attempt for an older upstream, whose sampling arrives as pushes.
+func (p *Proxy) exchangeFor(ctx context.Context, x *exchange, answers mcp.InputResponseMap, state string) (mcp.Result, error) {
+	switch {
+	case state != "" && x.host.modern() && x.u.modern():
+		return p.resume(ctx, x, answers, state)
+	case state != "":
+		return nil, &jsonrpc.Error{Code: codeInvalidParams, Message: "requestState rejected: not issued for this call"}
+	case x.u.modern():
+		return p.relayInputs(ctx, x, nil, "", 0)
+	}
+	res, err := x.send(ctx, nil, "")
+	if err != nil {
+		return nil, upstreamError(x.u, err)
+	}
+	return res, nil
+}
+
+// handedBack reports whether res is the firewall's own input_required
+// answer to a 2026-07-28 host, which goes out as built.
+func handedBack(res mcp.Result) bool {
+	_, _, needs := pendingInputs(res)
+	return needs
+}
+
+// final is a rebuilt result as the host must see it: a 2026-07-28 host is
+// told it is complete (servers on that revision must say so).
+func final(h hostView, method string, res mcp.Result) (mcp.Result, error) {
+	if !h.modern() {
+		return res, nil
+	}
+	raw, err := json.Marshal(res)
+	if err != nil {
+		return nil, internalError("result could not be encoded")
+	}
+	fields := map[string]any{}
+	if err := json.Unmarshal(raw, &fields); err != nil {
+		return nil, internalError("result could not be encoded")
+	}
+	return withResultType(method, fields, "complete")
+}
+
+// upstreamMeta is the _meta sent upstream: the host's own keys without the
+// protocol's, and, for a 2026-07-28 upstream, the capabilities the firewall
+// offers on this request: what the host declared of sampling, elicitation
+// and roots, so the upstream asks only for what can be answered.
+func upstreamMeta(u *upstream, h hostView, m mcp.Meta) mcp.Meta {
+	out := scrubMeta(m)
+	if !u.modern() {
+		return out
+	}
+	if out == nil {
+		out = mcp.Meta{}
+	}
+	out[mcp.MetaKeyClientCapabilities] = offeredCapabilities(h, u.cfg.OperatorAnswer)
+	return out
+}
+
+// offeredCapabilities is the client capability object for a 2026-07-28
+// upstream on one request.
+func offeredCapabilities(h hostView, operatorAnswer bool) map[string]any {
+	caps := map[string]any{}
+	switch {
+	case h.canSample():
+		caps["sampling"] = advertised(capsOf(h))
+	case operatorAnswer && !h.modern():
+		caps["sampling"] = map[string]any{}
+	}
+	if h.caps.Elicitation != nil {
+		caps["elicitation"] = h.caps.Elicitation
+	}
+	if h.caps.RootsV2 != nil {
+		caps["roots"] = h.caps.RootsV2
+	}
+	return caps
 }
 
 // upstreamError relays an upstream's JSON-RPC error unchanged (code,

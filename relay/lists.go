@@ -2,9 +2,13 @@ package relay
 
 import (
 	"context"
+	"errors"
 	"iter"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpx-fw/mcpx-fw/engine"
 )
 
 // With one upstream the host pages through the upstream's own lists; with
@@ -12,70 +16,70 @@ import (
 // feature, and tool and prompt names are prefixed, so a cursor never has to
 // say which server it belongs to.
 
-func (p *Proxy) listTools(ctx context.Context, r *mcp.ListToolsRequest) (mcp.Result, error) {
-	if u, ok := p.only(); ok {
+func (l *link) listTools(ctx context.Context, r *mcp.ListToolsRequest) (mcp.Result, error) {
+	if u, ok := l.only(); ok {
 		res, err := u.session.ListTools(ctx, &mcp.ListToolsParams{Cursor: cursor(r.Params, func(p *mcp.ListToolsParams) string { return p.Cursor })})
 		if err != nil {
 			return nil, upstreamError(u, err)
 		}
 		return &mcp.ListToolsResult{Tools: res.Tools, NextCursor: res.NextCursor, Cacheable: res.Cacheable}, nil
 	}
-	tools, err := gather(ctx, p, hasTools, (*mcp.ClientSession).Tools, func(u *upstream, t *mcp.Tool) *mcp.Tool {
+	tools, err := gather(ctx, l, hasTools, (*mcp.ClientSession).Tools, func(u *upstream, t *mcp.Tool) *mcp.Tool {
 		named := *t
-		named.Name = p.exposed(u, t.Name)
+		named.Name = l.exposed(u, t.Name)
 		return &named
 	})
 	return &mcp.ListToolsResult{Tools: tools}, err
 }
 
-func (p *Proxy) listPrompts(ctx context.Context, r *mcp.ListPromptsRequest) (mcp.Result, error) {
-	if u, ok := p.only(); ok {
+func (l *link) listPrompts(ctx context.Context, r *mcp.ListPromptsRequest) (mcp.Result, error) {
+	if u, ok := l.only(); ok {
 		res, err := u.session.ListPrompts(ctx, &mcp.ListPromptsParams{Cursor: cursor(r.Params, func(p *mcp.ListPromptsParams) string { return p.Cursor })})
 		if err != nil {
 			return nil, upstreamError(u, err)
 		}
 		return &mcp.ListPromptsResult{Prompts: res.Prompts, NextCursor: res.NextCursor, Cacheable: res.Cacheable}, nil
 	}
-	prompts, err := gather(ctx, p, hasPrompts, (*mcp.ClientSession).Prompts, func(u *upstream, pr *mcp.Prompt) *mcp.Prompt {
+	prompts, err := gather(ctx, l, hasPrompts, (*mcp.ClientSession).Prompts, func(u *upstream, pr *mcp.Prompt) *mcp.Prompt {
 		named := *pr
-		named.Name = p.exposed(u, pr.Name)
+		named.Name = l.exposed(u, pr.Name)
 		return &named
 	})
 	return &mcp.ListPromptsResult{Prompts: prompts}, err
 }
 
-func (p *Proxy) listResources(ctx context.Context, r *mcp.ListResourcesRequest) (mcp.Result, error) {
-	if u, ok := p.only(); ok {
+func (l *link) listResources(ctx context.Context, r *mcp.ListResourcesRequest) (mcp.Result, error) {
+	if u, ok := l.only(); ok {
 		res, err := u.session.ListResources(ctx, &mcp.ListResourcesParams{Cursor: cursor(r.Params, func(p *mcp.ListResourcesParams) string { return p.Cursor })})
 		if err != nil {
 			return nil, upstreamError(u, err)
 		}
 		return &mcp.ListResourcesResult{Resources: res.Resources, NextCursor: res.NextCursor, Cacheable: res.Cacheable}, nil
 	}
-	resources, err := gather(ctx, p, hasResources, (*mcp.ClientSession).Resources, keep[mcp.Resource])
+	resources, err := gather(ctx, l, hasResources, (*mcp.ClientSession).Resources, keep[mcp.Resource])
 	return &mcp.ListResourcesResult{Resources: resources}, err
 }
 
-func (p *Proxy) listResourceTemplates(ctx context.Context, r *mcp.ListResourceTemplatesRequest) (mcp.Result, error) {
-	if u, ok := p.only(); ok {
+func (l *link) listResourceTemplates(ctx context.Context, r *mcp.ListResourceTemplatesRequest) (mcp.Result, error) {
+	if u, ok := l.only(); ok {
 		res, err := u.session.ListResourceTemplates(ctx, &mcp.ListResourceTemplatesParams{Cursor: cursor(r.Params, func(p *mcp.ListResourceTemplatesParams) string { return p.Cursor })})
 		if err != nil {
 			return nil, upstreamError(u, err)
 		}
 		return &mcp.ListResourceTemplatesResult{ResourceTemplates: res.ResourceTemplates, NextCursor: res.NextCursor, Cacheable: res.Cacheable}, nil
 	}
-	templates, err := gather(ctx, p, hasResources, (*mcp.ClientSession).ResourceTemplates, keep[mcp.ResourceTemplate])
+	templates, err := gather(ctx, l, hasResources, (*mcp.ClientSession).ResourceTemplates, keep[mcp.ResourceTemplate])
 	return &mcp.ListResourceTemplatesResult{ResourceTemplates: templates}, err
 }
 
 // gather lists every item of one kind from every upstream that offers it,
 // renaming each as the host must see it. It never returns a nil slice, so
 // an empty list is sent as [] rather than null.
-func gather[P any, T any](ctx context.Context, p *Proxy, offers func(*mcp.ServerCapabilities) bool,
+func gather[P any, T any](ctx context.Context, l *link, offers func(*mcp.ServerCapabilities) bool,
 	all func(*mcp.ClientSession, context.Context, P) iter.Seq2[*T, error], name func(*upstream, *T) *T) ([]*T, error) {
 	out := []*T{}
 	var none P
-	for _, u := range p.offering(offers) {
+	for _, u := range l.offering(offers) {
 		for item, err := range all(u.session, ctx, none) {
 			if err != nil {
 				return nil, upstreamError(u, err)
@@ -93,15 +97,6 @@ func hasPrompts(c *mcp.ServerCapabilities) bool     { return c.Prompts != nil }
 func hasResources(c *mcp.ServerCapabilities) bool   { return c.Resources != nil }
 func hasCompletions(c *mcp.ServerCapabilities) bool { return c.Completions != nil }
 
-// only returns the upstream when there is exactly one.
-func (p *Proxy) only() (*upstream, bool) {
-	ups := p.upstreamList()
-	if len(ups) != 1 {
-		return nil, false
-	}
-	return ups[0], true
-}
-
 // cursor reads the paging cursor of a list request, whose params are
 // optional on the wire.
 func cursor[P any](p *P, get func(*P) string) string {
@@ -113,15 +108,26 @@ func cursor[P any](p *P, get func(*P) string) string {
 
 // readResource asks the upstreams that offer resources in configured
 // order; resources keep their URIs, so the first that knows the URI wins.
-func (p *Proxy) readResource(ctx context.Context, r *mcp.ReadResourceRequest) (mcp.Result, error) {
+// A retry with a requestState goes to the upstream it was issued for.
+func (p *Proxy) readResource(ctx context.Context, l *link, h hostView, r *mcp.ReadResourceRequest) (mcp.Result, error) {
 	var firstErr error
-	for _, u := range p.offering(hasResources) {
-		res, err := u.session.ReadResource(ctx, &mcp.ReadResourceParams{URI: r.Params.URI, Meta: scrubMeta(r.Params.Meta)})
-		if err == nil {
-			return &mcp.ReadResourceResult{Contents: res.Contents, Meta: scrubMeta(res.Meta), Cacheable: res.Cacheable}, nil
+	for _, u := range l.offering(hasResources) {
+		x := &exchange{u: u, host: h, origin: engine.Origin{Method: "resources/read", Name: r.Params.URI},
+			digest: callDigest("resources/read", r.Params.URI, nil),
+			send: func(ctx context.Context, responses mcp.InputResponseMap, state string) (mcp.Result, error) {
+				return u.session.ReadResource(ctx, &mcp.ReadResourceParams{URI: r.Params.URI,
+					Meta: upstreamMeta(u, h, r.Params.Meta), InputResponses: responses, RequestState: state})
+			}}
+		res, err := p.exchangeFor(ctx, x, r.Params.InputResponses, r.Params.RequestState)
+		if err == nil && handedBack(res) {
+			return res, nil
 		}
-		if firstErr == nil {
-			firstErr = upstreamError(u, err)
+		if err == nil {
+			rr := res.(*mcp.ReadResourceResult)
+			return final(h, "resources/read", &mcp.ReadResourceResult{Contents: rr.Contents, Meta: scrubMeta(rr.Meta), Cacheable: rr.Cacheable})
+		}
+		if firstErr == nil || (p.wrongServer(firstErr) && !p.wrongServer(err)) {
+			firstErr = err
 		}
 	}
 	if firstErr == nil {
@@ -130,8 +136,8 @@ func (p *Proxy) readResource(ctx context.Context, r *mcp.ReadResourceRequest) (m
 	return nil, firstErr
 }
 
-func (p *Proxy) complete(ctx context.Context, r *mcp.CompleteRequest) (mcp.Result, error) {
-	ups := p.offering(hasCompletions)
+func (l *link) complete(ctx context.Context, r *mcp.CompleteRequest) (mcp.Result, error) {
+	ups := l.offering(hasCompletions)
 	if len(ups) == 0 {
 		return nil, internalError("no upstream offers completions")
 	}
@@ -142,13 +148,9 @@ func (p *Proxy) complete(ctx context.Context, r *mcp.CompleteRequest) (mcp.Resul
 	return &mcp.CompleteResult{Completion: res.Completion}, nil
 }
 
-// offering lists the upstreams whose declared capabilities pass has.
-func (p *Proxy) offering(has func(*mcp.ServerCapabilities) bool) []*upstream {
-	var out []*upstream
-	for _, u := range p.upstreamList() {
-		if c := u.session.InitializeResult().Capabilities; c != nil && has(c) {
-			out = append(out, u)
-		}
-	}
-	return out
+// wrongServer reports whether err refuses a requestState only because it
+// was issued for another upstream, so the next upstream may own it.
+func (p *Proxy) wrongServer(err error) bool {
+	var we *jsonrpc.Error
+	return errors.As(err, &we) && we.Message == p.sealer.rejection(errStateWrongServer).Message
 }

@@ -2,6 +2,7 @@ package relay
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"io"
 	"sync"
@@ -21,6 +22,10 @@ type Upstream struct {
 	Command []string          // stdio command and arguments
 	Env     map[string]string // added to the firewall's own environment
 	Dir     string            // working directory; empty for the firewall's
+	// Protocol overrides the revision the firewall speaks to this server:
+	// "" or "auto" follows the host, "legacy" never goes past 2025-11-25,
+	// a revision string asks for exactly that one.
+	Protocol string
 	// OperatorAnswer lets an operator write completions for this server
 	// (mcpx-fw review answer); sampling is then offered to it even when the
 	// host cannot sample.
@@ -34,33 +39,38 @@ type Config struct {
 	HostTimeout time.Duration
 	// ConnectTimeout bounds starting and initializing each upstream.
 	ConnectTimeout time.Duration
-	Version        string // reported as the firewall's serverInfo version
+	// MaxRounds caps the input-request rounds of one host call, in either
+	// direction (limits.max_rounds; default 8).
+	MaxRounds int
+	// StateTTL is how long a 2026-07-28 host has to retry with the
+	// requestState the firewall gave it (default HostTimeout).
+	StateTTL time.Duration
+	// SealKey authenticates the requestState handed to 2026-07-28 hosts; a
+	// random key is made when it is empty (states then die with the process).
+	SealKey []byte
+	Version string // reported as the firewall's serverInfo version
 }
 
-// legacyVersions are the protocol revisions served until the 2026-07-28
-// input-request loop lands: a newer host negotiates down to 2025-11-25.
-var legacyVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
-
-// Proxy is the firewall between one host and its upstream servers.
+// Proxy is the firewall between hosts and their upstream servers.
 type Proxy struct {
-	cfg   Config
-	eng   *engine.Engine
-	store *review.Store
-	log   *zap.Logger
+	cfg    Config
+	eng    *engine.Engine
+	store  *review.Store
+	log    *zap.Logger
+	srv    *mcp.Server
+	sealer *sealer
+	handed handedRounds // sampling entries out with 2026-07-28 hosts
 
-	// hostGone is closed when the host's session ends, so that sampling
-	// requests still waiting (on a review, on the host) stop at once and
-	// their reviews are abandoned, instead of holding shutdown until expiry.
-	hostGone chan struct{}
-
-	mu        sync.Mutex
-	host      *mcp.ServerSession
-	hostCaps  *mcp.ClientCapabilities
-	hostEra   string
-	upstreams []*upstream
+	mu     sync.Mutex
+	links  map[*mcp.ServerSession]*link // hosts that initialized
+	modern *link                        // every 2026-07-28 request, made on first use
+	closed bool
+	// starting serialises making the modern link, without holding mu
+	// while upstream processes start.
+	starting sync.Mutex
 }
 
-// New returns a Proxy; nothing starts until Serve.
+// New returns a Proxy; nothing starts until a host connects.
 func New(cfg Config, eng *engine.Engine, store *review.Store, log *zap.Logger) *Proxy {
 	if cfg.HostTimeout <= 0 {
 		cfg.HostTimeout = 5 * time.Minute
@@ -68,7 +78,16 @@ func New(cfg Config, eng *engine.Engine, store *review.Store, log *zap.Logger) *
 	if cfg.ConnectTimeout <= 0 {
 		cfg.ConnectTimeout = time.Minute
 	}
-	return &Proxy{cfg: cfg, eng: eng, store: store, log: log.Named("relay"), hostGone: make(chan struct{})}
+	if cfg.MaxRounds <= 0 {
+		cfg.MaxRounds = 8
+	}
+	if cfg.StateTTL <= 0 {
+		cfg.StateTTL = cfg.HostTimeout
+	}
+	p := &Proxy{cfg: cfg, eng: eng, store: store, log: log.Named("relay"), links: map[*mcp.ServerSession]*link{}}
+	p.sealer = newSealer(sealKey(cfg.SealKey), nil)
+	p.srv = p.server()
+	return p
 }
 
 // ServeStdio serves one host over the given streams (the process's stdin
@@ -79,45 +98,49 @@ func (p *Proxy) ServeStdio(ctx context.Context, in io.ReadCloser, out io.WriteCl
 
 // serve runs the host-facing server on t and closes every upstream after.
 func (p *Proxy) serve(ctx context.Context, t mcp.Transport) error {
-	defer p.closeUpstreams()
-	defer close(p.hostGone) // runs first: waiting requests end before upstreams close
-	err := p.server().Run(ctx, t)
+	defer p.Close()
+	err := p.srv.Run(ctx, t)
 	if errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
 		return nil
 	}
 	return err
 }
 
-// server builds the host-facing MCP server. Its capabilities are replaced
-// at initialize by what the upstreams offer.
+// server builds the host-facing MCP server. Its capabilities are replaced,
+// at initialize and at server/discover, by what the upstreams offer.
 func (p *Proxy) server() *mcp.Server {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "mcpx-fw", Version: p.cfg.Version}, &mcp.ServerOptions{
-		Capabilities:              &mcp.ServerCapabilities{},
-		SupportedProtocolVersions: legacyVersions,
+		Capabilities: &mcp.ServerCapabilities{},
 	})
 	srv.AddReceivingMiddleware(p.initializeMiddleware, p.forwardMiddleware)
 	return srv
 }
 
-// whileHostLives derives a context that also ends when the host leaves.
-func (p *Proxy) whileHostLives(ctx context.Context) (context.Context, context.CancelFunc) {
-	ctx, cancel := context.WithCancel(ctx)
-	go func() {
-		select {
-		case <-p.hostGone:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
-	return ctx, cancel
+// Close ends every host link: waiting requests stop, then upstreams close.
+func (p *Proxy) Close() {
+	p.mu.Lock()
+	links := make([]*link, 0, len(p.links)+1)
+	for _, l := range p.links {
+		links = append(links, l)
+	}
+	if p.modern != nil {
+		links = append(links, p.modern)
+	}
+	p.links, p.modern, p.closed = map[*mcp.ServerSession]*link{}, nil, true
+	p.mu.Unlock()
+	for _, l := range links {
+		l.close()
+	}
 }
 
-func (p *Proxy) closeUpstreams() {
-	p.mu.Lock()
-	ups := p.upstreams
-	p.upstreams = nil
-	p.mu.Unlock()
-	for _, u := range ups {
-		u.close()
+// sealKey is the configured key, or a random one for this process only.
+func sealKey(key []byte) []byte {
+	if len(key) > 0 {
+		return key
 	}
+	key = make([]byte, 32)
+	if _, err := rand.Read(key); err != nil {
+		panic("crypto/rand failed: " + err.Error()) // never returns an error on supported platforms
+	}
+	return key
 }

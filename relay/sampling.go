@@ -21,18 +21,25 @@ import (
 // *jsonrpc.Error built by wireError, never as a plain Go error (which the
 // SDK would send with code 0).
 func (p *Proxy) onSampling(ctx context.Context, u *upstream, req *mcp.CreateMessageWithToolsRequest) (*mcp.CreateMessageWithToolsResult, error) {
-	ctx, cancel := p.whileHostLives(ctx)
+	ctx, cancel := u.link.whileAlive(ctx)
 	defer cancel()
-	params := forwardable(req.Params)
+	return p.firewall(ctx, u, u.link.host, engine.Origin{}, req.Params)
+}
+
+// firewall runs one sampling request through the whole pipeline and asks
+// the host by push: for an upstream's push, and for a 2026-07-28
+// upstream's input request when the host is older.
+func (p *Proxy) firewall(ctx context.Context, u *upstream, h hostView, o engine.Origin, in *mcp.CreateMessageWithToolsParams) (*mcp.CreateMessageWithToolsResult, error) {
+	params := forwardable(in)
 	raw, err := json.Marshal(params)
 	if err != nil {
 		return nil, internalError("sampling request could not be encoded")
 	}
-	c, err := p.requestStage(ctx, u, p.sampling(u, raw), params)
+	c, err := p.requestStage(ctx, u, h, p.sampling(u, h, o, raw), params)
 	if err != nil {
 		return nil, err
 	}
-	res, err := p.completion(ctx, c)
+	res, err := p.completion(ctx, h, c)
 	if err != nil {
 		return nil, err
 	}
@@ -52,9 +59,9 @@ type cleared struct {
 // requestStage decides the request and settles an escalation. A request
 // that passes but that no host can answer waits for an operator's answer
 // when this server allows one.
-func (p *Proxy) requestStage(ctx context.Context, u *upstream, s engine.Sampling, params *mcp.CreateMessageWithToolsParams) (cleared, error) {
+func (p *Proxy) requestStage(ctx context.Context, u *upstream, h hostView, s engine.Sampling, params *mcp.CreateMessageWithToolsParams) (cleared, error) {
 	v := p.eng.Decide(ctx, s)
-	if v.Outcome == engine.OutcomePass && u.cfg.OperatorAnswer && !p.hostCanSample() {
+	if v.Outcome == engine.OutcomePass && u.cfg.OperatorAnswer && !h.canSample() {
 		v = p.awaitAnswer(ctx, s, v)
 	}
 	st := p.settle(ctx, u, s, nil, v)
@@ -73,12 +80,12 @@ func (p *Proxy) requestStage(ctx context.Context, u *upstream, s engine.Sampling
 
 // completion is the operator's answer when they wrote one, else the
 // host's model's.
-func (p *Proxy) completion(ctx context.Context, c cleared) (*mcp.CreateMessageWithToolsResult, error) {
-	if c.answer == nil && !p.hostCanSample() {
+func (p *Proxy) completion(ctx context.Context, h hostView, c cleared) (*mcp.CreateMessageWithToolsResult, error) {
+	if c.answer == nil && !h.canSample() {
 		return nil, internalError("no host can answer sampling requests")
 	}
 	if c.answer == nil {
-		return p.askHost(ctx, c.params)
+		return p.askHost(ctx, h, c.params)
 	}
 	var res mcp.CreateMessageWithToolsResult
 	if err := json.Unmarshal(c.answer, &res); err != nil {
@@ -136,13 +143,17 @@ func forwardable(in *mcp.CreateMessageWithToolsParams) *mcp.CreateMessageWithToo
 }
 
 // sampling describes one request for the engine.
-func (p *Proxy) sampling(u *upstream, raw []byte) engine.Sampling {
-	_, hostCaps, hostEra := p.hostSession()
+// An origin the caller knows (an input request's host call) wins over the
+// guess for a push.
+func (p *Proxy) sampling(u *upstream, h hostView, o engine.Origin, raw []byte) engine.Sampling {
+	if o == (engine.Origin{}) {
+		o = u.origin()
+	}
 	return engine.Sampling{
 		Server: engine.Server{Name: u.cfg.Name, Label: u.cfg.Label, Protocol: u.era, Reported: u.reported()},
-		Host:   engine.Host{Protocol: hostEra, Capabilities: jsonObject(hostCaps)},
-		Origin: u.origin(),
-		Caps:   u.caps,
+		Host:   engine.Host{Protocol: h.era, Capabilities: jsonObject(h.caps)},
+		Origin: o,
+		Caps:   u.capsFor(h),
 		Params: raw,
 	}
 }
@@ -150,9 +161,9 @@ func (p *Proxy) sampling(u *upstream, raw []byte) engine.Sampling {
 // askHost sends the request to the host's model with a deadline. A host
 // rejection (-1) is relayed as the host sent it; any other failure is an
 // internal error, since nobody said no.
-func (p *Proxy) askHost(ctx context.Context, params *mcp.CreateMessageWithToolsParams) (*mcp.CreateMessageWithToolsResult, error) {
-	host, _, _ := p.hostSession()
-	if host == nil {
+func (p *Proxy) askHost(ctx context.Context, h hostView, params *mcp.CreateMessageWithToolsParams) (*mcp.CreateMessageWithToolsResult, error) {
+	host := h.session
+	if host == nil || h.modern() {
 		return nil, internalError("no host can answer sampling requests")
 	}
 	ctx, cancel := context.WithTimeout(ctx, p.cfg.HostTimeout)

@@ -19,7 +19,8 @@ import (
 // upstream is one running upstream server and the session to it.
 type upstream struct {
 	cfg     Upstream
-	era     string
+	link    *link
+	era     string                // the revision the session speaks
 	caps    validate.Capabilities // sampling sub-capabilities advertised to it
 	session *mcp.ClientSession
 
@@ -27,19 +28,23 @@ type upstream struct {
 	inFlight map[string]int // host tools/call names now running on it
 }
 
-// connect starts cfg's command and initializes a session at era. Sampling
-// is advertised only when someone can answer it: the host, when it
-// declared sampling, or an operator, when cfg.OperatorAnswer is on (then
-// even a host that cannot sample gets the firewall's sampling, answered by
-// `mcpx-fw review answer`). Tools and context only when the host declared
-// those too.
-func (p *Proxy) connect(ctx context.Context, cfg Upstream, era string, host *mcp.ClientCapabilities) (*upstream, error) {
-	u := &upstream{cfg: cfg, era: era, inFlight: map[string]int{}}
-	opts := &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}}
+// modern reports whether the upstream speaks 2026-07-28 or later: its
+// sampling arrives inside input_required results, never as a push.
+func (u *upstream) modern() bool { return isModern(u.era) }
+
+// connect starts cfg's server and opens a session at the revision the link
+// asks for (see requestedEra). A push is offered sampling only when someone
+// can answer it: the host, when it declared sampling, or an operator, when
+// cfg.OperatorAnswer is on (then even a host that cannot sample gets the
+// firewall's sampling, answered by `mcpx-fw review answer`). Tools and
+// context only when the host declared those too. The SDK's input-request
+// loop is off: the relay runs it, so every entry crosses the firewall.
+func (p *Proxy) connect(ctx context.Context, l *link, cfg Upstream, era string) (*upstream, error) {
+	u := &upstream{cfg: cfg, link: l, inFlight: map[string]int{}}
+	host := l.host.caps
+	opts := &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}, MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true}}
 	offered := host.Sampling != nil || cfg.OperatorAnswer
-	if host.Sampling != nil {
-		u.caps = validate.Capabilities{Tools: host.Sampling.Tools != nil, Context: host.Sampling.Context != nil}
-	}
+	u.caps = capsOf(l.host)
 	if offered {
 		opts.Capabilities.Sampling = advertised(u.caps)
 		opts.CreateMessageWithToolsHandler = func(ctx context.Context, req *mcp.CreateMessageWithToolsRequest) (*mcp.CreateMessageWithToolsResult, error) {
@@ -52,20 +57,51 @@ func (p *Proxy) connect(ctx context.Context, cfg Upstream, era string, host *mcp
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), p.cfg.ConnectTimeout)
 	defer cancel()
-	var t mcp.Transport = &mcp.CommandTransport{Command: command(cfg)}
-	if offered {
-		t = &guardedTransport{Transport: t, screen: p.screenFor(u)}
-	}
-	cs, err := client.Connect(ctx, t, &mcp.ClientSessionOptions{ProtocolVersion: era})
+	t := &guardedTransport{Transport: upstreamTransport(cfg), screen: p.screenFor(u)}
+	cs, err := client.Connect(ctx, t, &mcp.ClientSessionOptions{ProtocolVersion: requestedEra(cfg.Protocol, era)})
 	if err != nil {
 		return nil, err
 	}
 	u.mu.Lock()
-	u.session = cs // a push can be screened before Connect returns; see reported
+	u.session, u.era = cs, cs.InitializeResult().ProtocolVersion // a push can be screened before Connect returns; see reported
 	u.mu.Unlock()
 	p.log.Info("upstream connected", zap.String("server", cfg.Name),
-		zap.String("protocol", cs.InitializeResult().ProtocolVersion), zap.Bool("sampling", offered))
+		zap.String("protocol", u.era), zap.Bool("sampling", offered))
 	return u, nil
+}
+
+// requestedEra is the revision to ask an upstream for: the host's unless
+// the server's protocol setting says otherwise. A 2026-07-28 request falls
+// back, inside the SDK, to 2025-11-25 for a server that does not speak it.
+func requestedEra(setting, hostEra string) string {
+	switch setting {
+	case "", "auto":
+		return hostEra
+	case "legacy":
+		if isModern(hostEra) {
+			return "2025-11-25"
+		}
+		return hostEra
+	}
+	return setting
+}
+
+// capsFor is what the upstream was offered for a request from h: fixed at
+// connect for a session that receives pushes, declared per request (by
+// upstreamMeta) for a 2026-07-28 one.
+func (u *upstream) capsFor(h hostView) validate.Capabilities {
+	if u.modern() {
+		return capsOf(h)
+	}
+	return u.caps
+}
+
+// capsOf is the sampling sub-capabilities h declared.
+func capsOf(h hostView) validate.Capabilities {
+	if !h.canSample() {
+		return validate.Capabilities{}
+	}
+	return validate.Capabilities{Tools: h.caps.Sampling.Tools != nil, Context: h.caps.Sampling.Context != nil}
 }
 
 func advertised(c validate.Capabilities) *mcp.SamplingCapabilities {
@@ -77,6 +113,11 @@ func advertised(c validate.Capabilities) *mcp.SamplingCapabilities {
 		s.Context = &mcp.SamplingContextCapabilities{}
 	}
 	return s
+}
+
+// upstreamTransport reaches cfg's server.
+func upstreamTransport(cfg Upstream) mcp.Transport {
+	return &mcp.CommandTransport{Command: command(cfg)}
 }
 
 func command(cfg Upstream) *exec.Cmd {
@@ -98,7 +139,7 @@ func command(cfg Upstream) *exec.Cmd {
 // screenFor validates the raw sampling params u sends (see guardedTransport).
 func (p *Proxy) screenFor(u *upstream) screen {
 	return func(ctx context.Context, params json.RawMessage) *jsonrpc.Error {
-		v, ok := p.eng.Screen(ctx, p.sampling(u, params))
+		v, ok := p.eng.Screen(ctx, p.sampling(u, u.link.host, engine.Origin{}, params))
 		if ok {
 			return nil
 		}

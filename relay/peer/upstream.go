@@ -29,7 +29,8 @@ func (e *Error) Error() string { return fmt.Sprintf("%d %s", e.Code, e.Message) 
 
 // RunUpstream serves the test upstream over the given streams until the
 // client goes away. Its tools: sample {params} pushes params as a
-// sampling/createMessage request; echo {text}; fail (a JSON-RPC error).
+// sampling/createMessage request; sample_input {params, rounds} asks for it
+// as a 2026-07-28 input request; echo {text}; fail (a JSON-RPC error).
 // It also has a prompt `greet` and a resource `peer://readme`.
 func RunUpstream(ctx context.Context, in io.ReadCloser, out io.WriteCloser) error {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "mcpx-fw-peer", Version: "1"}, nil)
@@ -38,6 +39,8 @@ func RunUpstream(ctx context.Context, in io.ReadCloser, out io.WriteCloser) erro
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"params":{"type":"object"}},"required":["params"]}`)}, sample)
 	srv.AddTool(&mcp.Tool{Name: "sample_raw", Description: "Pushes the base64-decoded bytes, unchanged, as sampling/createMessage params.",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"raw_b64":{"type":"string"}},"required":["raw_b64"]}`)}, raw.sampleRaw)
+	srv.AddTool(&mcp.Tool{Name: "sample_input", Description: "Asks for the given sampling params as a 2026-07-28 input request, rounds times.",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"params":{"type":"object"},"rounds":{"type":"integer"}},"required":["params"]}`)}, sampleInput)
 	srv.AddTool(&mcp.Tool{Name: "echo", Description: "Returns its text.",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}}}`)}, echo)
 	srv.AddTool(&mcp.Tool{Name: "fail", Description: "Always fails with a JSON-RPC error.",
@@ -106,10 +109,11 @@ type ClientInfo struct {
 	Capabilities    json.RawMessage `json:"capabilities"`
 }
 
+// It reads what the request carries, so a 2026-07-28 client, which declares
+// itself on every request, is reported the same way.
 func clientInfo(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	p := req.Session.InitializeParams()
-	caps, _ := json.Marshal(declared(p.Capabilities))
-	text, _ := json.Marshal(ClientInfo{ProtocolVersion: p.ProtocolVersion, Capabilities: caps})
+	caps, _ := json.Marshal(declared(req.ClientCapabilities()))
+	text, _ := json.Marshal(ClientInfo{ProtocolVersion: req.ProtocolVersion(), Capabilities: caps})
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(text)}}}, nil
 }
 

@@ -1,0 +1,192 @@
+package relay
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.uber.org/zap"
+
+	"github.com/mcpx-fw/mcpx-fw/engine"
+	"github.com/mcpx-fw/mcpx-fw/engine/review"
+)
+
+// handed is a sampling entry given to a 2026-07-28 host: the request as
+// cleared (with an operator's edit in place), and the review it went
+// through, so that the host's completion is checked against it.
+type handed struct {
+	s        engine.Sampling
+	reviewID string
+}
+
+// handedRounds holds, per sealed requestState, the sampling entries a host
+// has been asked to answer, until it retries or the state expires. The
+// state itself carries the upstream's state and the keys, sealed; this is
+// what must not travel through the host at all.
+type handedRounds struct {
+	mu     sync.Mutex
+	rounds map[string]handedRound
+}
+
+type handedRound struct {
+	entries map[string]handed
+	expires time.Time
+}
+
+func (h *handedRounds) put(state string, entries map[string]handed, expires time.Time) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.rounds == nil {
+		h.rounds = map[string]handedRound{}
+	}
+	now := time.Now()
+	for k, r := range h.rounds {
+		if now.After(r.expires) {
+			delete(h.rounds, k)
+		}
+	}
+	h.rounds[state] = handedRound{entries: entries, expires: expires}
+}
+
+// take removes and returns the round for state.
+func (h *handedRounds) take(state string) (map[string]handed, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	r, ok := h.rounds[state]
+	delete(h.rounds, state)
+	return r.entries, ok
+}
+
+// handBack answers a 2026-07-28 host's call with the upstream's input
+// requests: each sampling entry has passed the request stage (validation,
+// policy, review) and goes out as cleared; elicitation and roots go out
+// unchanged. The requestState is the firewall's own, sealed; the host's
+// retry resumes the loop (resume).
+func (p *Proxy) handBack(ctx context.Context, x *exchange, reqs mcp.InputRequestMap, upstreamState string, round int) (mcp.Result, error) {
+	out := mcp.InputRequestMap{}
+	entries := map[string]handed{}
+	for _, key := range slices.Sorted(maps.Keys(reqs)) {
+		r, ok := reqs[key].(*mcp.CreateMessageWithToolsParams)
+		if !ok {
+			out[key] = reqs[key]
+			continue
+		}
+		if !x.host.canSample() {
+			return nil, missingCapability(x.host, "sampling")
+		}
+		o := x.origin
+		o.Round = round
+		c, err := p.clear(ctx, x.u, x.host, o, r)
+		if err != nil {
+			return nil, err
+		}
+		out[key], entries[key] = c.params, handed{s: c.s, reviewID: c.reviewID}
+	}
+	cont := continuation{Server: x.u.cfg.Name, Call: x.digest, State: upstreamState,
+		Keys: slices.Sorted(maps.Keys(out)), Round: round, Expires: time.Now().Add(p.cfg.StateTTL)}
+	sealed, err := p.sealer.seal(cont)
+	if err != nil {
+		return nil, internalError("requestState could not be sealed")
+	}
+	p.handed.put(sealed, entries, cont.Expires)
+	return inputRequired(x.origin.Method, out, sealed)
+}
+
+// clear runs one sampling request through the request stage only.
+func (p *Proxy) clear(ctx context.Context, u *upstream, h hostView, o engine.Origin, in *mcp.CreateMessageWithToolsParams) (cleared, error) {
+	params := forwardable(in)
+	raw, err := json.Marshal(params)
+	if err != nil {
+		return cleared{}, internalError("sampling request could not be encoded")
+	}
+	return p.requestStage(ctx, u, h, p.sampling(u, h, o, raw), params)
+}
+
+// resume continues a call a 2026-07-28 host retried: the state must be the
+// firewall's, unaltered, unexpired, unused and for this server and call;
+// every key handed out must be answered, and each completion passes the
+// result stage before the upstream sees it. Keys the host adds are dropped.
+func (p *Proxy) resume(ctx context.Context, x *exchange, answers mcp.InputResponseMap, state string) (mcp.Result, error) {
+	cont, err := p.sealer.open(state, x.u.cfg.Name, x.digest)
+	if err != nil {
+		p.log.Warn("requestState rejected", zap.String("server", x.u.cfg.Name), zap.Error(err))
+		return nil, p.sealer.rejection(err)
+	}
+	entries, ok := p.handed.take(state)
+	if !ok {
+		return nil, &jsonrpc.Error{Code: codeInvalidParams, Message: "requestState rejected: no longer held"}
+	}
+	responses := mcp.InputResponseMap{}
+	for _, key := range cont.Keys {
+		res, err := p.checkAnswer(ctx, x, key, answers[key], entries)
+		if err != nil {
+			return nil, err
+		}
+		responses[key] = res
+	}
+	return p.relayInputs(ctx, x, responses, cont.State, cont.Round)
+}
+
+// checkAnswer checks the host's answer to one handed-out key.
+func (p *Proxy) checkAnswer(ctx context.Context, x *exchange, key string, answer mcp.InputResponse, entries map[string]handed) (mcp.InputResponse, error) {
+	if answer == nil {
+		return nil, &jsonrpc.Error{Code: codeInvalidParams, Message: fmt.Sprintf("inputResponses has no answer for %q", key)}
+	}
+	e, ok := entries[key]
+	if !ok {
+		return answer, nil
+	}
+	res, err := samplingAnswer(answer)
+	if err != nil {
+		return nil, &jsonrpc.Error{Code: codeInvalidParams, Message: fmt.Sprintf("inputResponses[%q]: %v", key, err)}
+	}
+	return p.resultStage(review.WithParent(ctx, e.reviewID), x.u, e.s, res)
+}
+
+// samplingAnswer reads a host's completion in the SDK's one result type.
+func samplingAnswer(answer mcp.InputResponse) (*mcp.CreateMessageWithToolsResult, error) {
+	switch r := answer.(type) {
+	case *mcp.CreateMessageWithToolsResult:
+		return &mcp.CreateMessageWithToolsResult{Role: r.Role, Content: r.Content, Model: r.Model, StopReason: r.StopReason}, nil
+	case *mcp.CreateMessageResult:
+		return &mcp.CreateMessageWithToolsResult{Role: r.Role, Content: []mcp.Content{r.Content}, Model: r.Model, StopReason: r.StopReason}, nil
+	}
+	return nil, fmt.Errorf("not a sampling result (%T)", answer)
+}
+
+// inputRequired builds the answer a 2026-07-28 host gets for method. The
+// SDK marks results input_required only in its own handlers, so the result
+// is decoded from its wire form, which sets the mark.
+func inputRequired(method string, reqs mcp.InputRequestMap, state string) (mcp.Result, error) {
+	return withResultType(method, map[string]any{"inputRequests": reqs, "requestState": state}, "input_required")
+}
+
+// withResultType decodes fields, plus resultType, into method's result type.
+func withResultType(method string, fields map[string]any, resultType string) (mcp.Result, error) {
+	fields["resultType"] = resultType
+	raw, err := json.Marshal(fields)
+	if err != nil {
+		return nil, internalError("result could not be encoded")
+	}
+	var res mcp.Result
+	switch method {
+	case "tools/call":
+		res = new(mcp.CallToolResult)
+	case "prompts/get":
+		res = new(mcp.GetPromptResult)
+	case "resources/read":
+		res = new(mcp.ReadResourceResult)
+	default:
+		return nil, internalError("no input requests on " + method)
+	}
+	if err := json.Unmarshal(raw, res); err != nil {
+		return nil, internalError("result could not be decoded")
+	}
+	return res, nil
+}

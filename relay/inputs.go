@@ -1,0 +1,150 @@
+package relay
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpx-fw/mcpx-fw/engine"
+)
+
+// maxShedding bounds the retries of one call an upstream keeps answering
+// with a bare requestState (load shedding), before the call fails.
+const maxShedding = 3
+
+// exchange is one host call relayed to a 2026-07-28 upstream, which may
+// answer with input requests instead of a result: tools/call, prompts/get
+// or resources/read (the only requests that may, SPEC-NOTES §4.2).
+type exchange struct {
+	u      *upstream
+	host   hostView
+	origin engine.Origin // the host's call: method and the name it used
+	digest string        // binds a requestState to this call (callDigest)
+	// send makes one attempt upstream with the answers to the previous
+	// round's input requests and the upstream's state, echoed exactly.
+	send func(ctx context.Context, responses mcp.InputResponseMap, state string) (mcp.Result, error)
+}
+
+// relayInputs runs the input-request loop for x (SDK middleware off, so
+// every entry crosses the firewall): it asks the upstream, and while the
+// upstream needs input, either answers each entry here by asking an older
+// host (relayRound) or hands the entries back to a 2026-07-28 host
+// (handBack), whose retry resumes the loop (resume). A refusal ends the
+// call: the upstream is never retried with a refused entry.
+func (p *Proxy) relayInputs(ctx context.Context, x *exchange, responses mcp.InputResponseMap, state string, round int) (mcp.Result, error) {
+	shed := 0
+	for {
+		res, err := x.send(ctx, responses, state)
+		if err != nil {
+			return nil, upstreamError(x.u, err)
+		}
+		reqs, next, needs := pendingInputs(res)
+		if !needs {
+			return res, nil
+		}
+		if len(reqs) == 0 {
+			if shed++; shed > maxShedding {
+				return nil, internalError(fmt.Sprintf("upstream %s kept deferring the call (%d times)", x.u.cfg.Name, maxShedding))
+			}
+			if err := backOff(ctx, shed); err != nil {
+				return nil, internalError("cancelled while the upstream deferred the call")
+			}
+			responses, state = nil, next
+			continue
+		}
+		if round++; round > p.cfg.MaxRounds {
+			return nil, internalError(fmt.Sprintf("upstream %s asked for input more than %d times in one call (limits.max_rounds)", x.u.cfg.Name, p.cfg.MaxRounds))
+		}
+		if x.host.modern() {
+			return p.handBack(ctx, x, reqs, next, round)
+		}
+		if responses, err = p.relayRound(ctx, x, reqs, round); err != nil {
+			return nil, err
+		}
+		state = next
+	}
+}
+
+// relayRound answers one round of input requests for a host older than
+// 2026-07-28: each sampling entry goes through the whole firewall and to
+// the host by push; elicitation and roots go to the host unchanged.
+func (p *Proxy) relayRound(ctx context.Context, x *exchange, reqs mcp.InputRequestMap, round int) (mcp.InputResponseMap, error) {
+	out := mcp.InputResponseMap{}
+	for _, key := range slices.Sorted(maps.Keys(reqs)) {
+		res, err := p.relayEntry(ctx, x, reqs[key], round)
+		if err != nil {
+			return nil, err
+		}
+		out[key] = res
+	}
+	return out, nil
+}
+
+func (p *Proxy) relayEntry(ctx context.Context, x *exchange, in mcp.InputRequest, round int) (mcp.InputResponse, error) {
+	h := x.host
+	switch r := in.(type) {
+	case *mcp.CreateMessageWithToolsParams:
+		if !h.canSample() && !x.u.cfg.OperatorAnswer {
+			return nil, missingCapability(h, "sampling")
+		}
+		o := x.origin
+		o.Round = round
+		return p.firewall(ctx, x.u, h, o, r)
+	case *mcp.ElicitParams:
+		if h.caps.Elicitation == nil {
+			return nil, missingCapability(h, "elicitation")
+		}
+		return h.session.Elicit(ctx, r)
+	case *mcp.ListRootsParams:
+		if h.caps.RootsV2 == nil {
+			return nil, missingCapability(h, "roots")
+		}
+		return h.session.ListRoots(ctx, r)
+	}
+	return nil, &jsonrpc.Error{Code: codeInvalidParams, Message: fmt.Sprintf("upstream %s sent an input request of unknown type %T", x.u.cfg.Name, in)}
+}
+
+// missingCapability is the error for an input request the host cannot
+// answer because it did not declare what it needs: -32021 with the
+// capability for a 2026-07-28 host, -32602 for an older one.
+func missingCapability(h hostView, capability string) *jsonrpc.Error {
+	msg := fmt.Sprintf("the host did not declare %s, which the upstream asked for", capability)
+	if !h.modern() {
+		return &jsonrpc.Error{Code: codeInvalidParams, Message: msg}
+	}
+	data, _ := json.Marshal(map[string]any{"requiredCapabilities": map[string]any{capability: map[string]any{}}})
+	return &jsonrpc.Error{Code: mcp.CodeMissingRequiredClientCapabilities, Message: msg, Data: data}
+}
+
+// pendingInputs reads an input_required answer: its requests, the
+// upstream's state, and whether it needs input at all.
+func pendingInputs(res mcp.Result) (mcp.InputRequestMap, string, bool) {
+	switch r := res.(type) {
+	case *mcp.CallToolResult:
+		return r.InputRequests, r.RequestState, r.NeedsInput()
+	case *mcp.GetPromptResult:
+		return r.InputRequests, r.RequestState, r.NeedsInput()
+	case *mcp.ReadResourceResult:
+		return r.InputRequests, r.RequestState, r.NeedsInput()
+	}
+	return nil, "", false
+}
+
+// backOff waits before retrying a call the upstream deferred: 100 ms,
+// doubling, unless ctx ends first.
+func backOff(ctx context.Context, attempt int) error {
+	t := time.NewTimer(100 * time.Millisecond << (attempt - 1))
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

@@ -1,0 +1,157 @@
+package relay
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// hostView is one host as a sampling request sees it: the session that can
+// be asked (nil when only input_required results can reach it), its
+// protocol revision and what it declared. A host that initialized
+// (revisions up to 2025-11-25) has one view for its whole session; a
+// 2026-07-28 host declares itself on every request.
+type hostView struct {
+	session *mcp.ServerSession
+	era     string
+	caps    *mcp.ClientCapabilities
+}
+
+// canSample reports whether the host declared sampling.
+func (h hostView) canSample() bool { return h.caps != nil && h.caps.Sampling != nil }
+
+// modern reports whether the host speaks 2026-07-28 or later, and so can
+// only be asked for a completion through an input_required result.
+func (h hostView) modern() bool { return isModern(h.era) }
+
+// link is a set of upstream sessions and the host they serve. Each host
+// session that initializes gets its own link, with upstream sessions at its
+// revision offered only what it can answer (DESIGN §5: upstream sessions
+// are per host session). Every 2026-07-28 request, which carries its own
+// revision and capabilities, shares the one modern link.
+type link struct {
+	host hostView
+	// gone is closed when the host's session ends, so that sampling requests
+	// still waiting (on a review, on the host) stop at once and their
+	// reviews are abandoned, instead of holding shutdown until expiry.
+	gone      chan struct{}
+	closeOnce sync.Once
+
+	mu        sync.Mutex
+	upstreams []*upstream
+}
+
+func newLink(h hostView) *link {
+	if h.caps == nil {
+		h.caps = &mcp.ClientCapabilities{}
+	}
+	return &link{host: h, gone: make(chan struct{})}
+}
+
+// whileAlive derives a context that also ends when the link's host leaves.
+func (l *link) whileAlive(ctx context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(ctx)
+	go func() {
+		select {
+		case <-l.gone:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, cancel
+}
+
+// close ends waits first, then the upstream sessions.
+func (l *link) close() {
+	l.closeOnce.Do(func() {
+		close(l.gone)
+		l.mu.Lock()
+		ups := l.upstreams
+		l.upstreams = nil
+		l.mu.Unlock()
+		for _, u := range ups {
+			u.close()
+		}
+	})
+}
+
+func (l *link) upstreamList() []*upstream {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.upstreams
+}
+
+// nameSep joins a server name and a tool or prompt name when several
+// upstreams share the host, so names from different servers cannot collide.
+const nameSep = "__"
+
+// exposed is the name the host sees for an upstream's tool or prompt.
+func (l *link) exposed(u *upstream, name string) string {
+	if len(l.upstreamList()) == 1 {
+		return name
+	}
+	return u.cfg.Name + nameSep + name
+}
+
+// route finds the upstream and its own name for a name the host used.
+func (l *link) route(name string) (*upstream, string, error) {
+	ups := l.upstreamList()
+	if len(ups) == 1 {
+		return ups[0], name, nil
+	}
+	for _, u := range ups {
+		if rest, ok := strings.CutPrefix(name, u.cfg.Name+nameSep); ok {
+			return u, rest, nil
+		}
+	}
+	return nil, "", &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown name %q", name)}
+}
+
+// only returns the upstream when there is exactly one.
+func (l *link) only() (*upstream, bool) {
+	ups := l.upstreamList()
+	if len(ups) != 1 {
+		return nil, false
+	}
+	return ups[0], true
+}
+
+// offering lists the upstreams whose declared capabilities pass has.
+func (l *link) offering(has func(*mcp.ServerCapabilities) bool) []*upstream {
+	var out []*upstream
+	for _, u := range l.upstreamList() {
+		if c := u.session.InitializeResult().Capabilities; c != nil && has(c) {
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
+// mergedCapabilities offers the host what any upstream offers (tools,
+// prompts, resources, completions) and nothing the firewall cannot relay.
+func (l *link) mergedCapabilities() *mcp.ServerCapabilities {
+	out := &mcp.ServerCapabilities{}
+	for _, u := range l.upstreamList() {
+		c := u.session.InitializeResult().Capabilities
+		if c == nil {
+			continue
+		}
+		if c.Tools != nil {
+			out.Tools = &mcp.ToolCapabilities{}
+		}
+		if c.Prompts != nil {
+			out.Prompts = &mcp.PromptCapabilities{}
+		}
+		if c.Resources != nil {
+			out.Resources = &mcp.ResourceCapabilities{}
+		}
+		if c.Completions != nil {
+			out.Completions = &mcp.CompletionCapabilities{}
+		}
+	}
+	return out
+}
