@@ -29,9 +29,9 @@ var samplingCases = []struct {
 }
 
 // TestEraMatrix runs every sampling case through each pairing of a host
-// and an upstream era the firewall relays in process: a push from a legacy
-// upstream, and an input request from a 2026-07-28 upstream, each behind a
-// legacy and a 2026-07-28 host.
+// and an upstream era, in process: a push from a legacy upstream, and an
+// input request from a 2026-07-28 upstream, each behind a legacy and a
+// 2026-07-28 host (the push through the bridge).
 func TestEraMatrix(t *testing.T) {
 	cells := []struct {
 		name, host, protocol, tool string
@@ -39,6 +39,7 @@ func TestEraMatrix(t *testing.T) {
 		{"legacy-upstream/legacy-host", "2025-11-25", "legacy", "sample"},
 		{"2026-upstream/legacy-host", "2025-11-25", modernEra, "sample_input"},
 		{"2026-upstream/2026-host", modernEra, "", "sample_input"},
+		{"legacy-upstream/2026-host", modernEra, "legacy", "sample"},
 	}
 	for _, cell := range cells {
 		for _, tc := range samplingCases {

@@ -65,8 +65,8 @@ func (p *Proxy) callTool(ctx context.Context, l *link, h hostView, r *mcp.CallTo
 	defer u.track(name)()
 	x := &exchange{u: u, host: h, origin: engine.Origin{Method: "tools/call", Name: name},
 		digest: callDigest("tools/call", r.Params.Name, r.Params.Arguments),
-		send: func(ctx context.Context, responses mcp.InputResponseMap, state string) (mcp.Result, error) {
-			return u.session.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: r.Params.Arguments,
+		send: func(ctx context.Context, cs *mcp.ClientSession, responses mcp.InputResponseMap, state string) (mcp.Result, error) {
+			return cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: r.Params.Arguments,
 				Meta: upstreamMeta(u, h, r.Params.Meta), InputResponses: responses, RequestState: state})
 		}}
 	res, err := p.exchangeFor(ctx, x, r.Params.InputResponses, r.Params.RequestState)
@@ -85,8 +85,8 @@ func (p *Proxy) getPrompt(ctx context.Context, l *link, h hostView, r *mcp.GetPr
 	args, _ := json.Marshal(r.Params.Arguments)
 	x := &exchange{u: u, host: h, origin: engine.Origin{Method: "prompts/get", Name: name},
 		digest: callDigest("prompts/get", r.Params.Name, args),
-		send: func(ctx context.Context, responses mcp.InputResponseMap, state string) (mcp.Result, error) {
-			return u.session.GetPrompt(ctx, &mcp.GetPromptParams{Name: name, Arguments: r.Params.Arguments,
+		send: func(ctx context.Context, cs *mcp.ClientSession, responses mcp.InputResponseMap, state string) (mcp.Result, error) {
+			return cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: name, Arguments: r.Params.Arguments,
 				Meta: upstreamMeta(u, h, r.Params.Meta), InputResponses: responses, RequestState: state})
 		}}
 	res, err := p.exchangeFor(ctx, x, r.Params.InputResponses, r.Params.RequestState)
@@ -98,18 +98,22 @@ func (p *Proxy) getPrompt(ctx context.Context, l *link, h hostView, r *mcp.GetPr
 }
 
 // exchangeFor relays x: through the input-request loop for a 2026-07-28
-// upstream (resumed when a 2026-07-28 host retries with its requestState),
-// in one attempt for an older upstream, whose sampling arrives as pushes.
+// upstream, through a bridge for an upstream that pushes behind a
+// 2026-07-28 host (either resumed when the host retries with its
+// requestState), else in one attempt, the upstream's pushes going to the
+// host that initialized.
 func (p *Proxy) exchangeFor(ctx context.Context, x *exchange, answers mcp.InputResponseMap, state string) (mcp.Result, error) {
 	switch {
-	case state != "" && x.host.modern() && x.u.modern():
+	case state != "" && x.host.modern():
 		return p.resume(ctx, x, answers, state)
 	case state != "":
 		return nil, &jsonrpc.Error{Code: codeInvalidParams, Message: "requestState rejected: not issued for this call"}
 	case x.u.modern():
 		return p.relayInputs(ctx, x, nil, "", 0)
+	case bridged(x):
+		return p.bridgeCall(ctx, x)
 	}
-	res, err := x.send(ctx, nil, "")
+	res, err := x.send(ctx, x.u.session, nil, "")
 	if err != nil {
 		return nil, upstreamError(x.u, err)
 	}

@@ -122,6 +122,9 @@ func (p *Proxy) resume(ctx context.Context, x *exchange, answers mcp.InputRespon
 	if !ok {
 		return nil, &jsonrpc.Error{Code: codeInvalidParams, Message: "requestState rejected: no longer held"}
 	}
+	if cont.Bridge != "" {
+		return p.resumeBridge(ctx, x, cont, answers, entries)
+	}
 	responses := mcp.InputResponseMap{}
 	for _, key := range cont.Keys {
 		res, err := p.checkAnswer(ctx, x, key, answers[key], entries)

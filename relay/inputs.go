@@ -26,9 +26,10 @@ type exchange struct {
 	host   hostView
 	origin engine.Origin // the host's call: method and the name it used
 	digest string        // binds a requestState to this call (callDigest)
-	// send makes one attempt upstream with the answers to the previous
-	// round's input requests and the upstream's state, echoed exactly.
-	send func(ctx context.Context, responses mcp.InputResponseMap, state string) (mcp.Result, error)
+	// send makes one attempt on cs with the answers to the previous round's
+	// input requests and the upstream's state, echoed exactly. cs is the
+	// upstream's session, or a bridged call's own.
+	send func(ctx context.Context, cs *mcp.ClientSession, responses mcp.InputResponseMap, state string) (mcp.Result, error)
 }
 
 // relayInputs runs the input-request loop for x (SDK middleware off, so
@@ -40,7 +41,7 @@ type exchange struct {
 func (p *Proxy) relayInputs(ctx context.Context, x *exchange, responses mcp.InputResponseMap, state string, round int) (mcp.Result, error) {
 	shed := 0
 	for {
-		res, err := x.send(ctx, responses, state)
+		res, err := x.send(ctx, x.u.session, responses, state)
 		if err != nil {
 			return nil, upstreamError(x.u, err)
 		}

@@ -114,8 +114,8 @@ func (p *Proxy) readResource(ctx context.Context, l *link, h hostView, r *mcp.Re
 	for _, u := range l.offering(hasResources) {
 		x := &exchange{u: u, host: h, origin: engine.Origin{Method: "resources/read", Name: r.Params.URI},
 			digest: callDigest("resources/read", r.Params.URI, nil),
-			send: func(ctx context.Context, responses mcp.InputResponseMap, state string) (mcp.Result, error) {
-				return u.session.ReadResource(ctx, &mcp.ReadResourceParams{URI: r.Params.URI,
+			send: func(ctx context.Context, cs *mcp.ClientSession, responses mcp.InputResponseMap, state string) (mcp.Result, error) {
+				return cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: r.Params.URI,
 					Meta: upstreamMeta(u, h, r.Params.Meta), InputResponses: responses, RequestState: state})
 			}}
 		res, err := p.exchangeFor(ctx, x, r.Params.InputResponses, r.Params.RequestState)

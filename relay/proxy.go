@@ -22,6 +22,10 @@ type Upstream struct {
 	Command []string          // stdio command and arguments
 	Env     map[string]string // added to the firewall's own environment
 	Dir     string            // working directory; empty for the firewall's
+	// URL is a streamable HTTP endpoint, used instead of Command when set;
+	// Headers go on every request to it (credentials: never logged).
+	URL     string
+	Headers map[string]string
 	// Protocol overrides the revision the firewall speaks to this server:
 	// "" or "auto" follows the host, "legacy" never goes past 2025-11-25,
 	// a revision string asks for exactly that one.
@@ -53,13 +57,14 @@ type Config struct {
 
 // Proxy is the firewall between hosts and their upstream servers.
 type Proxy struct {
-	cfg    Config
-	eng    *engine.Engine
-	store  *review.Store
-	log    *zap.Logger
-	srv    *mcp.Server
-	sealer *sealer
-	handed handedRounds // sampling entries out with 2026-07-28 hosts
+	cfg     Config
+	eng     *engine.Engine
+	store   *review.Store
+	log     *zap.Logger
+	srv     *mcp.Server
+	sealer  *sealer
+	handed  handedRounds // sampling entries out with 2026-07-28 hosts
+	bridges bridgePool   // 2026-07-28 host calls to upstreams that push
 
 	mu     sync.Mutex
 	links  map[*mcp.ServerSession]*link // hosts that initialized
@@ -128,6 +133,7 @@ func (p *Proxy) Close() {
 	}
 	p.links, p.modern, p.closed = map[*mcp.ServerSession]*link{}, nil, true
 	p.mu.Unlock()
+	p.bridges.closeAll(p)
 	for _, l := range links {
 		l.close()
 	}

@@ -21,6 +21,9 @@ import (
 // *jsonrpc.Error built by wireError, never as a plain Go error (which the
 // SDK would send with code 0).
 func (p *Proxy) onSampling(ctx context.Context, u *upstream, req *mcp.CreateMessageWithToolsRequest) (*mcp.CreateMessageWithToolsResult, error) {
+	if u.slot != nil {
+		return p.bridgePush(ctx, u, req.Params)
+	}
 	ctx, cancel := u.link.whileAlive(ctx)
 	defer cancel()
 	return p.firewall(ctx, u, u.link.host, engine.Origin{}, req.Params)

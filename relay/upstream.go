@@ -21,6 +21,11 @@ type upstream struct {
 	caps    validate.Capabilities // sampling sub-capabilities advertised to it
 	session *mcp.ClientSession
 
+	// slot is set on a bridged call's own session: its pushes go to the
+	// call's bridge, not to a host (see bridge.go).
+	slot    *bridgeSlot
+	poolKey string
+
 	mu       sync.Mutex
 	inFlight map[string]int // host tools/call names now running on it
 }
@@ -64,6 +69,18 @@ func (p *Proxy) connect(ctx context.Context, l *link, cfg Upstream, era string) 
 	u.mu.Unlock()
 	p.log.Info("upstream connected", zap.String("server", cfg.Name),
 		zap.String("protocol", u.era), zap.Bool("sampling", offered))
+	return u, nil
+}
+
+// connectBridged starts a session for one bridged call: always at the
+// last revision with pushes, since bridging exists for upstreams that push.
+func (p *Proxy) connectBridged(ctx context.Context, l *link, cfg Upstream) (*upstream, error) {
+	cfg.Protocol = "legacy"
+	u, err := p.connect(ctx, l, cfg, l.host.era)
+	if err != nil {
+		return nil, err
+	}
+	u.slot = &bridgeSlot{}
 	return u, nil
 }
 

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -28,8 +30,9 @@ type Error struct {
 func (e *Error) Error() string { return fmt.Sprintf("%d %s", e.Code, e.Message) }
 
 // RunUpstream serves the test upstream over the given streams until the
-// client goes away. Its tools: sample {params} pushes params as a
-// sampling/createMessage request; sample_input {params, rounds} asks for it
+// client goes away. Its tools: sample {params, times, together} pushes
+// params as sampling/createMessage requests (together at once, times in a
+// row, stopping at the first refusal); sample_input {params, rounds} asks for it
 // as a 2026-07-28 input request; echo {text}; fail (a JSON-RPC error).
 // It also has a prompt `greet` and a resource `peer://readme`.
 func RunUpstream(ctx context.Context, in io.ReadCloser, out io.WriteCloser) error {
@@ -58,7 +61,9 @@ func RunUpstream(ctx context.Context, in io.ReadCloser, out io.WriteCloser) erro
 
 func sample(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	var args struct {
-		Params json.RawMessage `json:"params"`
+		Params   json.RawMessage `json:"params"`
+		Times    int             `json:"times"`    // pushes one after another (default 1)
+		Together int             `json:"together"` // pushes at once in each step (default 1)
 	}
 	if err := json.Unmarshal(req.Params.Arguments, &args); err != nil {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "sample needs {params}"}
@@ -67,7 +72,38 @@ func sample(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult,
 	if err := json.Unmarshal(args.Params, &params); err != nil {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "params: " + err.Error()}
 	}
-	return sampleResult(req.Session.CreateMessageWithTools(ctx, &params)), nil
+	var last *mcp.CallToolResult
+	for range max(args.Times, 1) {
+		outcomes := make([]*mcp.CallToolResult, max(args.Together, 1))
+		var wg sync.WaitGroup
+		for i := range outcomes {
+			wg.Go(func() { outcomes[i] = sampleResult(req.Session.CreateMessageWithTools(ctx, &params)) })
+		}
+		wg.Wait()
+		for _, o := range outcomes {
+			logOutcome(o)
+			if last = o; o.StructuredContent.(SampleOutcome).Error != nil {
+				return o, nil
+			}
+		}
+	}
+	return last, nil
+}
+
+// logOutcome appends what a push got to the file named by
+// MCPXFW_PEER_LOG, if set: a call whose result nobody receives (a host
+// that went away) still leaves its record.
+func logOutcome(res *mcp.CallToolResult) {
+	path := os.Getenv("MCPXFW_PEER_LOG")
+	if path == "" {
+		return
+	}
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	_, _ = fmt.Fprintln(f, res.Content[0].(*mcp.TextContent).Text)
 }
 
 // sampleResult reports what a sampling request got back as the tool's
