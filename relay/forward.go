@@ -62,7 +62,7 @@ func (p *Proxy) callTool(ctx context.Context, l *link, h hostView, r *mcp.CallTo
 	if err != nil {
 		return nil, err
 	}
-	defer u.track(name)()
+	defer u.track(name, ctx)()
 	x := &exchange{u: u, host: h, origin: engine.Origin{Method: "tools/call", Name: name},
 		digest: callDigest("tools/call", r.Params.Name, r.Params.Arguments),
 		send: func(ctx context.Context, cs *mcp.ClientSession, responses mcp.InputResponseMap, state string) (mcp.Result, error) {

@@ -24,7 +24,7 @@ func (p *Proxy) onSampling(ctx context.Context, u *upstream, req *mcp.CreateMess
 	if u.slot != nil {
 		return p.bridgePush(ctx, u, req.Params)
 	}
-	ctx, cancel := u.link.whileAlive(ctx)
+	ctx, cancel := u.link.whileAlive(u.onHostStream(ctx))
 	defer cancel()
 	return p.firewall(ctx, u, u.link.host, engine.Origin{}, req.Params)
 }

@@ -27,7 +27,7 @@ type upstream struct {
 	poolKey string
 
 	mu       sync.Mutex
-	inFlight map[string]int // host tools/call names now running on it
+	inFlight map[*hostCall]struct{} // host tools/calls now running on it
 }
 
 // modern reports whether the upstream speaks 2026-07-28 or later: its
@@ -42,7 +42,7 @@ func (u *upstream) modern() bool { return isModern(u.era) }
 // context only when the host declared those too. The SDK's input-request
 // loop is off: the relay runs it, so every entry crosses the firewall.
 func (p *Proxy) connect(ctx context.Context, l *link, cfg Upstream, era string) (*upstream, error) {
-	u := &upstream{cfg: cfg, link: l, inFlight: map[string]int{}}
+	u := &upstream{cfg: cfg, link: l, inFlight: map[*hostCall]struct{}{}}
 	host := l.host.caps
 	opts := &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}, MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true}}
 	offered := host.Sampling != nil || cfg.OperatorAnswer
@@ -173,33 +173,6 @@ func (u *upstream) reported() map[string]any {
 	b, _ := json.Marshal(info)
 	_ = json.Unmarshal(b, &m)
 	return m
-}
-
-// origin names the host call a push most likely belongs to: the only tool
-// call in flight on this upstream, when there is exactly one.
-func (u *upstream) origin() engine.Origin {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	if len(u.inFlight) != 1 {
-		return engine.Origin{}
-	}
-	for name := range u.inFlight {
-		return engine.Origin{Method: "tools/call", Name: name}
-	}
-	return engine.Origin{}
-}
-
-func (u *upstream) track(name string) func() {
-	u.mu.Lock()
-	u.inFlight[name]++
-	u.mu.Unlock()
-	return func() {
-		u.mu.Lock()
-		defer u.mu.Unlock()
-		if u.inFlight[name]--; u.inFlight[name] <= 0 {
-			delete(u.inFlight, name)
-		}
-	}
 }
 
 func (u *upstream) close() {
