@@ -59,7 +59,7 @@ func (p *Proxy) connect(ctx context.Context, l *link, cfg Upstream, era string) 
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), p.cfg.ConnectTimeout)
 	defer cancel()
-	t := &guardedTransport{Transport: upstreamTransport(cfg), screen: p.screenFor(u)}
+	t := &guardedTransport{Transport: upstreamTransport(cfg), screen: p.screenFor(u), inputs: p.screenInputsFor(u)}
 	cs, err := client.Connect(ctx, t, &mcp.ClientSessionOptions{ProtocolVersion: requestedEra(cfg.Protocol, era)})
 	if err != nil {
 		return nil, err
@@ -137,6 +137,21 @@ func (p *Proxy) screenFor(u *upstream) screen {
 			return nil
 		}
 		return wireError(v)
+	}
+}
+
+// screenInputsFor validates the raw sampling entries of u's input_required
+// results. The host of the call is not known on the wire, so every
+// sampling capability counts as offered here; the typed check that follows
+// applies the host's.
+func (p *Proxy) screenInputsFor(u *upstream) screen {
+	return func(ctx context.Context, params json.RawMessage) *jsonrpc.Error {
+		s := p.sampling(u, u.link.host, engine.Origin{}, params)
+		s.Caps = validate.Capabilities{Tools: true, Context: true}
+		if v, ok := p.eng.Screen(ctx, s); !ok {
+			return wireError(v)
+		}
+		return nil
 	}
 }
 

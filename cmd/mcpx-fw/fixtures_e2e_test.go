@@ -27,12 +27,21 @@ type requestFixture struct {
 }
 
 // crossesTheWire says whether a fixture can be sent by a real upstream to
-// a legacy host's firewall: the bytes must form a JSON value (or the frame
-// itself is broken), the era must be one a legacy host negotiates, and the
-// firewall runs with the default limits.
+// the firewall: the bytes must form a JSON value (or the frame itself is
+// broken), the era must be one a host negotiates, and the firewall runs
+// with the default limits.
 func (f requestFixture) crossesTheWire() bool {
-	legacy := []string{"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"}
-	return f.ParamsText == nil && len(f.Limits) == 0 && slices.Contains(legacy, f.Era) && json.Valid(f.Params)
+	eras := []string{"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"}
+	return f.ParamsText == nil && len(f.Limits) == 0 && slices.Contains(eras, f.Era) && json.Valid(f.Params)
+}
+
+// sampleRaw sends raw the way an upstream of f's era asks for a
+// completion: a push up to 2025-11-25, an input request after.
+func sampleRaw(t *testing.T, host *peer.Host, f requestFixture) (*peer.SampleOutcome, error) {
+	if f.Era >= "2026-07-28" {
+		return host.SampleInputRaw(t.Context(), f.Params)
+	}
+	return host.SampleRaw(t.Context(), f.Params)
 }
 
 func loadFixtures(t *testing.T, dir string) []requestFixture {
@@ -65,8 +74,9 @@ func loadFixtures(t *testing.T, dir string) []requestFixture {
 
 // TestInvalidFixturesCrossTheFirewall sends every invalid request fixture
 // that a real upstream can put on the wire through the real firewall, as
-// raw bytes: the upstream gets -32602 naming the fixture's rules, and the
-// host is never asked.
+// raw bytes, in every era it applies to (pushed up to 2025-11-25, as a
+// 2026-07-28 input request after): the request is refused with -32602
+// naming the fixture's rules, and the host is never asked.
 func TestInvalidFixturesCrossTheFirewall(t *testing.T) {
 	groups := map[string][]requestFixture{}
 	for _, f := range loadFixtures(t, "invalid") {
@@ -87,7 +97,7 @@ func TestInvalidFixturesCrossTheFirewall(t *testing.T) {
 			t.Parallel()
 			host := startGroupHost(t, fixtures[0])
 			for _, f := range fixtures {
-				got, err := host.SampleRaw(t.Context(), f.Params)
+				got, err := sampleRaw(t, host, f)
 				if err != nil {
 					t.Fatalf("%s: %v", f.name, err)
 				}
@@ -108,11 +118,11 @@ func TestInvalidFixturesCrossTheFirewall(t *testing.T) {
 	}
 }
 
-// offTheWire are the request rules no upstream can reach through a legacy
-// host's firewall running on defaults: a frame whose params are not JSON
-// is refused by the JSON-RPC layer before any sampling code runs, a legacy
-// host never negotiates an unknown era, and the limit fixtures use small
-// limits to stay small (the limits themselves are tested in validate/).
+// offTheWire are the request rules no upstream can reach through a
+// firewall running on defaults: a frame whose params are not JSON is
+// refused by the JSON-RPC layer before any sampling code runs, no host
+// negotiates an unknown era, and the limit fixtures use small limits to
+// stay small (the limits themselves are tested in validate/).
 func offTheWire(rule string) bool {
 	return rule == "json.syntax" || rule == "era.unknown" || strings.HasPrefix(rule, "limits.")
 }

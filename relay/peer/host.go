@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -188,4 +189,24 @@ func (h *Host) Close() error {
 	err := h.session.Close()
 	_ = h.Disconnect()
 	return err
+}
+
+// SampleInputRaw asks, through the peer upstream's `sample_input_raw`
+// tool, for raw as the exact params bytes of a 2026-07-28 sampling input
+// request. A refusal fails the host's call; it comes back as the outcome's
+// error, as a refused push does.
+func (h *Host) SampleInputRaw(ctx context.Context, raw []byte) (*SampleOutcome, error) {
+	res, err := h.CallTool(ctx, "sample_input_raw", map[string]any{"raw_b64": base64.StdEncoding.EncodeToString(raw)})
+	var pe *Error
+	if errors.As(err, &pe) {
+		return &SampleOutcome{Error: pe}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var got InputOutcome
+	if err := json.Unmarshal([]byte(res.Text), &got); err != nil || len(got.Completions) == 0 {
+		return nil, fmt.Errorf("sample_input_raw result %q: %v", res.Text, err)
+	}
+	return &SampleOutcome{Completion: got.Completions[0]}, nil
 }

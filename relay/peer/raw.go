@@ -62,6 +62,9 @@ type swapConn struct {
 }
 
 func (c *swapConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	if resp, ok := msg.(*jsonrpc.Response); ok && resp.Result != nil {
+		msg = c.swapInputs(resp)
+	}
 	if req, ok := msg.(*jsonrpc.Request); ok && req.Method == "sampling/createMessage" {
 		var p struct {
 			Meta map[string]string `json:"_meta"`
@@ -92,4 +95,62 @@ func (r *rawParams) sampleRaw(ctx context.Context, req *mcp.CallToolRequest) (*m
 	}
 	params := &mcp.CreateMessageWithToolsParams{Meta: mcp.Meta{rawKey: r.put(raw)}, MaxTokens: 1}
 	return sampleResult(req.Session.CreateMessageWithTools(ctx, params)), nil
+}
+
+// swapInputs swaps raw params into the sampling entries of an
+// input_required result, as Write does for pushes.
+func (c *swapConn) swapInputs(resp *jsonrpc.Response) jsonrpc.Message {
+	var res map[string]json.RawMessage
+	var reqs map[string]struct {
+		Method string          `json:"method"`
+		Params json.RawMessage `json:"params"`
+	}
+	if json.Unmarshal(resp.Result, &res) != nil || json.Unmarshal(res["inputRequests"], &reqs) != nil {
+		return resp
+	}
+	swapped := false
+	for key, in := range reqs {
+		var p struct {
+			Meta map[string]string `json:"_meta"`
+		}
+		if json.Unmarshal(in.Params, &p) != nil || p.Meta[rawKey] == "" {
+			continue
+		}
+		if raw, ok := c.raw.take(p.Meta[rawKey]); ok {
+			in.Params, swapped = raw, true
+			reqs[key] = in
+		}
+	}
+	if !swapped {
+		return resp
+	}
+	res["inputRequests"], _ = json.Marshal(reqs)
+	out := *resp
+	out.Result, _ = json.Marshal(res)
+	return &out
+}
+
+// sampleInputRaw asks for the base64-decoded bytes, exactly as given, as
+// the params of a 2026-07-28 sampling input request (key "q"), once.
+func (r *rawParams) sampleInputRaw(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	var args struct {
+		Raw string `json:"raw_b64"`
+	}
+	if err := json.Unmarshal(req.Params.Arguments, &args); err != nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "sample_input_raw needs {raw_b64}"}
+	}
+	raw, err := base64.StdEncoding.DecodeString(args.Raw)
+	if err != nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "raw_b64: " + err.Error()}
+	}
+	done, err := answered(req.Params)
+	if err != nil {
+		return nil, err
+	}
+	if len(done.Completions) == 0 {
+		params := &mcp.CreateMessageWithToolsParams{Meta: mcp.Meta{rawKey: r.put(raw)}, MaxTokens: 1}
+		return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{"q": params}, RequestState: encodeProgress(done, 1)}, nil
+	}
+	text, _ := json.Marshal(done)
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(text)}}, StructuredContent: done}, nil
 }

@@ -33,7 +33,8 @@ func (e *Error) Error() string { return fmt.Sprintf("%d %s", e.Code, e.Message) 
 // client goes away. Its tools: sample {params, times, together} pushes
 // params as sampling/createMessage requests (together at once, times in a
 // row, stopping at the first refusal); sample_input {params, rounds} asks for it
-// as a 2026-07-28 input request; echo {text}; fail (a JSON-RPC error).
+// as a 2026-07-28 input request (sample_input_raw {raw_b64}: exact bytes);
+// echo {text}; fail (a JSON-RPC error).
 // It also has a prompt `greet` and a resource `peer://readme`.
 func RunUpstream(ctx context.Context, in io.ReadCloser, out io.WriteCloser) error {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "mcpx-fw-peer", Version: "1"}, nil)
@@ -44,6 +45,8 @@ func RunUpstream(ctx context.Context, in io.ReadCloser, out io.WriteCloser) erro
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"raw_b64":{"type":"string"}},"required":["raw_b64"]}`)}, raw.sampleRaw)
 	srv.AddTool(&mcp.Tool{Name: "sample_input", Description: "Asks for the given sampling params as a 2026-07-28 input request, rounds times.",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"params":{"type":"object"},"rounds":{"type":"integer"}},"required":["params"]}`)}, sampleInput)
+	srv.AddTool(&mcp.Tool{Name: "sample_input_raw", Description: "Asks for the base64-decoded bytes, unchanged, as the params of a 2026-07-28 sampling input request.",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"raw_b64":{"type":"string"}},"required":["raw_b64"]}`)}, raw.sampleInputRaw)
 	srv.AddTool(&mcp.Tool{Name: "echo", Description: "Returns its text.",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}}}`)}, echo)
 	srv.AddTool(&mcp.Tool{Name: "fail", Description: "Always fails with a JSON-RPC error.",
