@@ -204,7 +204,7 @@ func (p *Proxy) resumeBridge(ctx context.Context, x *exchange, cont continuation
 func (p *Proxy) bridgePush(ctx context.Context, u *upstream, params *mcp.CreateMessageWithToolsParams) (*mcp.CreateMessageWithToolsResult, error) {
 	b := u.slot.current()
 	if b == nil {
-		return nil, internalError("no host can answer sampling requests outside a call")
+		return nil, p.noHost(u, "a push outside the bridged call")
 	}
 	ps := &push{params: params, reply: make(chan pushReply, 1)}
 	select {

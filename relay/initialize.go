@@ -116,6 +116,7 @@ func (p *Proxy) modernLink(ctx context.Context) (*link, error) {
 		return l, nil
 	}
 	l = newLink(hostView{era: modernEra})
+	l.shared = true
 	if err := p.connectAll(ctx, l, modernEra); err != nil {
 		return nil, err
 	}

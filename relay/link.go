@@ -35,6 +35,12 @@ func (h hostView) modern() bool { return isModern(h.era) }
 // revision and capabilities, shares the one modern link.
 type link struct {
 	host hostView
+	// shared marks the one link of every 2026-07-28 request. Its sessions to
+	// upstreams that push are offered sampling, so that tools a server
+	// registers only for sampling clients are listed; but a push on them
+	// belongs to no host call (a bridged call has its own session), so it
+	// is refused unless an operator answers for that server.
+	shared bool
 	// gone is closed when the host's session ends, so that sampling requests
 	// still waiting (on a review, on the host) stop at once and their
 	// reviews are abandoned, instead of holding shutdown until expiry.

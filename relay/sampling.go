@@ -24,6 +24,9 @@ func (p *Proxy) onSampling(ctx context.Context, u *upstream, req *mcp.CreateMess
 	if u.slot != nil {
 		return p.bridgePush(ctx, u, req.Params)
 	}
+	if u.link.shared && !u.cfg.OperatorAnswer {
+		return nil, p.noHost(u, "a push outside any bridged call of a 2026-07-28 host")
+	}
 	ctx, cancel := u.link.whileAlive(u.onHostStream(ctx))
 	defer cancel()
 	return p.firewall(ctx, u, u.link.host, engine.Origin{}, req.Params)

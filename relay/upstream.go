@@ -45,7 +45,7 @@ func (p *Proxy) connect(ctx context.Context, l *link, cfg Upstream, era string) 
 	u := &upstream{cfg: cfg, link: l, inFlight: map[*hostCall]struct{}{}}
 	host := l.host.caps
 	opts := &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}, MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true}}
-	offered := host.Sampling != nil || cfg.OperatorAnswer
+	offered := host.Sampling != nil || cfg.OperatorAnswer || l.shared
 	u.caps = capsOf(l.host)
 	if offered {
 		opts.Capabilities.Sampling = advertised(u.caps)
@@ -164,12 +164,16 @@ func (p *Proxy) refuseSampling(u *upstream) mcp.Middleware {
 			if method != "sampling/createMessage" {
 				return next(ctx, method, req)
 			}
-			v := engine.Verdict{Stage: engine.StageRequest,
-				Reasons: []engine.Reason{{Code: reasonNoHost, Message: "the host did not declare sampling"}}}
-			p.log.Warn("sampling refused: host cannot sample", zap.String("server", u.cfg.Name))
-			return nil, wireError(v)
+			return nil, p.noHost(u, "the host did not declare sampling")
 		}
 	}
+}
+
+// noHost refuses a push nobody can answer, at once and as an error nobody
+// chose (-32603), before any decision is made.
+func (p *Proxy) noHost(u *upstream, why string) error {
+	p.log.Warn("sampling refused: no host can answer", zap.String("server", u.cfg.Name), zap.String("why", why))
+	return wireError(engine.Verdict{Stage: engine.StageRequest, Reasons: []engine.Reason{{Code: reasonNoHost, Message: why}}})
 }
 
 // reported is what the upstream says about itself: display only.
