@@ -63,11 +63,13 @@ func (p *Proxy) callTool(ctx context.Context, l *link, h hostView, r *mcp.CallTo
 		return nil, err
 	}
 	defer u.track(name, ctx)()
+	token, unroute := p.progress.route(ctx, h.session, r.Params.GetProgressToken())
+	defer unroute()
 	x := &exchange{u: u, host: h, origin: engine.Origin{Method: "tools/call", Name: name},
 		digest: callDigest("tools/call", r.Params.Name, r.Params.Arguments),
 		send: func(ctx context.Context, cs *mcp.ClientSession, responses mcp.InputResponseMap, state string) (mcp.Result, error) {
 			return cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: r.Params.Arguments,
-				Meta: upstreamMeta(u, h, r.Params.Meta), InputResponses: responses, RequestState: state})
+				Meta: upstreamMeta(u, h, r.Params.Meta, token), InputResponses: responses, RequestState: state})
 		}}
 	res, err := p.exchangeFor(ctx, x, r.Params.InputResponses, r.Params.RequestState)
 	if err != nil || handedBack(res) {
@@ -83,11 +85,13 @@ func (p *Proxy) getPrompt(ctx context.Context, l *link, h hostView, r *mcp.GetPr
 		return nil, err
 	}
 	args, _ := json.Marshal(r.Params.Arguments)
+	token, unroute := p.progress.route(ctx, h.session, r.Params.GetProgressToken())
+	defer unroute()
 	x := &exchange{u: u, host: h, origin: engine.Origin{Method: "prompts/get", Name: name},
 		digest: callDigest("prompts/get", r.Params.Name, args),
 		send: func(ctx context.Context, cs *mcp.ClientSession, responses mcp.InputResponseMap, state string) (mcp.Result, error) {
 			return cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: name, Arguments: r.Params.Arguments,
-				Meta: upstreamMeta(u, h, r.Params.Meta), InputResponses: responses, RequestState: state})
+				Meta: upstreamMeta(u, h, r.Params.Meta, token), InputResponses: responses, RequestState: state})
 		}}
 	res, err := p.exchangeFor(ctx, x, r.Params.InputResponses, r.Params.RequestState)
 	if err != nil || handedBack(res) {
@@ -145,18 +149,24 @@ func final(h hostView, method string, res mcp.Result) (mcp.Result, error) {
 }
 
 // upstreamMeta is the _meta sent upstream: the host's own keys without the
-// protocol's, and, for a 2026-07-28 upstream, the capabilities the firewall
-// offers on this request: what the host declared of sampling, elicitation
-// and roots, so the upstream asks only for what can be answered.
-func upstreamMeta(u *upstream, h hostView, m mcp.Meta) mcp.Meta {
+// protocol's; the firewall's progress token for this call, if the host
+// asked for progress; and, for a 2026-07-28 upstream, the capabilities the
+// firewall offers on this request: what the host declared of sampling,
+// elicitation and roots, so the upstream asks only for what can be answered.
+func upstreamMeta(u *upstream, h hostView, m mcp.Meta, progressToken any) mcp.Meta {
 	out := scrubMeta(m)
-	if !u.modern() {
-		return out
-	}
 	if out == nil {
 		out = mcp.Meta{}
 	}
-	out[mcp.MetaKeyClientCapabilities] = offeredCapabilities(h, u.cfg.OperatorAnswer)
+	if progressToken != nil {
+		out["progressToken"] = progressToken
+	}
+	if u.modern() {
+		out[mcp.MetaKeyClientCapabilities] = offeredCapabilities(h, u.cfg.OperatorAnswer)
+	}
+	if len(out) == 0 {
+		return nil
+	}
 	return out
 }
 
@@ -191,7 +201,7 @@ func upstreamError(u *upstream, err error) error {
 
 // scrubMeta drops protocol-owned _meta keys, which describe one hop only
 // (protocol version, client or server info), and progress tokens, which
-// are not yet remapped between the two sessions.
+// are remapped per hop (see progressRoutes).
 func scrubMeta(m mcp.Meta) mcp.Meta {
 	if len(m) == 0 {
 		return nil

@@ -138,7 +138,8 @@ func (l *link) offering(has func(*mcp.ServerCapabilities) bool) []*upstream {
 }
 
 // mergedCapabilities offers the host what any upstream offers (tools,
-// prompts, resources, completions) and nothing the firewall cannot relay.
+// prompts, resources, completions, and list changes, which are relayed)
+// and nothing the firewall cannot relay.
 func (l *link) mergedCapabilities() *mcp.ServerCapabilities {
 	out := &mcp.ServerCapabilities{}
 	for _, u := range l.upstreamList() {
@@ -147,13 +148,13 @@ func (l *link) mergedCapabilities() *mcp.ServerCapabilities {
 			continue
 		}
 		if c.Tools != nil {
-			out.Tools = &mcp.ToolCapabilities{}
+			out.Tools = &mcp.ToolCapabilities{ListChanged: c.Tools.ListChanged || out.Tools != nil && out.Tools.ListChanged}
 		}
 		if c.Prompts != nil {
-			out.Prompts = &mcp.PromptCapabilities{}
+			out.Prompts = &mcp.PromptCapabilities{ListChanged: c.Prompts.ListChanged || out.Prompts != nil && out.Prompts.ListChanged}
 		}
 		if c.Resources != nil {
-			out.Resources = &mcp.ResourceCapabilities{}
+			out.Resources = &mcp.ResourceCapabilities{ListChanged: c.Resources.ListChanged || out.Resources != nil && out.Resources.ListChanged}
 		}
 		if c.Completions != nil {
 			out.Completions = &mcp.CompletionCapabilities{}

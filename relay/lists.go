@@ -111,12 +111,14 @@ func cursor[P any](p *P, get func(*P) string) string {
 // A retry with a requestState goes to the upstream it was issued for.
 func (p *Proxy) readResource(ctx context.Context, l *link, h hostView, r *mcp.ReadResourceRequest) (mcp.Result, error) {
 	var firstErr error
+	token, unroute := p.progress.route(ctx, h.session, r.Params.GetProgressToken())
+	defer unroute()
 	for _, u := range l.offering(hasResources) {
 		x := &exchange{u: u, host: h, origin: engine.Origin{Method: "resources/read", Name: r.Params.URI},
 			digest: callDigest("resources/read", r.Params.URI, nil),
 			send: func(ctx context.Context, cs *mcp.ClientSession, responses mcp.InputResponseMap, state string) (mcp.Result, error) {
 				return cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: r.Params.URI,
-					Meta: upstreamMeta(u, h, r.Params.Meta), InputResponses: responses, RequestState: state})
+					Meta: upstreamMeta(u, h, r.Params.Meta, token), InputResponses: responses, RequestState: state})
 			}}
 		res, err := p.exchangeFor(ctx, x, r.Params.InputResponses, r.Params.RequestState)
 		if err == nil && handedBack(res) {

@@ -82,8 +82,12 @@ func TestSeveralUpstreamsArePrefixed(t *testing.T) {
 	for _, tool := range tools.Tools {
 		names = append(names, tool.Name)
 	}
-	want := []string{"alpha__client_info", "alpha__echo", "alpha__fail", "alpha__sample", "alpha__sample_input", "alpha__sample_input_raw", "alpha__sample_raw",
-		"beta__client_info", "beta__echo", "beta__fail", "beta__sample", "beta__sample_input", "beta__sample_input_raw", "beta__sample_raw"}
+	var want []string
+	for _, server := range []string{"alpha", "beta"} {
+		for _, tool := range []string{"add_tool", "client_info", "echo", "fail", "meta", "progress", "sample", "sample_input", "sample_input_raw", "sample_raw"} {
+			want = append(want, server+"__"+tool)
+		}
+	}
 	if diff := cmp.Diff(want, sortedCopy(names)); diff != "" {
 		t.Errorf("tool names (-want +got):\n%s", diff)
 	}

@@ -64,7 +64,8 @@ type Proxy struct {
 	srv     *mcp.Server
 	sealer  *sealer
 	handed  handedRounds // sampling entries out with 2026-07-28 hosts
-	bridges bridgePool   // 2026-07-28 host calls to upstreams that push
+	bridges  bridgePool     // 2026-07-28 host calls to upstreams that push
+	progress progressRoutes // progress tokens sent upstream, by host call
 
 	mu     sync.Mutex
 	links  map[*mcp.ServerSession]*link // hosts that initialized
@@ -115,7 +116,11 @@ func (p *Proxy) serve(ctx context.Context, t mcp.Transport) error {
 // at initialize and at server/discover, by what the upstreams offer.
 func (p *Proxy) server() *mcp.Server {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "mcpx-fw", Version: p.cfg.Version}, &mcp.ServerOptions{
-		Capabilities: &mcp.ServerCapabilities{},
+		// The lists may change (changes.go); the SDK accepts a 2026-07-28
+		// host's subscriptions/listen only for what its options declare.
+		// What a host is told at initialize and discover is mergedCapabilities.
+		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true},
+			Prompts: &mcp.PromptCapabilities{ListChanged: true}, Resources: &mcp.ResourceCapabilities{ListChanged: true}},
 	})
 	srv.AddReceivingMiddleware(p.initializeMiddleware, p.forwardMiddleware)
 	return srv

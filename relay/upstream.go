@@ -44,7 +44,9 @@ func (u *upstream) modern() bool { return isModern(u.era) }
 func (p *Proxy) connect(ctx context.Context, l *link, cfg Upstream, era string) (*upstream, error) {
 	u := &upstream{cfg: cfg, link: l, inFlight: map[*hostCall]struct{}{}}
 	host := l.host.caps
-	opts := &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}, MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true}}
+	opts := &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}, MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
+		ProgressNotificationHandler: p.relayProgress, ToolListChangedHandler: p.toolsChanged,
+		PromptListChangedHandler: p.promptsChanged, ResourceListChangedHandler: p.resourcesChanged}
 	offered := host.Sampling != nil || cfg.OperatorAnswer || l.shared
 	u.caps = capsOf(l.host)
 	if offered {

@@ -34,7 +34,8 @@ func (e *Error) Error() string { return fmt.Sprintf("%d %s", e.Code, e.Message) 
 // params as sampling/createMessage requests (together at once, times in a
 // row, stopping at the first refusal); sample_input {params, rounds} asks for it
 // as a 2026-07-28 input request (sample_input_raw {raw_b64}: exact bytes);
-// echo {text}; fail (a JSON-RPC error).
+// echo {text}; add_tool {name}; progress {steps}; meta (reports _meta);
+// fail (a JSON-RPC error).
 // It also has a prompt `greet` and a resource `peer://readme`.
 func RunUpstream(ctx context.Context, in io.ReadCloser, out io.WriteCloser) error {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "mcpx-fw-peer", Version: "1"}, nil)
@@ -49,6 +50,12 @@ func RunUpstream(ctx context.Context, in io.ReadCloser, out io.WriteCloser) erro
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"raw_b64":{"type":"string"}},"required":["raw_b64"]}`)}, raw.sampleInputRaw)
 	srv.AddTool(&mcp.Tool{Name: "echo", Description: "Returns its text.",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}}}`)}, echo)
+	srv.AddTool(&mcp.Tool{Name: "add_tool", Description: "Adds a tool with the given name (its list changes).",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}`)}, addTool(srv))
+	srv.AddTool(&mcp.Tool{Name: "progress", Description: "Reports progress in the given number of steps.",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"steps":{"type":"integer"}}}`)}, progress)
+	srv.AddTool(&mcp.Tool{Name: "meta", Description: "Reports the request's _meta; answers with _meta of its own.",
+		InputSchema: json.RawMessage(`{"type":"object"}`)}, meta)
 	srv.AddTool(&mcp.Tool{Name: "fail", Description: "Always fails with a JSON-RPC error.",
 		InputSchema: json.RawMessage(`{"type":"object"}`)}, fail)
 	srv.AddTool(&mcp.Tool{Name: "client_info", Description: "Reports the protocol version and capabilities its client declared.",
