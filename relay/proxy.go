@@ -57,13 +57,13 @@ type Config struct {
 
 // Proxy is the firewall between hosts and their upstream servers.
 type Proxy struct {
-	cfg     Config
-	eng     *engine.Engine
-	store   *review.Store
-	log     *zap.Logger
-	srv     *mcp.Server
-	sealer  *sealer
-	handed  handedRounds // sampling entries out with 2026-07-28 hosts
+	cfg      Config
+	eng      *engine.Engine
+	store    *review.Store
+	log      *zap.Logger
+	srv      *mcp.Server
+	sealer   *sealer
+	handed   handedRounds   // sampling entries out with 2026-07-28 hosts
 	bridges  bridgePool     // 2026-07-28 host calls to upstreams that push
 	progress progressRoutes // progress tokens sent upstream, by host call
 

@@ -172,4 +172,3 @@ func waitFor(t *testing.T, cond func() bool) {
 	}
 	t.Fatal("condition not met in 10s")
 }
-
