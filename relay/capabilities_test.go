@@ -3,9 +3,11 @@ package relay
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpx-fw/mcpx-fw/relay/peer"
@@ -28,7 +30,10 @@ func TestUpstreamFollowsHost(t *testing.T) {
 		{"2025-06-18", &mcp.SamplingCapabilities{}, `{"sampling":{}}`},
 		{"2025-11-25", &mcp.SamplingCapabilities{Tools: &mcp.SamplingToolsCapabilities{}}, `{"sampling":{"tools":{}}}`},
 		{"2025-11-25", &mcp.SamplingCapabilities{Tools: &mcp.SamplingToolsCapabilities{}, Context: &mcp.SamplingContextCapabilities{}}, `{"sampling":{"context":{},"tools":{}}}`},
-		{"2026-07-28", nil, `{}`}, // served as 2025-11-25 until the input-request loop lands
+		// A 2026-07-28 upstream is offered, on every request, what the
+		// host declared on that request.
+		{"2026-07-28", nil, `{}`},
+		{"2026-07-28", &mcp.SamplingCapabilities{Tools: &mcp.SamplingToolsCapabilities{}}, `{"sampling":{"tools":{}}}`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.version+" "+tc.wantCaps, func(t *testing.T) {
@@ -70,6 +75,31 @@ func TestPushWithoutHostSampling(t *testing.T) {
 	}
 	if got.Error == nil || got.Error.Code != -32603 || got.Error.Message != "no host can answer sampling requests" {
 		t.Fatalf("upstream got %+v, want -32603 no host", got)
+	}
+}
+
+// TestInputRequestHostCannotAnswer: a 2026-07-28 upstream asking for a
+// completion the host cannot give fails the host's call at once: -32021
+// naming sampling for a 2026-07-28 host, -32602 for an older one.
+func TestInputRequestHostCannotAnswer(t *testing.T) {
+	for _, tc := range []struct {
+		era  string
+		code int64
+	}{{"2025-11-25", -32602}, {"2026-07-28", -32021}} {
+		t.Run(tc.era, func(t *testing.T) {
+			p := newTestProxy(t, "peer")
+			p.cfg.Upstreams[0].Protocol = "2026-07-28"
+			host := connectHost(t, p, tc.era, nil)
+			_, err := host.CallTool(t.Context(), &mcp.CallToolParams{Name: "sample_input", Arguments: map[string]any{
+				"params": json.RawMessage(`{"messages":[{"role":"user","content":{"type":"text","text":"hi"}}],"maxTokens":10}`)}})
+			var we *jsonrpc.Error
+			if !errors.As(err, &we) || we.Code != tc.code {
+				t.Fatalf("err = %v, want code %d", err, tc.code)
+			}
+			if tc.code == -32021 && compact(we.Data) != `{"requiredCapabilities":{"sampling":{}}}` {
+				t.Errorf("data = %s, want the sampling capability named", we.Data)
+			}
+		})
 	}
 }
 
