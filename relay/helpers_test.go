@@ -78,15 +78,20 @@ func newTestProxy(t *testing.T, names ...string) *Proxy {
 // connectHost connects an in-memory host client to p at version with opts.
 func connectHost(t *testing.T, p *Proxy, version string, opts *mcp.ClientOptions) *mcp.ClientSession {
 	t.Helper()
+	if opts == nil {
+		opts = &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}}
+	}
+	return connectClient(t, p, version, mcp.NewClient(&mcp.Implementation{Name: "test-host", Version: "1"}, opts))
+}
+
+// connectClient connects client to p over an in-memory transport at version.
+func connectClient(t *testing.T, p *Proxy, version string, client *mcp.Client) *mcp.ClientSession {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	hostT, proxyT := mcp.NewInMemoryTransports()
 	done := make(chan error, 1)
 	go func() { done <- p.serve(ctx, proxyT) }()
-	if opts == nil {
-		opts = &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}}
-	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test-host", Version: "1"}, opts).
-		Connect(t.Context(), hostT, &mcp.ClientSessionOptions{ProtocolVersion: version})
+	cs, err := client.Connect(t.Context(), hostT, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		cancel()
 		t.Fatal(err)

@@ -78,3 +78,41 @@ func encodeProgress(o InputOutcome, round int) string {
 	b, _ := json.Marshal(o)
 	return peerState(round) + "\n" + string(b)
 }
+
+// askAll asks, in one round, for an elicitation ("name"), the client's
+// roots ("roots") and a completion ("q"), then reports the answers it got:
+// a relay must pass the first two through unchanged.
+func askAll(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	if req.Params.RequestState == "" {
+		return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{
+			"name":  &mcp.ElicitParams{Message: "Your name?", RequestedSchema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}}}`)},
+			"roots": &mcp.ListRootsParams{},
+			"q": &mcp.CreateMessageWithToolsParams{MaxTokens: 10, Messages: []*mcp.SamplingMessageV2{
+				{Role: "user", Content: []mcp.Content{&mcp.TextContent{Text: "hello"}}}}},
+		}, RequestState: "ask-all"}, nil
+	}
+	answers, _ := json.Marshal(req.Params.InputResponses)
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(answers)}}}, nil
+}
+
+// shedPrefix marks the requestState of a load-shedding answer; the peer's
+// transport makes such a result input_required with no input requests,
+// which the SDK's server cannot express.
+const shedPrefix = "peer-shed/"
+
+// shed defers the call `times` times (load shedding: a bare requestState),
+// then answers with how many retries it saw.
+func shed(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	var args struct {
+		Times int `json:"times"`
+	}
+	_ = json.Unmarshal(req.Params.Arguments, &args)
+	seen := 0
+	if rest, ok := strings.CutPrefix(req.Params.RequestState, shedPrefix); ok {
+		_, _ = fmt.Sscan(rest, &seen)
+	}
+	if seen < args.Times {
+		return &mcp.CallToolResult{RequestState: fmt.Sprintf("%s%d", shedPrefix, seen+1)}, nil
+	}
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("retried %d times", seen)}}}, nil
+}

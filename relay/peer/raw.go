@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"strings"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -100,6 +101,9 @@ func (r *rawParams) sampleRaw(ctx context.Context, req *mcp.CallToolRequest) (*m
 // swapInputs swaps raw params into the sampling entries of an
 // input_required result, as Write does for pushes.
 func (c *swapConn) swapInputs(resp *jsonrpc.Response) jsonrpc.Message {
+	if shedding := shedResult(resp); shedding != nil {
+		return shedding
+	}
 	var res map[string]json.RawMessage
 	var reqs map[string]struct {
 		Method string          `json:"method"`
@@ -153,4 +157,19 @@ func (r *rawParams) sampleInputRaw(_ context.Context, req *mcp.CallToolRequest) 
 	}
 	text, _ := json.Marshal(done)
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(text)}}, StructuredContent: done}, nil
+}
+
+// shedResult marks a result whose requestState is a shed marker as
+// input_required, making it the load-shedding answer of the 2026-07-28
+// revision: a requestState and no input requests.
+func shedResult(resp *jsonrpc.Response) *jsonrpc.Response {
+	var res struct {
+		RequestState string `json:"requestState"`
+	}
+	if json.Unmarshal(resp.Result, &res) != nil || !strings.HasPrefix(res.RequestState, shedPrefix) {
+		return nil
+	}
+	out := *resp
+	out.Result, _ = json.Marshal(map[string]string{"resultType": "input_required", "requestState": res.RequestState})
+	return &out
 }

@@ -35,7 +35,8 @@ func (e *Error) Error() string { return fmt.Sprintf("%d %s", e.Code, e.Message) 
 // row, stopping at the first refusal); sample_input {params, rounds} asks for it
 // as a 2026-07-28 input request (sample_input_raw {raw_b64}: exact bytes);
 // echo {text}; add_tool {name}; progress {steps}; meta (reports _meta);
-// fail (a JSON-RPC error).
+// ask_all (elicitation, roots and sampling in one round); shed {times}
+// (load shedding); fail (a JSON-RPC error).
 // It also has a prompt `greet` and a resource `peer://readme`.
 func RunUpstream(ctx context.Context, in io.ReadCloser, out io.WriteCloser) error {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "mcpx-fw-peer", Version: "1"}, nil)
@@ -56,6 +57,10 @@ func RunUpstream(ctx context.Context, in io.ReadCloser, out io.WriteCloser) erro
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"steps":{"type":"integer"}}}`)}, progress)
 	srv.AddTool(&mcp.Tool{Name: "meta", Description: "Reports the request's _meta; answers with _meta of its own.",
 		InputSchema: json.RawMessage(`{"type":"object"}`)}, meta)
+	srv.AddTool(&mcp.Tool{Name: "ask_all", Description: "Asks for an elicitation, the roots and a completion in one 2026-07-28 round.",
+		InputSchema: json.RawMessage(`{"type":"object"}`)}, askAll)
+	srv.AddTool(&mcp.Tool{Name: "shed", Description: "Defers the call the given number of times (load shedding), then answers.",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"times":{"type":"integer"}}}`)}, shed)
 	srv.AddTool(&mcp.Tool{Name: "fail", Description: "Always fails with a JSON-RPC error.",
 		InputSchema: json.RawMessage(`{"type":"object"}`)}, fail)
 	srv.AddTool(&mcp.Tool{Name: "client_info", Description: "Reports the protocol version and capabilities its client declared.",
