@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -35,6 +36,11 @@ type Config struct {
 	Sampling struct {
 		HostTimeout time.Duration `mapstructure:"host_timeout"` // deadline for the host's answer; default 5m
 	} `mapstructure:"sampling"`
+	HTTP struct {
+		// AllowRemote lets `serve --http` listen on an address other
+		// machines can reach; default false (loopback only).
+		AllowRemote bool `mapstructure:"allow_remote"`
+	} `mapstructure:"http"`
 	Servers     map[string]ServerConfig `mapstructure:"servers"`
 	DecisionLog struct {
 		Sink           string `mapstructure:"sink"`            // stderr | off | a file path; default stderr
@@ -55,8 +61,11 @@ type Config struct {
 
 // ServerConfig is one upstream server.
 type ServerConfig struct {
-	Command   []string          `mapstructure:"command"`    // stdio command and arguments
-	URL       string            `mapstructure:"url"`        // streamable HTTP upstream (not served yet)
+	Command []string `mapstructure:"command"` // stdio command and arguments; or url
+	URL     string   `mapstructure:"url"`     // streamable HTTP endpoint; or command
+	// Headers go on every request to url (Authorization, say); ${VAR} in a
+	// value is replaced from serve's environment when it starts.
+	Headers   map[string]string `mapstructure:"headers"`
 	Env       map[string]string `mapstructure:"env"`        // added to the environment of the command
 	Dir       string            `mapstructure:"dir"`        // working directory of the command
 	Label     string            `mapstructure:"label"`      // shown to reviewers
@@ -92,6 +101,7 @@ func setDefaults(v *viper.Viper) {
 	v.SetDefault("review.timeout", "10m")
 	v.SetDefault("review.retain", "168h")
 	v.SetDefault("sampling.host_timeout", "5m")
+	v.SetDefault("http.allow_remote", false)
 	v.SetDefault("servers", map[string]any{})
 	v.SetDefault("decision_log.sink", "stderr")
 	v.SetDefault("decision_log.include_content", false)
@@ -235,12 +245,7 @@ func (c *Config) checkServer(bad func(string, string, ...any), name string, s Se
 	if !serverName.MatchString(name) || strings.Contains(name, "__") {
 		bad(key, "server names are lower-case letters, digits, '-' and single '_'")
 	}
-	switch {
-	case s.URL != "":
-		bad(key+".url", "HTTP upstreams are not supported yet; use command")
-	case len(s.Command) == 0 || s.Command[0] == "":
-		bad(key+".command", "required: the command that starts the server")
-	}
+	checkReach(bad, key, s)
 	if s.MaxTokens < 0 {
 		bad(key+".max_tokens", "must be 0 (no cap) or positive")
 	}
@@ -250,6 +255,82 @@ func (c *Config) checkServer(bad func(string, string, ...any), name string, s Se
 	if s.Budget.BurstPerMinute < 0 {
 		bad(key+".budget.burst_per_minute", "must be 0 (no limit) or positive")
 	}
+}
+
+// checkReach checks how the firewall reaches a server: by exactly one of a
+// command (stdio) or a url (streamable HTTP), with only the keys that apply
+// to it.
+func checkReach(bad func(string, string, ...any), key string, s ServerConfig) {
+	switch {
+	case s.URL != "" && len(s.Command) > 0:
+		bad(key, "set command (a stdio server) or url (an HTTP server), not both")
+	case s.URL != "":
+		checkURL(bad, key+".url", s.URL)
+		if len(s.Env) > 0 {
+			bad(key+".env", "applies to command only; an HTTP server's environment is its own")
+		}
+		if s.Dir != "" {
+			bad(key+".dir", "applies to command only")
+		}
+	case len(s.Command) == 0 || s.Command[0] == "":
+		bad(key+".command", "required: the command that starts the server (or url for an HTTP server)")
+	}
+	if len(s.Headers) > 0 && s.URL == "" {
+		bad(key+".headers", "applies to url only")
+	}
+	for name := range s.Headers {
+		checkHeaderName(bad, key+".headers."+name, name)
+	}
+}
+
+func checkURL(bad func(string, string, ...any), key, raw string) {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		bad(key, "%q is not an http:// or https:// URL such as https://example.com/mcp", raw)
+	}
+}
+
+// headerName is an HTTP field name (RFC 9110 token).
+var headerName = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
+
+// checkHeaderName refuses names that are not HTTP field names, and those
+// the transport sets itself: overriding them would break the session.
+func checkHeaderName(bad func(string, string, ...any), key, name string) {
+	lower := strings.ToLower(name)
+	switch {
+	case !headerName.MatchString(name):
+		bad(key, "%q is not an HTTP header name", name)
+	case strings.HasPrefix(lower, "mcp-") || oneOf(lower, "accept", "content-type", "content-length", "host", "last-event-id", "connection", "transfer-encoding"):
+		bad(key, "%s is set by the MCP transport and cannot be configured", name)
+	}
+}
+
+// headerVar is a ${VAR} reference in a header value.
+var headerVar = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
+
+// expandHeaders replaces every ${VAR} in the header values with VAR from
+// the environment. Errors name the header and the variable, never a value:
+// these are credentials.
+func expandHeaders(server string, headers map[string]string) (map[string]string, error) {
+	if len(headers) == 0 {
+		return nil, nil
+	}
+	out := make(map[string]string, len(headers))
+	var errs []error
+	for name, v := range headers {
+		key := "servers." + server + ".headers." + name
+		out[name] = headerVar.ReplaceAllStringFunc(v, func(ref string) string {
+			val, ok := os.LookupEnv(ref[2 : len(ref)-1])
+			if !ok {
+				errs = append(errs, fmt.Errorf("%s: %s is not set in the environment", key, ref))
+			}
+			return val
+		})
+		if strings.ContainsAny(out[name], "\r\n") {
+			errs = append(errs, fmt.Errorf("%s: the value contains a line break", key))
+		}
+	}
+	return out, errors.Join(errs...)
 }
 
 func positive(bad func(string, string, ...any), key string, d time.Duration) {

@@ -21,7 +21,7 @@ const exampleConfigPath = "../../config.example.yaml"
 var configEnv = []string{
 	"MCPXFW_STATE_DIR", "MCPXFW_POLICY_DIR", "MCPXFW_POLICY_DEFAULT", "MCPXFW_POLICY_TIMEOUT",
 	"MCPXFW_REVIEW_TIMEOUT", "MCPXFW_REVIEW_RETAIN", "MCPXFW_SAMPLING_HOST_TIMEOUT", "MCPXFW_DECISION_LOG_SINK",
-	"MCPXFW_DECISION_LOG_INCLUDE_CONTENT", "MCPXFW_LOG_LEVEL", "MCPXFW_LOG_FILE",
+	"MCPXFW_DECISION_LOG_INCLUDE_CONTENT", "MCPXFW_LOG_LEVEL", "MCPXFW_LOG_FILE", "MCPXFW_HTTP_ALLOW_REMOTE",
 }
 
 // cleanConfigEnv clears MCPXFW_* and pins XDG_STATE_HOME, so the default
@@ -141,7 +141,15 @@ func TestConfigErrors(t *testing.T) {
 		{"unknown log level", "log:\n  level: loud\n", []string{"log.level", "loud"}},
 		{"server without command", "servers:\n  notes:\n    label: Notes\n", []string{"servers.notes.command"}},
 		{"server with empty command", "servers:\n  notes:\n    command: [\"\"]\n", []string{"servers.notes.command"}},
-		{"server with url", "servers:\n  web:\n    url: https://example.com/mcp\n", []string{"servers.web.url"}},
+		{"server with command and url", "servers:\n  web:\n    command: [cat]\n    url: https://example.com/mcp\n", []string{"servers.web", "not both"}},
+		{"url that is not http", "servers:\n  web:\n    url: ftp://example.com/mcp\n", []string{"servers.web.url"}},
+		{"url without a host", "servers:\n  web:\n    url: /mcp\n", []string{"servers.web.url"}},
+		{"url server with env", "servers:\n  web:\n    url: https://example.com/mcp\n    env: {A: b}\n", []string{"servers.web.env"}},
+		{"url server with dir", "servers:\n  web:\n    url: https://example.com/mcp\n    dir: x\n", []string{"servers.web.dir"}},
+		{"headers on a command server", "servers:\n  a:\n    command: [cat]\n    headers: {X-A: b}\n", []string{"servers.a.headers"}},
+		{"protocol header configured", "servers:\n  web:\n    url: https://example.com/mcp\n    headers: {Mcp-Session-Id: x}\n", []string{"servers.web.headers.mcp-session-id"}},
+		{"header name with a space", "servers:\n  web:\n    url: https://example.com/mcp\n    headers: {\"X A\": b}\n", []string{"servers.web.headers.x a"}},
+		{"allow_remote not a bool", "http:\n  allow_remote: maybe\n", []string{"allow_remote"}},
 		{"server name with __", strings.ReplaceAll(server, "%s", "a__b"), []string{"servers.a__b"}},
 		{"server name with +", strings.ReplaceAll(server, "%s", "a+b"), []string{"servers.a+b"}},
 		{"server name starting with _", strings.ReplaceAll(server, "%s", "_a"), []string{"servers._a"}},
@@ -249,6 +257,14 @@ func TestConfigOverrides(t *testing.T) {
 			}},
 		{"sink words are not paths", "decision_log:\n  sink: \"off\"\n", nil,
 			func(t *testing.T, c *Config, _ string) { wantEqual(t, "decision_log.sink", c.DecisionLog.Sink, "off") }},
+		{"MCPXFW_HTTP_ALLOW_REMOTE overrides http.allow_remote", "http:\n  allow_remote: false\n",
+			map[string]string{"MCPXFW_HTTP_ALLOW_REMOTE": "true"},
+			func(t *testing.T, c *Config, _ string) { wantEqual(t, "http.allow_remote", c.HTTP.AllowRemote, true) }},
+		{"an HTTP upstream with headers", "servers:\n  web:\n    url: https://example.com/mcp\n    headers: {Authorization: \"Bearer ${TOKEN}\"}\n", nil,
+			func(t *testing.T, c *Config, _ string) {
+				wantEqual(t, "servers.web.url", c.Servers["web"].URL, "https://example.com/mcp")
+				wantEqual(t, "servers.web.headers.authorization", c.Servers["web"].Headers["authorization"], "Bearer ${TOKEN}")
+			}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -347,4 +363,42 @@ func exampleKeys(text string) map[string]bool {
 		keys[strings.Join(parts, ".")] = true
 	}
 	return keys
+}
+
+// TestExpandHeaders: ${VAR} in a header value comes from the environment;
+// nothing else is touched, and an error names the header and the variable
+// but never a value, since header values are credentials.
+func TestExpandHeaders(t *testing.T) {
+	t.Setenv("MCPXFW_TEST_TOKEN", "s3cret")
+	t.Setenv("MCPXFW_TEST_EMPTY", "")
+	t.Setenv("MCPXFW_TEST_BREAK", "a\r\nInjected: yes")
+	tests := []struct {
+		name    string
+		value   string
+		want    string
+		wantErr []string
+	}{
+		{"plain value", "Bearer abc", "Bearer abc", nil},
+		{"one variable", "Bearer ${MCPXFW_TEST_TOKEN}", "Bearer s3cret", nil},
+		{"twice", "${MCPXFW_TEST_TOKEN}:${MCPXFW_TEST_TOKEN}", "s3cret:s3cret", nil},
+		{"set but empty", "x${MCPXFW_TEST_EMPTY}y", "xy", nil},
+		{"a bare dollar is literal", "p$a$$w${", "p$a$$w${", nil},
+		{"unset variable", "Bearer ${MCPXFW_TEST_UNSET}", "", []string{"servers.web.headers.authorization", "${MCPXFW_TEST_UNSET} is not set"}},
+		{"line break", "${MCPXFW_TEST_BREAK}", "", []string{"servers.web.headers.authorization", "line break"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := expandHeaders("web", map[string]string{"authorization": tt.value})
+			if tt.wantErr == nil {
+				if err != nil || got["authorization"] != tt.want {
+					t.Fatalf("expandHeaders(%q) = %q, %v; want %q", tt.value, got["authorization"], err, tt.want)
+				}
+				return
+			}
+			wantConfigError(t, err, tt.wantErr...)
+			if strings.Contains(err.Error(), "s3cret") || strings.Contains(err.Error(), "Injected") {
+				t.Errorf("error shows a header value: %v", err)
+			}
+		})
+	}
 }

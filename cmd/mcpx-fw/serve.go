@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -16,40 +17,89 @@ import (
 )
 
 func serveCommand() *cobra.Command {
-	return &cobra.Command{
+	c := &cobra.Command{
 		Use:   "serve",
-		Short: "Serve a host over stdio, relaying to the configured upstream servers",
-		Long: `serve speaks MCP to the host on stdin/stdout and starts every configured
-upstream server as a subprocess. Everything passes through unchanged except
-sampling requests, which are validated, decided by the policies in policy.dir
-and, when a policy asks for review, held until an operator runs
-'mcpx-fw review approve|reject' (from any shell, with the same config).
-Logs go to stderr; stdout is the protocol.
+		Short: "Serve hosts over stdio (or streamable HTTP), relaying to the configured upstream servers",
+		Long: `serve speaks MCP to the host on stdin/stdout, or with --http to any number of
+hosts over streamable HTTP, and reaches every configured upstream server: a
+command it starts (stdio) or a url (streamable HTTP). Everything passes
+through unchanged except sampling requests, which are validated, decided by
+the policies in policy.dir and, when a policy asks for review, held until an
+operator runs 'mcpx-fw review approve|reject' (from any shell, with the same
+config). Logs go to stderr; over stdio, stdout is the protocol.
 
-Example host entry (Claude Desktop, VS Code):
-  {"command": "mcpx-fw", "args": ["serve", "--config", "/path/to/mcpx-fw.yaml"]}`,
-		Args: args(0, "mcpx-fw serve --config FILE"),
+With --http ADDR the endpoint is http://ADDR/mcp (http://ADDR/ works too).
+Hosts of every protocol revision share it: 2026-07-28 hosts statelessly,
+older hosts in sessions, each session with upstreams of its own. ADDR must be
+a loopback address (127.0.0.1, ::1, localhost) unless the config sets
+http.allow_remote: true. Port 0 picks a free port; the line
+"mcpx-fw: listening on http://HOST:PORT/mcp" on stderr says which.
+
+Examples:
+  mcpx-fw serve --config mcpx-fw.yaml
+  mcpx-fw serve --config mcpx-fw.yaml --http 127.0.0.1:8080
+  mcpx-fw serve --config mcpx-fw.yaml --http localhost:0
+
+Host entry for stdio (Claude Desktop, VS Code):
+  {"command": "mcpx-fw", "args": ["serve", "--config", "/path/to/mcpx-fw.yaml"]}
+Host entry for HTTP (VS Code):
+  {"type": "http", "url": "http://127.0.0.1:8080/mcp"}`,
+		Args: args(0, "mcpx-fw serve --config FILE [--http 127.0.0.1:8080]"),
 		RunE: func(c *cobra.Command, _ []string) error {
+			addr, _ := c.Flags().GetString("http")
+			if err := checkListenFlag(addr); err != nil {
+				return err
+			}
 			ctx, stop := signal.NotifyContext(c.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			return serve(ctx, configFlag(c))
+			return serve(ctx, configFlag(c), addr)
 		},
 	}
+	c.Flags().String("http", "", "serve hosts over streamable HTTP on `ADDR` (HOST:PORT) instead of stdio")
+	return c
 }
 
-func serve(ctx context.Context, configPath string) error {
+// checkListenFlag refuses a malformed --http value as a usage error.
+func checkListenFlag(addr string) error {
+	if addr == "" {
+		return nil
+	}
+	if _, _, err := net.SplitHostPort(addr); err != nil {
+		return usageError{fmt.Errorf("--http %q is not HOST:PORT\nTry: mcpx-fw serve --http 127.0.0.1:8080", addr)}
+	}
+	return nil
+}
+
+// serve serves hosts over stdio, or over HTTP on addr when it is set.
+func serve(ctx context.Context, configPath, addr string) error {
 	rt, err := startServing(ctx, configPath)
 	if err != nil {
 		return err
 	}
 	defer rt.close()
-	proxy := relay.New(relayConfig(rt.cfg), rt.engine, rt.store, rt.log)
+	rc, err := relayConfig(rt.cfg)
+	if err != nil {
+		return err
+	}
+	var ln net.Listener
+	if addr != "" {
+		if ln, err = relay.Listen(addr, rt.cfg.HTTP.AllowRemote); err != nil {
+			return err
+		}
+	}
+	proxy := relay.New(rc, rt.engine, rt.store, rt.log)
 	if err := rt.engine.Watch(ctx); err != nil {
 		rt.log.Warn("policy hot reload is off", zap.Error(err))
 	}
 	defer startPruning(ctx, rt)()
-	rt.log.Info("serving", zap.Int("upstreams", len(rt.cfg.Servers)), zap.String("state_dir", rt.cfg.StateDir))
-	return proxy.ServeStdio(ctx, os.Stdin, os.Stdout)
+	if ln == nil {
+		rt.log.Info("serving", zap.Int("upstreams", len(rt.cfg.Servers)), zap.String("state_dir", rt.cfg.StateDir))
+		return proxy.ServeStdio(ctx, os.Stdin, os.Stdout)
+	}
+	url := fmt.Sprintf("http://%s/mcp", ln.Addr())
+	rt.log.Info("serving", zap.Int("upstreams", len(rt.cfg.Servers)), zap.String("state_dir", rt.cfg.StateDir), zap.String("url", url))
+	fmt.Fprintf(os.Stderr, "mcpx-fw: listening on %s\n", url)
+	return proxy.ServeHTTP(ctx, ln)
 }
 
 // startServing is serve's start-up path up to the point of serving: it is
@@ -59,7 +109,7 @@ func startServing(ctx context.Context, configPath string) (*runtime, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := checkCommands(rt.cfg); err != nil {
+	if err := checkServers(rt.cfg); err != nil {
 		rt.close()
 		return nil, err
 	}
@@ -72,13 +122,21 @@ func startServing(ctx context.Context, configPath string) (*runtime, error) {
 	return rt, nil
 }
 
-// checkCommands fails early when an upstream's command cannot be found,
-// instead of when the host connects.
-func checkCommands(cfg *Config) error {
+// checkServers fails early, instead of when a host connects, when an
+// upstream's command cannot be found or a header refers to an environment
+// variable that is not set. Only serve and check need either, so the
+// review commands work from a shell without the upstreams' credentials.
+func checkServers(cfg *Config) error {
 	for _, name := range sortedServerNames(cfg) {
-		cmd := cfg.Servers[name].Command[0]
-		if _, err := exec.LookPath(cmd); err != nil {
-			return fmt.Errorf("config %s: servers.%s.command: %q not found", displayPath(cfg.path), name, cmd)
+		s := cfg.Servers[name]
+		if _, err := expandHeaders(name, s.Headers); err != nil {
+			return fmt.Errorf("config %s: %w", displayPath(cfg.path), err)
+		}
+		if s.URL != "" {
+			continue
+		}
+		if _, err := exec.LookPath(s.Command[0]); err != nil {
+			return fmt.Errorf("config %s: servers.%s.command: %q not found", displayPath(cfg.path), name, s.Command[0])
 		}
 	}
 	return nil
@@ -93,7 +151,9 @@ func sortedServerNames(cfg *Config) []string {
 	return names
 }
 
-func relayConfig(cfg *Config) relay.Config {
+// relayConfig is the relay's view of the config, with ${VAR} in header
+// values replaced from the environment (checked by checkServers).
+func relayConfig(cfg *Config) (relay.Config, error) {
 	rc := relay.Config{HostTimeout: cfg.Sampling.HostTimeout, Version: version}
 	for _, name := range sortedServerNames(cfg) {
 		s := cfg.Servers[name]
@@ -101,8 +161,12 @@ func relayConfig(cfg *Config) relay.Config {
 		if label == "" {
 			label = name
 		}
+		headers, err := expandHeaders(name, s.Headers)
+		if err != nil {
+			return relay.Config{}, fmt.Errorf("config %s: %w", displayPath(cfg.path), err)
+		}
 		rc.Upstreams = append(rc.Upstreams, relay.Upstream{Name: name, Label: label, Command: s.Command, Env: s.Env, Dir: s.Dir,
-			OperatorAnswer: s.OperatorAnswer})
+			URL: s.URL, Headers: headers, OperatorAnswer: s.OperatorAnswer})
 	}
-	return rc
+	return rc, nil
 }

@@ -2,19 +2,50 @@
 // `sample` tool pushes whatever sampling/createMessage params it is given,
 // so tests can send every bad shape through the firewall. It is the same
 // peer `mcpx-fw peer-upstream` runs for the demo.
+//
+// With -http ADDR it serves its sampling tools (sample, sample_standalone,
+// sample_input, echo, client_info; see peer.ServeUpstreamHTTP) over
+// streamable HTTP instead, and prints its URL (http://HOST:PORT/mcp) as the
+// first line on stdout, so ADDR may use port 0. -require-header
+// "Name: value" then refuses every request without that header, to show a
+// configured header arrives.
 package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
+	"net"
 	"os"
+	"os/signal"
+	"syscall"
 
 	"github.com/mcpx-fw/mcpx-fw/relay/peer"
 )
 
 func main() {
-	if err := peer.RunUpstream(context.Background(), os.Stdin, os.Stdout); err != nil {
+	addr := flag.String("http", "", "serve streamable HTTP on `ADDR` (such as 127.0.0.1:0) instead of stdio")
+	require := flag.String("require-header", "", "with -http: refuse requests without this header (`Name: value`)")
+	flag.Parse()
+	var err error
+	if *addr != "" {
+		err = serveHTTP(*addr, *require)
+	} else {
+		err = peer.RunUpstream(context.Background(), os.Stdin, os.Stdout)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "upstream:", err)
 		os.Exit(1)
 	}
+}
+
+func serveHTTP(addr, require string) error {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("http://%s/mcp\n", ln.Addr())
+	return peer.ServeUpstreamHTTP(ctx, ln, peer.HTTPOptions{RequireHeader: require})
 }
