@@ -46,29 +46,58 @@ func (u *upstream) origin() engine.Origin {
 	return engine.Origin{Method: "tools/call", Name: name}
 }
 
-// onHostStream lets a push reach the host the way a request made inside
-// the host's call would: the SDK sends a request to an HTTP host on the
-// stream of the request whose identity the context carries, and a legacy
-// host may have no other stream open. Deadline and cancellation stay the
-// push's own. Every call in flight on a link's session is that link's
-// host's, so any of them will do.
-func (u *upstream) onHostStream(ctx context.Context) context.Context {
+// pushKey marks the context of a push with the upstream it came from.
+type pushKey struct{}
+
+// fromUpstream marks ctx as a push from u, so that the host is asked on a
+// stream of u's calls (see hostStream).
+func fromUpstream(ctx context.Context, u *upstream) context.Context {
+	return context.WithValue(ctx, pushKey{}, u)
+}
+
+// hostStream is the context to ask the host with. The SDK sends a request
+// to an HTTP host on the stream of the host request whose identity the
+// context carries, and a legacy host may have no other stream open; so a
+// push goes on the stream of a host call in flight on its upstream, chosen
+// now, as it is written (the call in flight when the push arrived may have
+// ended during its review). Every call on a link's session is that link's
+// host's, so any will do. With none, or for undelivered's retry (standalone
+// is true), it carries no request's identity and goes on the host's
+// standalone stream. Deadline and cancellation stay ctx's. A context that
+// is not a push's (an input request, asked inside its host call) is kept.
+func hostStream(ctx context.Context, standalone bool) context.Context {
+	u, _ := ctx.Value(pushKey{}).(*upstream)
+	if u == nil {
+		return ctx
+	}
+	bare := withValuesOf{Context: ctx, values: context.Background(), only: true}
+	if call := u.anyCall(); call != nil && !standalone {
+		return withValuesOf{Context: ctx, values: call, only: true}
+	}
+	return bare
+}
+
+// anyCall is the context of a host call in flight on u, or nil.
+func (u *upstream) anyCall() context.Context {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	for c := range u.inFlight {
-		return withValuesOf{Context: ctx, values: c.ctx}
+		return c.ctx
 	}
-	return ctx
+	return nil
 }
 
-// withValuesOf is a context whose values come first from another one.
+// withValuesOf is a context whose values come from another one: first, or
+// (only) exclusively, so none of the push's own (the upstream request's
+// identity among them) can misroute it.
 type withValuesOf struct {
 	context.Context
 	values context.Context
+	only   bool
 }
 
 func (c withValuesOf) Value(key any) any {
-	if v := c.values.Value(key); v != nil {
+	if v := c.values.Value(key); v != nil || c.only {
 		return v
 	}
 	return c.Context.Value(key)

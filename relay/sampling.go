@@ -27,7 +27,7 @@ func (p *Proxy) onSampling(ctx context.Context, u *upstream, req *mcp.CreateMess
 	if u.link.shared && !u.cfg.OperatorAnswer {
 		return nil, p.noHost(u, "a push outside any bridged call of a 2026-07-28 host")
 	}
-	ctx, cancel := u.link.whileAlive(u.onHostStream(ctx))
+	ctx, cancel := u.link.whileAlive(fromUpstream(ctx, u))
 	defer cancel()
 	return p.firewall(ctx, u, u.link.host, engine.Origin{}, req.Params)
 }
@@ -174,7 +174,10 @@ func (p *Proxy) askHost(ctx context.Context, h hostView, params *mcp.CreateMessa
 	}
 	ctx, cancel := context.WithTimeout(ctx, p.cfg.HostTimeout)
 	defer cancel()
-	res, err := host.CreateMessageWithTools(ctx, params)
+	res, err := host.CreateMessageWithTools(hostStream(ctx, false), params)
+	if undelivered(err) { // the call whose stream it took ended meanwhile
+		res, err = host.CreateMessageWithTools(hostStream(ctx, true), params)
+	}
 	if err == nil {
 		return &mcp.CreateMessageWithToolsResult{Role: res.Role, Content: res.Content, Model: res.Model, StopReason: res.StopReason}, nil
 	}
@@ -185,6 +188,17 @@ func (p *Proxy) askHost(ctx context.Context, h hostView, params *mcp.CreateMessa
 	p.log.Warn("host sampling failed", zap.Error(err))
 	return nil, internalError(fmt.Sprintf("host sampling failed: %s", hostFailure(err, we)))
 }
+
+// undelivered reports a push the SDK's HTTP transport refused to write
+// (its code -32005, "rejected by transport"): the host never saw it, so it
+// may be sent again.
+func undelivered(err error) bool {
+	var we *jsonrpc.Error
+	return errors.As(err, &we) && we.Code == codeRejected
+}
+
+// codeRejected is the SDK's code for a message its transport refused.
+const codeRejected = -32005
 
 func hostFailure(err error, we *jsonrpc.Error) string {
 	if we != nil {

@@ -59,7 +59,9 @@ func (p *Proxy) connect(ctx context.Context, l *link, cfg Upstream, era string) 
 	if !offered {
 		client.AddReceivingMiddleware(p.refuseSampling(u))
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), p.cfg.ConnectTimeout)
+	// Not the host request's context: the session outlives that request,
+	// and its values (the request's identity) must not travel with it.
+	ctx, cancel := context.WithTimeout(context.Background(), p.cfg.ConnectTimeout)
 	defer cancel()
 	t := &guardedTransport{Transport: upstreamTransport(cfg), screen: p.screenFor(u), inputs: p.screenInputsFor(u)}
 	cs, err := client.Connect(ctx, t, &mcp.ClientSessionOptions{ProtocolVersion: requestedEra(cfg.Protocol, era)})
