@@ -15,6 +15,10 @@ const modernEra = "2026-07-28"
 
 func isModern(era string) bool { return era >= modernEra }
 
+// Revisions lists the protocol revisions the firewall speaks, to hosts and
+// to upstreams, newest first.
+func Revisions() []string { return mcp.SupportedProtocolVersions() }
+
 // initializeMiddleware connects the upstreams for a host: at initialize for
 // hosts up to 2025-11-25, so each upstream session speaks the host's
 // revision and is offered sampling only if the host can answer it (DESIGN

@@ -7,13 +7,18 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/go-viper/mapstructure/v2"
 	"github.com/spf13/viper"
 
 	"github.com/mcpx-fw/mcpx-fw/engine"
+	"github.com/mcpx-fw/mcpx-fw/relay"
+	"github.com/mcpx-fw/mcpx-fw/validate"
 )
 
 // Config is the whole configuration file. Every field has a default (see
@@ -46,7 +51,10 @@ type Config struct {
 		Sink           string `mapstructure:"sink"`            // stderr | off | a file path; default stderr
 		IncludeContent bool   `mapstructure:"include_content"` // default false
 	} `mapstructure:"decision_log"`
-	Usage struct {
+	// Limits bound what one request may cost (see validate.Limits) and how
+	// many input-request rounds one host call may take.
+	Limits LimitsConfig `mapstructure:"limits"`
+	Usage  struct {
 		// Windows are named sliding windows input.usage reports besides
 		// minute (1m) and hour (1h), which are always there; default none.
 		Windows map[string]time.Duration `mapstructure:"windows"`
@@ -69,6 +77,10 @@ type ServerConfig struct {
 	Env       map[string]string `mapstructure:"env"`        // added to the environment of the command
 	Dir       string            `mapstructure:"dir"`        // working directory of the command
 	Label     string            `mapstructure:"label"`      // shown to reviewers
+	// Protocol is the revision spoken to the server: auto (the host's,
+	// default), legacy (never past 2025-11-25, for servers that push their
+	// sampling), or one revision such as 2026-07-28.
+	Protocol string `mapstructure:"protocol"`
 	MaxTokens int               `mapstructure:"max_tokens"` // cap policies enforce; 0 = none
 	// Budget limits the server's use of sampling; policies read it as
 	// data.mcpxfw.config.servers[name].budget. Default: no limits.
@@ -78,6 +90,26 @@ type ServerConfig struct {
 	// cannot sample; default false.
 	OperatorAnswer bool `mapstructure:"operator_answer"`
 }
+
+// LimitsConfig is the limits: section. Every key defaults to the value in
+// config.example.yaml (validate.DefaultLimits and defaultMaxRounds).
+type LimitsConfig struct {
+	// MaxRounds caps the rounds of input requests (2026-07-28) or bridged
+	// pushes in one host call.
+	MaxRounds      int `mapstructure:"max_rounds"`
+	MaxBytes       int `mapstructure:"max_bytes"`        // whole params or result
+	MaxDepth       int `mapstructure:"max_depth"`        // JSON nesting
+	MaxMessages    int `mapstructure:"max_messages"`     // messages in one request
+	MaxBlocks      int `mapstructure:"max_blocks"`       // content blocks in one message
+	MaxTextBytes   int `mapstructure:"max_text_bytes"`   // one text field
+	MaxBase64Bytes int `mapstructure:"max_base64_bytes"` // one base64 field
+	MaxTools       int `mapstructure:"max_tools"`        // tools offered in one request
+}
+
+// defaultMaxRounds is limits.max_rounds unless configured: below the Go
+// SDK client's own cap of 10 attempts per call, so a host hears the
+// firewall's clear message rather than its own.
+const defaultMaxRounds = 8
 
 // BudgetConfig is one server's budget. Zero means no limit of that kind
 // (the key is then absent from the policy's data).
@@ -106,6 +138,15 @@ func setDefaults(v *viper.Viper) {
 	v.SetDefault("decision_log.sink", "stderr")
 	v.SetDefault("decision_log.include_content", false)
 	v.SetDefault("usage.windows", map[string]any{})
+	lim := validate.DefaultLimits()
+	v.SetDefault("limits.max_rounds", defaultMaxRounds)
+	v.SetDefault("limits.max_bytes", lim.MaxBytes)
+	v.SetDefault("limits.max_depth", lim.MaxDepth)
+	v.SetDefault("limits.max_messages", lim.MaxMessages)
+	v.SetDefault("limits.max_blocks", lim.MaxBlocks)
+	v.SetDefault("limits.max_text_bytes", lim.MaxTextBytes)
+	v.SetDefault("limits.max_base64_bytes", lim.MaxBase64Bytes)
+	v.SetDefault("limits.max_tools", lim.MaxTools)
 	v.SetDefault("log.level", "info")
 	v.SetDefault("log.file", "")
 }
@@ -130,7 +171,7 @@ func loadConfig(path string) (*Config, error) {
 		}
 	}
 	var cfg Config
-	if err := v.UnmarshalExact(&cfg); err != nil {
+	if err := v.UnmarshalExact(&cfg, viper.DecodeHook(decodeHooks())); err != nil {
 		return nil, fmt.Errorf("config %s: %w", displayPath(path), err)
 	}
 	cfg.path = path
@@ -139,6 +180,24 @@ func loadConfig(path string) (*Config, error) {
 		return nil, fmt.Errorf("config %s: %w", displayPath(path), err)
 	}
 	return &cfg, nil
+}
+
+// decodeHooks are viper's own (durations, comma-separated lists) plus one
+// for revisions: YAML reads an unquoted 2026-07-28 as a date, which a
+// string field such as servers.<name>.protocol takes back as written.
+func decodeHooks() mapstructure.DecodeHookFunc {
+	return mapstructure.ComposeDecodeHookFunc(
+		mapstructure.StringToTimeDurationHookFunc(),
+		mapstructure.StringToSliceHookFunc(","),
+		dateAsString,
+	)
+}
+
+func dateAsString(from, to reflect.Type, data any) (any, error) {
+	if t, ok := data.(time.Time); ok && to.Kind() == reflect.String {
+		return t.Format(time.DateOnly), nil
+	}
+	return data, nil
 }
 
 func readConfigFile(v *viper.Viper, path string) error {
@@ -234,6 +293,7 @@ func (c *Config) check() error {
 	if _, err := engine.UsageWindows(c.Usage.Windows); err != nil {
 		bad("usage.windows", "%v", err)
 	}
+	c.Limits.check(bad)
 	for name, s := range c.Servers {
 		c.checkServer(bad, name, s)
 	}
@@ -246,6 +306,9 @@ func (c *Config) checkServer(bad func(string, string, ...any), name string, s Se
 		bad(key, "server names are lower-case letters, digits, '-' and single '_'")
 	}
 	checkReach(bad, key, s)
+	if !oneOf(s.Protocol, "", "auto", "legacy") && !slices.Contains(relay.Revisions(), s.Protocol) {
+		bad(key+".protocol", "%q is not auto, legacy or one of %s", s.Protocol, strings.Join(relay.Revisions(), ", "))
+	}
 	if s.MaxTokens < 0 {
 		bad(key+".max_tokens", "must be 0 (no cap) or positive")
 	}
@@ -281,6 +344,24 @@ func checkReach(bad func(string, string, ...any), key string, s ServerConfig) {
 	for name := range s.Headers {
 		checkHeaderName(bad, key+".headers."+name, name)
 	}
+}
+
+// check refuses limits that are not positive: a zero would not mean "no
+// limit" but forbid everything.
+func (l LimitsConfig) check(bad func(string, string, ...any)) {
+	for key, v := range map[string]int{"max_rounds": l.MaxRounds, "max_bytes": l.MaxBytes, "max_depth": l.MaxDepth,
+		"max_messages": l.MaxMessages, "max_blocks": l.MaxBlocks, "max_text_bytes": l.MaxTextBytes,
+		"max_base64_bytes": l.MaxBase64Bytes, "max_tools": l.MaxTools} {
+		if v <= 0 {
+			bad("limits."+key, "must be positive")
+		}
+	}
+}
+
+// validateLimits is the structural part of the limits, for the engine.
+func (l LimitsConfig) validateLimits() validate.Limits {
+	return validate.Limits{MaxBytes: l.MaxBytes, MaxDepth: l.MaxDepth, MaxMessages: l.MaxMessages, MaxBlocks: l.MaxBlocks,
+		MaxTextBytes: l.MaxTextBytes, MaxBase64Bytes: l.MaxBase64Bytes, MaxTools: l.MaxTools}
 }
 
 func checkURL(bad func(string, string, ...any), key, raw string) {

@@ -58,6 +58,8 @@ func defaultConfig(stateHome, base string) Config {
 	c.Review.Timeout = 10 * time.Minute
 	c.Review.Retain = 7 * 24 * time.Hour
 	c.Sampling.HostTimeout = 5 * time.Minute
+	c.Limits = LimitsConfig{MaxRounds: 8, MaxBytes: 4 << 20, MaxDepth: 32, MaxMessages: 1000, MaxBlocks: 100,
+		MaxTextBytes: 1 << 20, MaxBase64Bytes: 3 << 20, MaxTools: 128}
 	c.DecisionLog.Sink = "stderr"
 	c.Log.Level = "info"
 	return c
@@ -80,6 +82,7 @@ func TestConfigExample(t *testing.T) {
 		Command:   []string{"npx", "-y", "@modelcontextprotocol/server-everything"},
 		Env:       map[string]string{},
 		Label:     "Everything reference server",
+		Protocol:  "auto",
 		MaxTokens: 4096,
 	}}
 	want.path = path
@@ -154,6 +157,9 @@ func TestConfigErrors(t *testing.T) {
 		{"server name with +", strings.ReplaceAll(server, "%s", "a+b"), []string{"servers.a+b"}},
 		{"server name starting with _", strings.ReplaceAll(server, "%s", "_a"), []string{"servers._a"}},
 		{"negative max_tokens", "servers:\n  a:\n    command: [cat]\n    max_tokens: -1\n", []string{"servers.a.max_tokens"}},
+		{"unknown protocol", "servers:\n  a:\n    command: [cat]\n    protocol: 2027-01-01\n", []string{"servers.a.protocol", "2027-01-01", "2026-07-28"}},
+		{"zero limit", "limits:\n  max_rounds: 0\n", []string{"limits.max_rounds", "positive"}},
+		{"negative limit", "limits:\n  max_text_bytes: -1\n", []string{"limits.max_text_bytes"}},
 		{"every problem at once", "policy:\n  default: maybe\nlog:\n  level: loud\n", []string{"policy.default", "log.level"}},
 	}
 	for _, tt := range tests {

@@ -152,9 +152,15 @@ func sortedServerNames(cfg *Config) []string {
 }
 
 // relayConfig is the relay's view of the config, with ${VAR} in header
-// values replaced from the environment (checked by checkServers).
+// values replaced from the environment (checked by checkServers) and the
+// key that seals the requestState given to 2026-07-28 hosts (seal.key in
+// the state dir, 0600, made on first use).
 func relayConfig(cfg *Config) (relay.Config, error) {
-	rc := relay.Config{HostTimeout: cfg.Sampling.HostTimeout, Version: version}
+	key, err := relay.LoadSealKey(cfg.StateDir)
+	if err != nil {
+		return relay.Config{}, fmt.Errorf("state_dir %s: %w", cfg.StateDir, err)
+	}
+	rc := relay.Config{HostTimeout: cfg.Sampling.HostTimeout, MaxRounds: cfg.Limits.MaxRounds, SealKey: key, Version: version}
 	for _, name := range sortedServerNames(cfg) {
 		s := cfg.Servers[name]
 		label := s.Label
@@ -166,7 +172,7 @@ func relayConfig(cfg *Config) (relay.Config, error) {
 			return relay.Config{}, fmt.Errorf("config %s: %w", displayPath(cfg.path), err)
 		}
 		rc.Upstreams = append(rc.Upstreams, relay.Upstream{Name: name, Label: label, Command: s.Command, Env: s.Env, Dir: s.Dir,
-			URL: s.URL, Headers: headers, OperatorAnswer: s.OperatorAnswer})
+			URL: s.URL, Headers: headers, Protocol: s.Protocol, OperatorAnswer: s.OperatorAnswer})
 	}
 	return rc, nil
 }

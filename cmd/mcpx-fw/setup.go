@@ -89,6 +89,7 @@ func (rt *runtime) engineConfig(dlog io.Writer) (engine.Config, error) {
 			Data:    policyData(rt.cfg),
 		},
 		ReviewTimeout:  rt.cfg.Review.Timeout,
+		Limits:         rt.cfg.Limits.validateLimits(),
 		DecisionLog:    dlog,
 		IncludeContent: rt.cfg.DecisionLog.IncludeContent,
 		UsageWindows:   rt.cfg.Usage.Windows,
