@@ -73,15 +73,15 @@ type ServerConfig struct {
 	URL     string   `mapstructure:"url"`     // streamable HTTP endpoint; or command
 	// Headers go on every request to url (Authorization, say); ${VAR} in a
 	// value is replaced from serve's environment when it starts.
-	Headers   map[string]string `mapstructure:"headers"`
-	Env       map[string]string `mapstructure:"env"`        // added to the environment of the command
-	Dir       string            `mapstructure:"dir"`        // working directory of the command
-	Label     string            `mapstructure:"label"`      // shown to reviewers
+	Headers map[string]string `mapstructure:"headers"`
+	Env     map[string]string `mapstructure:"env"`   // added to the environment of the command
+	Dir     string            `mapstructure:"dir"`   // working directory of the command
+	Label   string            `mapstructure:"label"` // shown to reviewers
 	// Protocol is the revision spoken to the server: auto (the host's,
 	// default), legacy (never past 2025-11-25, for servers that push their
 	// sampling), or one revision such as 2026-07-28.
-	Protocol string `mapstructure:"protocol"`
-	MaxTokens int               `mapstructure:"max_tokens"` // cap policies enforce; 0 = none
+	Protocol  string `mapstructure:"protocol"`
+	MaxTokens int    `mapstructure:"max_tokens"` // cap policies enforce; 0 = none
 	// Budget limits the server's use of sampling; policies read it as
 	// data.mcpxfw.config.servers[name].budget. Default: no limits.
 	Budget BudgetConfig `mapstructure:"budget"`
