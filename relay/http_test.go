@@ -295,9 +295,6 @@ func TestHTTPUpstream(t *testing.T) {
 // related request), so the push travels on the standalone GET stream the
 // client opens after initialize.
 func TestHTTPUpstreamStandalonePush(t *testing.T) {
-	t.Skip("known bug: guardedConn wraps the SDK's HTTP client connection and so hides its sessionUpdated hook: " +
-		"the firewall never opens the standalone GET stream to an HTTP upstream, nor sends MCP-Protocol-Version " +
-		"after initialize; the push fails at the upstream with -32005")
 	url := startHTTPUpstream(t)
 	p := newTestProxy(t, "peer")
 	p.cfg.Upstreams[0] = Upstream{Name: "peer", Label: "test peer", URL: url}

@@ -9,13 +9,20 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// upstreamTransport reaches cfg's server: over streamable HTTP when it has
-// a URL, else by starting its command and speaking over stdio.
-func upstreamTransport(cfg Upstream) mcp.Transport {
-	if cfg.URL != "" {
-		return &mcp.StreamableClientTransport{Endpoint: cfg.URL, HTTPClient: headerClient(cfg.Headers)}
+// upstreamTransportFor reaches u's server, screening its sampling on the
+// bytes it sends. A command upstream speaks over stdio, and its connection
+// is wrapped (guardedTransport). A URL upstream gets the SDK's own
+// streamable HTTP connection, unwrapped: the SDK opens the standalone GET
+// stream and sends MCP-Protocol-Version only through hooks a wrapper would
+// hide, so there the screening happens in its HTTP client instead
+// (screeningTransport).
+func (p *Proxy) upstreamTransportFor(u *upstream) mcp.Transport {
+	g := guard{screen: p.screenFor(u), inputs: p.screenInputsFor(u)}
+	if u.cfg.URL == "" {
+		return &guardedTransport{Transport: &mcp.CommandTransport{Command: command(u.cfg)}, guard: g}
 	}
-	return &mcp.CommandTransport{Command: command(cfg)}
+	rt := &screeningTransport{base: headerRoundTripper(u.cfg.Headers), guard: g}
+	return &mcp.StreamableClientTransport{Endpoint: u.cfg.URL, HTTPClient: &http.Client{Transport: rt}}
 }
 
 func command(cfg Upstream) *exec.Cmd {
@@ -34,20 +41,21 @@ func command(cfg Upstream) *exec.Cmd {
 	return cmd
 }
 
-// headerClient is an HTTP client that adds the configured headers (an
-// Authorization, say) to every request the SDK makes: the POSTs (whose
-// response streams carry the pushes an upstream makes inside a call), the
-// standalone GET stream and the closing DELETE. No overall timeout:
-// streams are long-lived, and the relay bounds each call itself.
-func headerClient(headers map[string]string) *http.Client {
+// headerRoundTripper adds the configured headers (an Authorization, say)
+// to every request the SDK makes: the POSTs (whose response streams carry
+// the pushes an upstream makes inside a call), the standalone GET stream
+// and the closing DELETE, and to the answers screeningTransport sends
+// itself. The client it serves has no overall timeout: streams are
+// long-lived, and the relay bounds each call itself.
+func headerRoundTripper(headers map[string]string) http.RoundTripper {
 	if len(headers) == 0 {
-		return http.DefaultClient
+		return http.DefaultTransport
 	}
 	h := make(http.Header, len(headers))
 	for k, v := range headers {
 		h.Set(k, v)
 	}
-	return &http.Client{Transport: &headerTransport{base: http.DefaultTransport, headers: h}}
+	return &headerTransport{base: http.DefaultTransport, headers: h}
 }
 
 // headerTransport sets headers on a copy of each request, as a

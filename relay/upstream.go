@@ -63,7 +63,7 @@ func (p *Proxy) connect(ctx context.Context, l *link, cfg Upstream, era string) 
 	// and its values (the request's identity) must not travel with it.
 	ctx, cancel := context.WithTimeout(context.Background(), p.cfg.ConnectTimeout)
 	defer cancel()
-	t := &guardedTransport{Transport: upstreamTransport(cfg), screen: p.screenFor(u), inputs: p.screenInputsFor(u)}
+	t := p.upstreamTransportFor(u)
 	cs, err := client.Connect(ctx, t, &mcp.ClientSessionOptions{ProtocolVersion: requestedEra(cfg.Protocol, era)})
 	if err != nil {
 		return nil, err

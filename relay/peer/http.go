@@ -1,6 +1,7 @@
 package peer
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -24,19 +25,21 @@ type HTTPOptions struct {
 // ServeUpstreamHTTP serves the test upstream's sampling tools over
 // streamable HTTP, at / and /mcp on ln, until ctx ends, the way a Go SDK
 // server is served: 2026-07-28 requests statelessly, older sessions with
-// state (SPEC-NOTES §8). Its tools: sample, sample_input, echo and
-// client_info as RunUpstream has them, and sample_standalone, which pushes
-// outside the call: a push made inside a call travels on that call's
-// response stream, one made outside it only on the client's standalone
-// stream.
+// state (SPEC-NOTES §8). Its tools: sample, sample_raw, sample_input,
+// sample_input_raw, echo and client_info as RunUpstream has them, and
+// sample_standalone, which pushes outside the call: a push made inside a
+// call travels on that call's response stream, one made outside it only on
+// the client's standalone stream.
 func ServeUpstreamHTTP(ctx context.Context, ln net.Listener, opts HTTPOptions) error {
-	srv := httpServer()
+	raw := &rawParams{pending: map[string]json.RawMessage{}}
+	srv := httpServer(raw)
 	get := func(*http.Request) *mcp.Server { return srv }
 	modern := mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{Stateless: true})
 	legacy := mcp.NewStreamableHTTPHandler(get, nil)
 	name, value, _ := strings.Cut(opts.RequireHeader, ":")
 	name, value = strings.TrimSpace(name), strings.TrimSpace(value)
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w = &swapWriter{ResponseWriter: w, raw: raw}
 		switch {
 		case name != "" && r.Header.Get(name) != value:
 			http.Error(w, "missing or wrong "+name+" header", http.StatusUnauthorized)
@@ -66,19 +69,92 @@ func ServeUpstreamHTTP(ctx context.Context, ln net.Listener, opts HTTPOptions) e
 // httpServer is the test upstream with the tools HTTP tests use. The
 // handlers are RunUpstream's own; RunUpstream builds its server inline, so
 // the registrations are repeated here.
-func httpServer() *mcp.Server {
+func httpServer(raw *rawParams) *mcp.Server {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "mcpx-fw-peer", Version: "1"}, nil)
 	srv.AddTool(&mcp.Tool{Name: "sample", Description: "Pushes the given sampling/createMessage params to the client.",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"params":{"type":"object"}},"required":["params"]}`)}, sample)
+	srv.AddTool(&mcp.Tool{Name: "sample_raw", Description: "Pushes the base64-decoded bytes, unchanged, as sampling/createMessage params.",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"raw_b64":{"type":"string"}},"required":["raw_b64"]}`)}, raw.sampleRaw)
 	srv.AddTool(&mcp.Tool{Name: "sample_standalone", Description: "Pushes the given sampling/createMessage params outside the call.",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"params":{"type":"object"}},"required":["params"]}`)}, sampleStandalone)
 	srv.AddTool(&mcp.Tool{Name: "sample_input", Description: "Asks for the given sampling params as a 2026-07-28 input request, rounds times.",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"params":{"type":"object"},"rounds":{"type":"integer"}},"required":["params"]}`)}, sampleInput)
+	srv.AddTool(&mcp.Tool{Name: "sample_input_raw", Description: "Asks for the base64-decoded bytes, unchanged, as the params of a 2026-07-28 sampling input request.",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"raw_b64":{"type":"string"}},"required":["raw_b64"]}`)}, raw.sampleInputRaw)
 	srv.AddTool(&mcp.Tool{Name: "echo", Description: "Returns its text.",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}}}`)}, echo)
 	srv.AddTool(&mcp.Tool{Name: "client_info", Description: "Reports the protocol version and capabilities its client declared.",
 		InputSchema: json.RawMessage(`{"type":"object"}`)}, clientInfo)
 	return srv
+}
+
+// swapWriter swaps raw params into what the SDK writes on an HTTP
+// response, as swapConn does on stdio. Over HTTP the SDK's server keeps its
+// connections to itself, so the swap happens on the bytes: the SDK writes
+// each event of a stream, and a JSON body, in one Write, so every Write
+// holds whole messages.
+type swapWriter struct {
+	http.ResponseWriter
+	raw *rawParams
+}
+
+func (w *swapWriter) Write(b []byte) (int, error) {
+	out := b
+	if bytes.Contains(b, []byte(rawKey)) {
+		out = w.raw.swapFrame(b, strings.HasPrefix(w.Header().Get("Content-Type"), "text/event-stream"))
+	}
+	if _, err := w.ResponseWriter.Write(out); err != nil {
+		return 0, err
+	}
+	return len(b), nil
+}
+
+// Unwrap lets http.ResponseController reach the writer's Flush.
+func (w *swapWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// swapFrame swaps raw params into a JSON body, or into the data lines of
+// an event (the SDK writes each message on one line).
+func (r *rawParams) swapFrame(b []byte, sse bool) []byte {
+	if !sse {
+		return r.swapMessage(b)
+	}
+	lines := bytes.Split(b, []byte{'\n'})
+	for i, line := range lines {
+		if data, ok := bytes.CutPrefix(line, []byte("data: ")); ok {
+			lines[i] = append([]byte("data: "), r.swapMessage(data)...)
+		}
+	}
+	return bytes.Join(lines, []byte{'\n'})
+}
+
+// swapMessage runs one encoded message through swapConn.Write, the stdio
+// peer's swap, and encodes what it would have sent.
+func (r *rawParams) swapMessage(data []byte) []byte {
+	msg, err := jsonrpc.DecodeMessage(data)
+	if err != nil {
+		return data
+	}
+	var sent captureConn
+	_ = (&swapConn{Connection: &sent, raw: r}).Write(context.Background(), msg)
+	if sent.msg == msg {
+		return data
+	}
+	out, err := jsonrpc.EncodeMessage(sent.msg)
+	if err != nil {
+		return data
+	}
+	return out
+}
+
+// captureConn keeps the message written to it; it is only ever written to.
+type captureConn struct {
+	mcp.Connection
+	msg jsonrpc.Message
+}
+
+func (c *captureConn) Write(_ context.Context, msg jsonrpc.Message) error {
+	c.msg = msg
+	return nil
 }
 
 // sampleStandalone pushes params as sample does, but with a context of its

@@ -1,0 +1,359 @@
+package relay
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// screeningTransport is the guard of an HTTP upstream. The SDK's HTTP
+// connection must stay unwrapped (its session hooks open the standalone GET
+// stream and set MCP-Protocol-Version), so the guard sits one layer down,
+// in the HTTP client: it reads every response body the upstream sends, JSON
+// or event stream, from the POSTs and the GET streams alike, and judges
+// each JSON-RPC message in it before the SDK decodes it. Refused pushes are
+// answered by a POST of its own and hidden from the SDK; refused
+// input_required results reach the SDK as their refusal. Everything else
+// passes byte for byte.
+type screeningTransport struct {
+	base http.RoundTripper // adds the configured headers; answers go through it too
+	guard
+}
+
+func (t *screeningTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := t.base.RoundTrip(r)
+	if err != nil || resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return resp, err // the SDK decodes no message from these
+	}
+	judge := t.judgeFor(r)
+	switch mediaType(resp.Header.Get("Content-Type")) {
+	case "text/event-stream":
+		resp.Body = newSSEFilter(resp.Body, judge)
+	case "application/json":
+		resp.Body = &jsonFilter{body: resp.Body, judge: judge}
+	default:
+		return resp, nil // the SDK refuses any other content
+	}
+	resp.ContentLength = -1 // a refusal changes the length
+	resp.Header.Del("Content-Length")
+	return resp, nil
+}
+
+// mediaType is the media type of a Content-Type value, parsed as the SDK
+// parses it, so the same bodies count as JSON or as an event stream.
+func mediaType(value string) string {
+	mt, _, err := mime.ParseMediaType(value)
+	if err != nil {
+		return ""
+	}
+	return mt
+}
+
+// rewrite decides what the SDK gets instead of one JSON payload: the same
+// bytes (keep), other bytes, or nothing (out nil). An error breaks the body.
+type rewrite func(payload []byte) (out []byte, keep bool, err error)
+
+// judgeFor judges the payloads of the response to opened: one message, or
+// a batch element by element. The SDK decodes no batch, but the firewall
+// must not depend on that.
+func (t *screeningTransport) judgeFor(opened *http.Request) rewrite {
+	return func(payload []byte) ([]byte, bool, error) {
+		if trimmed := bytes.TrimLeft(payload, " \t\r\n"); len(trimmed) > 0 && trimmed[0] == '[' {
+			return t.judgeBatch(opened, payload)
+		}
+		return t.judgeOne(opened, payload)
+	}
+}
+
+// judgeOne decodes payload with the SDK's own decoder, so it judges the
+// very message the SDK would act on; what that decoder refuses, the SDK
+// refuses too, and it passes.
+func (t *screeningTransport) judgeOne(opened *http.Request, payload []byte) ([]byte, bool, error) {
+	msg, err := jsonrpc.DecodeMessage(payload)
+	if err != nil {
+		return payload, true, nil
+	}
+	j := t.judge(opened.Context(), msg)
+	switch {
+	case j.answer != nil:
+		return nil, false, t.answer(opened, j.answer)
+	case j.replace != nil:
+		out, err := jsonrpc.EncodeMessage(j.replace)
+		return out, false, err
+	}
+	return payload, true, nil
+}
+
+// judgeBatch judges each element of a JSON array as a message, keeping the
+// bytes of those that pass; a batch with nothing changed passes whole.
+func (t *screeningTransport) judgeBatch(opened *http.Request, payload []byte) ([]byte, bool, error) {
+	var elems []json.RawMessage
+	if json.Unmarshal(payload, &elems) != nil {
+		return payload, true, nil
+	}
+	kept := make([][]byte, 0, len(elems))
+	changed := false
+	for _, el := range elems {
+		out, keep, err := t.judgeOne(opened, el)
+		if err != nil {
+			return nil, false, err
+		}
+		changed = changed || !keep
+		if out != nil {
+			kept = append(kept, out)
+		}
+	}
+	switch {
+	case !changed:
+		return payload, true, nil
+	case len(kept) == 0:
+		return nil, false, nil
+	}
+	return append(append([]byte{'['}, bytes.Join(kept, []byte{','})...), ']'), false, nil
+}
+
+// answer sends a refusal to the upstream the way the SDK sends any
+// response: a POST to the endpoint, carrying the session and protocol
+// version of the request whose response held the push.
+func (t *screeningTransport) answer(opened *http.Request, resp *jsonrpc.Response) error {
+	body, err := jsonrpc.EncodeMessage(resp)
+	if err != nil {
+		return err
+	}
+	req, err := http.NewRequestWithContext(opened.Context(), http.MethodPost, opened.URL.String(), bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	for _, k := range []string{"Mcp-Session-Id", "Mcp-Protocol-Version", "Authorization"} {
+		if v := opened.Header.Get(k); v != "" {
+			req.Header.Set(k, v)
+		}
+	}
+	res, err := t.base.RoundTrip(req)
+	if err != nil {
+		return fmt.Errorf("answering a refused sampling request: %w", err)
+	}
+	_, _ = io.Copy(io.Discard, res.Body)
+	_ = res.Body.Close()
+	if res.StatusCode < 200 || res.StatusCode > 299 {
+		return fmt.Errorf("answering a refused sampling request: %s", res.Status)
+	}
+	return nil
+}
+
+// jsonFilter is a JSON response body, read whole (as the SDK reads it) and
+// judged as one payload on the first Read. A hidden push leaves it empty:
+// a server that answers a call with a request has broken the protocol, and
+// the SDK fails the connection.
+type jsonFilter struct {
+	body  io.ReadCloser
+	judge rewrite
+	out   *bytes.Reader
+	err   error
+}
+
+func (f *jsonFilter) Read(p []byte) (int, error) {
+	if f.out == nil && f.err == nil {
+		f.err = f.fill()
+	}
+	if f.err != nil {
+		return 0, f.err
+	}
+	return f.out.Read(p)
+}
+
+func (f *jsonFilter) fill() error {
+	in, err := io.ReadAll(f.body)
+	if err != nil {
+		return err
+	}
+	out, keep, err := f.judge(in)
+	if keep {
+		out = in
+	}
+	f.out = bytes.NewReader(out)
+	return err
+}
+
+func (f *jsonFilter) Close() error { return f.body.Close() }
+
+// sseFilter passes an event stream through event by event, as it arrives,
+// rewriting only the events whose payload is refused. A long-lived stream
+// is never buffered beyond one event. Its reading mirrors the SDK's
+// (lines end at \n, with any \r before it dropped; a field is what
+// precedes the first colon; data values are trimmed and joined by \n;
+// only unnamed and "message" events are decoded), so it judges exactly
+// what the SDK will decode. Passed events keep their bytes; a rewritten
+// one keeps every line but its data lines (its id above all: the SDK
+// resumes from the last id it saw).
+type sseFilter struct {
+	src   *bufio.Reader
+	body  io.Closer
+	judge rewrite
+	out   bytes.Buffer // rewritten bytes not yet read
+	err   error        // sticky, after out is drained
+}
+
+func newSSEFilter(body io.ReadCloser, judge rewrite) *sseFilter {
+	return &sseFilter{src: bufio.NewReader(body), body: body, judge: judge}
+}
+
+func (f *sseFilter) Read(p []byte) (int, error) {
+	for f.out.Len() == 0 && f.err == nil {
+		f.err = f.next()
+	}
+	if f.out.Len() > 0 {
+		return f.out.Read(p)
+	}
+	return 0, f.err
+}
+
+func (f *sseFilter) Close() error { return f.body.Close() }
+
+// errEventTooLarge breaks a stream whose event outgrows what the SDK
+// accepts: it would refuse the event anyway, and the filter must not
+// buffer without bound.
+var errEventTooLarge = fmt.Errorf("event stream: an event exceeds %d bytes", mcp.DefaultMaxEventSize)
+
+// next reads one event (up to its blank line, or the end of the stream)
+// and queues what the SDK gets of it.
+func (f *sseFilter) next() error {
+	var ev sseEvent
+	for {
+		line, err := readLine(f.src, mcp.DefaultMaxEventSize-ev.size)
+		if err != nil && !errors.Is(err, io.EOF) {
+			return err
+		}
+		ev.add(line)
+		if err != nil || ev.ended {
+			if werr := f.emit(&ev); werr != nil {
+				return werr
+			}
+			return err
+		}
+	}
+}
+
+// readLine reads one line, \n included, refusing one longer than budget.
+func readLine(r *bufio.Reader, budget int) ([]byte, error) {
+	var line []byte
+	for {
+		frag, err := r.ReadSlice('\n')
+		if len(line)+len(frag) > budget {
+			return nil, errEventTooLarge
+		}
+		line = append(line, frag...)
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			return line, err
+		}
+	}
+}
+
+// emit queues ev: unchanged, unless its payload is refused.
+func (f *sseFilter) emit(ev *sseEvent) error {
+	payload := ev.payload()
+	if payload == nil {
+		ev.writeTo(&f.out, nil)
+		return nil
+	}
+	out, keep, err := f.judge(payload)
+	switch {
+	case err != nil:
+		return err
+	case keep:
+		ev.writeTo(&f.out, nil)
+	default:
+		ev.writeTo(&f.out, func(w *bytes.Buffer, ending []byte) { writeData(w, out, ending) })
+	}
+	return nil
+}
+
+// sseEvent is one event as read: its lines, line endings included.
+type sseEvent struct {
+	lines  []sseLine
+	values [][]byte // data values, in order
+	name   string   // the last event field
+	size   int
+	ended  bool // its blank line was read
+}
+
+type sseLine struct {
+	raw  []byte
+	data bool
+}
+
+// add records line as the SDK reads it.
+func (e *sseEvent) add(line []byte) {
+	if len(line) == 0 {
+		return
+	}
+	e.size += len(line)
+	field := bytes.TrimRight(line, "\r\n")
+	if len(field) == 0 {
+		e.lines, e.ended = append(e.lines, sseLine{raw: line}), true
+		return
+	}
+	key, value, _ := bytes.Cut(field, []byte{':'})
+	switch string(key) {
+	case "data":
+		e.values = append(e.values, bytes.TrimSpace(value))
+	case "event":
+		e.name = strings.TrimSpace(string(value))
+	}
+	e.lines = append(e.lines, sseLine{raw: line, data: string(key) == "data"})
+}
+
+// payload is the JSON the SDK decodes from the event, nil if none: an
+// event without data, or named other than "message", it skips.
+func (e *sseEvent) payload() []byte {
+	if e.name != "" && e.name != "message" {
+		return nil
+	}
+	data := bytes.Join(e.values, []byte{'\n'})
+	if len(data) == 0 {
+		return nil
+	}
+	return data
+}
+
+// writeTo writes the event's lines; with data non-nil, the data lines are
+// left out and data writes the new ones where the first stood.
+func (e *sseEvent) writeTo(w *bytes.Buffer, data func(w *bytes.Buffer, ending []byte)) {
+	first := true
+	for _, l := range e.lines {
+		switch {
+		case !l.data || data == nil:
+			w.Write(l.raw)
+		case first:
+			data(w, l.raw[len(bytes.TrimRight(l.raw, "\r\n")):])
+			first = false
+		}
+	}
+}
+
+// writeData writes payload as data lines, one per line of it, ending each
+// as the line it replaces ended. A nil payload writes none.
+func writeData(w *bytes.Buffer, payload, ending []byte) {
+	if payload == nil {
+		return
+	}
+	if len(ending) == 0 {
+		ending = []byte{'\n'}
+	}
+	for part := range bytes.SplitSeq(payload, []byte{'\n'}) {
+		w.WriteString("data: ")
+		w.Write(part)
+		w.Write(ending)
+	}
+}
