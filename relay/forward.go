@@ -113,7 +113,7 @@ func (p *Proxy) exchangeFor(ctx context.Context, x *exchange, answers mcp.InputR
 	case state != "":
 		return nil, &jsonrpc.Error{Code: codeInvalidParams, Message: "requestState rejected: not issued for this call"}
 	case x.u.modern():
-		return p.relayInputs(ctx, x, nil, "", 0)
+		return p.relayInputs(ctx, x, unsolicited(answers), "", 0)
 	case bridged(x):
 		return p.bridgeCall(ctx, x)
 	}
@@ -122,6 +122,25 @@ func (p *Proxy) exchangeFor(ctx context.Context, x *exchange, answers mcp.InputR
 		return nil, upstreamError(x.u, err)
 	}
 	return res, nil
+}
+
+// unsolicited is what a host may answer without being asked through the
+// firewall, on a first call: its own elicitation and roots answers pass to
+// the upstream as they would directly. A completion never does: every one
+// the upstream gets has passed the result stage against a request that
+// passed the request stage.
+func unsolicited(answers mcp.InputResponseMap) mcp.InputResponseMap {
+	var out mcp.InputResponseMap
+	for key, a := range answers {
+		if _, err := samplingAnswer(a); err == nil {
+			continue
+		}
+		if out == nil {
+			out = mcp.InputResponseMap{}
+		}
+		out[key] = a
+	}
+	return out
 }
 
 // handedBack reports whether res is the firewall's own input_required

@@ -125,3 +125,18 @@ func TestUpstreamStateByteForByte(t *testing.T) {
 func peerStateFor(n int) string {
 	return []string{"", "peer-state/1/ü+=&\"<>", "peer-state/2/ü+=&\"<>"}[n]
 }
+
+// TestUnsolicitedCompletionDropped: a completion a host sends without
+// having been asked through the firewall never reaches the upstream, which
+// asks again; the request then crosses the firewall as any other.
+func TestUnsolicitedCompletionDropped(t *testing.T) {
+	host := manualHost(t, newTestProxy(t, "peer"))
+	res, err := host.CallTool(t.Context(), &mcp.CallToolParams{Name: "sample_input", Arguments: map[string]any{"params": json.RawMessage(helloParams)},
+		InputResponses: mcp.InputResponseMap{"q": hiResult()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.NeedsInput() || len(res.InputRequests) != 1 {
+		t.Fatalf("result %+v: want the upstream to ask again (input_required)", res)
+	}
+}

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"fmt"
 	"testing"
+	"time"
 )
 
 // TestConformanceBaseline runs the official MCP conformance runner
@@ -22,41 +24,15 @@ import (
 // 0.1.16 knows no 2026-07-28 scenario (input-required-result-* and
 // server-stateless are "Unknown scenario" there). Not listed because they
 // fail directly: tasks-mrtr-input (an extension; the everything-server has
-// no confirm_delete/multi_input tools).
+// no confirm_delete/multi_input tools). The last row is a negative control:
+// it proves a failing scenario reads as a failure.
 func TestConformanceBaseline(t *testing.T) {
 	node := nodeSetup(t)
 	urls := map[string]string{
 		"stateful":  startEverythingHTTP(t, false),
 		"stateless": startEverythingHTTP(t, true),
 	}
-	const (
-		v0116 = "0.1.16"
-		vNext = "0.2.0-alpha.12"
-	)
-	cases := []struct {
-		version, mode, scenario string
-		want                    bool
-	}{
-		{v0116, "stateful", "tools-call-sampling", true},
-		{vNext, "stateful", "tools-call-sampling", true},
-		{vNext, "stateless", "server-stateless", true},
-		{vNext, "stateless", "input-required-result-basic-sampling", true},
-		{vNext, "stateless", "input-required-result-multiple-input-requests", true},
-		{vNext, "stateless", "input-required-result-capability-check", true},
-		{vNext, "stateless", "input-required-result-multi-round", true},
-		{vNext, "stateless", "input-required-result-request-state", true},
-		{vNext, "stateless", "input-required-result-tampered-state", true},
-		{vNext, "stateless", "input-required-result-missing-input-response", true},
-		{vNext, "stateless", "input-required-result-validate-input", true},
-		{vNext, "stateless", "input-required-result-ignore-extra-params", true},
-		{vNext, "stateless", "input-required-result-result-type", true},
-		{vNext, "stateless", "input-required-result-non-tool-request", true},
-		{vNext, "stateless", "input-required-result-unsupported-methods", true},
-		{vNext, "stateless", "input-required-result-basic-elicitation", true},
-		{vNext, "stateless", "input-required-result-basic-list-roots", true},
-		// Negative control: proves a failing scenario reads as a failure.
-		{vNext, "stateless", "tools-call-sampling", false},
-	}
+	cases := append(conformanceBaseline(), conformanceRow{vNext, "stateless", "tools-call-sampling", false})
 	for _, tc := range cases {
 		t.Run(tc.version+"/"+tc.mode+"/"+tc.scenario, func(t *testing.T) {
 			t.Parallel()
@@ -67,4 +43,52 @@ func TestConformanceBaseline(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestConformanceThroughFirewall runs every scenario of the baseline
+// against `mcpx-fw serve --http` in front of the everything-server (over
+// stdio), with the shipped policies permitting its requests: each passes
+// through the firewall as it passes directly. One address serves both
+// eras, so the runner's legacy and 2026-07-28 clients reach the same serve.
+func TestConformanceThroughFirewall(t *testing.T) {
+	node := nodeSetup(t)
+	server := fmt.Sprintf("  everything:\n    command: [%q]\n    label: Go SDK everything-server\n    max_tokens: 1000\n", everythingServer(t))
+	url := startHTTPServe(t, testConfig(t, repoPath(t, "policies"), time.Minute, server)).url
+	for _, tc := range conformanceBaseline() {
+		t.Run(tc.version+"/"+tc.scenario, func(t *testing.T) {
+			t.Parallel()
+			if passed, out := runConformance(t, node, tc.version, url, tc.scenario); !passed {
+				t.Errorf("conformance %s %s through mcpx-fw failed; it passes against the everything-server directly\n%s",
+					tc.version, tc.scenario, out)
+			}
+		})
+	}
+}
+
+const (
+	v0116 = "0.1.16"
+	vNext = "0.2.0-alpha.12"
+)
+
+// conformanceRow is one scenario of one runner version against a server
+// in one mode, and whether it passes.
+type conformanceRow struct {
+	version, mode, scenario string
+	want                    bool
+}
+
+// conformanceBaseline is every sampling and input-required scenario that
+// passes against the everything-server directly.
+func conformanceBaseline() []conformanceRow {
+	rows := []conformanceRow{
+		{v0116, "stateful", "tools-call-sampling", true},
+		{vNext, "stateful", "tools-call-sampling", true},
+		{vNext, "stateless", "server-stateless", true},
+	}
+	for _, s := range []string{"basic-sampling", "multiple-input-requests", "capability-check", "multi-round", "request-state",
+		"tampered-state", "missing-input-response", "validate-input", "ignore-extra-params", "result-type", "non-tool-request",
+		"unsupported-methods", "basic-elicitation", "basic-list-roots"} {
+		rows = append(rows, conformanceRow{vNext, "stateless", "input-required-result-" + s, true})
+	}
+	return rows
 }

@@ -58,6 +58,12 @@ func sampleInput(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResu
 func answered(p *mcp.CallToolParamsRaw) (InputOutcome, error) {
 	var out InputOutcome
 	if p.RequestState == "" {
+		// An answer on a first call is taken as it comes, as the Go SDK's
+		// everything-server does: the state is only this peer's progress.
+		if res, ok := p.InputResponses["q"]; ok {
+			raw, _ := json.Marshal(res)
+			out.Completions = append(out.Completions, raw)
+		}
 		return out, nil
 	}
 	marker, rest, ok := strings.Cut(p.RequestState, "\n")
