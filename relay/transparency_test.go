@@ -2,6 +2,7 @@ package relay
 
 import (
 	"context"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -171,4 +172,24 @@ func waitFor(t *testing.T, cond func() bool) {
 		}
 	}
 	t.Fatal("condition not met in 10s")
+}
+
+// TestCancellationReachesUpstream: a host that cancels its call cancels the
+// upstream's, for a host of either era.
+func TestCancellationReachesUpstream(t *testing.T) {
+	for _, era := range bothEras {
+		t.Run(era, func(t *testing.T) {
+			log := filepath.Join(t.TempDir(), "peer.log")
+			t.Setenv("MCPXFW_PEER_LOG", log)
+			host := connectHost(t, newTestProxy(t, "peer"), era, nil)
+			ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
+			defer cancel()
+			if _, err := host.CallTool(ctx, &mcp.CallToolParams{Name: "block", Arguments: map[string]any{}}); err == nil {
+				t.Fatal("block returned without being cancelled")
+			}
+			if got := waitForFile(t, log); !strings.Contains(got, "block: cancelled") {
+				t.Fatalf("upstream recorded %q, want its call cancelled", got)
+			}
+		})
+	}
 }

@@ -36,7 +36,7 @@ func (e *Error) Error() string { return fmt.Sprintf("%d %s", e.Code, e.Message) 
 // as a 2026-07-28 input request (sample_input_raw {raw_b64}: exact bytes);
 // echo {text}; add_tool {name}; progress {steps}; meta (reports _meta);
 // ask_all (elicitation, roots and sampling in one round); shed {times}
-// (load shedding); fail (a JSON-RPC error).
+// (load shedding); block (until cancelled); fail (a JSON-RPC error).
 // It also has a prompt `greet` and a resource `peer://readme`.
 func RunUpstream(ctx context.Context, in io.ReadCloser, out io.WriteCloser) error {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "mcpx-fw-peer", Version: "1"}, nil)
@@ -61,6 +61,8 @@ func RunUpstream(ctx context.Context, in io.ReadCloser, out io.WriteCloser) erro
 		InputSchema: json.RawMessage(`{"type":"object"}`)}, askAll)
 	srv.AddTool(&mcp.Tool{Name: "shed", Description: "Defers the call the given number of times (load shedding), then answers.",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"times":{"type":"integer"}}}`)}, shed)
+	srv.AddTool(&mcp.Tool{Name: "block", Description: "Waits until the call is cancelled.",
+		InputSchema: json.RawMessage(`{"type":"object"}`)}, block)
 	srv.AddTool(&mcp.Tool{Name: "fail", Description: "Always fails with a JSON-RPC error.",
 		InputSchema: json.RawMessage(`{"type":"object"}`)}, fail)
 	srv.AddTool(&mcp.Tool{Name: "client_info", Description: "Reports the protocol version and capabilities its client declared.",
@@ -109,6 +111,11 @@ func sample(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult,
 // MCPXFW_PEER_LOG, if set: a call whose result nobody receives (a host
 // that went away) still leaves its record.
 func logOutcome(res *mcp.CallToolResult) {
+	logLine(res.Content[0].(*mcp.TextContent).Text)
+}
+
+// logLine appends one line to the file named by MCPXFW_PEER_LOG, if set.
+func logLine(line string) {
 	path := os.Getenv("MCPXFW_PEER_LOG")
 	if path == "" {
 		return
@@ -118,7 +125,7 @@ func logOutcome(res *mcp.CallToolResult) {
 		return
 	}
 	defer f.Close()
-	_, _ = fmt.Fprintln(f, res.Content[0].(*mcp.TextContent).Text)
+	_, _ = fmt.Fprintln(f, line)
 }
 
 // sampleResult reports what a sampling request got back as the tool's

@@ -3,8 +3,9 @@
 // so tests can send every bad shape through the firewall. It is the same
 // peer `mcpx-fw peer-upstream` runs for the demo.
 //
-// With -http ADDR it serves its sampling tools (sample, sample_standalone,
-// sample_input, echo, client_info; see peer.ServeUpstreamHTTP) over
+// With -http ADDR it serves its sampling tools (sample, sample_raw,
+// sample_standalone, sample_input, sample_input_raw, echo, client_info; see
+// peer.ServeUpstreamHTTP) over
 // streamable HTTP instead, and prints its URL (http://HOST:PORT/mcp) as the
 // first line on stdout, so ADDR may use port 0. -require-header
 // "Name: value" then refuses every request without that header, to show a
