@@ -84,14 +84,19 @@ func connectHost(t *testing.T, p *Proxy, version string, opts *mcp.ClientOptions
 	return connectClient(t, p, version, mcp.NewClient(&mcp.Implementation{Name: "test-host", Version: "1"}, opts))
 }
 
-// connectClient connects client to p over an in-memory transport at version.
-func connectClient(t *testing.T, p *Proxy, version string, client *mcp.Client) *mcp.ClientSession {
+// connectClient connects client to p over an in-memory transport at
+// version; wrap, if given, wraps the host's end (to record what it reads).
+func connectClient(t *testing.T, p *Proxy, version string, client *mcp.Client, wrap ...func(mcp.Transport) mcp.Transport) *mcp.ClientSession {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	hostT, proxyT := mcp.NewInMemoryTransports()
 	done := make(chan error, 1)
 	go func() { done <- p.serve(ctx, proxyT) }()
-	cs, err := client.Connect(t.Context(), hostT, &mcp.ClientSessionOptions{ProtocolVersion: version})
+	var ht mcp.Transport = hostT
+	for _, w := range wrap {
+		ht = w(ht)
+	}
+	cs, err := client.Connect(t.Context(), ht, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		cancel()
 		t.Fatal(err)

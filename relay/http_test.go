@@ -1,12 +1,9 @@
 package relay
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
-	"os/exec"
 	"strings"
 	"sync"
 	"testing"
@@ -227,24 +224,12 @@ func TestListenLoopbackOnly(t *testing.T) {
 // arguments and returns the URL it printed.
 func startHTTPUpstream(t *testing.T, args ...string) string {
 	t.Helper()
-	cmd := exec.Command(testUpstream(t), append([]string{"-http", "127.0.0.1:0"}, args...)...)
-	cmd.Stderr = os.Stderr
-	out, err := cmd.StdoutPipe()
+	url, stop, err := peer.StartUpstreamHTTP(testUpstream(t), args...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		_ = cmd.Wait()
-	})
-	line, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil {
-		t.Fatalf("upstream printed no URL: %v", err)
-	}
-	return strings.TrimSpace(line)
+	t.Cleanup(stop)
+	return url
 }
 
 // TestHTTPUpstream: a streamable HTTP upstream that requires a header on

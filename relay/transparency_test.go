@@ -146,22 +146,8 @@ func (c *recordingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 // connectHostVia is connectHost with the host's reads recorded.
 func connectHostVia(t *testing.T, p *Proxy, version string, rec *recorder) *mcp.ClientSession {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	hostT, proxyT := mcp.NewInMemoryTransports()
-	done := make(chan error, 1)
-	go func() { done <- p.serve(ctx, proxyT) }()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test-host", Version: "1"}, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}}).
-		Connect(t.Context(), &recordingTransport{Transport: hostT, rec: rec}, &mcp.ClientSessionOptions{ProtocolVersion: version})
-	if err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cs.Close()
-		cancel()
-		<-done
-	})
-	return cs
+	client := mcp.NewClient(&mcp.Implementation{Name: "test-host", Version: "1"}, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}})
+	return connectClient(t, p, version, client, func(tr mcp.Transport) mcp.Transport { return &recordingTransport{Transport: tr, rec: rec} })
 }
 
 func waitFor(t *testing.T, cond func() bool) {

@@ -199,24 +199,12 @@ func startHTTPUpstream(t *testing.T, args ...string) string {
 	if httpUpstreamErr != nil {
 		t.Fatal(httpUpstreamErr)
 	}
-	cmd := exec.Command(httpUpstreamBin, append([]string{"-http", "127.0.0.1:0"}, args...)...)
-	cmd.Stderr = os.Stderr
-	out, err := cmd.StdoutPipe()
+	url, stop, err := peer.StartUpstreamHTTP(httpUpstreamBin, args...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		_ = cmd.Wait()
-	})
-	line, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil {
-		t.Fatalf("the upstream printed no URL: %v", err)
-	}
-	return strings.TrimSpace(line)
+	t.Cleanup(stop)
+	return url
 }
 
 // TestServeHTTPUpstream: a url server whose header value comes from serve's

@@ -39,17 +39,7 @@ type Host struct {
 // StartHost starts opts.Command and initializes a session with it.
 func StartHost(ctx context.Context, opts HostOptions) (*Host, error) {
 	h := &Host{Asked: make(chan json.RawMessage, 64)}
-	copts := &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}}
-	if opts.Answer != nil {
-		copts.Capabilities.Sampling = &mcp.SamplingCapabilities{}
-		if opts.Tools {
-			copts.Capabilities.Sampling.Tools = &mcp.SamplingToolsCapabilities{}
-		}
-		if opts.Context {
-			copts.Capabilities.Sampling.Context = &mcp.SamplingContextCapabilities{}
-		}
-		copts.CreateMessageWithToolsHandler = h.answerWith(opts.Answer)
-	}
+	copts := h.clientOptions(opts)
 	t, err := h.start(opts)
 	if err != nil {
 		return nil, err
@@ -66,6 +56,24 @@ func StartHost(ctx context.Context, opts HostOptions) (*Host, error) {
 	}
 	h.session = cs
 	return h, nil
+}
+
+// clientOptions declares sampling (with tools and context as asked) when
+// the host answers it, and answers with opts.Answer.
+func (h *Host) clientOptions(opts HostOptions) *mcp.ClientOptions {
+	copts := &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}}
+	if opts.Answer == nil {
+		return copts
+	}
+	copts.Capabilities.Sampling = &mcp.SamplingCapabilities{}
+	if opts.Tools {
+		copts.Capabilities.Sampling.Tools = &mcp.SamplingToolsCapabilities{}
+	}
+	if opts.Context {
+		copts.Capabilities.Sampling.Context = &mcp.SamplingContextCapabilities{}
+	}
+	copts.CreateMessageWithToolsHandler = h.answerWith(opts.Answer)
+	return copts
 }
 
 // start runs the command with pipes the host keeps, so Disconnect can drop

@@ -1,12 +1,16 @@
 package peer
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
+	"os"
+	"os/exec"
 	"strings"
 	"time"
 
@@ -25,8 +29,7 @@ type HTTPOptions struct {
 // ServeUpstreamHTTP serves the test upstream's sampling tools over
 // streamable HTTP, at / and /mcp on ln, until ctx ends, the way a Go SDK
 // server is served: 2026-07-28 requests statelessly, older sessions with
-// state (SPEC-NOTES §8). Its tools: sample, sample_raw, sample_input,
-// sample_input_raw, echo and client_info as RunUpstream has them, and
+// state (SPEC-NOTES §8). Its tools are RunUpstream's, and
 // sample_standalone, which pushes outside the call: a push made inside a
 // call travels on that call's response stream, one made outside it only on
 // the client's standalone stream.
@@ -66,25 +69,12 @@ func ServeUpstreamHTTP(ctx context.Context, ln net.Listener, opts HTTPOptions) e
 	return nil
 }
 
-// httpServer is the test upstream with the tools HTTP tests use. The
-// handlers are RunUpstream's own; RunUpstream builds its server inline, so
-// the registrations are repeated here.
+// httpServer is the test upstream, plus sample_standalone, which only
+// means something over HTTP.
 func httpServer(raw *rawParams) *mcp.Server {
-	srv := mcp.NewServer(&mcp.Implementation{Name: "mcpx-fw-peer", Version: "1"}, nil)
-	srv.AddTool(&mcp.Tool{Name: "sample", Description: "Pushes the given sampling/createMessage params to the client.",
-		InputSchema: json.RawMessage(`{"type":"object","properties":{"params":{"type":"object"}},"required":["params"]}`)}, sample)
-	srv.AddTool(&mcp.Tool{Name: "sample_raw", Description: "Pushes the base64-decoded bytes, unchanged, as sampling/createMessage params.",
-		InputSchema: json.RawMessage(`{"type":"object","properties":{"raw_b64":{"type":"string"}},"required":["raw_b64"]}`)}, raw.sampleRaw)
+	srv := newServer(raw)
 	srv.AddTool(&mcp.Tool{Name: "sample_standalone", Description: "Pushes the given sampling/createMessage params outside the call.",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"params":{"type":"object"}},"required":["params"]}`)}, sampleStandalone)
-	srv.AddTool(&mcp.Tool{Name: "sample_input", Description: "Asks for the given sampling params as a 2026-07-28 input request, rounds times.",
-		InputSchema: json.RawMessage(`{"type":"object","properties":{"params":{"type":"object"},"rounds":{"type":"integer"}},"required":["params"]}`)}, sampleInput)
-	srv.AddTool(&mcp.Tool{Name: "sample_input_raw", Description: "Asks for the base64-decoded bytes, unchanged, as the params of a 2026-07-28 sampling input request.",
-		InputSchema: json.RawMessage(`{"type":"object","properties":{"raw_b64":{"type":"string"}},"required":["raw_b64"]}`)}, raw.sampleInputRaw)
-	srv.AddTool(&mcp.Tool{Name: "echo", Description: "Returns its text.",
-		InputSchema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}}}`)}, echo)
-	srv.AddTool(&mcp.Tool{Name: "client_info", Description: "Reports the protocol version and capabilities its client declared.",
-		InputSchema: json.RawMessage(`{"type":"object"}`)}, clientInfo)
 	return srv
 }
 
@@ -184,17 +174,7 @@ type HTTPHost struct {
 // not used). Several may share one url, each with its own session.
 func ConnectHTTP(ctx context.Context, url string, opts HostOptions) (*HTTPHost, error) {
 	h := &Host{Asked: make(chan json.RawMessage, 64)}
-	copts := &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}}
-	if opts.Answer != nil {
-		copts.Capabilities.Sampling = &mcp.SamplingCapabilities{}
-		if opts.Tools {
-			copts.Capabilities.Sampling.Tools = &mcp.SamplingToolsCapabilities{}
-		}
-		if opts.Context {
-			copts.Capabilities.Sampling.Context = &mcp.SamplingContextCapabilities{}
-		}
-		copts.CreateMessageWithToolsHandler = h.answerWith(opts.Answer)
-	}
+	copts := h.clientOptions(opts)
 	version := opts.ProtocolVersion
 	if version == "" {
 		version = "2025-11-25"
@@ -213,3 +193,28 @@ func (h *HTTPHost) ProtocolVersion() string { return h.session.InitializeResult(
 
 // Close ends the session (a DELETE for a legacy one).
 func (h *HTTPHost) Close() error { return h.session.Close() }
+
+// StartUpstreamHTTP runs bin (the test upstream, testdata/upstream) with
+// -http on a free loopback port and args, and returns its URL and a func
+// that stops it.
+func StartUpstreamHTTP(bin string, args ...string) (url string, stop func(), err error) {
+	cmd := exec.Command(bin, append([]string{"-http", "127.0.0.1:0"}, args...)...)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return "", nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return "", nil, err
+	}
+	stop = func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		_ = cmd.Wait()
+	}
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		stop()
+		return "", nil, fmt.Errorf("the upstream printed no URL: %w", err)
+	}
+	return strings.TrimSpace(line), stop, nil
+}
