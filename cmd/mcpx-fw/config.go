@@ -175,6 +175,9 @@ func loadConfig(path string) (*Config, error) {
 		return nil, fmt.Errorf("config %s: %w", displayPath(path), err)
 	}
 	cfg.path = path
+	if err := cfg.keepEnvCase(); err != nil {
+		return nil, err
+	}
 	cfg.resolvePaths()
 	if err := cfg.check(); err != nil {
 		return nil, fmt.Errorf("config %s: %w", displayPath(path), err)

@@ -408,3 +408,17 @@ func TestExpandHeaders(t *testing.T) {
 		})
 	}
 }
+
+// TestConfigEnvKeepsCase: environment names reach the upstream as written,
+// although every other key is case-folded.
+func TestConfigEnvKeepsCase(t *testing.T) {
+	cleanConfigEnv(t)
+	got, err := loadConfig(writeConfigFile(t, "servers:\n  Notes:\n    command: [cat]\n    env: {API_KEY: a, Mixed_Case: b, lower: c}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"API_KEY": "a", "Mixed_Case": "b", "lower": "c"}
+	if diff := cmp.Diff(want, got.Servers["notes"].Env); diff != "" {
+		t.Errorf("servers.notes.env (-want +got):\n%s", diff)
+	}
+}
