@@ -1,14 +1,17 @@
 package engine
 
 import (
+	"database/sql"
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"go.uber.org/zap/zaptest"
+	_ "modernc.org/sqlite" // the "sqlite" driver, to lock the queue from outside
 
 	"github.com/mcpx-fw/mcpx-fw/engine/review"
 	"github.com/mcpx-fw/mcpx-fw/validate"
@@ -148,5 +151,42 @@ func TestCheckJudgesTheCompletion(t *testing.T) {
 	}
 	if u := usageOf(t, store, "github-mcp"); u.ReturnedTokens == 0 || u.Requests != 0 {
 		t.Errorf("usage %+v: completions are charged, and do not count as requests", u)
+	}
+}
+
+// TestUnrecordedPassFailsClosed: a pass the store cannot record (its usage
+// uncounted, its decision unfindable) is an error, not a pass. Another
+// process holds the queue's write lock past the busy timeout; reading
+// usage still works, so only the record fails.
+func TestUnrecordedPassFailsClosed(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "state")
+	store, err := review.Open(dir, zaptest.NewLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	e, err := New(t.Context(), Config{Policy: PolicyConfig{Dir: shippedPolicies, Data: fixtureData(t)}, ReviewTimeout: time.Minute}, store, zaptest.NewLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := sampling("github-mcp", textParams("Summarise the pull request.", 100))
+	if v := e.Decide(t.Context(), s); v.Outcome != OutcomePass {
+		t.Fatalf("with the queue writable: %s, want pass", v.Outcome)
+	}
+	other, err := sql.Open("sqlite", filepath.Join(dir, review.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	tx, err := other.BeginTx(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.Exec("CREATE TABLE lock_probe (x)"); err != nil { // takes the write lock until rolled back
+		t.Fatal(err)
+	}
+	if v := e.Decide(t.Context(), s); v.Outcome != OutcomeError || !slices.Contains(v.ReasonCodes(), "store-error") {
+		t.Fatalf("with the queue locked: %s %v, want error store-error", v.Outcome, v.ReasonCodes())
 	}
 }

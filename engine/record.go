@@ -34,6 +34,11 @@ func (e *Engine) commit(ctx context.Context, as *assessment, s Sampling, result 
 	case err != nil && v.Outcome == OutcomeEscalate:
 		failed(v, "store-error", "review queue unavailable", fmt.Errorf("open review: %w", err))
 		_, err = e.store.Commit(ctx, e.entry(as, s, result, fresh))
+	case err != nil && v.Outcome == OutcomePass:
+		// A pass nobody can find later, whose usage no budget counts, is
+		// not a pass: fail closed, and try to record that instead.
+		failed(v, "store-error", "review queue unavailable", fmt.Errorf("record decision: %w", err))
+		_, err = e.store.Commit(ctx, e.entry(as, s, result, fresh))
 	case err == nil:
 		v.ReviewID = opened.ID
 	}
