@@ -238,7 +238,7 @@ func (c *Config) resolvePaths() {
 	if s := c.DecisionLog.Sink; s != "stderr" && s != "off" && s != "" {
 		c.DecisionLog.Sink = resolve(base, s)
 	}
-	if c.Log.File != "" {
+	if c.Log.File != "" && c.Log.File != "stderr" { // openSink takes "stderr" as stderr
 		c.Log.File = resolve(base, c.Log.File)
 	}
 	for name, s := range c.Servers {

@@ -422,3 +422,16 @@ func TestConfigEnvKeepsCase(t *testing.T) {
 		t.Errorf("servers.notes.env (-want +got):\n%s", diff)
 	}
 }
+
+// TestConfigLogFileStderr: log.file: stderr means stderr, as it does for
+// decision_log.sink, not a file named stderr beside the config.
+func TestConfigLogFileStderr(t *testing.T) {
+	cleanConfigEnv(t)
+	got, err := loadConfig(writeConfigFile(t, "log:\n  file: stderr\ndecision_log:\n  sink: stderr\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Log.File != "stderr" || got.DecisionLog.Sink != "stderr" {
+		t.Errorf("log.file %q, decision_log.sink %q: want both stderr", got.Log.File, got.DecisionLog.Sink)
+	}
+}
