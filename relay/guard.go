@@ -4,8 +4,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"maps"
+	"errors"
+	"fmt"
+	"io"
+	"os/exec"
 	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -59,20 +66,273 @@ func (g guard) judge(ctx context.Context, msg jsonrpc.Message) judgement {
 // SDK decodes them. Decoding is lossy (duplicate keys collapse, unknown
 // fields vanish, some shapes are refused with the SDK's own messages), so
 // strictness must come first; the typed handler then validates the
-// canonical form it forwards. It is for command upstreams only: wrapping
-// the SDK's HTTP connection would hide its session hooks (see
-// screeningTransport).
+// canonical form it forwards. A command's stdout is also read frame by
+// frame before the SDK's decoder (frameScreen), so that a frame nested
+// too deep for that decoder is judged too, instead of ending the session.
+// It is for command upstreams only: wrapping the SDK's HTTP connection
+// would hide its session hooks (see screeningTransport).
 type guardedTransport struct {
 	mcp.Transport
 	guard
 }
 
 func (t *guardedTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	if ct, ok := t.Transport.(*mcp.CommandTransport); ok {
+		return t.connectCommand(ctx, ct)
+	}
 	c, err := t.Transport.Connect(ctx)
 	if err != nil {
 		return nil, err
 	}
 	return &guardedConn{Connection: c, guard: t.guard}, nil
+}
+
+// connectCommand starts the command as mcp.CommandTransport does, but
+// reads its stdout through a frameScreen: a frame the SDK's decoder cannot
+// read (nested deeper than it allows) would otherwise end the whole
+// session with the SDK's own error, and the push in it would never be
+// answered. The connection is the SDK's own stdio connection over the
+// screened stream.
+func (t *guardedTransport) connectCommand(ctx context.Context, ct *mcp.CommandTransport) (mcp.Connection, error) {
+	stdout, err := ct.Command.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	stdin, err := ct.Command.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := ct.Command.Start(); err != nil {
+		return nil, err
+	}
+	w := &childStdin{cmd: ct.Command, stdin: stdin, terminate: ct.TerminateDuration}
+	if w.terminate <= 0 {
+		w.terminate = 5 * time.Second // the SDK's default
+	}
+	r := &frameScreen{src: stdout, guard: t.guard, ctx: context.WithoutCancel(ctx), reply: w.Write}
+	c, err := (&mcp.IOTransport{Reader: r, Writer: w}).Connect(ctx)
+	if err != nil {
+		_ = w.Close()
+		return nil, err
+	}
+	return &guardedConn{Connection: c, guard: t.guard}, nil
+}
+
+// childStdin is the command's stdin as the connection's writer: writes
+// are serialized, since frameScreen answers refused frames on it too, and
+// Close ends the command the way the SDK's command transport does (close
+// stdin, wait, SIGTERM, wait, SIGKILL).
+type childStdin struct {
+	mu        sync.Mutex
+	cmd       *exec.Cmd
+	stdin     io.WriteCloser
+	terminate time.Duration
+}
+
+func (w *childStdin) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.stdin.Write(p)
+}
+
+func (w *childStdin) Close() error {
+	if err := w.stdin.Close(); err != nil {
+		return fmt.Errorf("closing stdin: %v", err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- w.cmd.Wait() }()
+	wait := func() (error, bool) {
+		select {
+		case err := <-exited:
+			return err, true
+		case <-time.After(w.terminate):
+			return nil, false
+		}
+	}
+	if err, ok := wait(); ok {
+		return err
+	}
+	if w.cmd.Process.Signal(syscall.SIGTERM) == nil {
+		if err, ok := wait(); ok {
+			return err
+		}
+	}
+	if err := w.cmd.Process.Kill(); err != nil {
+		return err
+	}
+	if err, ok := wait(); ok {
+		return err
+	}
+	return errors.New("unresponsive subprocess")
+}
+
+// sdkMaxDepth is the nesting the SDK's decoder accepts in one frame; a
+// deeper frame fails to decode and ends the session.
+const sdkMaxDepth = 1000
+
+// maxFrame is the most bytes frameScreen holds of one frame, the SDK's own
+// default cap (mcp.DefaultMaxLineLength). A longer frame passes unread,
+// and the SDK refuses it.
+const maxFrame = mcp.DefaultMaxLineLength
+
+// frameScreen reads an upstream's stdout frame by frame for the SDK.
+// Frames pass byte for byte, except one nested deeper than the SDK
+// decodes: it is judged as guardedConn judges messages (read without the
+// SDK's decoder), and a refused push is answered on stdin and dropped, a
+// refused input_required result replaced by its refusal. A deep frame the
+// guard does not refuse passes, and the SDK ends the session on it as
+// before.
+type frameScreen struct {
+	src   io.Reader
+	guard guard
+	ctx   context.Context
+	reply func([]byte) (int, error) // writes to the upstream
+
+	buf     []byte // read from src, not yet a whole frame
+	out     []byte // ready for the SDK
+	scanned int    // bytes of buf already scanned
+	depth   int    // nesting at buf[scanned]
+	deepest int    // deepest nesting of the frame so far
+	inStr   bool   // buf[scanned] is inside a string
+	escaped bool   // and follows a backslash
+	through bool   // stopped screening: the rest passes unread
+	err     error  // from src, returned once out and buf are drained
+}
+
+func (f *frameScreen) Read(p []byte) (int, error) {
+	for len(f.out) == 0 {
+		if f.through && len(f.buf) == 0 {
+			return f.src.Read(p)
+		}
+		if err := f.next(); err != nil {
+			return 0, err
+		}
+	}
+	n := copy(p, f.out)
+	f.out = f.out[n:]
+	return n, nil
+}
+
+// next moves what can be handed on from buf to out, reading src when buf
+// holds no complete frame.
+func (f *frameScreen) next() error {
+	if f.through {
+		f.out, f.buf = f.buf, nil
+		return nil
+	}
+	// Whitespace between frames passes as it is.
+	if i := skipSpace(f.buf, 0); i > 0 && f.scanned == 0 {
+		f.out, f.buf = f.buf[:i:i], f.buf[i:]
+		return nil
+	}
+	if len(f.buf) > 0 && f.scanned == 0 && f.buf[0] != '{' && f.buf[0] != '[' {
+		f.through = true // not a frame the SDK can read either
+		return nil
+	}
+	if end := f.scan(); end > 0 {
+		frame := f.buf[:end:end]
+		f.buf = f.buf[end:]
+		deep := f.deepest > sdkMaxDepth
+		f.scanned, f.deepest = 0, 0
+		f.out = frame
+		if deep {
+			f.out = f.judgeDeep(frame)
+		}
+		return nil
+	}
+	if len(f.buf) > maxFrame {
+		f.through = true
+		return nil
+	}
+	if f.err != nil {
+		if len(f.buf) > 0 {
+			f.through = true
+			return nil
+		}
+		return f.err
+	}
+	f.buf = slices.Grow(f.buf, 64<<10)
+	n, err := f.src.Read(f.buf[len(f.buf):cap(f.buf)])
+	f.buf, f.err = f.buf[:len(f.buf)+n], err
+	return nil
+}
+
+// Close does nothing: the command's stdout closes when the command exits,
+// which closing its stdin asks for (see childStdin).
+func (f *frameScreen) Close() error { return nil }
+
+// scan goes on through buf and returns the end of the frame that starts
+// at buf[0], or 0 while it is incomplete.
+func (f *frameScreen) scan() int {
+	for ; f.scanned < len(f.buf); f.scanned++ {
+		b := f.buf[f.scanned]
+		switch {
+		case f.escaped:
+			f.escaped = false
+		case f.inStr:
+			f.escaped = b == '\\'
+			f.inStr = b != '"'
+		case b == '"':
+			f.inStr = true
+		case b == '{' || b == '[':
+			f.depth++
+			f.deepest = max(f.deepest, f.depth)
+		case b == '}' || b == ']':
+			if f.depth--; f.depth == 0 {
+				f.scanned++
+				return f.scanned
+			}
+		}
+	}
+	return 0
+}
+
+// judgeDeep judges a frame too deep for the SDK's decoder, reading only
+// its envelope. It returns what the SDK gets instead: nothing for a push
+// answered here, a refusal for a result, else the frame.
+func (f *frameScreen) judgeDeep(frame []byte) []byte {
+	var msg jsonrpc.Message
+	var id any
+	env := map[string]json.RawMessage{}
+	for _, m := range members(frame) {
+		env[m.key] = m.value
+	}
+	if json.Unmarshal(env["id"], &id) != nil {
+		return frame
+	}
+	rid, err := jsonrpc.MakeID(id)
+	if err != nil {
+		return frame
+	}
+	var method string
+	if _, ok := env["method"]; ok {
+		if json.Unmarshal(env["method"], &method) != nil {
+			return frame
+		}
+		msg = &jsonrpc.Request{ID: rid, Method: method, Params: env["params"]}
+	} else {
+		msg = &jsonrpc.Response{ID: rid, Result: env["result"]}
+	}
+	j := f.guard.judge(f.ctx, msg)
+	var send jsonrpc.Message
+	switch {
+	case j.answer != nil:
+		send = j.answer
+	case j.replace != nil:
+		send = j.replace
+	default:
+		return frame
+	}
+	b, err := jsonrpc.EncodeMessage(send)
+	if err != nil {
+		return frame
+	}
+	b = append(b, '\n')
+	if j.replace != nil {
+		return b
+	}
+	_, _ = f.reply(b)
+	return nil
 }
 
 // guardedConn answers refused sampling requests itself and hides them from
@@ -111,31 +371,151 @@ func (g guard) refusedInputs(ctx context.Context, resp *jsonrpc.Response) *jsonr
 	if g.inputs == nil || resp.Error != nil || !mayNeedInput(resp.Result) {
 		return nil
 	}
-	var res struct {
-		ResultType    string `json:"resultType"`
-		InputRequests map[string]struct {
-			Method string          `json:"method"`
-			Params json.RawMessage `json:"params"`
-		} `json:"inputRequests"`
-	}
-	if json.Unmarshal(resp.Result, &res) != nil || res.ResultType != "input_required" {
-		return nil // the SDK reports what it cannot decode
-	}
-	for _, key := range slices.Sorted(maps.Keys(res.InputRequests)) {
-		in := res.InputRequests[key]
-		if in.Method != methodCreateMessage {
-			continue
-		}
-		if werr := g.inputs(ctx, in.Params); werr != nil {
+	for _, params := range samplingInputs(resp.Result) {
+		if werr := g.inputs(ctx, params); werr != nil {
 			return werr
 		}
 	}
 	return nil
 }
 
+// samplingInputs returns the params of every sampling entry under
+// inputRequests in a result, whatever its resultType says, sorted by
+// entry key. Member names are matched exactly, as the SDK's decoder
+// matches them: a lenient reader (encoding/json folds case) could be told
+// "ResultType":"complete" beside "resultType":"input_required" and skip
+// entries the SDK then acts on. A repeated name counts every time (the SDK
+// merges repeated inputRequests and keeps the last method or params), so
+// no spelling of an entry goes unscreened.
+func samplingInputs(result []byte) []json.RawMessage {
+	type entry struct {
+		key    string
+		params []json.RawMessage
+	}
+	var entries []entry
+	for _, m := range members(result) {
+		if m.key != "inputRequests" {
+			continue
+		}
+		for _, in := range members(m.value) {
+			e, sampling := entry{key: in.key}, false
+			for _, f := range members(in.value) {
+				var method string
+				switch f.key {
+				case "method":
+					sampling = sampling || json.Unmarshal(f.value, &method) == nil && method == methodCreateMessage
+				case "params":
+					e.params = append(e.params, f.value)
+				}
+			}
+			if sampling {
+				entries = append(entries, e)
+			}
+		}
+	}
+	slices.SortStableFunc(entries, func(a, b entry) int { return strings.Compare(a.key, b.key) })
+	var out []json.RawMessage
+	for _, e := range entries {
+		out = append(out, e.params...)
+	}
+	return out
+}
+
 // mayNeedInput is a fast pre-check on a result's bytes: only one that says
-// input_required, literally or behind a JSON escape (which both decoders
-// resolve, so "input\u005frequired" must not slip past), is decoded.
+// input_required or inputRequests, literally or behind a JSON escape (which
+// every decoder resolves, so "input\u005frequired" must not slip past), is
+// decoded.
 func mayNeedInput(result []byte) bool {
-	return bytes.Contains(result, []byte("input_required")) || bytes.Contains(result, []byte(`\u`))
+	return bytes.Contains(result, []byte("input_required")) || bytes.Contains(result, []byte("inputRequests")) ||
+		bytes.Contains(result, []byte(`\u`))
+}
+
+// member is one name and raw value of a JSON object.
+type member struct {
+	key   string
+	value json.RawMessage
+}
+
+// members lists the members of the JSON object in raw, in order, repeats
+// included, without decoding the values: it reads any depth without
+// recursion. Anything that is not an object, or a malformed one, yields
+// what was read before the fault.
+func members(raw []byte) []member {
+	i := skipSpace(raw, 0)
+	if i >= len(raw) || raw[i] != '{' {
+		return nil
+	}
+	var out []member
+	for i++; ; {
+		i = skipSpace(raw, i)
+		if i >= len(raw) || raw[i] != '"' {
+			return out
+		}
+		end := valueEnd(raw, i)
+		var key string
+		if end < 0 || json.Unmarshal(raw[i:end], &key) != nil {
+			return out
+		}
+		if i = skipSpace(raw, end); i >= len(raw) || raw[i] != ':' {
+			return out
+		}
+		i = skipSpace(raw, i+1)
+		if end = valueEnd(raw, i); end < 0 {
+			return out
+		}
+		out = append(out, member{key: key, value: raw[i:end]})
+		if i = skipSpace(raw, end); i >= len(raw) || raw[i] != ',' {
+			return out
+		}
+		i++
+	}
+}
+
+func skipSpace(raw []byte, i int) int {
+	for i < len(raw) && (raw[i] == ' ' || raw[i] == '\t' || raw[i] == '\n' || raw[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// valueEnd returns the index just after the JSON value starting at i, or
+// -1 when raw ends first, counting brackets outside strings (so any depth
+// costs nothing but the scan). It trusts the value to be JSON: a decoder
+// still reads each value it returns.
+func valueEnd(raw []byte, i int) int {
+	depth := 0
+	for ; i < len(raw); i++ {
+		switch raw[i] {
+		case '"':
+			for i++; i < len(raw) && raw[i] != '"'; i++ {
+				if raw[i] == '\\' {
+					i++
+				}
+			}
+			if i >= len(raw) {
+				return -1
+			}
+		case '{', '[':
+			depth++
+			continue
+		case '}', ']':
+			depth--
+		case ' ', '\t', '\n', '\r', ',', ':':
+			if depth > 0 {
+				continue
+			}
+			return i // after a number or literal at the top
+		default:
+			if depth > 0 {
+				continue
+			}
+			for i+1 < len(raw) && !strings.ContainsRune(" \t\n\r,:]}", rune(raw[i+1])) {
+				i++
+			}
+		}
+		if depth == 0 {
+			return i + 1
+		}
+	}
+	return -1
 }

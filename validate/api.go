@@ -20,7 +20,8 @@ type Options struct {
 }
 
 // Violation is one broken rule. Rule is a stable id (e.g. "SMP-06.pairing"),
-// Path a JSON Pointer into the checked document, Message a sentence a
+// Path a JSON Pointer into the checked document (a member name longer
+// than 64 bytes is cut short there and ends in "…"), Message a sentence a
 // person understands.
 type Violation struct {
 	Rule    string `json:"rule"`

@@ -1,7 +1,10 @@
 package validate
 
 import (
+	"encoding/json"
 	"fmt"
+	"regexp"
+	"strconv"
 	"strings"
 )
 
@@ -104,11 +107,28 @@ func (c *checker) resourceLink(path string, b map[string]any) {
 	for _, k := range []string{"title", "description", "mimeType"} {
 		c.optional(ruleResource, path, b, k, kindString)
 	}
-	c.optional(ruleResource, path, b, "size", kindNumber)
-	c.optional(ruleResource, path, b, "icons", kindArray)
+	c.size(path, b)
+	c.icons(ruleResource, path, b)
 	c.annotations(path, b)
 	c.meta(path, b)
 }
+
+// size checks a resource link's optional size: a count of bytes, so a
+// plain non-negative integer that fits an int64, which is how MCP SDKs
+// read it (1.5 or 1e3 would make one refuse the whole request).
+func (c *checker) size(path string, b map[string]any) {
+	if !c.optional(ruleResource, path, b, "size", kindNumber) {
+		return
+	}
+	n := string(b["size"].(json.Number))
+	if _, err := strconv.ParseInt(n, 10, 64); err != nil || !byteCount.MatchString(n) {
+		c.add(ruleResource, child(path, "size"), "size must be a whole number of bytes, got %s", quote(n))
+	}
+}
+
+// byteCount is the spelling of a size: a decimal integer without sign,
+// fraction or exponent.
+var byteCount = regexp.MustCompile(`^(0|[1-9][0-9]*)$`)
 
 // embeddedResource checks EmbeddedResource, allowed only inside a
 // tool_result.
@@ -230,13 +250,15 @@ var base64Value = func() (t [256]int8) {
 // and audio an audio/* type. Which subtypes are acceptable is policy.
 func (c *checker) mimeType(path, typ, m string) {
 	family, sub, ok := strings.Cut(strings.ToLower(m), "/")
-	if !ok || family != typ || sub == "" || strings.ContainsFunc(m, isControl) {
+	if !ok || family != typ || sub == "" || strings.ContainsFunc(m, notPrintableASCII) {
 		c.add(ruleMimeType, path+"/mimeType", "%s content needs a mimeType of the form %s/*, got %s", typ, typ, quote(m))
 	}
 }
 
-// isControl reports ASCII control characters, which have no place in a
-// MIME type.
-func isControl(r rune) bool {
-	return r < 0x20 || r == 0x7f
+// notPrintableASCII reports control characters and anything beyond
+// ASCII, which have no place in a MIME type (RFC 6838 §4.2, RFC 2045
+// §5.1): a direction override could make "image/png" show as another
+// type in a reviewer's terminal.
+func notPrintableASCII(r rune) bool {
+	return r < 0x20 || r >= 0x7f
 }

@@ -20,6 +20,14 @@ type checker struct {
 	caps Capabilities
 	lim  Limits
 	out  []Violation
+	huge []hugeNumber // numbers no float64 holds, for outOfRange
+}
+
+// hugeNumber is a number the parser found too large for a float64, and
+// where.
+type hugeNumber struct {
+	path    string
+	literal json.Number
 }
 
 // newChecker resolves the options once. An unknown era is itself a
@@ -37,7 +45,7 @@ func newChecker(opt Options) *checker {
 // every id goes through the rule table: an id missing from the table is
 // kept but marked, and the tests fail on it.
 func (c *checker) add(id ruleID, path, format string, args ...any) {
-	if len(c.out) >= maxViolations {
+	if c.full() {
 		return
 	}
 	msg := fmt.Sprintf(format, args...)
@@ -45,6 +53,47 @@ func (c *checker) add(id ruleID, path, format string, args ...any) {
 		msg = "unlisted rule: " + msg
 	}
 	c.out = append(c.out, Violation{Rule: string(id), Path: path, Message: msg})
+}
+
+// hugeNumber notes a number too large for a float64 at path; outOfRange
+// decides whether it is reported.
+func (c *checker) hugeNumber(path string, n json.Number) {
+	if len(c.huge) < maxViolations {
+		c.huge = append(c.huge, hugeNumber{path, n})
+	}
+}
+
+// outOfRange reports every number too large for a float64 that no other
+// violation covers, as json.syntax (RFC 8259 §6 lets a reader limit the
+// range of numbers). Where the schema wants a number (maxTokens,
+// temperature, priorities, ttl, size) the member's own rule has reported
+// it, and a number inside a member already refused goes with that member.
+// The rest sit in values passed on as they are (metadata, tool input,
+// schemas, structuredContent, _meta), which every MCP SDK decodes into
+// float64: it would refuse the whole message with an error of its own, so
+// the firewall refuses it first, with its own.
+func (c *checker) outOfRange() {
+	for _, n := range c.huge {
+		if !c.covered(n.path) {
+			c.add(ruleJSONSyntax, n.path, "number %s does not fit a 64-bit float", quote(string(n.literal)))
+		}
+	}
+}
+
+// covered reports whether a violation names path or a value holding it.
+func (c *checker) covered(path string) bool {
+	for _, v := range c.out {
+		if v.Path == path || strings.HasPrefix(path, v.Path+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// full reports whether the violation cap is reached, so that a caller can
+// skip the work of describing one more.
+func (c *checker) full() bool {
+	return len(c.out) >= maxViolations
 }
 
 // keySet is the set of member names an object may have.
@@ -160,9 +209,29 @@ func quote(s string) string {
 // pointerEscaper escapes one JSON Pointer reference token (RFC 6901 §3).
 var pointerEscaper = strings.NewReplacer("~", "~0", "/", "~1")
 
-// child returns the JSON Pointer of member key under path.
+// maxSegment is the most bytes of a member name a path spells out. Paths
+// are for people and for ordering; a member name of megabytes, repeated in
+// the path of every violation under it, would only cost memory.
+const maxSegment = 64
+
+// segment is the reference token of member key in a path: escaped, and
+// cut at maxSegment bytes (on a character boundary) with "…" appended, so
+// a path never holds much of what the upstream sent.
+func segment(key string) string {
+	if len(key) > maxSegment {
+		cut := maxSegment
+		for cut > 0 && !utf8.RuneStart(key[cut]) {
+			cut--
+		}
+		key = key[:cut] + "…"
+	}
+	return pointerEscaper.Replace(key)
+}
+
+// child returns the JSON Pointer of member key under path; a long key is
+// cut short (see segment).
 func child(path, key string) string {
-	return path + "/" + pointerEscaper.Replace(key)
+	return path + "/" + segment(key)
 }
 
 // index returns the JSON Pointer of element i under path.

@@ -5,9 +5,10 @@
 // Validation is pure: a function of the bytes, the protocol era of the
 // upstream session and the capabilities the firewall advertised to it. It
 // parses with its own strict reader (case-sensitive keys, unknown and
-// duplicate keys rejected, invalid UTF-8, depth and size caps), collects
-// every violation in document order under a stable rule id, and returns the
-// parsed document so that policy judges exactly what will be forwarded.
+// duplicate keys rejected, invalid UTF-8, numbers no float64 holds, depth
+// and size caps), collects every violation in document order under a
+// stable rule id, and returns the parsed document so that policy judges
+// exactly what will be forwarded.
 //
 // Caps on what is allowed (token budgets, MIME allow-lists, who may use
 // tools) are policy and live in engine/ and the Rego; this package only says
@@ -41,7 +42,7 @@
 //	json.syntax  "Malformed JSON"
 //	    eras:   all
 //	    wire:   -32602 (request), -32603 (result)
-//	    source: RFC 8259 §2; DESIGN §3 strict parsing
+//	    source: RFC 8259 §2, §6 (numbers a float64 holds); DESIGN §3 strict parsing
 //	json.duplicate-key  "Duplicate key in JSON object"
 //	    eras:   all
 //	    wire:   -32602 (request), -32603 (result)

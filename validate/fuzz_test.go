@@ -3,6 +3,8 @@ package validate
 import (
 	"bytes"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -56,8 +58,8 @@ func eraIndex(era string) uint8 {
 //     too and parse to an equal Document.
 //
 // It is seeded with every fixture under testdata/requests in every era it
-// names, plus the requests of testdata/results, each with default and with
-// small limits.
+// names, plus the requests of testdata/results and the stored requests of
+// testdata/requests/hostile, each with default and with small limits.
 func FuzzRequest(f *testing.F) {
 	for _, kind := range []string{"requests", "results"} {
 		for _, fx := range loadFixtures(f, kind) {
@@ -69,6 +71,13 @@ func FuzzRequest(f *testing.F) {
 				for _, small := range []bool{false, true} {
 					f.Add(raw, eraIndex(opt.Era), opt.Caps.Tools, opt.Caps.Context, small)
 				}
+			}
+		}
+	}
+	for _, h := range hostileSeeds(f) {
+		for _, era := range h.eras {
+			for _, small := range []bool{false, true} {
+				f.Add(h.params, eraIndex(era), h.caps.Tools, h.caps.Context, small)
 			}
 		}
 	}
@@ -97,6 +106,54 @@ func FuzzRequest(f *testing.F) {
 			t.Fatalf("accepted request %q re-encodes to %q, which parses differently:\n%#v\n%#v", raw, again, doc, doc2)
 		}
 	})
+}
+
+// hostileSeed is a request of testdata/requests/hostile small enough to
+// be stored whole (one without a generator), for the fuzz corpus.
+type hostileSeed struct {
+	params []byte
+	eras   []Era
+	caps   fixtureCaps
+}
+
+// hostileSeeds reads the stored requests of testdata/requests/hostile (see
+// its README; cmd/mcpx-fw drives them through the real firewall).
+func hostileSeeds(t testing.TB) []hostileSeed {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join("..", "testdata", "requests", "hostile", "*.json"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no hostile requests: %v", err)
+	}
+	var out []hostileSeed
+	for _, name := range files {
+		data, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var h struct {
+			Era        string          `json:"era"`
+			Eras       []string        `json:"eras"`
+			Caps       fixtureCaps     `json:"caps"`
+			Params     json.RawMessage `json:"params"`
+			ParamsText *string         `json:"paramsText"`
+			Generate   json.RawMessage `json:"generate"`
+		}
+		if err := json.Unmarshal(data, &h); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if h.Generate != nil {
+			continue
+		}
+		seed := hostileSeed{params: h.Params, eras: h.Eras, caps: h.Caps}
+		if h.ParamsText != nil {
+			seed.params = []byte(*h.ParamsText)
+		}
+		if len(seed.eras) == 0 {
+			seed.eras = []Era{h.Era}
+		}
+		out = append(out, seed)
+	}
+	return out
 }
 
 // FuzzResult checks the same properties for results, judged against a

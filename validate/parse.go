@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -95,21 +96,24 @@ type pathSeg struct {
 }
 
 // pointer renders the path of the value being read; the root is "".
+// Member names are cut short as child cuts them, so a pointer costs at
+// most the depth limit times a short token, whatever the keys' length.
 func (p *parser) pointer() string {
-	s := ""
+	var b strings.Builder
 	for _, seg := range p.path {
+		b.WriteByte('/')
 		if seg.member {
-			s = child(s, seg.key)
+			b.WriteString(segment(seg.key))
 		} else {
-			s = index(s, seg.index)
+			b.WriteString(strconv.Itoa(seg.index))
 		}
 	}
-	return s
+	return b.String()
 }
 
 // parser builds map[string]any / []any / json.Number / string / bool / nil
-// from raw bytes. With spans set it also records where each value sits,
-// which orders violations by position.
+// from raw bytes. With trie set it also records where the values on the
+// violations' paths sit, which orders violations by position.
 type parser struct {
 	data     []byte
 	pos      int
@@ -117,7 +121,8 @@ type parser struct {
 	maxDepth int
 	plain    *[256]bool // plainUTF8 or plainASCII
 	path     []pathSeg  // where the value being read is
-	spans    map[string]span
+	trie     *pathTrie  // when recording: the paths to record
+	node     int32      // when recording: the trie node of the value being read
 }
 
 // value reads one value at p.path; depth counts the containers around it.
@@ -150,8 +155,8 @@ func (p *parser) value(depth int) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if p.spans != nil {
-		p.spans[p.pointer()] = span{int64(start), int64(p.pos)}
+	if p.trie != nil && p.node != offPath {
+		p.trie.spans[p.node] = span{int64(start), int64(p.pos)}
 	}
 	return v, nil
 }
@@ -184,10 +189,10 @@ func (p *parser) object(depth int) (map[string]any, error) {
 			return nil, err
 		}
 		p.path = append(p.path, pathSeg{key: key, member: true})
-		if _, dup := obj[key]; dup {
+		if _, dup := obj[key]; dup && !p.c.full() {
 			p.c.add(ruleJSONDuplicate, p.pointer(), "key %s appears more than once", quote(key))
 		}
-		v, err := p.value(depth)
+		v, err := p.child(depth, key, 0, true)
 		if err != nil {
 			return nil, err
 		}
@@ -208,6 +213,66 @@ func (p *parser) object(depth int) (map[string]any, error) {
 	}
 }
 
+// child reads the value of a member (key) or an array element (i), keeping
+// track of the trie node when recording.
+func (p *parser) child(depth int, key string, i int, member bool) (any, error) {
+	if p.trie == nil {
+		return p.value(depth)
+	}
+	parent := p.node
+	if p.node = p.trie.below(parent, key, i, member); p.node == offPath {
+		p.node = parent
+		p.skip()
+		return nil, nil
+	}
+	v, err := p.value(depth)
+	p.node = parent
+	return v, err
+}
+
+// skip moves past one value of input already read once without error,
+// building nothing: recording needs no value off the violations' paths.
+func (p *parser) skip() {
+	d := p.data
+	p.skipSpace()
+	depth := 0
+	for i := p.pos; i < len(d); i++ {
+		switch d[i] {
+		case '"':
+			for i++; i < len(d) && d[i] != '"'; i++ {
+				if d[i] == '\\' {
+					i++
+				}
+			}
+		case '{', '[':
+			depth++
+			continue
+		case '}', ']':
+			depth--
+		case ',', ':', ' ', '\t', '\r', '\n':
+			continue
+		default: // a number or a literal
+			for i+1 < len(d) && !isDelimiter(d[i+1]) {
+				i++
+			}
+		}
+		if depth == 0 {
+			p.pos = i + 1
+			return
+		}
+	}
+	p.pos = len(d)
+}
+
+// isDelimiter reports the bytes that end a number or a literal.
+func isDelimiter(b byte) bool {
+	switch b {
+	case ',', '}', ']', ' ', '\t', '\r', '\n':
+		return true
+	}
+	return false
+}
+
 // array reads elements up to the closing bracket; p.pos is at '['.
 func (p *parser) array(depth int) ([]any, error) {
 	if depth > p.maxDepth {
@@ -222,7 +287,7 @@ func (p *parser) array(depth int) ([]any, error) {
 	}
 	for {
 		p.path = append(p.path, pathSeg{index: len(arr)})
-		v, err := p.value(depth)
+		v, err := p.child(depth, "", len(arr), false)
 		if err != nil {
 			return nil, err
 		}
@@ -282,13 +347,15 @@ func (p *parser) literal(word string) error {
 	return nil
 }
 
-// number reads a number in the JSON grammar and keeps its spelling.
+// number reads a number in the JSON grammar and keeps its spelling. A
+// number no float64 can hold is noted for outOfRange.
 func (p *parser) number() (any, error) {
 	d, start := p.data, p.pos
 	i := start
 	if d[i] == '-' {
 		i++
 	}
+	intStart := i
 	switch {
 	case i >= len(d):
 		return nil, errEOF
@@ -299,6 +366,7 @@ func (p *parser) number() (any, error) {
 	default:
 		return nil, p.errorf(i, "invalid character %s in numeric literal", quoteByte(d[i]))
 	}
+	intDigits := i - intStart
 	if i < len(d) && d[i] == '.' {
 		i++
 		if i >= len(d) {
@@ -309,7 +377,8 @@ func (p *parser) number() (any, error) {
 		}
 		i = digits(d, i)
 	}
-	if i < len(d) && (d[i] == 'e' || d[i] == 'E') {
+	exponent := i < len(d) && (d[i] == 'e' || d[i] == 'E')
+	if exponent {
 		i++
 		if i < len(d) && (d[i] == '+' || d[i] == '-') {
 			i++
@@ -323,7 +392,15 @@ func (p *parser) number() (any, error) {
 		i = digits(d, i)
 	}
 	p.pos = i
-	return json.Number(d[start:i]), nil
+	n := json.Number(d[start:i])
+	// Only an exponent or more than 308 integer digits can pass the
+	// largest float64, about 1.8e308.
+	if p.trie == nil && (exponent || intDigits > 308) {
+		if _, err := strconv.ParseFloat(string(n), 64); err != nil {
+			p.c.hugeNumber(p.pointer(), n)
+		}
+	}
+	return n, nil
 }
 
 func isDigit(b byte) bool { return '0' <= b && b <= '9' }

@@ -17,6 +17,7 @@ func Request(raw []byte, opt Options) (Document, []Violation) {
 	doc := c.parse(raw)
 	if doc != nil {
 		c.request(doc)
+		c.outOfRange()
 	}
 	return doc, c.finish(raw, doc != nil)
 }

@@ -10,6 +10,7 @@ func Result(raw []byte, request Document, opt Options) (Document, []Violation) {
 	doc := c.parse(raw)
 	if doc != nil {
 		c.result(doc, request)
+		c.outOfRange()
 	}
 	return doc, c.finish(raw, doc != nil)
 }

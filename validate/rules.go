@@ -97,7 +97,7 @@ const (
 // the type as revision <rev> defines it; V1-V11 and C1-C3 are the checks
 // of SPEC-NOTES §7.
 var ruleTable = []Rule{
-	{string(ruleJSONSyntax), "Malformed JSON", erasAll, stBoth, "RFC 8259 §2; DESIGN §3 strict parsing"},
+	{string(ruleJSONSyntax), "Malformed JSON", erasAll, stBoth, "RFC 8259 §2, §6 (numbers a float64 holds); DESIGN §3 strict parsing"},
 	{string(ruleJSONDuplicate), "Duplicate key in JSON object", erasAll, stBoth, "RFC 8259 §4 (names SHOULD be unique); DESIGN §3 duplicate keys rejected"},
 	{string(ruleJSONUTF8), "Invalid UTF-8 in JSON", erasAll, stBoth, "RFC 8259 §8.1; DESIGN §3 strict parsing"},
 	{string(ruleLimitBytes), "Message too large", erasAll, stBoth, "DESIGN §3 size limits (bytes)"},

@@ -12,7 +12,7 @@ var toolMembers = []struct {
 	kind jsonKind
 }{
 	{"title", kindString}, {"description", kindString}, {"outputSchema", kindObject},
-	{"annotations", kindObject}, {"icons", kindArray}, {"execution", kindObject},
+	{"annotations", kindObject}, {"execution", kindObject},
 }
 
 // toolsAndChoice checks tools and toolChoice, which may only be sent to a
@@ -64,8 +64,56 @@ func (c *checker) tool(path string, v any) (string, bool) {
 	for _, m := range toolMembers {
 		c.optional(ruleTools, path, t, m.key, m.kind)
 	}
+	c.toolAnnotations(path, t)
+	c.icons(ruleTools, path, t)
 	c.inputSchema(path, t)
 	return c.nonEmpty(ruleTools, path, t, "name")
+}
+
+// toolHints are the ToolAnnotations members that are booleans.
+var toolHints = []string{"readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"}
+
+// toolAnnotations checks the types of the ToolAnnotations members the
+// schema defines. Other members are the host's to ignore, but a hint that
+// is not a boolean is a message no MCP SDK decodes: it would refuse the
+// whole request with an error of its own.
+func (c *checker) toolAnnotations(path string, t map[string]any) {
+	a, ok := t["annotations"].(map[string]any)
+	if !ok {
+		return
+	}
+	path += "/annotations"
+	for _, k := range toolHints {
+		c.optional(ruleTools, path, a, k, kindBool)
+	}
+	c.optional(ruleTools, path, a, "title", kindString)
+}
+
+// icons checks the optional icons of a tool or resource link: an array of
+// Icon objects, each with a src, and typed as the schema types them, for
+// the same reason as toolAnnotations.
+func (c *checker) icons(id ruleID, path string, obj map[string]any) {
+	if !c.optional(id, path, obj, "icons", kindArray) {
+		return
+	}
+	for i, v := range obj["icons"].([]any) {
+		at := index(path+"/icons", i)
+		icon, ok := v.(map[string]any)
+		if !ok {
+			c.add(id, at, "icon must be an object, got %s", kindOf(v))
+			continue
+		}
+		c.required(id, at, icon, "src", kindString)
+		c.optional(id, at, icon, "mimeType", kindString)
+		c.optional(id, at, icon, "theme", kindString)
+		if c.optional(id, at, icon, "sizes", kindArray) {
+			for j, s := range icon["sizes"].([]any) {
+				if _, ok := s.(string); !ok {
+					c.add(id, index(at+"/sizes", j), "icon size must be a string, got %s", kindOf(s))
+				}
+			}
+		}
+	}
 }
 
 // inputSchema checks that a tool's input schema is an object schema: tool

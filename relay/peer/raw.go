@@ -1,11 +1,13 @@
 package peer
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"io"
 	"strings"
 	"sync"
 
@@ -19,10 +21,15 @@ const rawKey = "mcpx-fw.peer/raw"
 
 // rawParams holds raw sampling params waiting to be sent, by token. The SDK
 // can only send what its types can express; a hostile upstream sends
-// anything, so the test peer swaps the bytes in on the way out.
+// anything, so the test peer swaps the bytes in on the way out. Over stdio
+// the swap happens on the encoded frame, so the params go out byte for
+// byte (the SDK's encoder would compact them, and cannot encode params
+// nested past its depth limit at all); over HTTP they go out compacted.
 type rawParams struct {
 	mu      sync.Mutex
 	pending map[string]json.RawMessage
+	wire    map[string]json.RawMessage // params to write in place of a wire marker
+	extra   map[string]string          // members to add to an input_required result
 }
 
 func (r *rawParams) put(raw json.RawMessage) string {
@@ -43,6 +50,89 @@ func (r *rawParams) take(token string) (json.RawMessage, bool) {
 	return raw, ok
 }
 
+// wireMarker is the JSON string the SDK encodes in place of raw params
+// that exactWriter then swaps for the params' exact bytes.
+const wireMarker = "mcpx-fw.peer/wire:"
+
+// marker parks raw for exactWriter and returns the JSON string it replaces.
+func (r *rawParams) marker(raw json.RawMessage) json.RawMessage {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	token := hex.EncodeToString(b[:])
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.wire == nil {
+		r.wire = map[string]json.RawMessage{}
+	}
+	r.wire[token] = raw
+	return json.RawMessage(`"` + wireMarker + token + `"`)
+}
+
+// unmark takes the params parked under a marker's token.
+func (r *rawParams) unmark(token string) (json.RawMessage, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	raw, ok := r.wire[token]
+	delete(r.wire, token)
+	return raw, ok
+}
+
+// putExtra keeps members to add to the input_required result that carries
+// the params of token.
+func (r *rawParams) putExtra(token, members string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.extra == nil {
+		r.extra = map[string]string{}
+	}
+	r.extra[token] = members
+}
+
+func (r *rawParams) takeExtra(token string) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	members := r.extra[token]
+	delete(r.extra, token)
+	return members
+}
+
+// exactWriter writes the peer's stdio frames, each in one Write, with
+// every wire marker replaced by the exact params parked under it.
+type exactWriter struct {
+	io.WriteCloser
+	raw *rawParams
+}
+
+func (w *exactWriter) Write(frame []byte) (int, error) {
+	quoted := []byte(`"` + wireMarker)
+	if !bytes.Contains(frame, quoted) {
+		return w.WriteCloser.Write(frame)
+	}
+	var out []byte
+	rest := frame
+	for {
+		i := bytes.Index(rest, quoted)
+		if i < 0 {
+			break
+		}
+		start := i + len(quoted)
+		end := bytes.IndexByte(rest[start:], '"')
+		if end < 0 {
+			break
+		}
+		raw, ok := w.raw.unmark(string(rest[start : start+end]))
+		if !ok {
+			break
+		}
+		out = append(append(out, rest[:i]...), raw...)
+		rest = rest[start+end+1:]
+	}
+	if _, err := w.WriteCloser.Write(append(out, rest...)); err != nil {
+		return 0, err
+	}
+	return len(frame), nil
+}
+
 // swapTransport is the peer's server transport with raw params swapped in.
 type swapTransport struct {
 	mcp.Transport
@@ -50,16 +140,32 @@ type swapTransport struct {
 }
 
 func (t *swapTransport) Connect(ctx context.Context) (mcp.Connection, error) {
-	c, err := t.Transport.Connect(ctx)
+	inner, exact := t.Transport, false
+	if it, ok := inner.(*mcp.IOTransport); ok {
+		stdio := *it
+		stdio.Writer, exact = &exactWriter{WriteCloser: it.Writer, raw: t.raw}, true
+		inner = &stdio
+	}
+	c, err := inner.Connect(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return &swapConn{Connection: c, raw: t.raw}, nil
+	return &swapConn{Connection: c, raw: t.raw, exact: exact}, nil
 }
 
 type swapConn struct {
 	mcp.Connection
-	raw *rawParams
+	raw   *rawParams
+	exact bool // frames pass an exactWriter: swap in markers, not the params
+}
+
+// swapIn is what goes in place of raw params in a message: the params, or
+// a marker that exactWriter swaps for them byte for byte.
+func (c *swapConn) swapIn(raw json.RawMessage) json.RawMessage {
+	if c.exact {
+		return c.raw.marker(raw)
+	}
+	return raw
 }
 
 func (c *swapConn) Write(ctx context.Context, msg jsonrpc.Message) error {
@@ -73,7 +179,7 @@ func (c *swapConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		if json.Unmarshal(req.Params, &p) == nil && p.Meta[rawKey] != "" {
 			if raw, ok := c.raw.take(p.Meta[rawKey]); ok {
 				swapped := *req
-				swapped.Params = raw
+				swapped.Params = c.swapIn(raw)
 				msg = &swapped
 			}
 		}
@@ -99,7 +205,8 @@ func (r *rawParams) sampleRaw(ctx context.Context, req *mcp.CallToolRequest) (*m
 }
 
 // swapInputs swaps raw params into the sampling entries of an
-// input_required result, as Write does for pushes.
+// input_required result, as Write does for pushes, and adds the members
+// sample_input_raw was given for the result, as they were given.
 func (c *swapConn) swapInputs(resp *jsonrpc.Response) jsonrpc.Message {
 	if shedding := shedResult(resp); shedding != nil {
 		return shedding
@@ -112,7 +219,7 @@ func (c *swapConn) swapInputs(resp *jsonrpc.Response) jsonrpc.Message {
 	if json.Unmarshal(resp.Result, &res) != nil || json.Unmarshal(res["inputRequests"], &reqs) != nil {
 		return resp
 	}
-	swapped := false
+	swapped, extra := false, ""
 	for key, in := range reqs {
 		var p struct {
 			Meta map[string]string `json:"_meta"`
@@ -121,24 +228,42 @@ func (c *swapConn) swapInputs(resp *jsonrpc.Response) jsonrpc.Message {
 			continue
 		}
 		if raw, ok := c.raw.take(p.Meta[rawKey]); ok {
-			in.Params, swapped = raw, true
+			in.Params, swapped = c.swapIn(raw), true
 			reqs[key] = in
+			extra += c.raw.takeExtra(p.Meta[rawKey])
 		}
 	}
 	if !swapped {
 		return resp
 	}
-	res["inputRequests"], _ = json.Marshal(reqs)
+	res["inputRequests"] = marshalExact(reqs)
 	out := *resp
-	out.Result, _ = json.Marshal(res)
+	out.Result = marshalExact(res)
+	if extra != "" {
+		out.Result = append(append(bytes.TrimSuffix(out.Result, []byte("}")), ","+extra...), '}')
+	}
 	return &out
 }
 
+// marshalExact encodes v without escaping <, > and &, so raw params keep
+// their bytes (the SDK's own encoder escapes nothing either).
+func marshalExact(v any) json.RawMessage {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
+}
+
 // sampleInputRaw asks for the base64-decoded bytes, exactly as given, as
-// the params of a 2026-07-28 sampling input request (key "q"), once.
+// the params of a 2026-07-28 sampling input request (key "q"), once. With
+// result_extra (JSON object members, as text) the input_required result
+// carries those members too, as written: a result that says two things
+// about itself.
 func (r *rawParams) sampleInputRaw(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	var args struct {
-		Raw string `json:"raw_b64"`
+		Raw   string `json:"raw_b64"`
+		Extra string `json:"result_extra"`
 	}
 	if err := json.Unmarshal(req.Params.Arguments, &args); err != nil {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "sample_input_raw needs {raw_b64}"}
@@ -152,7 +277,11 @@ func (r *rawParams) sampleInputRaw(_ context.Context, req *mcp.CallToolRequest) 
 		return nil, err
 	}
 	if len(done.Completions) == 0 {
-		params := &mcp.CreateMessageWithToolsParams{Meta: mcp.Meta{rawKey: r.put(raw)}, MaxTokens: 1}
+		token := r.put(raw)
+		if args.Extra != "" {
+			r.putExtra(token, args.Extra)
+		}
+		params := &mcp.CreateMessageWithToolsParams{Meta: mcp.Meta{rawKey: token}, MaxTokens: 1}
 		return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{"q": params}, RequestState: encodeProgress(done, 1)}, nil
 	}
 	text, _ := json.Marshal(done)
