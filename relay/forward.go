@@ -215,6 +215,9 @@ func upstreamError(u *upstream, err error) error {
 	if errors.As(err, &we) {
 		return we
 	}
+	if u.lost.Load() {
+		return internalError(fmt.Sprintf("upstream %s is gone: its connection was lost; it starts again when the host reconnects", u.cfg.Name))
+	}
 	return internalError(fmt.Sprintf("upstream %s: %v", u.cfg.Name, err))
 }
 

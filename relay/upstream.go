@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"sync"
+	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -28,6 +29,10 @@ type upstream struct {
 
 	mu       sync.Mutex
 	inFlight map[*hostCall]struct{} // host tools/calls now running on it
+
+	// closing is set when the firewall closes the session itself; lost when
+	// the session ended without that (the process exited, the stream broke).
+	closing, lost atomic.Bool
 }
 
 // modern reports whether the upstream speaks 2026-07-28 or later: its
@@ -71,6 +76,7 @@ func (p *Proxy) connect(ctx context.Context, l *link, cfg Upstream, era string) 
 	u.mu.Lock()
 	u.session, u.era = cs, cs.InitializeResult().ProtocolVersion // a push can be screened before Connect returns; see reported
 	u.mu.Unlock()
+	go p.watchUpstream(u, cs)
 	p.log.Info("upstream connected", zap.String("server", cfg.Name),
 		zap.String("protocol", u.era), zap.Bool("sampling", offered))
 	return u, nil
@@ -198,7 +204,27 @@ func (u *upstream) reported() map[string]any {
 	return m
 }
 
+// watchUpstream logs an upstream whose connection ended without the
+// firewall closing it: its process exited or its stream broke. What it had
+// in flight has already failed (those requests' contexts ended, which
+// abandons any review they waited on); later requests to it fail at once
+// with -32603 naming it (see upstreamError). Its session is not restarted:
+// the host's next session starts it again.
+func (p *Proxy) watchUpstream(u *upstream, cs *mcp.ClientSession) {
+	err := cs.Wait()
+	if u.closing.Load() {
+		return
+	}
+	u.lost.Store(true)
+	fields := []zap.Field{zap.String("server", u.cfg.Name)}
+	if err != nil {
+		fields = append(fields, zap.Error(err))
+	}
+	p.log.Error("upstream connection lost: its process exited or its stream broke; requests to it fail until the host reconnects", fields...)
+}
+
 func (u *upstream) close() {
+	u.closing.Store(true)
 	if u.session != nil {
 		_ = u.session.Close()
 	}

@@ -85,7 +85,7 @@ func (s *Store) decide(ctx context.Context, id string, d decision) (Item, error)
 	var lost error
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		var err error
-		t := now()
+		t := s.now()
 		if it, settled, err = s.loadSettled(ctx, tx, id, t); err != nil {
 			return err
 		}
@@ -143,7 +143,7 @@ func (s *Store) Finish(ctx context.Context, id string, st State, note string) (I
 	var lost error
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		var err error
-		t := now()
+		t := s.now()
 		if it, settled, err = s.loadSettled(ctx, tx, id, t); err != nil {
 			return err
 		}

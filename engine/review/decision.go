@@ -33,7 +33,7 @@ func (s *Store) RecordDecision(ctx context.Context, d Decision) error {
 		return fmt.Errorf("record decision %q: id and outcome are required", d.ID)
 	}
 	if d.CreatedAt.IsZero() {
-		d.CreatedAt = now()
+		d.CreatedAt = s.now()
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
 	defer cancel()

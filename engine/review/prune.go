@@ -35,7 +35,7 @@ func (s *Store) Prune(ctx context.Context, retain time.Duration) (int, error) {
 	}
 	total := 0
 	for {
-		n, err := s.pruneOnce(ctx, now().Add(-retain))
+		n, err := s.pruneOnce(ctx, s.now().Add(-retain))
 		total += n
 		if err != nil {
 			return total, fmt.Errorf("prune: %w", err)
@@ -89,7 +89,7 @@ func erasable(ctx context.Context, tx *sql.Tx, cutoff time.Time) ([]Item, error)
 // erase writes the audit entry (with the digests of what it erases) and
 // clears the text.
 func (s *Store) erase(ctx context.Context, tx *sql.Tx, it Item) error {
-	t := now()
+	t := s.now()
 	e := itemEntry(it, EventErased, t)
 	e.Detail = NoteErased
 	if err := s.appendAudit(ctx, tx, e); err != nil {

@@ -18,6 +18,10 @@ func (s *Store) Add(ctx context.Context, it Item, timeout time.Duration) (Item, 
 	if err := checkNew(it, timeout); err != nil {
 		return Item{}, fmt.Errorf("add review: %w", err)
 	}
+	if err := s.checkDecidable(); err != nil {
+		return Item{}, fmt.Errorf("add review: %w", err)
+	}
+	due := time.Now().Add(timeout)
 	it = lineage(ctx, s.fresh(it, timeout))
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		if err := insertItem(ctx, tx, it); err != nil {
@@ -28,6 +32,7 @@ func (s *Store) Add(ctx context.Context, it Item, timeout time.Duration) (Item, 
 	if err != nil {
 		return Item{}, fmt.Errorf("add review: %w", err)
 	}
+	s.setDue(it.ID, due)
 	s.log.Info("review opened", append(itemFields(it),
 		zap.Int("request_bytes", len(it.Request)),
 		zap.Int("result_bytes", len(it.Result)),
@@ -62,7 +67,7 @@ func checkNew(it Item, timeout time.Duration) error {
 
 // fresh fills in what the queue owns and clears what only a decision sets.
 func (s *Store) fresh(it Item, timeout time.Duration) Item {
-	t := now()
+	t := s.now()
 	it.ID, it.State, it.Owner = newID(), StatePending, s.owner
 	it.CreatedAt, it.ExpiresAt = t, t.Add(timeout)
 	it.DecidedBy, it.DecidedAt, it.Note = "", time.Time{}, ""
@@ -94,7 +99,7 @@ func (s *Store) Get(ctx context.Context, id string) (Item, error) {
 	if err != nil {
 		return Item{}, opError("get", id, err)
 	}
-	if _, due := s.due(it, now(), s.isAlive); !due {
+	if _, due := s.due(it, s.now(), s.isAlive); !due {
 		return it, nil
 	}
 	it, err = s.settleOne(ctx, id)

@@ -73,9 +73,20 @@ func fromNanos(n int64) time.Time {
 }
 
 // now is the store's clock reading, in the precision and zone it stores,
-// so values returned by a write equal the values read back later.
+// so values returned by a write equal the values read back later. Round(0)
+// drops the monotonic reading: what is stored is wall-clock time.
 func now() time.Time {
 	return time.Now().UTC().Round(0)
+}
+
+// now is this Store's wall-clock reading: now(), or s.clock's when a test
+// set one to make the wall clock jump. Deadlines this process waits for
+// are also kept on the monotonic clock (see Wait), which no jump moves.
+func (s *Store) now() time.Time {
+	if s.clock != nil {
+		return s.clock().UTC().Round(0)
+	}
+	return now()
 }
 
 // rawJSON keeps an empty column as a nil RawMessage, so JSON output omits it.

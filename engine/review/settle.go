@@ -105,7 +105,7 @@ func (s *Store) settleOne(ctx context.Context, id string) (Item, error) {
 		if it, err = load(ctx, tx, id); err != nil {
 			return err
 		}
-		it, changed, err = s.settle(ctx, tx, it, now())
+		it, changed, err = s.settle(ctx, tx, it, s.now())
 		return err
 	})
 	if err != nil {
@@ -132,7 +132,7 @@ func (s *Store) sweep(ctx context.Context) ([]Item, error) {
 			if err != nil {
 				return err
 			}
-			it, changed, err := s.settle(ctx, tx, it, now())
+			it, changed, err := s.settle(ctx, tx, it, s.now())
 			if err != nil {
 				return err
 			}
@@ -160,7 +160,7 @@ func (s *Store) dueIDs(ctx context.Context) ([]string, error) {
 		return nil, err
 	}
 	defer rows.Close()
-	alive, t := s.memoAlive(), now()
+	alive, t := s.memoAlive(), s.now()
 	var ids []string
 	for rows.Next() {
 		var it Item
@@ -208,6 +208,7 @@ func (s *Store) AbandonOrphans(ctx context.Context) (int, error) {
 
 // closed wakes local waiters and logs an item the queue closed itself.
 func (s *Store) closed(it Item) {
+	s.takeDue(it.ID)
 	s.notify(it.ID)
 	s.log.Info("review closed", append(itemFields(it), zap.String("note", noteOf(it)))...)
 }

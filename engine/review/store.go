@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -13,7 +14,7 @@ import (
 	"time"
 
 	"go.uber.org/zap"
-	_ "modernc.org/sqlite" // registers the "sqlite" driver
+	"modernc.org/sqlite" // registers the "sqlite" driver
 )
 
 // FileName is the name of the queue's database inside the state dir.
@@ -22,6 +23,17 @@ const FileName = "reviews.db"
 // DefaultPollInterval is how often a waiter re-reads its item to see a
 // decision written by another process (the operator's CLI).
 const DefaultPollInterval = 250 * time.Millisecond
+
+// maxConns bounds the connections a Store opens, and keeps them all for
+// reuse. Unbounded (database/sql keeps only 2 idle), a burst of waiters and
+// decisions opened a connection each and closed it again; and a connection
+// closed while another holds a lock on the file leaves its descriptor open
+// (SQLite's unix VFS defers the close, which would drop the process's
+// POSIX locks), so serve kept as many descriptors as its busiest moment
+// needed (cmd/mcpx-fw TestLoad). Writes are serialised anyway (wmu) and WAL
+// lets a few readers run beside the writer; SQLite's work is CPU-bound, so
+// more connections than cores buy nothing.
+func maxConns() int { return max(4, runtime.GOMAXPROCS(0)) }
 
 // busyTimeout bounds how long a statement waits for another process's
 // write lock before failing with SQLITE_BUSY.
@@ -51,12 +63,21 @@ type Store struct {
 	owner string
 	alive func(owner string) bool
 
+	// clock is the wall clock, nil for time.Now: a field so tests can make
+	// it jump, as an NTP step or an operator's date command would.
+	clock func() time.Time
+
 	// wmu serialises this Store's write transactions, so goroutines of one
 	// process queue here instead of spinning in SQLite's busy handler.
 	wmu sync.Mutex
 
 	waitMu  sync.Mutex
 	waiters map[string]*waitSlot
+
+	// dues holds, for each item this Store opened and nobody has waited
+	// out yet, its deadline on the monotonic clock (see Wait).
+	dueMu sync.Mutex
+	dues  map[string]time.Time
 }
 
 // Open opens (creating if needed) the review queue in dir. The dir is made
@@ -75,6 +96,8 @@ func Open(dir string, log *zap.Logger) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open review store %s: %w", path, err)
 	}
+	db.SetMaxOpenConns(maxConns())
+	db.SetMaxIdleConns(maxConns())
 	s := newStore(db, path, log.Named("review"))
 	if err := s.migrate(context.Background()); err != nil {
 		db.Close()
@@ -92,6 +115,7 @@ func newStore(db *sql.DB, path string, log *zap.Logger) *Store {
 		owner:        selfToken(),
 		alive:        ownerAlive,
 		waiters:      make(map[string]*waitSlot),
+		dues:         make(map[string]time.Time),
 	}
 }
 
@@ -165,17 +189,75 @@ func checkPrivate(path, what string) error {
 // write runs fn in one IMMEDIATE transaction and commits it when fn
 // returns nil. Outcomes that must still commit (an expiry applied before a
 // refused approval) are reported through fn's closure, not its error.
+// Storage failures come back named (see storageError).
 func (s *Store) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	start := time.Now()
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
-		return err
+		return s.storageError(err, time.Since(start))
 	}
 	if err := fn(tx); err != nil {
-		return errors.Join(err, ignoreDone(tx.Rollback()))
+		return s.storageError(errors.Join(err, ignoreDone(tx.Rollback())), 0)
 	}
-	return tx.Commit()
+	return s.storageError(tx.Commit(), 0)
+}
+
+// SQLite's primary result codes for the failures an operator can act on.
+const (
+	sqliteReadOnly = 8  // SQLITE_READONLY
+	sqliteIOErr    = 10 // SQLITE_IOERR: a write failed (disk full, file size limit, I/O error)
+	sqliteFull     = 13 // SQLITE_FULL
+	sqliteBusy     = 5  // SQLITE_BUSY: another connection holds the write lock
+)
+
+// storageError names a write that failed for a reason outside the queue,
+// in words that say what to look at: "disk I/O error (778)" alone does not.
+// waited is how long the write waited for the write lock (0 once it had
+// it): giving up on the lock shows as SQLITE_BUSY or, when the caller's
+// deadline came first, as that deadline. Other errors pass unchanged.
+func (s *Store) storageError(err error, waited time.Duration) error {
+	if err == nil {
+		return nil
+	}
+	var se *sqlite.Error
+	code := 0
+	if errors.As(err, &se) {
+		code = se.Code() & 0xff // the primary code of an extended one
+	}
+	switch {
+	case code == sqliteBusy || waited > 0 && errors.Is(err, context.DeadlineExceeded):
+		return fmt.Errorf("review store %s is locked: another process held its write lock for %s (database is locked): %w",
+			s.path, waited.Round(time.Millisecond), err)
+	case code == sqliteIOErr || code == sqliteFull:
+		return fmt.Errorf("review store %s could not be written (disk full, file size limit or I/O error): %w", s.path, err)
+	case code == sqliteReadOnly:
+		return fmt.Errorf("review store %s is read-only: %w", s.path, err)
+	}
+	return err
+}
+
+// checkDecidable refuses to open a review that no operator could decide:
+// the queue's files are no longer readable and writable by this account
+// (the state dir was made read-only), so `mcpx-fw review approve` could
+// not open them, and the review would only sit out its timeout. This
+// process keeps writing through the files it already has open, so the
+// refusal itself is recorded.
+func (s *Store) checkDecidable() error {
+	dir := filepath.Dir(s.path)
+	for _, p := range []string{s.path, s.path + "-wal", s.path + "-shm"} {
+		err := accessRW(p)
+		if p != s.path && errors.Is(err, fs.ErrNotExist) {
+			err = accessRW(dir) // SQLite creates it when the next process opens the queue
+			p = dir
+		}
+		if err != nil {
+			return fmt.Errorf("review store %s is not writable (%v): no operator could decide a review; make the state dir and its files writable by this account again",
+				p, err)
+		}
+	}
+	return nil
 }
 
 func ignoreDone(err error) error {

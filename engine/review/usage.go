@@ -54,13 +54,18 @@ func (s *Store) Commit(ctx context.Context, e Entry) (Item, error) {
 		return Item{}, fmt.Errorf("commit decision %q: id and outcome are required", d.ID)
 	}
 	if d.CreatedAt.IsZero() {
-		d.CreatedAt = now()
+		d.CreatedAt = s.now()
 	}
 	var it Item
+	var due time.Time
 	if e.Review != nil {
 		if err := checkNew(*e.Review, e.ReviewTimeout); err != nil {
 			return Item{}, fmt.Errorf("commit decision %s: review: %w", d.ID, err)
 		}
+		if err := s.checkDecidable(); err != nil {
+			return Item{}, fmt.Errorf("commit decision %s: %w", d.ID, err)
+		}
+		due = time.Now().Add(e.ReviewTimeout)
 		it = lineage(ctx, s.fresh(*e.Review, e.ReviewTimeout))
 		it.DecisionID, d.ReviewID = d.ID, it.ID
 	}
@@ -71,6 +76,7 @@ func (s *Store) Commit(ctx context.Context, e Entry) (Item, error) {
 		return Item{}, fmt.Errorf("commit decision %s: %w", d.ID, err)
 	}
 	if e.Review != nil {
+		s.setDue(it.ID, due)
 		s.log.Info("review opened", append(itemFields(it), zap.Time("expires_at", it.ExpiresAt))...)
 	}
 	return it, nil

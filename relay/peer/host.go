@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -25,6 +26,10 @@ type HostOptions struct {
 	Answer          Answer   // nil: the host does not declare sampling
 	Tools, Context  bool     // declare sampling.tools / sampling.context
 	ProtocolVersion string   // requested version; empty for 2025-11-25
+	// Stderr receives the command's stderr; nil passes it to this
+	// process's stderr. A writer that is not a file gets a pipe, which,
+	// unlike a file, no RLIMIT_FSIZE on the command limits.
+	Stderr io.Writer
 }
 
 // Host is an MCP client acting as the host application.
@@ -82,6 +87,12 @@ func (h *Host) start(opts HostOptions) (mcp.Transport, error) {
 	h.cmd = exec.Command(opts.Command[0], opts.Command[1:]...)
 	h.cmd.Env = opts.Env
 	h.cmd.Stderr = os.Stderr
+	if opts.Stderr != nil {
+		h.cmd.Stderr = opts.Stderr
+		// The command's own children (upstreams) share the pipe; Wait
+		// stops copying shortly after the command itself exits.
+		h.cmd.WaitDelay = 5 * time.Second
+	}
 	stdin, err := h.cmd.StdinPipe()
 	if err != nil {
 		return nil, err
@@ -96,6 +107,10 @@ func (h *Host) start(opts HostOptions) (mcp.Transport, error) {
 	h.stdin = stdin
 	return &mcp.IOTransport{Reader: stdout, Writer: stdin}, nil
 }
+
+// PID is the process id of the command the host started (not for a host
+// made by ConnectHTTP), for tests that inject faults into it.
+func (h *Host) PID() int { return h.cmd.Process.Pid }
 
 // Disconnect closes the command's stdin without a goodbye, as a host that
 // crashed or quit would, and waits for the command to exit.
