@@ -41,6 +41,7 @@ func (e *Error) Error() string { return fmt.Sprintf("%d %s", e.Code, e.Message) 
 func RunUpstream(ctx context.Context, in io.ReadCloser, out io.WriteCloser) error {
 	raw := &rawParams{pending: map[string]json.RawMessage{}}
 	srv := newServer(raw)
+	in, out = addLoad(srv, in, out) // with MCPXFW_PEER_LOAD=1: load.go
 	err := srv.Run(ctx, &swapTransport{Transport: &mcp.IOTransport{Reader: in, Writer: out}, raw: raw})
 	if errors.Is(err, io.EOF) || errors.Is(err, context.Canceled) {
 		return nil
