@@ -101,7 +101,7 @@ func (p *Proxy) handBack(ctx context.Context, x *exchange, reqs mcp.InputRequest
 // clear runs one sampling request through the request stage only.
 func (p *Proxy) clear(ctx context.Context, u *upstream, h hostView, o engine.Origin, in *mcp.CreateMessageWithToolsParams) (cleared, error) {
 	params := forwardable(in)
-	raw, err := json.Marshal(params)
+	raw, err := encode(params)
 	if err != nil {
 		return cleared{}, internalError("sampling request could not be encoded")
 	}

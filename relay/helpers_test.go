@@ -23,7 +23,7 @@ var (
 )
 
 // testUpstream builds the project's test upstream (testdata/upstream) once.
-func testUpstream(t *testing.T) string {
+func testUpstream(t testing.TB) string {
 	t.Helper()
 	upstreamOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "mcpx-fw-upstream-")

@@ -41,10 +41,11 @@ type link struct {
 	// belongs to no host call (a bridged call has its own session), so it
 	// is refused unless an operator answers for that server.
 	shared bool
-	// gone is closed when the host's session ends, so that sampling requests
+	// gone ends when the host's session ends, so that sampling requests
 	// still waiting (on a review, on the host) stop at once and their
 	// reviews are abandoned, instead of holding shutdown until expiry.
-	gone      chan struct{}
+	gone      context.Context
+	leave     context.CancelFunc // ends gone
 	closeOnce sync.Once
 
 	mu        sync.Mutex
@@ -55,26 +56,27 @@ func newLink(h hostView) *link {
 	if h.caps == nil {
 		h.caps = &mcp.ClientCapabilities{}
 	}
-	return &link{host: h, gone: make(chan struct{})}
+	gone, leave := context.WithCancel(context.Background())
+	return &link{host: h, gone: gone, leave: leave}
 }
 
 // whileAlive derives a context that also ends when the link's host leaves.
+// It registers a callback rather than starting a goroutine: a request held
+// for review may wait for minutes, and a thousand of them each holding a
+// goroutine's stack for this cost megabytes (BENCHMARKS.md, P4).
 func (l *link) whileAlive(ctx context.Context) (context.Context, context.CancelFunc) {
 	ctx, cancel := context.WithCancel(ctx)
-	go func() {
-		select {
-		case <-l.gone:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
-	return ctx, cancel
+	stop := context.AfterFunc(l.gone, cancel)
+	return ctx, func() {
+		stop()
+		cancel()
+	}
 }
 
 // close ends waits first, then the upstream sessions.
 func (l *link) close() {
 	l.closeOnce.Do(func() {
-		close(l.gone)
+		l.leave()
 		l.mu.Lock()
 		ups := l.upstreams
 		l.upstreams = nil

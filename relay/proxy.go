@@ -66,6 +66,8 @@ type Proxy struct {
 	handed   handedRounds   // sampling entries out with 2026-07-28 hosts
 	bridges  bridgePool     // 2026-07-28 host calls to upstreams that push
 	progress progressRoutes // progress tokens sent upstream, by host call
+	reviews  reviewWaits    // requests held for review, on one shared poll
+	judging  judging        // decisions on sampling requests, a few at a time
 
 	mu     sync.Mutex
 	links  map[*mcp.ServerSession]*link // hosts that initialized
@@ -142,6 +144,7 @@ func (p *Proxy) Close() {
 	for _, l := range links {
 		l.close()
 	}
+	p.judging.close()
 }
 
 // sealKey is the configured key, or a random one for this process only.

@@ -1,6 +1,7 @@
 package relay
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -37,7 +38,7 @@ func (p *Proxy) onSampling(ctx context.Context, u *upstream, req *mcp.CreateMess
 // upstream's input request when the host is older.
 func (p *Proxy) firewall(ctx context.Context, u *upstream, h hostView, o engine.Origin, in *mcp.CreateMessageWithToolsParams) (*mcp.CreateMessageWithToolsResult, error) {
 	params := forwardable(in)
-	raw, err := json.Marshal(params)
+	raw, err := encode(params)
 	if err != nil {
 		return nil, internalError("sampling request could not be encoded")
 	}
@@ -66,7 +67,7 @@ type cleared struct {
 // that passes but that no host can answer waits for an operator's answer
 // when this server allows one.
 func (p *Proxy) requestStage(ctx context.Context, u *upstream, h hostView, s engine.Sampling, params *mcp.CreateMessageWithToolsParams) (cleared, error) {
-	v := p.eng.Decide(ctx, s)
+	v := p.judging.judge(ctx, func() engine.Verdict { return p.eng.Decide(ctx, s) })
 	if v.Outcome == engine.OutcomePass && u.cfg.OperatorAnswer && !h.canSample() {
 		v = p.awaitAnswer(ctx, s, v)
 	}
@@ -104,11 +105,12 @@ func (p *Proxy) completion(ctx context.Context, h hostView, c cleared) (*mcp.Cre
 // nothing reaches the upstream before the operator decides, and what
 // reaches it is their edit when they made one.
 func (p *Proxy) resultStage(ctx context.Context, u *upstream, s engine.Sampling, res *mcp.CreateMessageWithToolsResult) (*mcp.CreateMessageWithToolsResult, error) {
-	raw, err := json.Marshal(res)
+	raw, err := encode(res)
 	if err != nil {
 		return nil, internalError("host completion could not be encoded")
 	}
-	st := p.settle(ctx, u, s, raw, p.eng.Check(ctx, s, raw))
+	v := p.judging.judge(ctx, func() engine.Verdict { return p.eng.Check(ctx, s, raw) })
+	st := p.settle(ctx, u, s, raw, v)
 	if st.Outcome != engine.OutcomePass {
 		return nil, wireError(st.Verdict)
 	}
@@ -209,6 +211,42 @@ func hostFailure(err error, we *jsonrpc.Error) string {
 	}
 	return "the host could not be reached"
 }
+
+// encode is json.Marshal without HTML escaping: the bytes the engine
+// judges (and measures against limits.max_bytes) must not grow six-fold
+// for every '<' an upstream sends. The SDK's types marshal their parts
+// with json.Marshal, which escapes, so the escapes are undone after.
+func encode(v any) ([]byte, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	return unescapeHTML(b), nil
+}
+
+// unescapeHTML turns encoding/json's \u003c, \u003e and \u0026 back into
+// the characters. Every other escape is copied whole, so the backslash of
+// an escaped backslash never starts a false match.
+func unescapeHTML(b []byte) []byte {
+	if !bytes.Contains(b, []byte(`\u00`)) {
+		return b
+	}
+	out := make([]byte, 0, len(b))
+	for i := 0; i < len(b); i++ {
+		if b[i] != '\\' || i+1 == len(b) {
+			out = append(out, b[i])
+			continue
+		}
+		if c, ok := htmlEscapes[string(b[i+1:min(i+6, len(b))])]; ok {
+			out, i = append(out, c), i+5
+			continue
+		}
+		out, i = append(out, b[i], b[i+1]), i+1
+	}
+	return out
+}
+
+var htmlEscapes = map[string]byte{"u003c": '<', "u003e": '>', "u0026": '&'}
 
 func jsonObject(v any) map[string]any {
 	m := map[string]any{}

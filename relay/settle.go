@@ -36,7 +36,7 @@ func (p *Proxy) settle(ctx context.Context, u *upstream, s engine.Sampling, resu
 	}
 	p.log.Info("awaiting review", zap.String("review_id", v.ReviewID), zap.String("decision_id", v.DecisionID),
 		zap.String("server", s.Server.Name), zap.String("stage", string(v.Stage)))
-	it, err := p.store.Wait(ctx, v.ReviewID)
+	it, err := p.awaitReview(ctx, v.ReviewID)
 	if err != nil {
 		return p.unsettled(v, "store-error", "review queue unavailable", err)
 	}
