@@ -4,10 +4,8 @@ import (
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
-	"encoding/json"
 	"io"
 	"sync"
-	"time"
 )
 
 // decisionPath is the decision's path in OPA's terms, as the log names it.
@@ -24,6 +22,9 @@ type decisionLog struct {
 	// macs holds keyed HMAC states for digest: keying one costs two hash
 	// blocks, and a decision digests every text it carries.
 	macs sync.Pool
+	// encoders holds logEncoders whose buffers have grown to the size of a
+	// line, so writing one does not grow a buffer again.
+	encoders sync.Pool
 }
 
 // newDecisionLog writes to w (nil: nowhere). A nil salt gets a random one,
@@ -35,52 +36,43 @@ func newDecisionLog(w io.Writer, includeContent bool, salt []byte) *decisionLog 
 	}
 	d := &decisionLog{w: w, content: includeContent}
 	d.macs.New = func() any { return hmac.New(sha256.New, salt) }
+	d.encoders.New = func() any { return &logEncoder{} }
 	return d
 }
 
-// event is the subset of OPA's EventV1 that mcpx-fw fills in.
-type event struct {
-	DecisionID string            `json:"decision_id"`
-	Path       string            `json:"path"`
-	Input      any               `json:"input"`
-	Result     any               `json:"result"`
-	Timestamp  time.Time         `json:"timestamp"`
-	Labels     map[string]string `json:"labels"`
-	Metrics    map[string]int64  `json:"metrics,omitempty"`
-	Masked     []string          `json:"masked,omitempty"`
-	Error      string            `json:"error,omitempty"`
-}
-
-// write logs one decision. It is called for every decision, including those
-// of cancelled requests; a failed write is dropped, never retried inline.
+// write logs one decision: decision_id, path, input (masked unless content
+// is logged), result, timestamp, labels (policy_revision, stage), metrics,
+// masked and error, as OPA's EventV1 names them. It is called for every
+// decision, including those of cancelled requests; a failed write is
+// dropped, never retried inline.
 func (d *decisionLog) write(v Verdict, input map[string]any, revision string, metrics map[string]int64) {
 	if d == nil || d.w == nil {
 		return
 	}
-	line, err := json.Marshal(d.event(v, input, revision, metrics))
-	if err != nil {
+	e := d.encoder()
+	defer d.release(e)
+	if err := e.event(v, input, revision, metrics); err != nil {
 		return
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	_, _ = d.w.Write(append(line, '\n'))
+	_, _ = d.w.Write(e.buf)
 }
 
-func (d *decisionLog) event(v Verdict, input map[string]any, revision string, metrics map[string]int64) event {
-	ev := event{
-		DecisionID: v.DecisionID,
-		Path:       decisionPath,
-		Input:      input,
-		Result:     v,
-		Timestamp:  time.Now().UTC(),
-		Labels:     map[string]string{"policy_revision": revision, "stage": string(v.Stage)},
-		Metrics:    metrics,
+// encoder returns a pooled encoder, emptied, masking unless content is
+// logged.
+func (d *decisionLog) encoder() *logEncoder {
+	e := d.encoders.Get().(*logEncoder)
+	e.buf, e.keys, e.masking = e.buf[:0], e.keys[:0], !d.content
+	if e.masking {
+		e.mask.reset(&d.macs)
 	}
-	if v.Err != nil {
-		ev.Error = v.Err.Error()
-	}
-	if !d.content {
-		ev.Input, ev.Masked = d.masker().mask(input), maskedPaths
-	}
-	return ev
+	return e
+}
+
+// release pools e again, first dropping the texts its masker remembers so
+// a pooled encoder keeps no prompt alive.
+func (d *decisionLog) release(e *logEncoder) {
+	clear(e.mask.seen)
+	d.encoders.Put(e)
 }

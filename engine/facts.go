@@ -13,10 +13,11 @@ func factsOf(req map[string]any) map[string]any {
 	if req == nil {
 		return f.document(nil)
 	}
-	if sp, ok := req["systemPrompt"].(string); ok && sp != "" {
-		f.addText(sp)
-	}
 	msgs, _ := req["messages"].([]any)
+	f.texts = make([]any, 0, len(msgs)+1)
+	if sp, ok := req["systemPrompt"].(string); ok && sp != "" {
+		f.addText(req["systemPrompt"])
+	}
 	for _, m := range msgs {
 		if msg, ok := m.(map[string]any); ok {
 			for _, b := range blocksOf(msg["content"]) {
@@ -35,9 +36,16 @@ type facts struct {
 	types                                                    map[string]bool
 }
 
-func (f *facts) addText(s string) {
+// addText counts a text and lists it ("" for a text that is not a string).
+// It takes the text as the document holds it, already boxed in an
+// interface, so listing it allocates nothing.
+func (f *facts) addText(text any) {
+	s, ok := text.(string)
+	if !ok {
+		text = ""
+	}
 	f.textBytes += len(s)
-	f.texts = append(f.texts, s)
+	f.texts = append(f.texts, text)
 }
 
 func (f *facts) addBlock(b map[string]any) {
@@ -45,8 +53,7 @@ func (f *facts) addBlock(b map[string]any) {
 	f.types[kind] = true
 	switch kind {
 	case "text":
-		s, _ := b["text"].(string)
-		f.addText(s)
+		f.addText(b["text"])
 	case "image":
 		f.imageBytes += decodedLen(b["data"])
 	case "audio":
@@ -54,8 +61,8 @@ func (f *facts) addBlock(b map[string]any) {
 	case "tool_result":
 		f.toolResults++
 		for _, nested := range blocksOf(b["content"]) {
-			if s, ok := nested["text"].(string); ok {
-				f.addText(s)
+			if _, ok := nested["text"].(string); ok {
+				f.addText(nested["text"])
 			}
 		}
 	}
@@ -74,6 +81,7 @@ func (f *facts) document(req map[string]any) map[string]any {
 		"audio_bytes":       f.audioBytes,
 		"estimated_tokens":  (f.textBytes + 3) / 4,
 		"texts":             nonNil(f.texts),
+		"secret_stems":      secretStemsIn(f.texts),
 		"tool_names":        names,
 		"tool_result_count": f.toolResults,
 		"include_context":   include,

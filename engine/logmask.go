@@ -8,7 +8,7 @@ import (
 	"sync"
 )
 
-// maskedPaths names the subtrees mask rewrites, as OPA's "masked" field
+// maskedPaths names the subtrees masking rewrites, as OPA's "masked" field
 // does; within them only people's words and media are replaced.
 var maskedPaths = []string{"/input/request", "/input/result", "/input/facts/texts"}
 
@@ -24,37 +24,20 @@ var textKeys = map[string]bool{
 // masker replaces the words in one event's input with keyed digests. It
 // remembers each text's digest: the input carries every prompt text twice
 // (in the request and in facts.texts), and hashing is most of what masking
-// costs.
+// costs. A logEncoder keeps one and resets it for each event.
 type masker struct {
 	macs *sync.Pool // of keyed hmac hash.Hash
 	seen map[string]string
 }
 
-func (d *decisionLog) masker() *masker {
-	return &masker{macs: &d.macs, seen: map[string]string{}}
-}
-
-// mask copies v with every value under a text key replaced by its digest.
-func (m *masker) mask(v any) any {
-	switch t := v.(type) {
-	case map[string]any:
-		out := make(map[string]any, len(t))
-		for k, val := range t {
-			if textKeys[k] {
-				out[k] = m.digestValue(val)
-			} else {
-				out[k] = m.mask(val)
-			}
-		}
-		return out
-	case []any:
-		out := make([]any, len(t))
-		for i, val := range t {
-			out[i] = m.mask(val)
-		}
-		return out
+// reset readies m for an event digested with the keyed hashes in macs,
+// forgetting the texts of the last one.
+func (m *masker) reset(macs *sync.Pool) {
+	m.macs = macs
+	if m.seen == nil {
+		m.seen = map[string]string{}
 	}
-	return v
+	clear(m.seen)
 }
 
 // digestValue digests a string, each string of a list (facts.texts, so

@@ -22,9 +22,16 @@ asks_for_secrets if {
 # mentions_secret_words is a cheap screen run before the pattern: every word
 # the pattern matches contains one of secret_needles, and six substring
 # searches over all the text cost far less than a case-folding regex over
-# each text (most prompts mention none of them). lower folds the Kelvin
-# sign to k; the long s is the only other letter (?i) folds to an ASCII one.
+# each text (most prompts mention none of them). mcpx-fw runs the screen
+# in Go, where it costs a fraction of what it costs here, and lists the
+# needles it found in facts.secret_stems; an input without that fact (one
+# written by hand) is screened here, the same way.
+mentions_secret_words if count(input.facts.secret_stems) > 0
+
+# lower folds the Kelvin sign to k; the long s is the only other letter (?i)
+# folds to an ASCII one.
 mentions_secret_words if {
+	not input.facts.secret_stems
 	all_text := replace(lower(concat("\n", input.facts.texts)), "ſ", "s")
 	some needle in secret_needles
 	contains(all_text, needle)

@@ -1,0 +1,181 @@
+package engine
+
+import (
+	"encoding/json"
+	"slices"
+	"strconv"
+	"time"
+)
+
+// logEncoder writes one decision-log event as a JSON line, masking the
+// input as it goes. It writes what json.Marshal would write for the event
+// (keys sorted, the same escaping), without first copying the input into a
+// masked map and without reflection: on a chat of a few kilobytes that
+// copy and json.Marshal cost as much as the policy decision itself. Values
+// it has no fast path for go through json.Marshal, so the output is the
+// same whatever the input holds.
+type logEncoder struct {
+	buf     []byte
+	keys    []string // a stack of map keys being sorted, shared by nested maps
+	masking bool     // false when content is logged
+	mask    masker
+}
+
+// event appends the line for one decision: the fields of OPA's EventV1 that
+// mcpx-fw fills in, in the order json.Marshal gave the event struct before.
+func (e *logEncoder) event(v Verdict, input map[string]any, revision string, metrics map[string]int64) error {
+	e.buf = append(e.buf, `{"decision_id":`...)
+	e.string(v.DecisionID)
+	e.buf = append(e.buf, `,"path":`...)
+	e.string(decisionPath)
+	e.buf = append(e.buf, `,"input":`...)
+	e.value(input)
+	result, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	e.buf = append(append(e.buf, `,"result":`...), result...)
+	e.buf = append(e.buf, `,"timestamp":"`...)
+	e.buf = append(time.Now().UTC().AppendFormat(e.buf, time.RFC3339Nano), '"')
+	e.buf = append(e.buf, `,"labels":{"policy_revision":`...)
+	e.string(revision)
+	e.buf = append(e.buf, `,"stage":`...)
+	e.string(string(v.Stage))
+	e.buf = append(e.buf, '}')
+	e.metrics(metrics)
+	if e.masking {
+		e.buf = append(e.buf, `,"masked":`...)
+		e.stringList(maskedPaths)
+	}
+	if v.Err != nil && v.Err.Error() != "" {
+		e.buf = append(e.buf, `,"error":`...)
+		e.string(v.Err.Error())
+	}
+	e.buf = append(e.buf, "}\n"...)
+	return nil
+}
+
+// metrics appends the metrics field, left out when there are none.
+func (e *logEncoder) metrics(m map[string]int64) {
+	if len(m) == 0 {
+		return
+	}
+	e.buf = append(e.buf, `,"metrics":{`...)
+	for i, k := range pushSortedKeys(e, m) {
+		if i > 0 {
+			e.buf = append(e.buf, ',')
+		}
+		e.string(k)
+		e.buf = strconv.AppendInt(append(e.buf, ':'), m[k], 10)
+	}
+	e.buf = append(e.buf, '}')
+	e.keys = e.keys[:len(e.keys)-len(m)]
+}
+
+func (e *logEncoder) stringList(list []string) {
+	e.buf = append(e.buf, '[')
+	for i, s := range list {
+		if i > 0 {
+			e.buf = append(e.buf, ',')
+		}
+		e.string(s)
+	}
+	e.buf = append(e.buf, ']')
+}
+
+// value appends v, replacing the values under text keys by their digests
+// when masking.
+func (e *logEncoder) value(v any) {
+	switch t := v.(type) {
+	case map[string]any:
+		e.object(t)
+	case []any:
+		e.buf = append(e.buf, '[')
+		for i, item := range t {
+			if i > 0 {
+				e.buf = append(e.buf, ',')
+			}
+			e.value(item)
+		}
+		e.buf = append(e.buf, ']')
+	case string:
+		e.string(t)
+	case bool:
+		e.buf = strconv.AppendBool(e.buf, t)
+	case nil:
+		e.buf = append(e.buf, "null"...)
+	case int:
+		e.buf = strconv.AppendInt(e.buf, int64(t), 10)
+	case int64:
+		e.buf = strconv.AppendInt(e.buf, t, 10)
+	case json.Number:
+		e.number(t)
+	default:
+		e.marshal(v)
+	}
+}
+
+// object appends a map with its keys sorted, as json.Marshal orders them.
+func (e *logEncoder) object(m map[string]any) {
+	e.buf = append(e.buf, '{')
+	for i, k := range pushSortedKeys(e, m) {
+		if i > 0 {
+			e.buf = append(e.buf, ',')
+		}
+		e.string(k)
+		e.buf = append(e.buf, ':')
+		if e.masking && textKeys[k] {
+			e.value(e.mask.digestValue(m[k]))
+		} else {
+			e.value(m[k])
+		}
+	}
+	e.buf = append(e.buf, '}')
+	e.keys = e.keys[:len(e.keys)-len(m)]
+}
+
+// pushSortedKeys pushes m's keys onto the encoder's key stack, sorted as
+// json.Marshal sorts them, and returns them; the caller pops them when done,
+// so nested maps share one slice instead of allocating one each.
+func pushSortedKeys[V any](e *logEncoder, m map[string]V) []string {
+	start := len(e.keys)
+	for k := range m {
+		e.keys = append(e.keys, k)
+	}
+	keys := e.keys[start:]
+	slices.Sort(keys)
+	return keys
+}
+
+// string appends s quoted. Strings of plain printable ASCII, which is
+// nearly all of a masked event, are copied as they are; any other string
+// is quoted by json.Marshal, so escaping is exactly encoding/json's.
+func (e *logEncoder) string(s string) {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			e.marshal(s)
+			return
+		}
+	}
+	e.buf = append(append(append(e.buf, '"'), s...), '"')
+}
+
+// number appends a number as validation decoded it; json.Marshal checks
+// anything that does not start like one.
+func (e *logEncoder) number(n json.Number) {
+	if n != "" && (n[0] == '-' || '0' <= n[0] && n[0] <= '9') {
+		e.buf = append(e.buf, n...)
+		return
+	}
+	e.marshal(n)
+}
+
+// marshal appends json.Marshal(v); a value it cannot encode is logged as
+// null rather than losing the whole line.
+func (e *logEncoder) marshal(v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		b = []byte("null")
+	}
+	e.buf = append(e.buf, b...)
+}
