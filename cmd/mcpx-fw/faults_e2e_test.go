@@ -138,8 +138,8 @@ func newFaultRig(t *testing.T, reviewTimeout time.Duration) *faultRig {
 	if out, err := exec.Command("cp", "-R", repoPath(t, "policies"), r.policies).CombinedOutput(); err != nil {
 		t.Fatalf("copy the policies: %v: %s", err, out)
 	}
-	// Lower-case env keys: the config loader folds map keys to lower case,
-	// so a key written FAULT_TAG would reach the upstream as fault_tag anyway.
+	// fault_tag marks each upstream's process, so the test can find it
+	// among serve's children.
 	server := func(name string) string {
 		return fmt.Sprintf("  %s:\n    command: [%q, peer-upstream]\n    label: Test peer %s\n    max_tokens: 1000\n    env: {fault_tag: %s}\n",
 			name, binary, name, name)
