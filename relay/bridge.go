@@ -293,7 +293,7 @@ func (bp *bridgePool) get(ctx context.Context, p *Proxy, cfg Upstream, h hostVie
 	}
 	bp.mu.Unlock()
 	l := newLink(hostView{era: h.era, caps: &mcp.ClientCapabilities{Sampling: h.caps.Sampling}})
-	u, err := p.connectBridged(ctx, l, cfg)
+	u, err := p.connectBridged(l, cfg)
 	if err != nil {
 		p.log.Error("bridged upstream failed to start", zap.String("server", cfg.Name), zap.Error(err))
 		return nil, internalError("upstream " + cfg.Name + " failed to start")

@@ -70,11 +70,10 @@ func hostStream(ctx context.Context, standalone bool) context.Context {
 	if u == nil {
 		return ctx
 	}
-	bare := withValuesOf{Context: ctx, values: context.Background(), only: true}
 	if call := u.anyCall(); call != nil && !standalone {
-		return withValuesOf{Context: ctx, values: call, only: true}
+		return valuesOf{Context: ctx, values: call}
 	}
-	return bare
+	return valuesOf{Context: ctx, values: context.Background()}
 }
 
 // anyCall is the context of a host call in flight on u, or nil.
@@ -87,18 +86,12 @@ func (u *upstream) anyCall() context.Context {
 	return nil
 }
 
-// withValuesOf is a context whose values come from another one: first, or
-// (only) exclusively, so none of the push's own (the upstream request's
-// identity among them) can misroute it.
-type withValuesOf struct {
+// valuesOf is a context whose values all come from another one, so none of
+// its own (an upstream request's identity among them) can misroute what is
+// sent with it; its deadline and cancellation stay its own.
+type valuesOf struct {
 	context.Context
 	values context.Context
-	only   bool
 }
 
-func (c withValuesOf) Value(key any) any {
-	if v := c.values.Value(key); v != nil || c.only {
-		return v
-	}
-	return c.Context.Value(key)
-}
+func (c valuesOf) Value(key any) any { return c.values.Value(key) }

@@ -138,7 +138,7 @@ func (p *Proxy) modernLink(ctx context.Context) (*link, error) {
 func (p *Proxy) connectAll(ctx context.Context, l *link, era string) error {
 	ups := make([]*upstream, 0, len(p.cfg.Upstreams))
 	for _, cfg := range p.cfg.Upstreams {
-		u, err := p.connect(ctx, l, cfg, era)
+		u, err := p.connect(l, cfg, era)
 		if err != nil {
 			for _, started := range ups {
 				started.close()

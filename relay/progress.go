@@ -64,7 +64,7 @@ func (p *Proxy) relayProgress(ctx context.Context, req *mcp.ProgressNotification
 	if !ok {
 		return
 	}
-	err := rt.host.NotifyProgress(withValuesOf{Context: ctx, values: rt.ctx, only: true}, &mcp.ProgressNotificationParams{
+	err := rt.host.NotifyProgress(valuesOf{Context: ctx, values: rt.ctx}, &mcp.ProgressNotificationParams{
 		ProgressToken: rt.token, Message: req.Params.Message, Progress: req.Params.Progress, Total: req.Params.Total})
 	if err != nil {
 		p.log.Debug("progress not relayed", zap.Error(err))

@@ -46,7 +46,7 @@ func (u *upstream) modern() bool { return isModern(u.era) }
 // firewall's sampling, answered by `mcpx-fw review answer`). Tools and
 // context only when the host declared those too. The SDK's input-request
 // loop is off: the relay runs it, so every entry crosses the firewall.
-func (p *Proxy) connect(ctx context.Context, l *link, cfg Upstream, era string) (*upstream, error) {
+func (p *Proxy) connect(l *link, cfg Upstream, era string) (*upstream, error) {
 	u := &upstream{cfg: cfg, link: l, inFlight: map[*hostCall]struct{}{}}
 	host := l.host.caps
 	opts := &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}, MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
@@ -84,9 +84,9 @@ func (p *Proxy) connect(ctx context.Context, l *link, cfg Upstream, era string) 
 
 // connectBridged starts a session for one bridged call: always at the
 // last revision with pushes, since bridging exists for upstreams that push.
-func (p *Proxy) connectBridged(ctx context.Context, l *link, cfg Upstream) (*upstream, error) {
+func (p *Proxy) connectBridged(l *link, cfg Upstream) (*upstream, error) {
 	cfg.Protocol = "legacy"
-	u, err := p.connect(ctx, l, cfg, l.host.era)
+	u, err := p.connect(l, cfg, l.host.era)
 	if err != nil {
 		return nil, err
 	}
