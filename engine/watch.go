@@ -23,18 +23,25 @@ const reloadDebounce = 50 * time.Millisecond
 // including directories created later. A policy that compiles replaces the
 // old one atomically (requests in flight finish on the one they started
 // with); one that does not is logged once and the old one keeps deciding.
-// Watch returns once the watcher is set up; it stops when ctx ends.
+// The directory itself may go away and come back (deleted and restored, or
+// a new copy renamed into place): the watcher also watches its parent and
+// picks the directory up again. Watch returns once the watcher is set up;
+// it stops when ctx ends.
 func (e *Engine) Watch(ctx context.Context) error {
 	w, err := fsnotify.NewWatcher()
 	if err != nil {
 		return fmt.Errorf("watch policy dir: %w", err)
 	}
-	if err := watchTree(w, e.policyCfg.Dir); err != nil {
+	root := filepath.Clean(e.policyCfg.Dir)
+	if err := watchTree(w, root); err != nil {
 		w.Close()
 		return fmt.Errorf("watch policy dir: %w", err)
 	}
-	e.log.Info("watching policy dir", zap.String("dir", e.policyCfg.Dir), zap.String("revision", e.Revision()))
-	go e.watchLoop(ctx, w)
+	if err := w.Add(filepath.Dir(root)); err != nil {
+		e.log.Warn("a policy dir that is removed and put back will not be seen", zap.String("dir", root), zap.Error(err))
+	}
+	e.log.Info("watching policy dir", zap.String("dir", root), zap.String("revision", e.Revision()))
+	go e.watchLoop(ctx, w, root)
 	return nil
 }
 
@@ -54,8 +61,9 @@ func watchTree(w *fsnotify.Watcher, root string) error {
 	})
 }
 
-// watchLoop turns file events into debounced reloads until ctx ends.
-func (e *Engine) watchLoop(ctx context.Context, w *fsnotify.Watcher) {
+// watchLoop turns file events under root (and root's own creation or
+// removal) into debounced reloads until ctx ends.
+func (e *Engine) watchLoop(ctx context.Context, w *fsnotify.Watcher, root string) {
 	defer w.Close()
 	debounce := time.NewTimer(reloadDebounce)
 	debounce.Stop()
@@ -67,6 +75,9 @@ func (e *Engine) watchLoop(ctx context.Context, w *fsnotify.Watcher) {
 		case ev, ok := <-w.Events:
 			if !ok {
 				return
+			}
+			if !underRoot(root, ev.Name) {
+				continue // a sibling in the parent directory
 			}
 			e.noteEvent(w, ev)
 			debounce.Reset(reloadDebounce)
@@ -81,8 +92,16 @@ func (e *Engine) watchLoop(ctx context.Context, w *fsnotify.Watcher) {
 	}
 }
 
-// noteEvent starts watching a directory created under the policy dir, so
-// files written into it later are seen too.
+// underRoot reports whether an event's path is root or inside it. The
+// parent directory is watched only for root coming and going.
+func underRoot(root, name string) bool {
+	name = filepath.Clean(name)
+	return name == root || strings.HasPrefix(name, root+string(filepath.Separator))
+}
+
+// noteEvent starts watching a directory created under the policy dir (or
+// the policy dir itself, put back), so files written into it later are
+// seen too.
 func (e *Engine) noteEvent(w *fsnotify.Watcher, ev fsnotify.Event) {
 	if !ev.Has(fsnotify.Create) {
 		return

@@ -126,3 +126,61 @@ func TestWatchSeesNewSubdirectory(t *testing.T) {
 		t.Errorf("after adding servers/team/notes.rego: %s", got)
 	}
 }
+
+func TestWatchSeesPolicyDirRemovedAndRestored(t *testing.T) {
+	e, dir, events, _ := watchedEngine(t)
+	first := e.Revision()
+	replacement := copyPolicyDir(t, shippedPolicies)
+	writePolicyFile(t, filepath.Join(replacement, "servers", "everything.rego"), frozenEverything)
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	awaitReload(t, events, func(ev reloadEvent) bool { return ev.err != nil })
+	if got := decideCodes(t, e, "everything"); got != "pass " || e.Revision() != first {
+		t.Fatalf("with the policy dir gone: %s at %s, want the old policy deciding", got, e.Revision())
+	}
+	// A new copy renamed into place: a directory the watcher has never seen.
+	if err := os.Rename(replacement, dir); err != nil {
+		t.Fatal(err)
+	}
+	awaitReload(t, events, func(ev reloadEvent) bool { return ev.err == nil && ev.revision != first })
+	if got := decideCodes(t, e, "everything"); got != "blocker frozen" {
+		t.Fatalf("after the policy dir came back edited: %s", got)
+	}
+	// The restored tree is watched again: a later edit is seen.
+	if err := os.Remove(filepath.Join(dir, "servers", "everything.rego")); err != nil {
+		t.Fatal(err)
+	}
+	awaitReload(t, events, func(ev reloadEvent) bool { return ev.err == nil })
+	if got := decideCodes(t, e, "everything"); got == "blocker frozen" {
+		t.Fatalf("an edit after the restore was not seen: %s", got)
+	}
+}
+
+func TestWatchIgnoresSiblings(t *testing.T) {
+	_, dir, events, _ := watchedEngine(t)
+	if err := os.WriteFile(filepath.Join(filepath.Dir(dir), "unrelated.txt"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case ev := <-events:
+		t.Fatalf("a file beside the policy dir caused a reload: %+v", ev)
+	case <-time.After(10 * reloadDebounce):
+	}
+}
+
+func TestUnderRoot(t *testing.T) {
+	root := filepath.Join("a", "policies")
+	for name, want := range map[string]bool{
+		root:                                     true,
+		filepath.Join(root, "servers", "x.rego"): true,
+		root + "/":                               true,
+		filepath.Join("a", "policies.old"):       false,
+		filepath.Join("a", "policiesx", "y"):     false,
+		"a":                                      false,
+	} {
+		if got := underRoot(root, name); got != want {
+			t.Errorf("underRoot(%q, %q) = %v, want %v", root, name, got, want)
+		}
+	}
+}
