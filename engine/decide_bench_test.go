@@ -87,7 +87,7 @@ func BenchmarkDecide(b *testing.B) {
 				}
 			})
 		})
-		logged := newDecisionLog(io.Discard, false, nil)
+		logged := newDecisionLog(io.Discard, false, nil, nil)
 		b.Run(shape.name+"/validate+decide+log", func(b *testing.B) {
 			timeDecisions(b, func() {
 				as := e.assess(b.Context(), StageRequest, s, nil, nil, usage)

@@ -6,6 +6,8 @@ import (
 	"crypto/sha256"
 	"io"
 	"sync"
+
+	"go.uber.org/zap"
 )
 
 // decisionPath is the decision's path in OPA's terms, as the log names it.
@@ -19,6 +21,10 @@ type decisionLog struct {
 	mu      sync.Mutex
 	w       io.Writer
 	content bool
+	log     *zap.Logger
+	// dropped counts lines lost since writing started failing; 0 while
+	// the sink works. Guarded by mu.
+	dropped int64
 	// macs holds keyed HMAC states for digest: keying one costs two hash
 	// blocks, and a decision digests every text it carries.
 	macs sync.Pool
@@ -27,14 +33,18 @@ type decisionLog struct {
 	encoders sync.Pool
 }
 
-// newDecisionLog writes to w (nil: nowhere). A nil salt gets a random one,
-// so digests correlate within this process only.
-func newDecisionLog(w io.Writer, includeContent bool, salt []byte) *decisionLog {
+// newDecisionLog writes to w (nil: nowhere) and reports a sink that stops
+// taking lines to log. A nil salt gets a random one, so digests correlate
+// within this process only.
+func newDecisionLog(w io.Writer, includeContent bool, salt []byte, log *zap.Logger) *decisionLog {
 	if salt == nil {
 		salt = make([]byte, logSaltBytes)
 		_, _ = rand.Read(salt)
 	}
-	d := &decisionLog{w: w, content: includeContent}
+	if log == nil {
+		log = zap.NewNop()
+	}
+	d := &decisionLog{w: w, content: includeContent, log: log}
 	d.macs.New = func() any { return hmac.New(sha256.New, salt) }
 	d.encoders.New = func() any { return &logEncoder{} }
 	return d
@@ -43,8 +53,11 @@ func newDecisionLog(w io.Writer, includeContent bool, salt []byte) *decisionLog 
 // write logs one decision: decision_id, path, input (masked unless content
 // is logged), result, timestamp, labels (policy_revision, stage), metrics,
 // masked and error, as OPA's EventV1 names them. It is called for every
-// decision, including those of cancelled requests; a failed write is
-// dropped, never retried inline.
+// decision, including those of cancelled requests. A failed write is
+// dropped, never retried inline: the store's decision row is the record
+// of authority, and a decision must not wait on a full disk. The service
+// log says when lines start being lost and, with how many, when writing
+// works again.
 func (d *decisionLog) write(v Verdict, input map[string]any, revision string, metrics map[string]int64) {
 	if d == nil || d.w == nil {
 		return
@@ -52,11 +65,30 @@ func (d *decisionLog) write(v Verdict, input map[string]any, revision string, me
 	e := d.encoder()
 	defer d.release(e)
 	if err := e.event(v, input, revision, metrics); err != nil {
+		d.log.Error("decision log: decision not logged", zap.String("decision_id", v.DecisionID), zap.Error(err))
 		return
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	_, _ = d.w.Write(e.buf)
+	_, err := d.w.Write(e.buf)
+	d.noteWrite(err, v.DecisionID)
+}
+
+// noteWrite logs the sink's transitions, not every failure: one error
+// when lines start being lost, one line when they stop. Called with mu
+// held.
+func (d *decisionLog) noteWrite(err error, decisionID string) {
+	switch {
+	case err != nil && d.dropped == 0:
+		d.dropped = 1
+		d.log.Error("decision log: writing failed; decisions are still recorded in the store, their log lines are lost until writing works again",
+			zap.String("decision_id", decisionID), zap.Error(err))
+	case err != nil:
+		d.dropped++
+	case d.dropped > 0:
+		d.log.Info("decision log: writing again", zap.Int64("lines_lost", d.dropped))
+		d.dropped = 0
+	}
 }
 
 // encoder returns a pooled encoder, emptied, masking unless content is

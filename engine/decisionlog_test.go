@@ -3,10 +3,16 @@ package engine
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
 )
 
 // Words that must never reach a masked decision log: each sits in a
@@ -154,5 +160,61 @@ func TestLoadLogSalt(t *testing.T) {
 	}
 	if _, err := LoadLogSalt(dir); err == nil {
 		t.Error("a 5-byte salt was accepted")
+	}
+}
+
+// switchWriter writes to whichever writer it holds now.
+type switchWriter struct{ w io.Writer }
+
+func (s *switchWriter) Write(p []byte) (int, error) { return s.w.Write(p) }
+
+// A sink that stops taking lines (here /dev/full, which answers every write
+// with ENOSPC) is reported once when lines start being lost and once, with
+// the count, when writing works again; deciding goes on throughout.
+func TestDecisionLogReportsALosingSink(t *testing.T) {
+	full, err := os.OpenFile("/dev/full", os.O_WRONLY, 0)
+	if err != nil {
+		t.Skip("no /dev/full on this system")
+	}
+	defer full.Close()
+	var buf bytes.Buffer
+	sink := &switchWriter{w: full}
+	core, logs := observer.New(zap.InfoLevel)
+	d := newDecisionLog(sink, false, nil, zap.New(core))
+	write := func(id string) { d.write(Verdict{Outcome: OutcomePass, DecisionID: id}, map[string]any{}, "rev", nil) }
+
+	for _, id := range []string{"d1", "d2", "d3"} {
+		write(id)
+	}
+	sink.w = &buf
+	write("d4")
+	write("d5")
+
+	var got []string
+	for _, e := range logs.All() {
+		line := e.Message
+		for _, f := range e.Context {
+			switch f.Key {
+			case "decision_id":
+				line += " id=" + f.String
+			case "lines_lost":
+				line += fmt.Sprintf(" lost=%d", f.Integer)
+			case "error":
+				if !strings.Contains(f.Interface.(error).Error(), "no space left") {
+					t.Errorf("error field %v does not name the full disk", f.Interface)
+				}
+			}
+		}
+		got = append(got, line)
+	}
+	want := []string{
+		"decision log: writing failed; decisions are still recorded in the store, their log lines are lost until writing works again id=d1",
+		"decision log: writing again lost=3",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("service log:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if n := bytes.Count(buf.Bytes(), []byte("\n")); n != 2 {
+		t.Errorf("%d lines written after recovery, want 2", n)
 	}
 }

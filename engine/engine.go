@@ -61,7 +61,7 @@ func New(ctx context.Context, cfg Config, store *review.Store, log *zap.Logger) 
 		policyCfg: cfg.Policy,
 		store:     store,
 		log:       log.Named("engine"),
-		dlog:      newDecisionLog(cfg.DecisionLog, cfg.IncludeContent, cfg.LogSalt),
+		dlog:      newDecisionLog(cfg.DecisionLog, cfg.IncludeContent, cfg.LogSalt, log.Named("engine")),
 		timeout:   cfg.ReviewTimeout,
 		limits:    cfg.Limits,
 	}

@@ -79,7 +79,7 @@ func TestLogEncoderMatchesJSONMarshal(t *testing.T) {
 	for name, input := range inputs {
 		for i, v := range verdicts {
 			for _, content := range []bool{false, true} {
-				d := newDecisionLog(nil, content, bytes.Repeat([]byte{1}, logSaltBytes))
+				d := newDecisionLog(nil, content, bytes.Repeat([]byte{1}, logSaltBytes), nil)
 				enc := d.encoder()
 				if err := enc.event(v, input, "abc123", metrics[i]); err != nil {
 					t.Fatal(err)
