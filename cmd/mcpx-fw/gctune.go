@@ -1,8 +1,11 @@
 package main
 
 import (
+	"context"
 	"os"
 	"runtime/debug"
+	"runtime/metrics"
+	"time"
 
 	"go.uber.org/zap"
 )
@@ -14,10 +17,14 @@ import (
 // and spends more time collecting than relaying. A goal four times the live
 // heap cuts that to a few, and the memory limit bounds what the larger goal
 // may cost: near the limit the collector runs as often as it must, whatever
-// GOGC says. BENCHMARKS.md has the measurements behind both numbers.
+// GOGC says. The larger goal keeps memory after a burst that the default
+// would have given back, so once collections stop (traffic has stopped)
+// serve returns what it does not use to the OS (releaseWhenQuiet).
+// BENCHMARKS.md has the measurements behind these numbers.
 const (
 	serveGCPercent   = 400
 	serveMemoryLimit = 64 << 20
+	quietPeriod      = 2 * time.Second
 )
 
 // gcSettings is what serve sets, given the environment: nothing when the
@@ -42,13 +49,47 @@ func tuneGC() (percent int, limit int64, tuned bool) {
 	return percent, limit, tuned
 }
 
-// logGC tunes the collector for serve and says so, or says that the
-// environment's settings stand.
-func logGC(log *zap.Logger) {
+// startGC tunes the collector for serve, and returns memory after bursts
+// until ctx ends, or says that the environment's settings stand.
+func startGC(ctx context.Context, log *zap.Logger) {
 	percent, limit, tuned := tuneGC()
 	if !tuned {
 		log.Info("garbage collector tuned by the environment", zap.String("GOGC", os.Getenv("GOGC")), zap.String("GOMEMLIMIT", os.Getenv("GOMEMLIMIT")))
 		return
 	}
-	log.Info("garbage collector", zap.Int("gc_percent", percent), zap.Int64("memory_limit_bytes", limit))
+	log.Info("garbage collector", zap.Int("gc_percent", percent), zap.Int64("memory_limit_bytes", limit),
+		zap.Duration("release_after_quiet", quietPeriod))
+	go releaseWhenQuiet(ctx, quietPeriod, gcCycles, debug.FreeOSMemory)
+}
+
+// releaseWhenQuiet calls release once after each stretch of collections
+// is followed by a period with none: under load the heap is reused, and
+// once traffic stops what it grew to is handed back. cycles counts
+// collections so far; release's own collection does not count as work.
+func releaseWhenQuiet(ctx context.Context, period time.Duration, cycles func() uint64, release func()) {
+	t := time.NewTicker(period)
+	defer t.Stop()
+	last, busy := cycles(), false
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		now := cycles()
+		if now != last {
+			busy = true
+		} else if busy {
+			release()
+			busy, now = false, cycles()
+		}
+		last = now
+	}
+}
+
+// gcCycles is the number of collections this process has completed.
+func gcCycles() uint64 {
+	s := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
 }

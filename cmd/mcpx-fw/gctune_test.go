@@ -1,6 +1,11 @@
 package main
 
-import "testing"
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+)
 
 func TestGCSettingsYieldToTheEnvironment(t *testing.T) {
 	for _, tc := range []struct {
@@ -27,5 +32,47 @@ func TestGCSettingsYieldToTheEnvironment(t *testing.T) {
 				t.Errorf("untuned settings = %d%%, %d bytes; want none", percent, limit)
 			}
 		})
+	}
+}
+
+// releaseWhenQuiet releases once per burst of collections, after a period
+// without any, and its own collection does not start another round.
+func TestReleaseWhenQuiet(t *testing.T) {
+	var cycles atomic.Uint64
+	releases := make(chan struct{}, 8)
+	release := func() {
+		cycles.Add(1) // a release collects, as debug.FreeOSMemory does
+		releases <- struct{}{}
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	const period = 20 * time.Millisecond
+	go releaseWhenQuiet(ctx, period, cycles.Load, release)
+
+	quiet := func(d time.Duration) int {
+		n := 0
+		deadline := time.After(d)
+		for {
+			select {
+			case <-releases:
+				n++
+			case <-deadline:
+				return n
+			}
+		}
+	}
+	if n := quiet(10 * period); n != 0 {
+		t.Fatalf("%d releases with no collections at all, want 0", n)
+	}
+	for range 10 { // a burst: collections in every period
+		cycles.Add(3)
+		time.Sleep(period / 2)
+	}
+	if n := quiet(10 * period); n != 1 {
+		t.Fatalf("%d releases after one burst, want 1", n)
+	}
+	cycles.Add(1)
+	if n := quiet(10 * period); n != 1 {
+		t.Fatalf("%d releases after a second burst, want 1", n)
 	}
 }

@@ -87,7 +87,7 @@ func serve(ctx context.Context, configPath, addr string) error {
 			return err
 		}
 	}
-	logGC(rt.log)
+	startGC(ctx, rt.log)
 	proxy := relay.New(rc, rt.engine, rt.store, rt.log)
 	if err := rt.engine.Watch(ctx); err != nil {
 		rt.log.Warn("policy hot reload is off", zap.Error(err))
