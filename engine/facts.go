@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"sort"
+	"strings"
 )
 
 // factsOf derives the numbers policies most often need from a validated
@@ -74,6 +75,7 @@ func (f *facts) document(req map[string]any) map[string]any {
 		include = s
 	}
 	names := toolNames(req)
+	folded, hidden := foldTexts(f.texts)
 	return map[string]any{
 		"message_count":     f.messages,
 		"text_bytes":        f.textBytes,
@@ -81,7 +83,9 @@ func (f *facts) document(req map[string]any) map[string]any {
 		"audio_bytes":       f.audioBytes,
 		"estimated_tokens":  (f.textBytes + 3) / 4,
 		"texts":             nonNil(f.texts),
-		"secret_stems":      secretStemsIn(f.texts),
+		"folded_texts":      folded,
+		"hidden_text":       hidden,
+		"secret_stems":      secretStemsIn(screenedTexts(f.texts, folded, hidden)),
 		"tool_names":        names,
 		"tool_result_count": f.toolResults,
 		"include_context":   include,
@@ -89,6 +93,39 @@ func (f *facts) document(req map[string]any) map[string]any {
 		"has_tools":         len(names) > 0,
 		"block_types":       sortedKeys(f.types),
 	}
+}
+
+// foldTexts folds each text as a reader sees it (foldText) and returns
+// the folded forms that differ from their text, in order, and the hidden
+// text of all of them, one line per text that hides some.
+func foldTexts(texts []any) (folded []any, hidden string) {
+	folded = []any{}
+	var lines []string
+	for _, t := range texts {
+		s, _ := t.(string)
+		f, h := foldText(s)
+		if f != s {
+			folded = append(folded, f)
+		}
+		if h != "" {
+			lines = append(lines, h)
+		}
+	}
+	return folded, strings.Join(lines, "\n")
+}
+
+// screenedTexts are the texts keyword rules read: as written, as folded,
+// and the hidden text, as data.mcpxfw.lib.screened_texts lists them.
+func screenedTexts(texts, folded []any, hidden string) []any {
+	if len(folded) == 0 && hidden == "" {
+		return texts
+	}
+	out := make([]any, 0, len(texts)+len(folded)+1)
+	out = append(append(out, texts...), folded...)
+	if hidden != "" {
+		out = append(out, hidden)
+	}
+	return out
 }
 
 // blocksOf returns the content blocks of a message, which is one block or

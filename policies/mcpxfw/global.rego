@@ -56,6 +56,19 @@ budget_windows := {"hourly_tokens": "hour", "burst_per_minute": "minute"}
 # usage_window is true when input.usage reports the window.
 usage_window(window) if is_object(input.usage[window])
 
+# Unicode tag characters render as nothing, yet models read them as the
+# ASCII they shadow: a way to hand the model instructions no person sees.
+# mcpx-fw decodes them into facts.hidden_text (emoji flags, which are made
+# of them legitimately, excepted); only their number goes in the reason,
+# so the reason itself hides nothing and leaks nothing.
+review contains {
+	"code": "hidden-text",
+	"message": $"the prompt carries {count(input.facts.hidden_text)} characters of invisible text (Unicode tag characters)",
+} if {
+	lib.request_stage
+	input.facts.hidden_text != ""
+}
+
 # More requests in the last minute than the server's burst allowance go to
 # a person: a loop or an attack looks like this, a real user rarely does.
 review contains {

@@ -15,9 +15,22 @@ result_stage if input.stage == "result"
 # the user's model for those is the classic exfiltration attempt.
 asks_for_secrets if {
 	mentions_secret_words
-	some text in input.facts.texts
+	some text in screened_texts
 	regex.match(secret_request_pattern, text)
 }
+
+# screened_texts are the texts keyword rules read: as written, as a reader
+# sees them (facts.folded_texts: zero-width characters dropped, look-alike
+# and fullwidth letters made ASCII), and what invisible tag characters
+# spell (facts.hidden_text). A word hidden from a rule by any of those
+# tricks is still in front of the model.
+screened_texts := array.concat(array.concat(input.facts.texts, folded_texts), hidden_texts)
+
+folded_texts := object.get(input.facts, "folded_texts", [])
+
+hidden_texts := [input.facts.hidden_text] if input.facts.hidden_text != ""
+
+else := []
 
 # mentions_secret_words is a cheap screen run before the pattern: every word
 # the pattern matches contains one of secret_needles, and six substring
@@ -32,7 +45,7 @@ mentions_secret_words if count(input.facts.secret_stems) > 0
 # folds to an ASCII one.
 mentions_secret_words if {
 	not input.facts.secret_stems
-	all_text := replace(lower(concat("\n", input.facts.texts)), "ſ", "s")
+	all_text := replace(lower(concat("\n", screened_texts)), "ſ", "s")
 	some needle in secret_needles
 	contains(all_text, needle)
 }
