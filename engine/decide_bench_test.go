@@ -58,6 +58,9 @@ var decideBenchShapes = []struct {
 //   - validate+decide: what Preview does (validation, input document,
 //     conversion, evaluation, decoding) with usage given, so the store is
 //     not read. This is the decision proper.
+//   - eval-only: the evaluation inside validate+decide alone, on the
+//     input validate+decide built: what the engine's way of asking OPA
+//     costs, against the naive path's way.
 //   - naive-evalinput: the same policy prepared from the same files, asked
 //     with rego.EvalInput on the already built input map: no validation,
 //     but OPA's own JSON round trip of the map on every call.
@@ -80,6 +83,14 @@ func BenchmarkDecide(b *testing.B) {
 			timeDecisions(b, func() { e.Preview(b.Context(), StageRequest, s, nil, usage) })
 		})
 		_, input := e.Preview(b.Context(), StageRequest, s, nil, usage)
+		b.Run(shape.name+"/eval-only", func(b *testing.B) {
+			p := e.policy.Load()
+			timeDecisions(b, func() {
+				if _, err := p.Evaluate(b.Context(), input); err != nil {
+					b.Fatal(err)
+				}
+			})
+		})
 		b.Run(shape.name+"/naive-evalinput", func(b *testing.B) {
 			timeDecisions(b, func() {
 				if _, err := naive.Eval(b.Context(), rego.EvalInput(input)); err != nil {
