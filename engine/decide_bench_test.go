@@ -68,8 +68,8 @@ var decideBenchShapes = []struct {
 //     event encoded to io.Discard.
 //   - decide-store and decide-store+log: the whole Decide, reading usage
 //     from and committing to a real SQLite store, without and with the
-//     decision log. Usage rows accumulate as they would under that load,
-//     so every read sums more of them.
+//     decision log. Usage rows accumulate as they would under that load;
+//     a read sums a bounded number of buckets however many there are.
 //
 // Each reports decisions/s, and p50-µs and p99-µs from per-iteration
 // timings. Run with -cpu 1 for per-core figures.

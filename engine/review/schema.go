@@ -140,6 +140,48 @@ CREATE TABLE audit_head (
 	hash TEXT NOT NULL
 ) STRICT;
 `,
+	// 4: each server's usage summed per second, minute and hour
+	// (usage_buckets.go), so a window's sum reads a bounded number of rows
+	// instead of every decision in it. The database keeps the sums itself:
+	// the trigger adds every decision that carries usage in the statement
+	// that inserts it, whichever code (or hand) inserts it. The widths, in
+	// nanoseconds, are bucketWidths; a bucket starts at a whole multiple of
+	// its width since the Unix epoch (rounded down for times before it).
+	// Decisions already stored are summed here once.
+	`
+CREATE TABLE usage_buckets (
+	server           TEXT NOT NULL,
+	width            INTEGER NOT NULL,
+	start            INTEGER NOT NULL,
+	requests         INTEGER NOT NULL,
+	requested_tokens INTEGER NOT NULL,
+	returned_tokens  INTEGER NOT NULL,
+	tokens           INTEGER NOT NULL,
+	PRIMARY KEY (server, width, start)
+) STRICT, WITHOUT ROWID;
+
+CREATE TRIGGER decisions_usage_buckets AFTER INSERT ON decisions
+WHEN NEW.requests <> 0 OR NEW.requested_tokens <> 0 OR NEW.returned_tokens <> 0 OR NEW.tokens <> 0
+BEGIN
+	INSERT INTO usage_buckets (server, width, start, requests, requested_tokens, returned_tokens, tokens)
+	SELECT NEW.server, w.column1, NEW.created_at - ((NEW.created_at % w.column1) + w.column1) % w.column1,
+		NEW.requests, NEW.requested_tokens, NEW.returned_tokens, NEW.tokens
+	FROM (VALUES (1000000000), (60000000000), (3600000000000)) AS w
+	WHERE true
+	ON CONFLICT DO UPDATE SET
+		requests = requests + excluded.requests,
+		requested_tokens = requested_tokens + excluded.requested_tokens,
+		returned_tokens = returned_tokens + excluded.returned_tokens,
+		tokens = tokens + excluded.tokens;
+END;
+
+INSERT INTO usage_buckets (server, width, start, requests, requested_tokens, returned_tokens, tokens)
+SELECT server, w.column1, created_at - ((created_at % w.column1) + w.column1) % w.column1 AS bucket,
+	SUM(requests), SUM(requested_tokens), SUM(returned_tokens), SUM(tokens)
+FROM decisions, (VALUES (1000000000), (60000000000), (3600000000000)) AS w
+WHERE requests <> 0 OR requested_tokens <> 0 OR returned_tokens <> 0 OR tokens <> 0
+GROUP BY server, w.column1, bucket;
+`,
 }
 
 // migrate brings the schema up to date in one transaction. The write lock

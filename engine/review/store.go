@@ -71,6 +71,10 @@ type Store struct {
 	// process queue here instead of spinning in SQLite's busy handler.
 	wmu sync.Mutex
 
+	// insert is insertDecision, prepared on first use (insertstmt.go).
+	insertMu sync.Mutex
+	insert   *sql.Stmt
+
 	waitMu  sync.Mutex
 	waiters map[string]*waitSlot
 
@@ -121,6 +125,12 @@ func newStore(db *sql.DB, path string, log *zap.Logger) *Store {
 
 // Close closes the database. Waits in progress fail with an error.
 func (s *Store) Close() error {
+	s.insertMu.Lock()
+	if s.insert != nil {
+		s.insert.Close()
+		s.insert = nil
+	}
+	s.insertMu.Unlock()
 	return s.db.Close()
 }
 

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 	"time"
 
 	"go.uber.org/zap"
@@ -71,8 +70,7 @@ func (s *Store) Commit(ctx context.Context, e Entry) (Item, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
 	defer cancel()
-	err := s.write(ctx, func(tx *sql.Tx) error { return s.commitTx(ctx, tx, e, it) })
-	if err != nil {
+	if err := s.commitWrite(ctx, e, it); err != nil {
 		return Item{}, fmt.Errorf("commit decision %s: %w", d.ID, err)
 	}
 	if e.Review != nil {
@@ -82,40 +80,70 @@ func (s *Store) Commit(ctx context.Context, e Entry) (Item, error) {
 	return it, nil
 }
 
-// commitTx is Commit's transaction body; it is the zero Item when the
-// entry opens no review.
-func (s *Store) commitTx(ctx context.Context, tx *sql.Tx, e Entry, it Item) error {
-	if it.ID != "" {
-		if err := insertItem(ctx, tx, it); err != nil {
-			return err
-		}
-		if err := s.record(ctx, tx, it.ID, "", StatePending, "", "", it.CreatedAt); err != nil {
-			return err
-		}
+// commitWrite stores the entry atomically, with opened, the item it opens
+// (the zero Item when it opens none). A decision alone is one INSERT,
+// which SQLite runs as a transaction of its own with the usage trigger
+// inside it, so it needs no BEGIN and COMMIT around it: two fewer calls
+// into the driver for nearly every decision. An entry that opens a review
+// writes its item, history and decision in one transaction.
+func (s *Store) commitWrite(ctx context.Context, e Entry, opened Item) error {
+	insert, err := s.insertStmt(ctx)
+	if err != nil {
+		return s.storageError(err, 0)
 	}
-	d, u := e.Decision, e.Usage
-	_, err := tx.ExecContext(ctx, `INSERT INTO decisions (id, server, stage,
-		outcome, reasons, review_id, created_at, requests, requested_tokens,
-		returned_tokens, tokens) VALUES (?,?,?,?,?,?,?,?,?,?,?)`,
-		d.ID, d.Server, d.Stage, d.Outcome, encodeReasons(d.Reasons),
+	args := decisionArgs(e.Decision, e.Usage)
+	if opened.ID == "" {
+		return s.writeOne(ctx, insert, args)
+	}
+	return s.write(ctx, func(tx *sql.Tx) error {
+		if err := insertItem(ctx, tx, opened); err != nil {
+			return err
+		}
+		if err := s.record(ctx, tx, opened.ID, "", StatePending, "", "", opened.CreatedAt); err != nil {
+			return err
+		}
+		_, err := tx.StmtContext(ctx, insert).ExecContext(ctx, args...)
+		return err
+	})
+}
+
+// writeOne runs one prepared statement as its own transaction. Like
+// write, it queues behind this Store's other writes and names storage
+// failures; waiting for another process's write lock happens inside the
+// statement, so all of its time counts as waited.
+func (s *Store) writeOne(ctx context.Context, stmt *sql.Stmt, args []any) error {
+	start := time.Now()
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	_, err := stmt.ExecContext(ctx, args...)
+	return s.storageError(err, time.Since(start))
+}
+
+// insertDecision stores a decision with its usage; the database adds the
+// usage to the server's buckets in the same statement (migration 4).
+const insertDecision = `INSERT INTO decisions (id, server, stage, outcome,
+	reasons, review_id, created_at, requests, requested_tokens,
+	returned_tokens, tokens) VALUES (?,?,?,?,?,?,?,?,?,?,?)`
+
+// decisionArgs are insertDecision's arguments.
+func decisionArgs(d Decision, u Usage) []any {
+	return []any{d.ID, d.Server, d.Stage, d.Outcome, encodeReasons(d.Reasons),
 		d.ReviewID, toNanos(d.CreatedAt), u.Requests, u.RequestedTokens,
-		u.ReturnedTokens, u.Tokens)
-	return err
+		u.ReturnedTokens, u.Tokens}
 }
 
 // UsageIn sums a server's usage over each named window ending at at, in one
-// read of its decisions. Every window is in the answer, all zeros when nothing was recorded.
+// read. Every window is in the answer, all zeros when nothing was recorded.
 // A caller reading the same windows for every decision should use a
 // UsageReader, which prepares the query once.
 func (s *Store) UsageIn(ctx context.Context, server string, windows map[string]time.Duration, at time.Time) (map[string]Usage, error) {
-	r := newUsageQuery(windows)
-	return r.read(s.db.QueryRowContext(ctx, r.query, r.args(server, at)...), server)
+	q := newUsageQuery(windows)
+	return q.read(s.db.QueryRowContext(ctx, q.query, q.args(server, at)...), server)
 }
 
 // UsageReader sums usage over a fixed set of windows with a statement
-// prepared once: preparing costs several times what reading a few hundred
-// rows does, and the engine reads usage before every decision. It is safe
-// for concurrent use.
+// prepared once: preparing the read costs more than running it, and the
+// engine reads usage before every decision. It is safe for concurrent use.
 type UsageReader struct {
 	usageQuery
 	stmt *sql.Stmt
@@ -137,51 +165,36 @@ func (r *UsageReader) Read(ctx context.Context, server string, at time.Time) (ma
 	return r.read(r.stmt.QueryRowContext(ctx, r.args(server, at)...), server)
 }
 
-// usageQuery is one SELECT with four conditional sums per window over the
-// rows of the longest one, so several windows cost one index range scan.
-// A read costs about a microsecond per decision of the server in the
-// longest window, on a 2-core VM.
+// usageQuery is one SELECT that sums each window from the usage buckets
+// and the few decisions at its start edge (usage_buckets.go), so a read
+// costs about the same however many decisions the windows hold.
 type usageQuery struct {
 	names   []string
 	windows map[string]time.Duration
 	query   string
 }
 
-var usageColumns = []string{"requests", "requested_tokens", "returned_tokens", "tokens"}
-
 func newUsageQuery(windows map[string]time.Duration) usageQuery {
 	q := usageQuery{names: slices.Sorted(maps.Keys(windows)), windows: maps.Clone(windows)}
-	// An aggregate makes exactly one row, even with no windows and no rows.
-	cols := []string{"COUNT(*)"}
-	for range q.names {
-		for _, col := range usageColumns {
-			cols = append(cols, fmt.Sprintf("COALESCE(SUM(CASE WHEN created_at >= ? THEN %s END), 0)", col))
-		}
-	}
-	q.query = "SELECT " + strings.Join(cols, ", ") + " FROM decisions WHERE server = ? AND created_at >= ?"
+	q.query = usageSQL(len(q.names))
 	return q
 }
 
-// args are the query's arguments for server at time at: each window's
-// start once per column, then the server and the oldest start.
+// args are the query's arguments for server at time at: the server and
+// the bounds of each part of each window, in usageSQL's order.
 func (q usageQuery) args(server string, at time.Time) []any {
-	args := make([]any, 0, len(q.names)*len(usageColumns)+2)
-	oldest := at
+	args := make([]any, 0, 3*len(q.names)*(len(bucketWidths)+1))
 	for _, name := range q.names {
-		since := at.Add(-q.windows[name])
-		if since.Before(oldest) {
-			oldest = since
-		}
-		for range usageColumns {
-			args = append(args, since.UnixNano())
+		for _, p := range windowParts(at.Add(-q.windows[name]).UnixNano()) {
+			args = append(args, server, p.from, p.to)
 		}
 	}
-	return append(args, server, oldest.UnixNano())
+	return args
 }
 
-// read scans one row of sums into a Usage per window.
+// read scans the row of sums: a placeholder, then four per window.
 func (q usageQuery) read(row *sql.Row, server string) (map[string]Usage, error) {
-	sums := make([]int64, 1+len(usageColumns)*len(q.names))
+	sums := make([]int64, 1+4*len(q.names))
 	dest := make([]any, len(sums))
 	for i := range sums {
 		dest[i] = &sums[i]
@@ -192,6 +205,8 @@ func (q usageQuery) read(row *sql.Row, server string) (map[string]Usage, error) 
 	out := make(map[string]Usage, len(q.names))
 	for i, name := range q.names {
 		u := sums[1+4*i : 5+4*i]
+		// A window never reports fewer than zero tokens: a completion
+		// whose request fell out of the window leaves a negative charge.
 		out[name] = Usage{Requests: u[0], RequestedTokens: u[1], ReturnedTokens: u[2], Tokens: max(u[3], 0)}
 	}
 	return out, nil
