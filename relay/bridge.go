@@ -139,7 +139,7 @@ func (p *Proxy) bridgeRound(ctx context.Context, x *exchange, b *bridge, batch [
 	for i, ps := range batch {
 		o := x.origin
 		o.Round = b.round
-		c, err := p.clear(ctx, b.u, x.host, o, ps.params)
+		c, err := p.requestStage(ctx, b.u, x.host, o, ps.params)
 		if err != nil {
 			ps.reply <- pushReply{err: err}
 			continue

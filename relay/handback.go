@@ -82,7 +82,7 @@ func (p *Proxy) handBack(ctx context.Context, x *exchange, reqs mcp.InputRequest
 		}
 		o := x.origin
 		o.Round = round
-		c, err := p.clear(ctx, x.u, x.host, o, r)
+		c, err := p.requestStage(ctx, x.u, x.host, o, r)
 		if err != nil {
 			return nil, err
 		}
@@ -96,16 +96,6 @@ func (p *Proxy) handBack(ctx context.Context, x *exchange, reqs mcp.InputRequest
 	}
 	p.handed.put(sealed, entries, cont.Expires)
 	return inputRequired(x.origin.Method, out, sealed)
-}
-
-// clear runs one sampling request through the request stage only.
-func (p *Proxy) clear(ctx context.Context, u *upstream, h hostView, o engine.Origin, in *mcp.CreateMessageWithToolsParams) (cleared, error) {
-	params := forwardable(in)
-	raw, err := encode(params)
-	if err != nil {
-		return cleared{}, internalError("sampling request could not be encoded")
-	}
-	return p.requestStage(ctx, u, h, p.sampling(u, h, o, raw), params)
 }
 
 // resume continues a call a 2026-07-28 host retried: the state must be the
@@ -149,7 +139,7 @@ func (p *Proxy) checkAnswer(ctx context.Context, x *exchange, key string, answer
 	if err != nil {
 		return nil, &jsonrpc.Error{Code: codeInvalidParams, Message: fmt.Sprintf("inputResponses[%q]: %v", key, err)}
 	}
-	return p.resultStage(review.WithParent(ctx, e.reviewID), x.u, e.s, res)
+	return p.resultStage(review.WithParent(ctx, e.reviewID), x.u, &e.s, res)
 }
 
 // samplingAnswer reads a host's completion in the SDK's one result type.

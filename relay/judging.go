@@ -4,21 +4,20 @@ import (
 	"context"
 	"runtime"
 	"sync"
-
-	"github.com/mcpx-fw/mcpx-fw/engine"
 )
 
-// judging runs the engine's decisions on sampling requests on a few
-// long-lived workers. A decision is CPU work (validation, policy
-// evaluation, a SQLite commit) with a deep stack, and the goroutine that
-// asks for it may then wait for minutes, on a review or on the host's
-// model. Run there, it would leave that goroutine holding a grown stack for
-// the whole wait, and a burst of pushes would run every decision at once,
-// swelling the heap with their transient garbage: both stay resident (with
-// a thousand reviews pending, 16 MiB more; BENCHMARKS.md, P4). Workers
-// keep their grown stacks, so a decision does not grow a fresh one
-// either. Decisions only contend for the same cores and the store's one
-// writer, so more at once would not finish any sooner.
+// judging runs the firewall's work on sampling requests on a few
+// long-lived workers: describing a request for the engine, the engine's
+// decisions (validation, policy evaluation, a SQLite commit) and the
+// settlement of a review. That work has a deep stack, and the goroutine
+// that asks for it (the SDK's handler of the request) may then wait for
+// minutes, on a review or on the host's model. Run there, it would leave
+// that goroutine holding a grown stack for the whole wait, and a burst of
+// pushes would run all of it at once, swelling the heap with its transient
+// garbage: both stay resident (with a thousand reviews pending, tens of
+// MiB; BENCHMARKS.md, P4). Workers keep their grown stacks, so the work
+// does not grow a fresh one either. It only contends for the same cores
+// and the store's one writer, so more at once would not finish any sooner.
 type judging struct {
 	start, stop sync.Once
 	work        chan func()
@@ -29,22 +28,27 @@ type judging struct {
 // the store's write lock does not leave a core idle.
 func judgingWorkers() int { return 2 * runtime.GOMAXPROCS(0) }
 
-// judge runs decide on a worker, starting them on first use. A request
-// whose context ends while it waits for one, or that comes after close, is
-// decided at once on a goroutine of its own, as it would be without the
-// workers: the engine records what becomes of a cancelled request.
-func (j *judging) judge(ctx context.Context, decide func() engine.Verdict) engine.Verdict {
+// do runs job on a worker, starting them on first use, and returns when
+// it has run. A request whose context ends while it waits for one, or that
+// comes after close, runs job at once on a goroutine of its own, as it
+// would without the workers: the engine records what becomes of a
+// cancelled request. job passes its results back through the variables it
+// captures.
+func (j *judging) do(ctx context.Context, job func()) {
 	j.start.Do(j.run)
-	out := make(chan engine.Verdict, 1)
-	job := func() { out <- decide() }
-	select {
-	case j.work <- job:
-	case <-ctx.Done():
-		go job()
-	case <-j.done:
-		go job()
+	done := make(chan struct{})
+	run := func() {
+		defer close(done)
+		job()
 	}
-	return <-out
+	select {
+	case j.work <- run:
+	case <-ctx.Done():
+		go run()
+	case <-j.done:
+		go run()
+	}
+	<-done
 }
 
 func (j *judging) run() {

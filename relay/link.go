@@ -19,6 +19,26 @@ type hostView struct {
 	session *mcp.ServerSession
 	era     string
 	caps    *mcp.ClientCapabilities
+	// declared holds caps as the engine reads them (engine.Host) for a
+	// view that serves many requests (newLink), made on first use and
+	// shared by them. Nil for a view made per request.
+	declared *declaredCaps
+}
+
+// declaredCaps is capabilities as the engine reads them, made once; nobody
+// may modify the map.
+type declaredCaps struct {
+	once sync.Once
+	m    map[string]any
+}
+
+// capabilities is what h declared, as the engine reads it.
+func (h hostView) capabilities() map[string]any {
+	if h.declared == nil {
+		return jsonObject(h.caps)
+	}
+	h.declared.once.Do(func() { h.declared.m = jsonObject(h.caps) })
+	return h.declared.m
 }
 
 // canSample reports whether the host declared sampling.
@@ -56,6 +76,7 @@ func newLink(h hostView) *link {
 	if h.caps == nil {
 		h.caps = &mcp.ClientCapabilities{}
 	}
+	h.declared = &declaredCaps{}
 	gone, leave := context.WithCancel(context.Background())
 	return &link{host: h, gone: gone, leave: leave}
 }

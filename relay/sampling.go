@@ -37,12 +37,7 @@ func (p *Proxy) onSampling(ctx context.Context, u *upstream, req *mcp.CreateMess
 // the host by push: for an upstream's push, and for a 2026-07-28
 // upstream's input request when the host is older.
 func (p *Proxy) firewall(ctx context.Context, u *upstream, h hostView, o engine.Origin, in *mcp.CreateMessageWithToolsParams) (*mcp.CreateMessageWithToolsResult, error) {
-	params := forwardable(in)
-	raw, err := encode(params)
-	if err != nil {
-		return nil, internalError("sampling request could not be encoded")
-	}
-	c, err := p.requestStage(ctx, u, h, p.sampling(u, h, o, raw), params)
+	c, err := p.requestStage(ctx, u, h, o, in)
 	if err != nil {
 		return nil, err
 	}
@@ -50,7 +45,7 @@ func (p *Proxy) firewall(ctx context.Context, u *upstream, h hostView, o engine.
 	if err != nil {
 		return nil, err
 	}
-	return p.resultStage(review.WithParent(ctx, c.reviewID), u, c.s, res)
+	return p.resultStage(review.WithParent(ctx, c.reviewID), u, &c.s, res)
 }
 
 // cleared is a request the firewall let through: the sampling as it will
@@ -65,21 +60,40 @@ type cleared struct {
 
 // requestStage decides the request and settles an escalation. A request
 // that passes but that no host can answer waits for an operator's answer
-// when this server allows one.
-func (p *Proxy) requestStage(ctx context.Context, u *upstream, h hostView, s engine.Sampling, params *mcp.CreateMessageWithToolsParams) (cleared, error) {
-	v := p.judging.judge(ctx, func() engine.Verdict { return p.eng.Decide(ctx, s) })
-	if v.Outcome == engine.OutcomePass && u.cfg.OperatorAnswer && !h.canSample() {
-		v = p.awaitAnswer(ctx, s, v)
+// when this server allows one. Encoding and describing the request run
+// with the decision on a worker (see judge); what the request stage
+// clears is made after the wait, from in, which the SDK holds anyway.
+func (p *Proxy) requestStage(ctx context.Context, u *upstream, h hostView, o engine.Origin, in *mcp.CreateMessageWithToolsParams) (*cleared, error) {
+	t := &stage{u: u}
+	err := p.judge(ctx, t, func() error {
+		raw, err := encode(forwardable(in))
+		if err != nil {
+			return internalError("sampling request could not be encoded")
+		}
+		t.s = p.sampling(u, h, o, raw)
+		t.v = p.eng.Decide(ctx, t.s)
+		if t.v.Outcome == engine.OutcomePass && u.cfg.OperatorAnswer && !h.canSample() {
+			t.v = p.awaitAnswer(ctx, t.s, t.v)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	st := p.settle(ctx, u, s, nil, v)
-	if st.Outcome != engine.OutcomePass {
-		return cleared{}, wireError(st.Verdict)
+	return t.cleared(in)
+}
+
+// cleared is the request the settled request stage t lets through, or
+// its refusal.
+func (t *stage) cleared(in *mcp.CreateMessageWithToolsParams) (*cleared, error) {
+	if t.v.Outcome != engine.OutcomePass {
+		return nil, wireError(t.v)
 	}
-	c := cleared{s: s, params: params, reviewID: v.ReviewID, answer: st.answer}
-	if st.edited != nil {
-		c.s.Params, c.params = st.edited, new(mcp.CreateMessageWithToolsParams)
-		if err := json.Unmarshal(st.edited, c.params); err != nil {
-			return cleared{}, internalError("edited request could not be decoded")
+	c := &cleared{s: t.s, params: forwardable(in), reviewID: t.reviewID, answer: t.answer}
+	if t.edited != nil {
+		c.s.Params, c.params = t.edited, new(mcp.CreateMessageWithToolsParams)
+		if err := json.Unmarshal(t.edited, c.params); err != nil {
+			return nil, internalError("edited request could not be decoded")
 		}
 	}
 	return c, nil
@@ -87,7 +101,7 @@ func (p *Proxy) requestStage(ctx context.Context, u *upstream, h hostView, s eng
 
 // completion is the operator's answer when they wrote one, else the
 // host's model's.
-func (p *Proxy) completion(ctx context.Context, h hostView, c cleared) (*mcp.CreateMessageWithToolsResult, error) {
+func (p *Proxy) completion(ctx context.Context, h hostView, c *cleared) (*mcp.CreateMessageWithToolsResult, error) {
 	if c.answer == nil && !h.canSample() {
 		return nil, internalError("no host can answer sampling requests")
 	}
@@ -103,22 +117,36 @@ func (p *Proxy) completion(ctx context.Context, h hostView, c cleared) (*mcp.Cre
 
 // resultStage checks the completion and settles a stage-two escalation:
 // nothing reaches the upstream before the operator decides, and what
-// reaches it is their edit when they made one.
-func (p *Proxy) resultStage(ctx context.Context, u *upstream, s engine.Sampling, res *mcp.CreateMessageWithToolsResult) (*mcp.CreateMessageWithToolsResult, error) {
-	raw, err := encode(res)
+// reaches it is their edit when they made one. Encoding the completion
+// runs with the check on a worker (see judge).
+func (p *Proxy) resultStage(ctx context.Context, u *upstream, s *engine.Sampling, res *mcp.CreateMessageWithToolsResult) (*mcp.CreateMessageWithToolsResult, error) {
+	t := &stage{u: u, s: *s}
+	err := p.judge(ctx, t, func() error {
+		raw, err := encode(res)
+		if err != nil {
+			return internalError("host completion could not be encoded")
+		}
+		t.result = raw
+		t.v = p.eng.Check(ctx, t.s, raw)
+		return nil
+	})
 	if err != nil {
-		return nil, internalError("host completion could not be encoded")
+		return nil, err
 	}
-	v := p.judging.judge(ctx, func() engine.Verdict { return p.eng.Check(ctx, s, raw) })
-	st := p.settle(ctx, u, s, raw, v)
-	if st.Outcome != engine.OutcomePass {
-		return nil, wireError(st.Verdict)
+	return t.checked(res)
+}
+
+// checked is the completion as the settled result stage t lets it
+// through, or its refusal.
+func (t *stage) checked(res *mcp.CreateMessageWithToolsResult) (*mcp.CreateMessageWithToolsResult, error) {
+	if t.v.Outcome != engine.OutcomePass {
+		return nil, wireError(t.v)
 	}
-	if st.edited == nil {
+	if t.edited == nil {
 		return res, nil
 	}
 	var edited mcp.CreateMessageWithToolsResult
-	if err := json.Unmarshal(st.edited, &edited); err != nil {
+	if err := json.Unmarshal(t.edited, &edited); err != nil {
 		return nil, internalError("edited completion could not be decoded")
 	}
 	return &edited, nil
@@ -159,7 +187,7 @@ func (p *Proxy) sampling(u *upstream, h hostView, o engine.Origin, raw []byte) e
 	}
 	return engine.Sampling{
 		Server: engine.Server{Name: u.cfg.Name, Label: u.cfg.Label, Protocol: u.era, Reported: u.reported()},
-		Host:   engine.Host{Protocol: h.era, Capabilities: jsonObject(h.caps)},
+		Host:   engine.Host{Protocol: h.era, Capabilities: h.capabilities()},
 		Origin: o,
 		Caps:   u.capsFor(h),
 		Params: raw,

@@ -26,30 +26,73 @@ type settlement struct {
 	answer []byte // the operator's completion, request stage only
 }
 
-// settle turns an escalation into a final verdict: it waits for the
-// operator, then re-runs the engine with the approval (a deny still wins),
-// on the operator's edit when they made one. Any other verdict is returned
-// as it is. result is nil at the request stage.
-func (p *Proxy) settle(ctx context.Context, u *upstream, s engine.Sampling, result []byte, v engine.Verdict) settlement {
-	if v.Outcome != engine.OutcomeEscalate {
-		return settlement{Verdict: v}
-	}
-	p.log.Info("awaiting review", zap.String("review_id", v.ReviewID), zap.String("decision_id", v.DecisionID),
-		zap.String("server", s.Server.Name), zap.String("stage", string(v.Stage)))
-	it, err := p.awaitReview(ctx, v.ReviewID)
+// stage is one stage of a sampling request: what the engine judges and
+// its verdict, then, once settled, the final verdict. It lives on the
+// heap, so that a goroutine waiting for a review holds a pointer to it
+// rather than copies of it in every frame of the wait.
+type stage struct {
+	u      *upstream
+	s      engine.Sampling
+	result []byte         // the completion; nil at the request stage
+	v      engine.Verdict // the engine's verdict, then the final one (see judge)
+	// reviewID is the review an escalation went through; edited and answer
+	// are what the operator supplied with an approval (see settlement).
+	reviewID       string
+	edited, answer []byte
+}
+
+// judge runs decide, which fills in t.s, t.v and, at the result stage,
+// t.result, on a decision worker, then settles an escalation: it waits
+// for the operator, then re-runs the engine with the approval (a deny
+// still wins), on the operator's edit when they made one. Any other
+// verdict is final as it is. The calling goroutine only waits: the work
+// before and after the review runs on a worker, so that the stack a
+// waiting goroutine keeps is the few small frames of the wait (with a
+// thousand reviews pending, a thousand of them; BENCHMARKS.md, P4). An
+// error from decide ends the stage before any decision.
+func (p *Proxy) judge(ctx context.Context, t *stage, decide func() error) error {
+	var err error
+	p.judging.do(ctx, func() {
+		if err = decide(); err == nil && t.v.Outcome == engine.OutcomeEscalate {
+			p.log.Info("awaiting review", zap.String("review_id", t.v.ReviewID), zap.String("decision_id", t.v.DecisionID),
+				zap.String("server", t.s.Server.Name), zap.String("stage", string(t.v.Stage)))
+		}
+	})
 	if err != nil {
-		return p.unsettled(v, "store-error", "review queue unavailable", err)
+		return err
 	}
-	switch it.State {
-	case review.StateApproved:
-		return p.approved(ctx, u, s, result, v, it)
-	case review.StateRejected:
-		return settlement{Verdict: engine.Verdict{Outcome: engine.OutcomeBlocker, DecisionID: v.DecisionID, Stage: v.Stage,
+	if t.v.Outcome != engine.OutcomeEscalate {
+		return nil
+	}
+	t.reviewID = t.v.ReviewID
+	if p.awaitReview(ctx, t.v.ReviewID) {
+		p.judging.do(ctx, func() { p.settle(ctx, t) })
+	} else {
+		p.settle(ctx, t) // Store.Wait may poll for minutes: not on a worker
+	}
+	return nil
+}
+
+// settle sets t's final verdict once awaitReview has returned: what
+// Store.Wait makes of its review, re-decided after an approval.
+func (p *Proxy) settle(ctx context.Context, t *stage) {
+	v := t.v
+	var st settlement
+	it, err := p.store.Wait(ctx, v.ReviewID)
+	switch {
+	case err != nil:
+		st = p.unsettled(v, "store-error", "review queue unavailable", err)
+	case it.State == review.StateApproved:
+		st = p.approved(ctx, t.u, t.s, t.result, v, it)
+	case it.State == review.StateRejected:
+		st = settlement{Verdict: engine.Verdict{Outcome: engine.OutcomeBlocker, DecisionID: v.DecisionID, Stage: v.Stage,
 			ReviewID: v.ReviewID, Reasons: []engine.Reason{{Code: reasonRejected, Message: it.Note}}}}
-	case review.StateExpired:
-		return p.unsettled(v, reasonExpired, fmt.Sprintf("expired after %s awaiting review", p.eng.ReviewTimeout()), nil)
+	case it.State == review.StateExpired:
+		st = p.unsettled(v, reasonExpired, fmt.Sprintf("expired after %s awaiting review", p.eng.ReviewTimeout()), nil)
+	default:
+		st = p.unsettled(v, reasonAbandon, "review abandoned", fmt.Errorf("review ended in state %s", it.State))
 	}
-	return p.unsettled(v, reasonAbandon, "review abandoned", fmt.Errorf("review ended in state %s", it.State))
+	t.v, t.edited, t.answer = st.Verdict, st.edited, st.answer
 }
 
 // approved re-decides an approved item, with the operator's edit in place

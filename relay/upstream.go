@@ -29,6 +29,7 @@ type upstream struct {
 
 	mu       sync.Mutex
 	inFlight map[*hostCall]struct{} // host tools/calls now running on it
+	info     map[string]any         // the serverInfo of session, made by reported
 
 	// closing is set when the firewall closes the session itself; lost when
 	// the session ended without that (the process exited, the stream broke).
@@ -186,20 +187,29 @@ func (p *Proxy) noHost(u *upstream, why string) error {
 	return wireError(engine.Verdict{Stage: engine.StageRequest, Reasons: []engine.Reason{{Code: reasonNoHost, Message: why}}})
 }
 
-// reported is what the upstream says about itself: display only.
+// reported is what the upstream says about itself: display only. It is
+// made once per session, and every request shares it: nobody may modify
+// it.
 func (u *upstream) reported() map[string]any {
 	u.mu.Lock()
-	cs := u.session
-	u.mu.Unlock()
-	if cs == nil || cs.InitializeResult() == nil || cs.InitializeResult().ServerInfo == nil {
+	defer u.mu.Unlock()
+	if u.info == nil && u.session != nil {
+		u.info = serverInfo(u.session)
+	}
+	if u.info == nil {
 		return map[string]any{}
 	}
-	info := cs.InitializeResult().ServerInfo
-	if info == nil {
-		return map[string]any{}
+	return u.info
+}
+
+// serverInfo is the serverInfo cs reported at initialize as a JSON object;
+// nil when there is none.
+func serverInfo(cs *mcp.ClientSession) map[string]any {
+	if cs.InitializeResult() == nil || cs.InitializeResult().ServerInfo == nil {
+		return nil
 	}
 	var m map[string]any
-	b, _ := json.Marshal(info)
+	b, _ := json.Marshal(cs.InitializeResult().ServerInfo)
 	_ = json.Unmarshal(b, &m)
 	return m
 }

@@ -1,0 +1,186 @@
+package relay
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/mcpx-fw/mcpx-fw/engine"
+	"github.com/mcpx-fw/mcpx-fw/engine/review"
+)
+
+// waitProxy is a Proxy whose store polls every 20ms and whose reviews time
+// out after timeout, and a second Store on the same state dir: another
+// process, as the operator's CLI is.
+func waitProxy(t *testing.T, timeout time.Duration) (*Proxy, *review.Store) {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "state")
+	store, err := review.Open(dir, zap.NewNop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = store.Close() })
+	store.PollInterval = 20 * time.Millisecond
+	eng, err := engine.New(t.Context(), engine.Config{
+		Policy:        engine.PolicyConfig{Dir: "../policies", Timeout: time.Second, Data: map[string]any{"default": "review"}},
+		ReviewTimeout: timeout,
+	}, store, zap.NewNop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cli, err := review.Open(dir, zap.NewNop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cli.Close() })
+	return New(Config{}, eng, store, zap.NewNop()), cli
+}
+
+// openReview opens a pending request-stage item in p's store.
+func openReview(t *testing.T, p *Proxy) string {
+	t.Helper()
+	it, err := p.store.Add(t.Context(), review.Item{DecisionID: "dc-test", Server: "peer", Stage: review.StageRequest,
+		Request: json.RawMessage(`{"messages":[]}`)}, p.eng.ReviewTimeout())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return it.ID
+}
+
+// waitResult is what one awaitReview returned, and when.
+type waitResult struct {
+	sure bool
+	at   time.Time
+}
+
+func startWait(ctx context.Context, p *Proxy, id string) chan waitResult {
+	out := make(chan waitResult, 1)
+	go func() {
+		sure := p.awaitReview(ctx, id)
+		out <- waitResult{sure: sure, at: time.Now()}
+	}()
+	return out
+}
+
+// TestAwaitReviewSeesAnotherProcessDecide: once the queue has been listed,
+// a decision made through another Store wakes its waiter at the next poll,
+// from the audit log, long before the next full list; the other waiter
+// sleeps on.
+func TestAwaitReviewSeesAnotherProcessDecide(t *testing.T) {
+	p, cli := waitProxy(t, time.Minute)
+	a, b := openReview(t, p), openReview(t, p)
+	waitA, waitB := startWait(t.Context(), p, a), startWait(t.Context(), p, b)
+	time.Sleep(200 * time.Millisecond) // several polls: both waiters listed
+	decided := time.Now()
+	if _, err := cli.Approve(t.Context(), a, "alice", ""); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case r := <-waitA:
+		if !r.sure {
+			t.Error("awaitReview reported an unsure wake for a decided item")
+		}
+		if took := r.at.Sub(decided); took >= fullListEvery/2 {
+			t.Errorf("the decision was seen after %v: not from the audit log", took)
+		}
+	case <-time.After(fullListEvery * 2):
+		t.Fatal("the waiter on the decided item never woke")
+	}
+	select {
+	case <-waitB:
+		t.Error("the waiter on the pending item woke")
+	case <-time.After(200 * time.Millisecond):
+	}
+	if it, err := p.store.Wait(t.Context(), a); err != nil || it.State != review.StateApproved {
+		t.Errorf("Store.Wait after the wake = %v, %v; want approved at once", it.State, err)
+	}
+}
+
+// TestAwaitReviewDecidedBeforeWaiting: an item decided a while before its
+// waiter came is seen at once.
+func TestAwaitReviewDecidedBeforeWaiting(t *testing.T) {
+	p, cli := waitProxy(t, time.Minute)
+	other := openReview(t, p)
+	waitOther := startWait(t.Context(), p, other) // keeps the poll running
+	time.Sleep(100 * time.Millisecond)
+	id := openReview(t, p)
+	if _, err := cli.Reject(t.Context(), id, "alice", "no"); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(auditSlack + 200*time.Millisecond)
+	select {
+	case r := <-startWait(t.Context(), p, id):
+		if !r.sure {
+			t.Error("awaitReview reported an unsure wake for a decided item")
+		}
+	case <-time.After(fullListEvery / 2):
+		t.Fatal("the waiter on an item decided before it came never woke")
+	}
+	select {
+	case <-waitOther:
+		t.Error("the waiter on the pending item woke")
+	default:
+	}
+}
+
+// TestAwaitReviewTimeout: a waiter wakes at its review timeout, sure that
+// Store.Wait settles the item at once.
+func TestAwaitReviewTimeout(t *testing.T) {
+	p, _ := waitProxy(t, 300*time.Millisecond)
+	id := openReview(t, p)
+	start := time.Now()
+	select {
+	case r := <-startWait(t.Context(), p, id):
+		if !r.sure {
+			t.Error("awaitReview reported an unsure wake at the timeout")
+		}
+		if took := r.at.Sub(start); took < 250*time.Millisecond {
+			t.Errorf("woke after %v, before the timeout", took)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the waiter never woke at its timeout")
+	}
+	if it, err := p.store.Wait(t.Context(), id); err != nil || it.State != review.StateExpired {
+		t.Errorf("Store.Wait after the timeout = %v, %v; want expired at once", it.State, err)
+	}
+}
+
+// TestAwaitReviewCancelled: a waiter whose context ends wakes at once.
+func TestAwaitReviewCancelled(t *testing.T) {
+	p, _ := waitProxy(t, time.Minute)
+	id := openReview(t, p)
+	ctx, cancel := context.WithCancel(t.Context())
+	wait := startWait(ctx, p, id)
+	time.Sleep(50 * time.Millisecond)
+	cancel()
+	select {
+	case r := <-wait:
+		if !r.sure {
+			t.Error("awaitReview reported an unsure wake on cancellation")
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the cancelled waiter never woke")
+	}
+}
+
+// TestAwaitReviewPollFails: when the queue cannot be read, every waiter
+// wakes unsure, so that Store.Wait polls its item itself.
+func TestAwaitReviewPollFails(t *testing.T) {
+	p, _ := waitProxy(t, time.Minute)
+	id := openReview(t, p)
+	wait := startWait(t.Context(), p, id)
+	time.Sleep(100 * time.Millisecond)
+	_ = p.store.Close()
+	select {
+	case r := <-wait:
+		if r.sure {
+			t.Error("awaitReview reported a sure wake after a failed read")
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the waiter never woke after the store failed")
+	}
+}
