@@ -13,15 +13,15 @@ import (
 // serve's garbage collector settings, used unless the environment sets
 // GOGC or GOMEMLIMIT. serve keeps a live heap of a few MiB while every
 // message it relays is decoded into fresh buffers, so at Go's default
-// (GOGC=100, a 4 MiB floor) it collects dozens of times a second under load,
-// the collector's workers taking about a quarter of its CPU. A goal four
-// times the live
-// heap cuts that to a few, and the memory limit bounds what the larger goal
-// may cost: near the limit the collector runs as often as it must, whatever
-// GOGC says. The larger goal keeps memory after a burst that the default
-// would have given back, so once collections stop (traffic has stopped)
-// serve returns what it does not use to the OS (releaseWhenQuiet).
-// BENCHMARKS.md has the measurements behind these numbers.
+// (GOGC=100, a 4 MiB floor) it collects dozens of times a second under
+// load, the collector's workers taking about a quarter of its CPU. A goal
+// four times the live heap cuts that to a few, and the memory limit bounds
+// what the larger goal may cost: near the limit the collector runs as
+// often as it must, whatever GOGC says. The larger goal keeps memory after
+// a burst that the default would have given back, so once collections
+// stop (traffic has stopped) serve returns what it does not use to the OS
+// (releaseWhenQuiet). BENCHMARKS.md has the measurements behind these
+// numbers.
 const (
 	serveGCPercent   = 400
 	serveMemoryLimit = 64 << 20
