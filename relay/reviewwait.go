@@ -13,8 +13,9 @@ import (
 // per waiter every poll interval: with a thousand requests pending that is
 // four thousand queries a second, which saturates the store's few
 // connections, so new escalations starve and serve burns a core doing
-// nothing (BENCHMARKS.md, P4). Here one goroutine lists the pending items
-// each interval and wakes the waiters whose item left the list; each then
+// nothing (BENCHMARKS.md, P4). Here one goroutine reads the ids of the
+// pending items each interval (review.Store.PendingIDs, which decodes no
+// item) and wakes the waiters whose item left them; each then
 // calls Store.Wait, which returns at once with the item as stored, so the
 // store keeps every rule about how a review ends (decided, expired,
 // abandoned when the request is cancelled).
@@ -30,7 +31,6 @@ type reviewWaiter struct {
 	// unsure is set before woken closes when the poll could not tell
 	// whether the item is still pending.
 	unsure bool
-	listed bool // a full list has seen it pending (see poll)
 }
 
 // awaitReview waits until review id is no longer pending, its review
@@ -94,21 +94,8 @@ func (w *reviewWaits) remove(id string, rw *reviewWaiter) bool {
 // poll wakes the waiters whose item is no longer pending, every poll
 // interval while anyone waits. Only items already waited on when it looks
 // are judged, so an item added meanwhile is never taken for decided. A
-// failed read wakes everyone: Store.Wait then polls each item itself, as
-// it would without this.
-//
-// Listing the queue reads and decodes every pending item: with a thousand
-// pending, four lists a second are most of serve's CPU while it waits and
-// about 20 MB of garbage a second, which keeps its heap at the collector's
-// goal (BENCHMARKS.md, P4). So the queue is listed in full only when a
-// waiter arrived since the last list (its item may have been decided
-// before it was registered) and every fullListEvery. In between, the poll
-// reads the audit log from the last list on: every transition of an item
-// appends an entry in the transaction that makes it, so a decision shows
-// as an entry whose outcome is not pending, and with nothing decided the
-// read returns nothing. An entry's time is its writer's wall clock, read
-// inside that transaction; auditSlack allows for its commit, and the full
-// list for a wall clock stepped back further.
+// failed read wakes everyone, marked unsure: Store.Wait then polls each
+// item itself, as it would without this.
 func (w *reviewWaits) poll(p *Proxy) {
 	interval := p.store.PollInterval
 	if interval <= 0 {
@@ -116,90 +103,44 @@ func (w *reviewWaits) poll(p *Proxy) {
 	}
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
-	var listed time.Time // when the last full list that succeeded began; zero for none
 	for range tick.C {
-		ids, arrived := w.snapshot()
+		ids := w.snapshot()
 		if ids == nil {
 			return
 		}
-		if !arrived && !listed.IsZero() && time.Since(listed) < fullListEvery {
-			w.readAudit(p, ids, listed.Add(-auditSlack))
-			continue
-		}
-		start := time.Now()
-		listed = time.Time{}
-		if w.list(p, ids) {
-			listed = start
-		}
+		pending, err := p.store.PendingIDs(context.Background())
+		w.wake(ids, err, pending)
 	}
 }
 
-// fullListEvery bounds the time between full lists of the queue (see
-// poll); auditSlack is how far before the last list the audit log is read.
-const (
-	fullListEvery = 5 * time.Second
-	auditSlack    = 2 * time.Second
-)
-
-// list wakes the waiters on ids whose item is not among the pending ones,
-// marks the others as listed, and reports whether the list succeeded.
-func (w *reviewWaits) list(p *Proxy, ids []string) bool {
-	items, err := p.store.List(context.Background(), review.Filter{})
-	pending := make(map[string]bool, len(items))
-	for _, it := range items {
-		pending[it.ID] = true
-	}
-	w.wake(ids, err, func(id string) bool { return !pending[id] }, true)
-	return err == nil
-}
-
-// readAudit wakes the waiters on ids whose item has an entry in the audit
-// log since since that left it in another state than pending.
-func (w *reviewWaits) readAudit(p *Proxy, ids []string, since time.Time) {
-	entries, err := p.store.Audit(context.Background(), review.AuditFilter{Since: since})
-	ended := map[string]bool{}
-	for _, e := range entries {
-		if e.Outcome != review.StatePending {
-			ended[e.ItemID] = true
-		}
-	}
-	w.wake(ids, err, func(id string) bool { return ended[id] }, false)
-}
-
-// snapshot lists the items waited on, and whether any of them arrived
-// since the last full list; or stops the poll (nil) when there are none:
-// the next add starts another.
-func (w *reviewWaits) snapshot() (ids []string, arrived bool) {
+// snapshot lists the items waited on, or stops the poll (nil) when there
+// are none: the next add starts another.
+func (w *reviewWaits) snapshot() []string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if len(w.waiting) == 0 {
 		w.polling = false
-		return nil, false
+		return nil
 	}
-	ids = make([]string, 0, len(w.waiting))
-	for id, rw := range w.waiting {
+	ids := make([]string, 0, len(w.waiting))
+	for id := range w.waiting {
 		ids = append(ids, id)
-		arrived = arrived || !rw.listed
 	}
-	return ids, arrived
+	return ids
 }
 
-// wake wakes the waiters on the ids that ended says are no longer pending,
-// or all of them when the read failed (err), marked unsure. After a full
-// list (listing), the others are marked listed.
-func (w *reviewWaits) wake(ids []string, err error, ended func(string) bool, listing bool) {
+// wake wakes the waiters on the ids that are not pending, or all of them
+// when the read failed (err), marked unsure.
+func (w *reviewWaits) wake(ids []string, err error, pending map[string]bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for _, id := range ids {
 		rw, ok := w.waiting[id]
-		switch {
-		case !ok:
-		case err != nil || ended(id):
-			rw.unsure = err != nil
-			close(rw.woken)
-			delete(w.waiting, id)
-		case listing:
-			rw.listed = true
+		if !ok || (err == nil && pending[id]) {
+			continue
 		}
+		rw.unsure = err != nil
+		close(rw.woken)
+		delete(w.waiting, id)
 	}
 }

@@ -126,6 +126,32 @@ func (s *Store) List(ctx context.Context, f Filter) ([]Item, error) {
 	return items, nil
 }
 
+// PendingIDs returns the ids of the pending items, after closing the ones
+// that are due, as List does: what a process waiting on many items polls,
+// without reading and decoding every item.
+func (s *Store) PendingIDs(ctx context.Context) (map[string]bool, error) {
+	if _, err := s.sweep(ctx); err != nil {
+		return nil, fmt.Errorf("list pending reviews: %w", err)
+	}
+	rows, err := s.db.QueryContext(ctx, "SELECT id FROM items WHERE state = 'pending'")
+	if err != nil {
+		return nil, fmt.Errorf("list pending reviews: %w", err)
+	}
+	defer rows.Close()
+	ids := map[string]bool{}
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("list pending reviews: %w", err)
+		}
+		ids[id] = true
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list pending reviews: %w", err)
+	}
+	return ids, nil
+}
+
 func scanItems(rows *sql.Rows) ([]Item, error) {
 	defer rows.Close()
 	var items []Item
