@@ -81,7 +81,7 @@ type ServerConfig struct {
 	// default), legacy (never past 2025-11-25, for servers that push their
 	// sampling), or one revision such as 2026-07-28.
 	Protocol  string `mapstructure:"protocol"`
-	MaxTokens int    `mapstructure:"max_tokens"` // cap policies enforce; 0 = none
+	MaxTokens int    `mapstructure:"max_tokens"` // cap policies enforce; default 4096 when the key is absent; 0 = none
 	// Budget limits the server's use of sampling; policies read it as
 	// data.mcpxfw.config.servers[name].budget. Default: no limits.
 	Budget BudgetConfig `mapstructure:"budget"`
@@ -175,7 +175,7 @@ func loadConfig(path string) (*Config, error) {
 		return nil, fmt.Errorf("config %s: %w", displayPath(path), err)
 	}
 	cfg.path = path
-	if err := cfg.keepEnvCase(); err != nil {
+	if err := cfg.applyRawServers(); err != nil {
 		return nil, err
 	}
 	cfg.resolvePaths()

@@ -435,3 +435,23 @@ func TestConfigLogFileStderr(t *testing.T) {
 		t.Errorf("log.file %q, decision_log.sink %q: want both stderr", got.Log.File, got.DecisionLog.Sink)
 	}
 }
+
+// TestConfigServerMaxTokensDefault: a server entry without max_tokens gets
+// the safe default cap that config.example.yaml shows; an explicit 0 still
+// means no cap.
+func TestConfigServerMaxTokensDefault(t *testing.T) {
+	cleanConfigEnv(t)
+	got, err := loadConfig(writeConfigFile(t, "servers:\n  Quiet:\n    command: [cat]\n  open:\n    command: [cat]\n    max_tokens: 0\n  small:\n    command: [cat]\n    max_tokens: 100\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]int{"quiet": defaultMaxTokens, "open": 0, "small": 100}
+	for name, n := range want {
+		if got.Servers[name].MaxTokens != n {
+			t.Errorf("servers.%s.max_tokens = %d, want %d", name, got.Servers[name].MaxTokens, n)
+		}
+	}
+	if defaultMaxTokens != 4096 {
+		t.Errorf("defaultMaxTokens = %d; config.example.yaml documents 4096", defaultMaxTokens)
+	}
+}

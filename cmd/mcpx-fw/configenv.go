@@ -8,32 +8,70 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// keepEnvCase puts back the case of each server's env names, which viper
-// folds to lower case with every other key: `env: {API_KEY: x}` must reach
-// the upstream as API_KEY, since environment names are case-sensitive.
-func (c *Config) keepEnvCase() error {
-	if c.path == "" {
-		return nil
-	}
-	b, err := os.ReadFile(c.path)
+// defaultMaxTokens is a server's max_tokens when its entry does not set the
+// key: a request asking for more is denied. A cap is the safe default, since
+// maxTokens is what an upstream spends of the user's model; 0 (set
+// explicitly) means no cap.
+const defaultMaxTokens = 4096
+
+// rawServer is what viper loses of a server entry: the case of env names
+// and whether a key was written at all.
+type rawServer struct {
+	Env       map[string]string `yaml:"env"`
+	MaxTokens *int              `yaml:"max_tokens"`
+}
+
+// applyRawServers puts back, for each server, what viper's decoding loses
+// (see keepEnvCase and defaultServerMaxTokens). Servers come only from the
+// file, never from the environment, so the file is the whole truth.
+func (c *Config) applyRawServers() error {
+	raw, err := c.rawServers()
 	if err != nil {
-		return fmt.Errorf("config: %w", err)
+		return err
 	}
-	var raw struct {
-		Servers map[string]struct {
-			Env map[string]string `yaml:"env"`
-		} `yaml:"servers"`
-	}
-	if err := yaml.Unmarshal(b, &raw); err != nil {
-		return fmt.Errorf("config %s: %w", c.path, err)
-	}
-	for name, s := range raw.Servers {
+	for name, s := range raw {
 		server, ok := c.Servers[strings.ToLower(name)]
-		if !ok || len(s.Env) == 0 {
+		if !ok {
 			continue
 		}
-		server.Env = s.Env
+		keepEnvCase(&server, s)
+		defaultServerMaxTokens(&server, s)
 		c.Servers[strings.ToLower(name)] = server
 	}
 	return nil
+}
+
+func (c *Config) rawServers() (map[string]rawServer, error) {
+	if c.path == "" {
+		return nil, nil
+	}
+	b, err := os.ReadFile(c.path)
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	var raw struct {
+		Servers map[string]rawServer `yaml:"servers"`
+	}
+	if err := yaml.Unmarshal(b, &raw); err != nil {
+		return nil, fmt.Errorf("config %s: %w", c.path, err)
+	}
+	return raw.Servers, nil
+}
+
+// keepEnvCase puts back the case of a server's env names, which viper
+// folds to lower case with every other key: `env: {API_KEY: x}` must reach
+// the upstream as API_KEY, since environment names are case-sensitive.
+func keepEnvCase(server *ServerConfig, raw rawServer) {
+	if len(raw.Env) > 0 {
+		server.Env = raw.Env
+	}
+}
+
+// defaultServerMaxTokens gives a server whose entry does not mention
+// max_tokens the default cap; decoding alone cannot tell an absent key
+// from an explicit 0 (no cap).
+func defaultServerMaxTokens(server *ServerConfig, raw rawServer) {
+	if raw.MaxTokens == nil {
+		server.MaxTokens = defaultMaxTokens
+	}
 }

@@ -8,7 +8,8 @@ import (
 )
 
 // The configuration policies see: budgets only where set, so a rule about
-// a limit nobody configured does not fire.
+// a limit nobody configured does not fire; the default max_tokens cap where
+// the entry is silent, and no cap where it says 0.
 func TestPolicyDataBudgets(t *testing.T) {
 	cleanConfigEnv(t)
 	cfg, err := loadConfig(writeConfigFile(t, `servers:
@@ -21,6 +22,7 @@ func TestPolicyDataBudgets(t *testing.T) {
     budget: {burst_per_minute: 3}
   plain:
     command: [cat]
+    max_tokens: 0
 usage:
   windows: {day: 24h}
 `))
@@ -30,7 +32,7 @@ usage:
 	want := map[string]any{"default": "review", "servers": map[string]any{
 		"github-mcp": map[string]any{"label": "", "max_tokens": 4096,
 			"budget": map[string]any{"hourly_tokens": 20000, "burst_per_minute": 10}},
-		"notes": map[string]any{"label": "", "budget": map[string]any{"burst_per_minute": 3}},
+		"notes": map[string]any{"label": "", "max_tokens": defaultMaxTokens, "budget": map[string]any{"burst_per_minute": 3}},
 		"plain": map[string]any{"label": ""},
 	}}
 	if diff := cmp.Diff(want, policyData(cfg)); diff != "" {
