@@ -102,7 +102,7 @@ func (p *Proxy) bridgeWait(ctx context.Context, x *exchange, b *bridge) (mcp.Res
 	case first := <-b.pushes:
 		return p.bridgeRound(ctx, x, b, together(first, b.pushes))
 	case <-ctx.Done():
-		p.abortBridge(b, internalError("the host cancelled the call"))
+		p.abortBridge(b, errCancelled())
 		return nil, ctx.Err()
 	}
 }
@@ -127,12 +127,12 @@ func together(first *push, more <-chan *push) []*push {
 // upstream decides what to do with the refusal) and the wait goes on.
 func (p *Proxy) bridgeRound(ctx context.Context, x *exchange, b *bridge, batch []*push) (mcp.Result, error) {
 	if b.round++; b.round > p.cfg.MaxRounds {
-		msg := fmt.Sprintf("upstream %s pushed sampling in more than %d rounds of one call (limits.max_rounds)", x.u.cfg.Name, p.cfg.MaxRounds)
+		err := errMaxRounds(x.u.cfg.Name, p.cfg.MaxRounds)
 		for _, ps := range batch {
-			ps.reply <- pushReply{err: internalError(msg)}
+			ps.reply <- pushReply{err: err}
 		}
-		p.abortBridge(b, internalError(msg))
-		return nil, internalError(msg)
+		p.abortBridge(b, err)
+		return nil, err
 	}
 	out, entries := mcp.InputRequestMap{}, map[string]handed{}
 	b.parked = map[string]*push{}
@@ -160,8 +160,8 @@ func (p *Proxy) park(x *exchange, b *bridge, out mcp.InputRequestMap, entries ma
 		Round: b.round, Bridge: b.id, Expires: time.Now().Add(p.cfg.StateTTL)}
 	sealed, err := p.sealer.seal(cont)
 	if err != nil {
-		p.abortBridge(b, internalError("requestState could not be sealed"))
-		return nil, internalError("requestState could not be sealed")
+		p.abortBridge(b, errInternal("requestState could not be sealed"))
+		return nil, errInternal("requestState could not be sealed")
 	}
 	p.handed.put(sealed, entries, cont.Expires)
 	p.bridges.park(b)
@@ -169,7 +169,7 @@ func (p *Proxy) park(x *exchange, b *bridge, out mcp.InputRequestMap, entries ma
 	b.timer = time.AfterFunc(ttl, func() {
 		if p.bridges.unpark(b.id) != nil {
 			p.log.Warn("bridged call expired", zap.String("server", x.u.cfg.Name), zap.Duration("after", ttl))
-			p.abortBridge(b, internalError(fmt.Sprintf("expired after %s awaiting the host's retry", ttl)))
+			p.abortBridge(b, errBridgeExpired(ttl))
 		}
 	})
 	return inputRequired(x.origin.Method, out, sealed)
@@ -180,7 +180,7 @@ func (p *Proxy) park(x *exchange, b *bridge, out mcp.InputRequestMap, entries ma
 func (p *Proxy) resumeBridge(ctx context.Context, x *exchange, cont continuation, answers mcp.InputResponseMap, entries map[string]handed) (mcp.Result, error) {
 	b := p.bridges.unpark(cont.Bridge)
 	if b == nil {
-		return nil, internalError("the bridged call expired before the host's retry")
+		return nil, errBridgeGone()
 	}
 	b.timer.Stop()
 	for _, key := range cont.Keys {
@@ -210,13 +210,13 @@ func (p *Proxy) bridgePush(ctx context.Context, u *upstream, params *mcp.CreateM
 	select {
 	case b.pushes <- ps:
 	case <-ctx.Done():
-		return nil, internalError("sampling request cancelled")
+		return nil, errCancelled()
 	}
 	select {
 	case r := <-ps.reply:
 		return r.res, r.err
 	case <-ctx.Done():
-		return nil, internalError("sampling request cancelled")
+		return nil, errCancelled()
 	}
 }
 
@@ -296,7 +296,7 @@ func (bp *bridgePool) get(ctx context.Context, p *Proxy, cfg Upstream, h hostVie
 	u, err := p.connectBridged(l, cfg)
 	if err != nil {
 		p.log.Error("bridged upstream failed to start", zap.String("server", cfg.Name), zap.Error(err))
-		return nil, internalError("upstream " + cfg.Name + " failed to start")
+		return nil, errUpstreamStart(cfg.Name)
 	}
 	u.poolKey = key
 	return u, nil
@@ -341,7 +341,7 @@ func (bp *bridgePool) closeAll(p *Proxy) {
 	bp.mu.Unlock()
 	for _, b := range parked {
 		b.timer.Stop()
-		p.abortBridge(b, internalError("the firewall is shutting down"))
+		p.abortBridge(b, errShuttingDown())
 	}
 	for _, us := range idle {
 		for _, u := range us {

@@ -96,7 +96,7 @@ func TestInputRequestHostCannotAnswer(t *testing.T) {
 			if !errors.As(err, &we) || we.Code != tc.code {
 				t.Fatalf("err = %v, want code %d", err, tc.code)
 			}
-			if tc.code == -32021 && compact(we.Data) != `{"requiredCapabilities":{"sampling":{}}}` {
+			if tc.code == -32021 && compact(we.Data) != `{"reason_codes":["capability-missing"],"requiredCapabilities":{"sampling":{}}}` {
 				t.Errorf("data = %s, want the sampling capability named", we.Data)
 			}
 		})

@@ -19,7 +19,7 @@ var sentinelSchema = map[string]any{"type": "object"}
 // toolsChanged tells the hosts that an upstream's tool list changed.
 func (p *Proxy) toolsChanged(context.Context, *mcp.ToolListChangedRequest) {
 	p.srv.AddTool(&mcp.Tool{Name: sentinel, InputSchema: sentinelSchema}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		return nil, internalError("not a tool")
+		return nil, errInternal("not a tool")
 	})
 	p.srv.RemoveTools(sentinel)
 }
@@ -27,7 +27,7 @@ func (p *Proxy) toolsChanged(context.Context, *mcp.ToolListChangedRequest) {
 // promptsChanged tells the hosts that an upstream's prompt list changed.
 func (p *Proxy) promptsChanged(context.Context, *mcp.PromptListChangedRequest) {
 	p.srv.AddPrompt(&mcp.Prompt{Name: sentinel}, func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-		return nil, internalError("not a prompt")
+		return nil, errInternal("not a prompt")
 	})
 	p.srv.RemovePrompts(sentinel)
 }
@@ -36,7 +36,7 @@ func (p *Proxy) promptsChanged(context.Context, *mcp.PromptListChangedRequest) {
 func (p *Proxy) resourcesChanged(context.Context, *mcp.ResourceListChangedRequest) {
 	uri := "mcpx-fw:" + sentinel
 	p.srv.AddResource(&mcp.Resource{URI: uri, Name: sentinel}, func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-		return nil, internalError("not a resource")
+		return nil, errInternal("not a resource")
 	})
 	p.srv.RemoveResources(uri)
 }

@@ -2,48 +2,102 @@ package relay
 
 import (
 	"encoding/json"
+	"fmt"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpx-fw/mcpx-fw/engine"
 	"github.com/mcpx-fw/mcpx-fw/validate"
 )
 
+// This file is the firewall's whole error vocabulary: every JSON-RPC error
+// mcpx-fw itself sends, to an upstream or to a host, is built here, by
+// wireError for a verdict or by one constructor per situation below. A
+// message is short and fixed (it may name a configured server, a limit or
+// a key the firewall minted, never text an upstream or a host wrote), and
+// data is exactly {decision_id, reason_codes}, the decision id present
+// where a decision exists. The one exception is -32021, whose data the
+// spec fixes (requiredCapabilities). An upstream's own JSON-RPC error to a
+// host's call is not the firewall's: it passes through like any result
+// (passedThrough).
+
 const (
 	// codeUserRejected is the spec's code for "User rejected sampling
 	// request" (2025-06-18 and 2025-11-25 §Error Handling). The SDK has no
 	// constant for it. Used for every "no": policy deny, reviewer reject,
-	// completion withheld.
+	// completion withheld, and the host's own refusal.
 	codeUserRejected = -1
-	// codeInvalidParams: the request is malformed (a structural violation).
+	// codeInvalidRequest: a request that cannot be served in this state
+	// (a host that never initialized).
+	codeInvalidRequest = jsonrpc.CodeInvalidRequest
+	// codeInvalidParams: the request is malformed (a structural violation,
+	// a requestState that is not the firewall's, an answer missing).
 	codeInvalidParams = jsonrpc.CodeInvalidParams
 	// codeInternal: nobody decided — policy error, store error, expiry, no
-	// host — or the host's answer could not be returned. Never a "no".
+	// host, an upstream gone — or an answer could not be returned. Never a
+	// "no".
 	codeInternal = jsonrpc.CodeInternalError
+	// codeMissingCapability is 2026-07-28's MissingRequiredClientCapability
+	// (-32021): the request needs a capability the host did not declare on
+	// it. Older hosts get codeInvalidParams for the same situation.
+	codeMissingCapability = mcp.CodeMissingRequiredClientCapabilities
+	// codeRejectedByTransport is the SDK's code (-32005, "rejected by
+	// transport") for a message its HTTP transport refused to write: the
+	// peer never saw it. Read, never sent (see undelivered).
+	codeRejectedByTransport = -32005
 )
 
-// Reason codes the relay adds to verdicts it settles itself.
+// Reason codes: what a refusal the relay makes itself is about. They go on
+// the wire in data.reason_codes and into logs.
 const (
-	reasonRejected = "review-rejected"
-	reasonExpired  = "review-expired"
-	reasonAbandon  = "review-abandoned"
-	reasonNoHost   = "no-host"
+	reasonRejected          = "review-rejected"
+	reasonExpired           = "review-expired"
+	reasonAbandon           = "review-abandoned"
+	reasonNoHost            = "no-host"
+	reasonHostRejected      = "host-rejected"
+	reasonHostFailed        = "host-failed"
+	reasonShuttingDown      = "shutting-down"
+	reasonNotInitialized    = "not-initialized"
+	reasonUnknownName       = "unknown-name"
+	reasonUpstreamStart     = "upstream-start-failed"
+	reasonUpstreamLost      = "upstream-lost"
+	reasonUpstreamFailed    = "upstream-failed"
+	reasonStateRejected     = "state-rejected"
+	reasonAnswerMissing     = "answer-missing"
+	reasonAnswerInvalid     = "answer-invalid"
+	reasonMaxRounds         = "max-rounds"
+	reasonDeferred          = "upstream-deferred"
+	reasonCancelled         = "cancelled"
+	reasonBridgeExpired     = "bridge-expired"
+	reasonMissingCapability = "capability-missing"
+	reasonUnknownInput      = "input-request-unknown"
+	reasonInternal          = "internal"
 )
 
-// errorData is the only detail an upstream gets: the upstream may be the
-// attacker, so rule internals, policy paths and matched text stay in the
-// decision log.
+// errorData is the only detail the other side gets: the upstream may be
+// the attacker, so rule internals, policy paths and matched text stay in
+// the decision log.
 type errorData struct {
-	DecisionID  string   `json:"decision_id"`
+	DecisionID  string   `json:"decision_id,omitempty"`
 	ReasonCodes []string `json:"reason_codes"`
+}
+
+// relayError builds every error of the vocabulary but -32021's.
+func relayError(code int64, msg, decisionID string, reasons ...string) *jsonrpc.Error {
+	if reasons == nil {
+		reasons = []string{}
+	}
+	data, _ := json.Marshal(errorData{DecisionID: decisionID, ReasonCodes: reasons})
+	return &jsonrpc.Error{Code: code, Message: msg, Data: data}
 }
 
 // wireError maps a Verdict that did not pass to the JSON-RPC error the
 // upstream receives (DESIGN §2, wire mapping). It is the only such mapping.
 func wireError(v engine.Verdict) *jsonrpc.Error {
 	code, msg := wireCodeMessage(v)
-	data, _ := json.Marshal(errorData{DecisionID: v.DecisionID, ReasonCodes: v.ReasonCodes()})
-	return &jsonrpc.Error{Code: code, Message: msg, Data: data}
+	return relayError(code, msg, v.DecisionID, v.ReasonCodes()...)
 }
 
 func wireCodeMessage(v engine.Verdict) (int64, string) {
@@ -92,4 +146,150 @@ func findReason(v engine.Verdict, code string) (engine.Reason, bool) {
 		}
 	}
 	return engine.Reason{}, false
+}
+
+// passedThrough is an upstream's own JSON-RPC error to a host's call,
+// relayed as the upstream sent it (code, message, data): it is the
+// upstream's answer to the host, as a result would be, not the firewall's.
+func passedThrough(we *jsonrpc.Error) *jsonrpc.Error { return we }
+
+// errHostRejected: the host refused a sampling request the firewall asked
+// of it. The upstream hears "no" (-1) under the request's decision; what the
+// host wrote (its message and data) stays with the host.
+func errHostRejected(decisionID string) *jsonrpc.Error {
+	return relayError(codeUserRejected, "User rejected sampling request: declined by the host", decisionID, reasonHostRejected)
+}
+
+// errHostFailed: the host could not answer (it failed, or did not answer
+// before sampling.host_timeout). Nobody said no.
+func errHostFailed(decisionID string, timedOut bool) *jsonrpc.Error {
+	msg := "host sampling failed: the host could not answer"
+	if timedOut {
+		msg = "host sampling failed: no answer before sampling.host_timeout"
+	}
+	return relayError(codeInternal, msg, decisionID, reasonHostFailed)
+}
+
+// errNoHostFor: a request passed but nobody can answer it (no host session
+// to push to, or a host that cannot sample). A request refused before any
+// decision gets wireError's no-host verdict instead (see noHost).
+func errNoHostFor(decisionID string) *jsonrpc.Error {
+	return relayError(codeInternal, "no host can answer sampling requests", decisionID, reasonNoHost)
+}
+
+// errShuttingDown: serve is stopping; the request was not served.
+func errShuttingDown() *jsonrpc.Error {
+	return relayError(codeInternal, "the firewall is shutting down", "", reasonShuttingDown)
+}
+
+// errNotInitialized: a legacy host's request on a session that never
+// initialized.
+func errNotInitialized() *jsonrpc.Error {
+	return relayError(codeInvalidRequest, "the session is not initialized", "", reasonNotInitialized)
+}
+
+// errUnknownName: a tool or prompt name that no configured server's prefix
+// (`<server>__`) starts. The name itself is not echoed.
+func errUnknownName() *jsonrpc.Error {
+	return relayError(codeInvalidParams, "unknown tool or prompt: names are <server>__<name>, one of the names listed", "", reasonUnknownName)
+}
+
+// errUpstreamStart: a configured server could not be started or
+// initialized; its own error is logged, not sent.
+func errUpstreamStart(server string) *jsonrpc.Error {
+	return relayError(codeInternal, fmt.Sprintf("upstream %s failed to start", server), "", reasonUpstreamStart)
+}
+
+// errUpstreamsStart: a host's upstreams could not all be started.
+func errUpstreamsStart() *jsonrpc.Error {
+	return relayError(codeInternal, "upstream servers failed to start", "", reasonUpstreamStart)
+}
+
+// errUpstreamLost: the server's connection ended (its process exited, its
+// stream broke) and the firewall did not close it.
+func errUpstreamLost(server string) *jsonrpc.Error {
+	return relayError(codeInternal, fmt.Sprintf("upstream %s is gone: its connection was lost; it starts again when the host reconnects", server), "", reasonUpstreamLost)
+}
+
+// errUpstreamFailed: a call to the server failed without an answer of its
+// own (a transport error, an unreadable answer); the detail is logged, not
+// sent, since it may quote what the server wrote.
+func errUpstreamFailed(server string) *jsonrpc.Error {
+	return relayError(codeInternal, fmt.Sprintf("upstream %s: the call failed without an answer", server), "", reasonUpstreamFailed)
+}
+
+// errInternal: the firewall could not build or read one of its own
+// messages (what names the step; a fixed phrase of the firewall's).
+func errInternal(what string) *jsonrpc.Error {
+	return relayError(codeInternal, what, "", reasonInternal)
+}
+
+// errStateRejected: a requestState the firewall did not issue for this
+// call, or one altered, replayed, expired or no longer held; phrase is one
+// of the firewall's fixed reasons.
+func errStateRejected(phrase string) *jsonrpc.Error {
+	return relayError(codeInvalidParams, "requestState rejected: "+phrase, "", reasonStateRejected)
+}
+
+// errAnswerMissing: a 2026-07-28 host's retry lacks an answer for a key the
+// firewall handed it (keys are the firewall's own).
+func errAnswerMissing(key string) *jsonrpc.Error {
+	return relayError(codeInvalidParams, fmt.Sprintf("inputResponses has no answer for %q", key), "", reasonAnswerMissing)
+}
+
+// errAnswerInvalid: a 2026-07-28 host's answer to a sampling key is not a
+// sampling result.
+func errAnswerInvalid(key string) *jsonrpc.Error {
+	return relayError(codeInvalidParams, fmt.Sprintf("inputResponses[%q] is not a sampling result", key), "", reasonAnswerInvalid)
+}
+
+// errMaxRounds: one host call took more input-request rounds, or bridged
+// pushes, than limits.max_rounds.
+func errMaxRounds(server string, limit int) *jsonrpc.Error {
+	return relayError(codeInternal, fmt.Sprintf("upstream %s asked for input in more than %d rounds of one call (limits.max_rounds)", server, limit), "", reasonMaxRounds)
+}
+
+// errDeferred: a 2026-07-28 server kept answering a call with a bare
+// requestState (load shedding) past the firewall's retries.
+func errDeferred(server string, times int) *jsonrpc.Error {
+	return relayError(codeInternal, fmt.Sprintf("upstream %s kept deferring the call (%d times)", server, times), "", reasonDeferred)
+}
+
+// errCancelled: the request was cancelled (by its caller, or because the
+// call it belonged to ended) before it could be answered.
+func errCancelled() *jsonrpc.Error {
+	return relayError(codeInternal, "cancelled before it could be answered", "", reasonCancelled)
+}
+
+// errBridgeExpired: a bridged call's pushes waited longer than the state's
+// lifetime for the host's retry.
+func errBridgeExpired(ttl time.Duration) *jsonrpc.Error {
+	return relayError(codeInternal, fmt.Sprintf("expired after %s awaiting the host's retry", ttl), "", reasonBridgeExpired)
+}
+
+// errBridgeGone: a host retried a bridged call that had already ended.
+func errBridgeGone() *jsonrpc.Error {
+	return relayError(codeInternal, "the bridged call ended before the host's retry", "", reasonBridgeExpired)
+}
+
+// errUnknownInputRequest: a 2026-07-28 server asked in inputRequests for
+// something the firewall does not know how to relay.
+func errUnknownInputRequest(server string) *jsonrpc.Error {
+	return relayError(codeInvalidParams, fmt.Sprintf("upstream %s sent an input request of an unknown kind", server), "", reasonUnknownInput)
+}
+
+// errMissingCapability: an input request the host cannot answer because it
+// did not declare what it needs: -32021 naming the capability in
+// data.requiredCapabilities (the spec's shape) for a 2026-07-28 host,
+// -32602 for an older one.
+func errMissingCapability(modernHost bool, capability string) *jsonrpc.Error {
+	msg := fmt.Sprintf("the host did not declare %s, which the upstream asked for", capability)
+	if !modernHost {
+		return relayError(codeInvalidParams, msg, "", reasonMissingCapability)
+	}
+	data, _ := json.Marshal(map[string]any{
+		"requiredCapabilities": map[string]any{capability: map[string]any{}},
+		"reason_codes":         []string{reasonMissingCapability},
+	})
+	return &jsonrpc.Error{Code: codeMissingCapability, Message: msg, Data: data}
 }

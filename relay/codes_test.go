@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
 	"github.com/mcpx-fw/mcpx-fw/engine"
 	"github.com/mcpx-fw/mcpx-fw/validate"
@@ -84,5 +86,88 @@ func TestUnescapeHTML(t *testing.T) {
 		if got := string(unescapeHTML([]byte(tc.in))); got != tc.want {
 			t.Errorf("unescapeHTML(%s) = %s, want %s", tc.in, got, tc.want)
 		}
+	}
+}
+
+// TestVocabulary table-tests every constructor of codes.go: its code, a
+// fixed message that names no one but a configured server, a limit or a
+// key the firewall minted, and data that is exactly {decision_id,
+// reason_codes} (decision_id only where a decision exists).
+func TestVocabulary(t *testing.T) {
+	cases := []struct {
+		name     string
+		err      *jsonrpc.Error
+		wantCode int64
+		wantMsg  string
+		decision string
+		reason   string
+	}{
+		{"host rejected", errHostRejected("dc-1"), -1, "User rejected sampling request: declined by the host", "dc-1", reasonHostRejected},
+		{"host failed", errHostFailed("dc-1", false), -32603, "host sampling failed: the host could not answer", "dc-1", reasonHostFailed},
+		{"host timed out", errHostFailed("dc-1", true), -32603, "host sampling failed: no answer before sampling.host_timeout", "dc-1", reasonHostFailed},
+		{"no host for a decision", errNoHostFor("dc-1"), -32603, "no host can answer sampling requests", "dc-1", reasonNoHost},
+		{"shutting down", errShuttingDown(), -32603, "the firewall is shutting down", "", reasonShuttingDown},
+		{"not initialized", errNotInitialized(), -32600, "the session is not initialized", "", reasonNotInitialized},
+		{"unknown name", errUnknownName(), -32602, "unknown tool or prompt: names are <server>__<name>, one of the names listed", "", reasonUnknownName},
+		{"upstream start", errUpstreamStart("notes"), -32603, "upstream notes failed to start", "", reasonUpstreamStart},
+		{"upstreams start", errUpstreamsStart(), -32603, "upstream servers failed to start", "", reasonUpstreamStart},
+		{"upstream lost", errUpstreamLost("notes"), -32603, "upstream notes is gone: its connection was lost; it starts again when the host reconnects", "", reasonUpstreamLost},
+		{"upstream failed", errUpstreamFailed("notes"), -32603, "upstream notes: the call failed without an answer", "", reasonUpstreamFailed},
+		{"internal", errInternal("result could not be encoded"), -32603, "result could not be encoded", "", reasonInternal},
+		{"state rejected", errStateRejected("expired"), -32602, "requestState rejected: expired", "", reasonStateRejected},
+		{"answer missing", errAnswerMissing("sampling-1-1"), -32602, `inputResponses has no answer for "sampling-1-1"`, "", reasonAnswerMissing},
+		{"answer invalid", errAnswerInvalid("sampling-1-1"), -32602, `inputResponses["sampling-1-1"] is not a sampling result`, "", reasonAnswerInvalid},
+		{"max rounds", errMaxRounds("notes", 8), -32603, "upstream notes asked for input in more than 8 rounds of one call (limits.max_rounds)", "", reasonMaxRounds},
+		{"deferred", errDeferred("notes", 3), -32603, "upstream notes kept deferring the call (3 times)", "", reasonDeferred},
+		{"cancelled", errCancelled(), -32603, "cancelled before it could be answered", "", reasonCancelled},
+		{"bridge expired", errBridgeExpired(5 * time.Minute), -32603, "expired after 5m0s awaiting the host's retry", "", reasonBridgeExpired},
+		{"bridge gone", errBridgeGone(), -32603, "the bridged call ended before the host's retry", "", reasonBridgeExpired},
+		{"unknown input request", errUnknownInputRequest("notes"), -32602, "upstream notes sent an input request of an unknown kind", "", reasonUnknownInput},
+		{"missing capability, legacy host", errMissingCapability(false, "sampling"), -32602, "the host did not declare sampling, which the upstream asked for", "", reasonMissingCapability},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.err.Code != tc.wantCode || tc.err.Message != tc.wantMsg {
+				t.Errorf("= %d %q, want %d %q", tc.err.Code, tc.err.Message, tc.wantCode, tc.wantMsg)
+			}
+			want := map[string]any{"reason_codes": []any{tc.reason}}
+			if tc.decision != "" {
+				want["decision_id"] = tc.decision
+			}
+			var data map[string]any
+			if err := json.Unmarshal(tc.err.Data, &data); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(want, data); diff != "" {
+				t.Errorf("data (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestMissingCapabilityModern: -32021 carries the spec's
+// data.requiredCapabilities, and the reason code beside it.
+func TestMissingCapabilityModern(t *testing.T) {
+	we := errMissingCapability(true, "elicitation")
+	if we.Code != -32021 {
+		t.Fatalf("code %d, want -32021", we.Code)
+	}
+	var data map[string]any
+	if err := json.Unmarshal(we.Data, &data); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"requiredCapabilities": map[string]any{"elicitation": map[string]any{}},
+		"reason_codes": []any{reasonMissingCapability}}
+	if diff := cmp.Diff(want, data); diff != "" {
+		t.Errorf("data (-want +got):\n%s", diff)
+	}
+}
+
+// TestPassedThrough: an upstream's own error to a host's call reaches the
+// host as the upstream sent it.
+func TestPassedThrough(t *testing.T) {
+	we := &jsonrpc.Error{Code: -32000, Message: "the upstream's words", Data: json.RawMessage(`{"why":1}`)}
+	if got := upstreamError(&upstream{cfg: Upstream{Name: "notes"}}, we); got != we {
+		t.Errorf("upstreamError = %v, want the upstream's own error", got)
 	}
 }

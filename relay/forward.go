@@ -4,11 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.uber.org/zap"
 
 	"github.com/mcpx-fw/mcpx-fw/engine"
 )
@@ -111,7 +111,7 @@ func (p *Proxy) exchangeFor(ctx context.Context, x *exchange, answers mcp.InputR
 	case state != "" && x.host.modern():
 		return p.resume(ctx, x, answers, state)
 	case state != "":
-		return nil, &jsonrpc.Error{Code: codeInvalidParams, Message: "requestState rejected: not issued for this call"}
+		return nil, errStateRejected("not issued for this call")
 	case x.u.modern():
 		return p.relayInputs(ctx, x, unsolicited(answers), "", 0)
 	case bridged(x):
@@ -158,11 +158,11 @@ func final(h hostView, method string, res mcp.Result) (mcp.Result, error) {
 	}
 	raw, err := json.Marshal(res)
 	if err != nil {
-		return nil, internalError("result could not be encoded")
+		return nil, errInternal("result could not be encoded")
 	}
 	fields := map[string]any{}
 	if err := json.Unmarshal(raw, &fields); err != nil {
-		return nil, internalError("result could not be encoded")
+		return nil, errInternal("result could not be encoded")
 	}
 	return withResultType(method, fields, "complete")
 }
@@ -208,17 +208,20 @@ func offeredCapabilities(h hostView, operatorAnswer bool) map[string]any {
 	return caps
 }
 
-// upstreamError relays an upstream's JSON-RPC error unchanged (code,
-// message, data) and labels anything else, such as a dead process.
+// upstreamError is the host's answer when a call to u failed: the
+// upstream's own JSON-RPC error passes through as it sent it; anything else
+// (a dead process, a broken stream, an unreadable answer) is the firewall's
+// error naming the server, with the detail logged rather than sent.
 func upstreamError(u *upstream, err error) error {
 	var we *jsonrpc.Error
 	if errors.As(err, &we) {
-		return we
+		return passedThrough(we)
 	}
 	if u.lost.Load() {
-		return internalError(fmt.Sprintf("upstream %s is gone: its connection was lost; it starts again when the host reconnects", u.cfg.Name))
+		return errUpstreamLost(u.cfg.Name)
 	}
-	return internalError(fmt.Sprintf("upstream %s: %v", u.cfg.Name, err))
+	u.log.Warn("upstream call failed", zap.Error(err))
+	return errUpstreamFailed(u.cfg.Name)
 }
 
 // scrubMeta drops protocol-owned _meta keys, which describe one hop only

@@ -9,7 +9,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/zap"
 
@@ -92,7 +91,7 @@ func (p *Proxy) handBack(ctx context.Context, x *exchange, reqs mcp.InputRequest
 		Keys: slices.Sorted(maps.Keys(out)), Round: round, Expires: time.Now().Add(p.cfg.StateTTL)}
 	sealed, err := p.sealer.seal(cont)
 	if err != nil {
-		return nil, internalError("requestState could not be sealed")
+		return nil, errInternal("requestState could not be sealed")
 	}
 	p.handed.put(sealed, entries, cont.Expires)
 	return inputRequired(x.origin.Method, out, sealed)
@@ -110,7 +109,7 @@ func (p *Proxy) resume(ctx context.Context, x *exchange, answers mcp.InputRespon
 	}
 	entries, ok := p.handed.take(state)
 	if !ok {
-		return nil, &jsonrpc.Error{Code: codeInvalidParams, Message: "requestState rejected: no longer held"}
+		return nil, errStateRejected("no longer held")
 	}
 	if cont.Bridge != "" {
 		return p.resumeBridge(ctx, x, cont, answers, entries)
@@ -129,7 +128,7 @@ func (p *Proxy) resume(ctx context.Context, x *exchange, answers mcp.InputRespon
 // checkAnswer checks the host's answer to one handed-out key.
 func (p *Proxy) checkAnswer(ctx context.Context, x *exchange, key string, answer mcp.InputResponse, entries map[string]handed) (mcp.InputResponse, error) {
 	if answer == nil {
-		return nil, &jsonrpc.Error{Code: codeInvalidParams, Message: fmt.Sprintf("inputResponses has no answer for %q", key)}
+		return nil, errAnswerMissing(key)
 	}
 	e, ok := entries[key]
 	if !ok {
@@ -137,7 +136,7 @@ func (p *Proxy) checkAnswer(ctx context.Context, x *exchange, key string, answer
 	}
 	res, err := samplingAnswer(answer)
 	if err != nil {
-		return nil, &jsonrpc.Error{Code: codeInvalidParams, Message: fmt.Sprintf("inputResponses[%q]: %v", key, err)}
+		return nil, errAnswerInvalid(key)
 	}
 	return p.resultStage(review.WithParent(ctx, e.reviewID), x.u, &e.s, res)
 }
@@ -165,7 +164,7 @@ func withResultType(method string, fields map[string]any, resultType string) (mc
 	fields["resultType"] = resultType
 	raw, err := json.Marshal(fields)
 	if err != nil {
-		return nil, internalError("result could not be encoded")
+		return nil, errInternal("result could not be encoded")
 	}
 	var res mcp.Result
 	switch method {
@@ -176,10 +175,10 @@ func withResultType(method string, fields map[string]any, resultType string) (mc
 	case "resources/read":
 		res = new(mcp.ReadResourceResult)
 	default:
-		return nil, internalError("no input requests on " + method)
+		return nil, errInternal("no input requests on " + method)
 	}
 	if err := json.Unmarshal(raw, res); err != nil {
-		return nil, internalError("result could not be decoded")
+		return nil, errInternal("result could not be decoded")
 	}
 	return res, nil
 }

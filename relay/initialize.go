@@ -2,9 +2,7 @@ package relay
 
 import (
 	"context"
-	"fmt"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/zap"
 )
@@ -46,7 +44,7 @@ func (p *Proxy) initialize(ctx context.Context, next mcp.MethodHandler, method s
 	init, ok := res.(*mcp.InitializeResult)
 	ir, ok2 := req.(*mcp.ServerRequest[*mcp.InitializeParams])
 	if !ok || !ok2 {
-		return nil, internalError(fmt.Sprintf("unexpected initialize types %T, %T", res, req))
+		return nil, errInternal("unexpected initialize types")
 	}
 	l, err := p.attachHost(ctx, hostView{session: ir.Session, era: init.ProtocolVersion, caps: ir.Params.Capabilities})
 	if err != nil {
@@ -63,7 +61,7 @@ func (p *Proxy) discover(ctx context.Context, next mcp.MethodHandler, method str
 	}
 	dr, ok := res.(*mcp.DiscoverResult)
 	if !ok {
-		return nil, internalError(fmt.Sprintf("unexpected discover result %T", res))
+		return nil, errInternal("unexpected discover result")
 	}
 	l, err := p.modernLink(ctx)
 	if err != nil {
@@ -84,7 +82,7 @@ func (p *Proxy) attachHost(ctx context.Context, h hostView) (*link, error) {
 	if p.closed {
 		p.mu.Unlock()
 		l.close()
-		return nil, internalError("the firewall is shutting down")
+		return nil, errShuttingDown()
 	}
 	p.links[h.session] = l
 	p.mu.Unlock()
@@ -114,7 +112,7 @@ func (p *Proxy) modernLink(ctx context.Context) (*link, error) {
 	l, closed := p.modern, p.closed
 	p.mu.Unlock()
 	if closed {
-		return nil, internalError("the firewall is shutting down")
+		return nil, errShuttingDown()
 	}
 	if l != nil {
 		return l, nil
@@ -128,7 +126,7 @@ func (p *Proxy) modernLink(ctx context.Context) (*link, error) {
 	defer p.mu.Unlock()
 	if p.closed {
 		l.close()
-		return nil, internalError("the firewall is shutting down")
+		return nil, errShuttingDown()
 	}
 	p.modern = l
 	return l, nil
@@ -144,7 +142,7 @@ func (p *Proxy) connectAll(ctx context.Context, l *link, era string) error {
 				started.close()
 			}
 			p.log.Error("upstreams failed to start", zap.String("server", cfg.Name), zap.Error(err))
-			return internalError("upstream servers failed to start")
+			return errUpstreamsStart()
 		}
 		ups = append(ups, u)
 	}
@@ -171,7 +169,7 @@ func (p *Proxy) linkFor(ctx context.Context, req mcp.Request) (*link, hostView, 
 	l := p.links[ss]
 	p.mu.Unlock()
 	if l == nil {
-		return nil, hostView{}, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "the session is not initialized"}
+		return nil, hostView{}, errNotInitialized()
 	}
 	return l, l.host, nil
 }

@@ -2,8 +2,6 @@ package relay
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"maps"
 	"slices"
 	"time"
@@ -51,16 +49,16 @@ func (p *Proxy) relayInputs(ctx context.Context, x *exchange, responses mcp.Inpu
 		}
 		if len(reqs) == 0 {
 			if shed++; shed > maxShedding {
-				return nil, internalError(fmt.Sprintf("upstream %s kept deferring the call (%d times)", x.u.cfg.Name, maxShedding))
+				return nil, errDeferred(x.u.cfg.Name, maxShedding)
 			}
 			if err := backOff(ctx, shed); err != nil {
-				return nil, internalError("cancelled while the upstream deferred the call")
+				return nil, errCancelled()
 			}
 			responses, state = nil, next
 			continue
 		}
 		if round++; round > p.cfg.MaxRounds {
-			return nil, internalError(fmt.Sprintf("upstream %s asked for input more than %d times in one call (limits.max_rounds)", x.u.cfg.Name, p.cfg.MaxRounds))
+			return nil, errMaxRounds(x.u.cfg.Name, p.cfg.MaxRounds)
 		}
 		if x.host.modern() {
 			return p.handBack(ctx, x, reqs, next, round)
@@ -108,19 +106,13 @@ func (p *Proxy) relayEntry(ctx context.Context, x *exchange, in mcp.InputRequest
 		}
 		return h.session.ListRoots(ctx, r)
 	}
-	return nil, &jsonrpc.Error{Code: codeInvalidParams, Message: fmt.Sprintf("upstream %s sent an input request of unknown type %T", x.u.cfg.Name, in)}
+	return nil, errUnknownInputRequest(x.u.cfg.Name)
 }
 
-// missingCapability is the error for an input request the host cannot
-// answer because it did not declare what it needs: -32021 with the
-// capability for a 2026-07-28 host, -32602 for an older one.
+// missingCapability is the error for an input request h cannot answer
+// because it did not declare what it needs.
 func missingCapability(h hostView, capability string) *jsonrpc.Error {
-	msg := fmt.Sprintf("the host did not declare %s, which the upstream asked for", capability)
-	if !h.modern() {
-		return &jsonrpc.Error{Code: codeInvalidParams, Message: msg}
-	}
-	data, _ := json.Marshal(map[string]any{"requiredCapabilities": map[string]any{capability: map[string]any{}}})
-	return &jsonrpc.Error{Code: mcp.CodeMissingRequiredClientCapabilities, Message: msg, Data: data}
+	return errMissingCapability(h.modern(), capability)
 }
 
 // pendingInputs reads an input_required answer: its requests, the

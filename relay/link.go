@@ -2,11 +2,9 @@ package relay
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"sync"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -137,7 +135,7 @@ func (l *link) route(name string) (*upstream, string, error) {
 			return u, rest, nil
 		}
 	}
-	return nil, "", &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown name %q", name)}
+	return nil, "", errUnknownName()
 }
 
 // only returns the upstream when there is exactly one.

@@ -2,10 +2,8 @@ package relay
 
 import (
 	"context"
-	"errors"
 	"iter"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpx-fw/mcpx-fw/engine"
@@ -108,12 +106,21 @@ func cursor[P any](p *P, get func(*P) string) string {
 
 // readResource asks the upstreams that offer resources in configured
 // order; resources keep their URIs, so the first that knows the URI wins.
-// A retry with a requestState goes to the upstream it was issued for.
+// A retry with a requestState goes only to the upstream the state was
+// sealed for.
 func (p *Proxy) readResource(ctx context.Context, l *link, h hostView, r *mcp.ReadResourceRequest) (mcp.Result, error) {
+	ups := l.offering(hasResources)
+	if r.Params.RequestState != "" {
+		u := p.stateOwner(ups, r.Params.RequestState)
+		if u == nil {
+			return nil, errStateRejected("not issued for this call")
+		}
+		ups = []*upstream{u}
+	}
 	var firstErr error
 	token, unroute := p.progress.route(ctx, h.session, r.Params.GetProgressToken())
 	defer unroute()
-	for _, u := range l.offering(hasResources) {
+	for _, u := range ups {
 		x := &exchange{u: u, host: h, origin: engine.Origin{Method: "resources/read", Name: r.Params.URI},
 			digest: callDigest("resources/read", r.Params.URI, nil),
 			send: func(ctx context.Context, cs *mcp.ClientSession, responses mcp.InputResponseMap, state string) (mcp.Result, error) {
@@ -128,31 +135,39 @@ func (p *Proxy) readResource(ctx context.Context, l *link, h hostView, r *mcp.Re
 			rr := res.(*mcp.ReadResourceResult)
 			return final(h, "resources/read", &mcp.ReadResourceResult{Contents: rr.Contents, Meta: scrubMeta(rr.Meta), Cacheable: rr.Cacheable})
 		}
-		if firstErr == nil || (p.wrongServer(firstErr) && !p.wrongServer(err)) {
+		if firstErr == nil {
 			firstErr = err
 		}
 	}
 	if firstErr == nil {
-		firstErr = internalError("no upstream offers resources")
+		firstErr = errInternal("no upstream offers resources")
 	}
 	return nil, firstErr
+}
+
+// stateOwner is the upstream among ups that a genuine requestState was
+// sealed for, or nil.
+func (p *Proxy) stateOwner(ups []*upstream, state string) *upstream {
+	server, ok := p.sealer.serverOf(state)
+	if !ok {
+		return nil
+	}
+	for _, u := range ups {
+		if u.cfg.Name == server {
+			return u
+		}
+	}
+	return nil
 }
 
 func (l *link) complete(ctx context.Context, r *mcp.CompleteRequest) (mcp.Result, error) {
 	ups := l.offering(hasCompletions)
 	if len(ups) == 0 {
-		return nil, internalError("no upstream offers completions")
+		return nil, errInternal("no upstream offers completions")
 	}
 	res, err := ups[0].session.Complete(ctx, r.Params)
 	if err != nil {
 		return nil, upstreamError(ups[0], err)
 	}
 	return &mcp.CompleteResult{Completion: res.Completion}, nil
-}
-
-// wrongServer reports whether err refuses a requestState only because it
-// was issued for another upstream, so the next upstream may own it.
-func (p *Proxy) wrongServer(err error) bool {
-	var we *jsonrpc.Error
-	return errors.As(err, &we) && we.Message == p.sealer.rejection(errStateWrongServer).Message
 }

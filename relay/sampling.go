@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -50,12 +49,14 @@ func (p *Proxy) firewall(ctx context.Context, u *upstream, h hostView, o engine.
 
 // cleared is a request the firewall let through: the sampling as it will
 // be answered (with the operator's edit in place of the original), the
-// review it went through, and the operator's completion when they wrote one.
+// decision and review it went through, and the operator's completion when
+// they wrote one.
 type cleared struct {
-	s        engine.Sampling
-	params   *mcp.CreateMessageWithToolsParams
-	reviewID string
-	answer   []byte
+	s          engine.Sampling
+	params     *mcp.CreateMessageWithToolsParams
+	decisionID string
+	reviewID   string
+	answer     []byte
 }
 
 // requestStage decides the request and settles an escalation. A request
@@ -68,7 +69,7 @@ func (p *Proxy) requestStage(ctx context.Context, u *upstream, h hostView, o eng
 	err := p.judge(ctx, t, func() error {
 		raw, err := encode(forwardable(in))
 		if err != nil {
-			return internalError("sampling request could not be encoded")
+			return errInternal("sampling request could not be encoded")
 		}
 		t.s = p.sampling(u, h, o, raw)
 		t.v = p.eng.Decide(ctx, t.s)
@@ -89,11 +90,11 @@ func (t *stage) cleared(in *mcp.CreateMessageWithToolsParams) (*cleared, error) 
 	if t.v.Outcome != engine.OutcomePass {
 		return nil, wireError(t.v)
 	}
-	c := &cleared{s: t.s, params: forwardable(in), reviewID: t.reviewID, answer: t.answer}
+	c := &cleared{s: t.s, params: forwardable(in), decisionID: t.v.DecisionID, reviewID: t.reviewID, answer: t.answer}
 	if t.edited != nil {
 		c.s.Params, c.params = t.edited, new(mcp.CreateMessageWithToolsParams)
 		if err := json.Unmarshal(t.edited, c.params); err != nil {
-			return nil, internalError("edited request could not be decoded")
+			return nil, errInternal("edited request could not be decoded")
 		}
 	}
 	return c, nil
@@ -103,14 +104,14 @@ func (t *stage) cleared(in *mcp.CreateMessageWithToolsParams) (*cleared, error) 
 // host's model's.
 func (p *Proxy) completion(ctx context.Context, h hostView, c *cleared) (*mcp.CreateMessageWithToolsResult, error) {
 	if c.answer == nil && !h.canSample() {
-		return nil, internalError("no host can answer sampling requests")
+		return nil, errNoHostFor(c.decisionID)
 	}
 	if c.answer == nil {
-		return p.askHost(ctx, h, c.params)
+		return p.askHost(ctx, h, c)
 	}
 	var res mcp.CreateMessageWithToolsResult
 	if err := json.Unmarshal(c.answer, &res); err != nil {
-		return nil, internalError("the operator's answer could not be decoded")
+		return nil, errInternal("the operator's answer could not be decoded")
 	}
 	return &res, nil
 }
@@ -124,7 +125,7 @@ func (p *Proxy) resultStage(ctx context.Context, u *upstream, s *engine.Sampling
 	err := p.judge(ctx, t, func() error {
 		raw, err := encode(res)
 		if err != nil {
-			return internalError("host completion could not be encoded")
+			return errInternal("host completion could not be encoded")
 		}
 		t.result = raw
 		t.v = p.eng.Check(ctx, t.s, raw)
@@ -147,7 +148,7 @@ func (t *stage) checked(res *mcp.CreateMessageWithToolsResult) (*mcp.CreateMessa
 	}
 	var edited mcp.CreateMessageWithToolsResult
 	if err := json.Unmarshal(t.edited, &edited); err != nil {
-		return nil, internalError("edited completion could not be decoded")
+		return nil, errInternal("edited completion could not be decoded")
 	}
 	return &edited, nil
 }
@@ -194,50 +195,38 @@ func (p *Proxy) sampling(u *upstream, h hostView, o engine.Origin, raw []byte) e
 	}
 }
 
-// askHost sends the request to the host's model with a deadline. A host
-// rejection (-1) is relayed as the host sent it; any other failure is an
-// internal error, since nobody said no.
-func (p *Proxy) askHost(ctx context.Context, h hostView, params *mcp.CreateMessageWithToolsParams) (*mcp.CreateMessageWithToolsResult, error) {
+// askHost sends the cleared request to the host's model with a deadline.
+// The host's own refusal is a "no" (-1) and any other failure an error
+// nobody chose (-32603); either way the upstream hears the firewall's
+// words under the request's decision, never what the host wrote.
+func (p *Proxy) askHost(ctx context.Context, h hostView, c *cleared) (*mcp.CreateMessageWithToolsResult, error) {
 	host := h.session
 	if host == nil || h.modern() {
-		return nil, internalError("no host can answer sampling requests")
+		return nil, errNoHostFor(c.decisionID)
 	}
 	ctx, cancel := context.WithTimeout(ctx, p.cfg.HostTimeout)
 	defer cancel()
-	res, err := host.CreateMessageWithTools(hostStream(ctx, false), params)
+	res, err := host.CreateMessageWithTools(hostStream(ctx, false), c.params)
 	if undelivered(err) { // the call whose stream it took ended meanwhile
-		res, err = host.CreateMessageWithTools(hostStream(ctx, true), params)
+		res, err = host.CreateMessageWithTools(hostStream(ctx, true), c.params)
 	}
 	if err == nil {
 		return &mcp.CreateMessageWithToolsResult{Role: res.Role, Content: res.Content, Model: res.Model, StopReason: res.StopReason}, nil
 	}
 	var we *jsonrpc.Error
 	if errors.As(err, &we) && we.Code == codeUserRejected {
-		return nil, we
+		p.log.Info("host rejected sampling", zap.String("decision_id", c.decisionID))
+		return nil, errHostRejected(c.decisionID)
 	}
-	p.log.Warn("host sampling failed", zap.Error(err))
-	return nil, internalError(fmt.Sprintf("host sampling failed: %s", hostFailure(err, we)))
+	p.log.Warn("host sampling failed", zap.String("decision_id", c.decisionID), zap.Error(err))
+	return nil, errHostFailed(c.decisionID, errors.Is(err, context.DeadlineExceeded))
 }
 
-// undelivered reports a push the SDK's HTTP transport refused to write
-// (its code -32005, "rejected by transport"): the host never saw it, so it
-// may be sent again.
+// undelivered reports a push the SDK's HTTP transport refused to write:
+// the host never saw it, so it may be sent again.
 func undelivered(err error) bool {
 	var we *jsonrpc.Error
-	return errors.As(err, &we) && we.Code == codeRejected
-}
-
-// codeRejected is the SDK's code for a message its transport refused.
-const codeRejected = -32005
-
-func hostFailure(err error, we *jsonrpc.Error) string {
-	if we != nil {
-		return fmt.Sprintf("code %d", we.Code)
-	}
-	if errors.Is(err, context.DeadlineExceeded) {
-		return "no answer before the deadline"
-	}
-	return "the host could not be reached"
+	return errors.As(err, &we) && we.Code == codeRejectedByTransport
 }
 
 // encode is json.Marshal without HTML escaping: the bytes the engine

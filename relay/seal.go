@@ -205,6 +205,17 @@ func (s *sealer) open(state, server, call string) (continuation, error) {
 	return c, nil
 }
 
+// serverOf is the server a state the firewall sealed was issued for, read
+// without spending it; false for anything that is not such a state.
+func (s *sealer) serverOf(state string) (string, bool) {
+	payload, err := s.verify(state)
+	if err != nil {
+		return "", false
+	}
+	c, err := decodePayload(payload)
+	return c.Server, err == nil
+}
+
 // verify returns the payload of a well-formed state whose MAC is ours.
 func (s *sealer) verify(state string) ([]byte, error) {
 	payload, mac, err := splitState(state)
@@ -330,7 +341,7 @@ func (s *sealer) rejection(err error) *jsonrpc.Error {
 			break
 		}
 	}
-	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "requestState rejected: " + phrase}
+	return errStateRejected(phrase)
 }
 
 // callDigest names one host call so a state sealed for it cannot be used

@@ -425,7 +425,7 @@ func TestSealRejection(t *testing.T) {
 	for _, tt := range tests {
 		wrapped := errors.Join(errors.New("detail "+sealMarker), tt.err)
 		got := s.rejection(wrapped)
-		if got == nil || got.Code != jsonrpc.CodeInvalidParams || got.Message != tt.want || got.Data != nil {
+		if got == nil || got.Code != jsonrpc.CodeInvalidParams || got.Message != tt.want || string(got.Data) != `{"reason_codes":["state-rejected"]}` {
 			t.Errorf("rejection(%v) = %+v, want code %d %q", tt.err, got, jsonrpc.CodeInvalidParams, tt.want)
 		}
 	}

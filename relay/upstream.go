@@ -17,6 +17,7 @@ import (
 // upstream is one running upstream server and the session to it.
 type upstream struct {
 	cfg     Upstream
+	log     *zap.Logger // the relay's, naming the server
 	link    *link
 	era     string                // the revision the session speaks
 	caps    validate.Capabilities // sampling sub-capabilities advertised to it
@@ -48,7 +49,7 @@ func (u *upstream) modern() bool { return isModern(u.era) }
 // context only when the host declared those too. The SDK's input-request
 // loop is off: the relay runs it, so every entry crosses the firewall.
 func (p *Proxy) connect(l *link, cfg Upstream, era string) (*upstream, error) {
-	u := &upstream{cfg: cfg, link: l, inFlight: map[*hostCall]struct{}{}}
+	u := &upstream{cfg: cfg, log: p.log.With(zap.String("server", cfg.Name)), link: l, inFlight: map[*hostCall]struct{}{}}
 	host := l.host.caps
 	opts := &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}, MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
 		ProgressNotificationHandler: p.relayProgress, ToolListChangedHandler: p.toolsChanged,
@@ -238,8 +239,4 @@ func (u *upstream) close() {
 	if u.session != nil {
 		_ = u.session.Close()
 	}
-}
-
-func internalError(msg string) *jsonrpc.Error {
-	return &jsonrpc.Error{Code: codeInternal, Message: msg}
 }

@@ -17,6 +17,18 @@ func answerWith(raw string) peer.Answer {
 	return func(context.Context, json.RawMessage) (json.RawMessage, error) { return json.RawMessage(raw), nil }
 }
 
+// hostWords is what a host writes into its own refusals; none of it may
+// reach the upstream.
+const hostWords = "HOST-WORDS /home/me/.config secret-route"
+
+// refuseWith is a host that answers every sampling request with a JSON-RPC
+// error of the given code, carrying its own message and data.
+func refuseWith(code int64) peer.Answer {
+	return func(context.Context, json.RawMessage) (json.RawMessage, error) {
+		return nil, &peer.Error{Code: code, Message: hostWords, Data: json.RawMessage(`{"detail":"` + hostWords + `"}`)}
+	}
+}
+
 // startFirewall starts `mcpx-fw serve --config cfg` under a test host that
 // answers sampling with answer.
 func startFirewall(t *testing.T, cfg string, answer peer.Answer) *peer.Host {
@@ -72,6 +84,7 @@ func TestSamplingThroughFirewall(t *testing.T) {
 		name      string
 		params    string
 		answer    string
+		refuse    int64 // the host refuses with this code instead of answering
 		review    reviewer
 		wantCode  int64  // 0 = the completion comes back
 		wantMsg   string // substring of the error message
@@ -88,6 +101,10 @@ func TestSamplingThroughFirewall(t *testing.T) {
 			wantCode: -1, wantMsg: "rejected by reviewer"},
 		{name: "no decision before the timeout is -32603 naming expiry", params: secretRequest, answer: hostAnswer,
 			wantCode: -32603, wantMsg: "expired after 2s awaiting review"},
+		{name: "the host's own refusal is -1 in the firewall's words", params: plainRequest, refuse: -1, hostAsked: true,
+			wantCode: -1, wantMsg: "User rejected sampling request: declined by the host"},
+		{name: "a host failure is -32603 in the firewall's words", params: plainRequest, refuse: -32000, hostAsked: true,
+			wantCode: -32603, wantMsg: "host sampling failed: the host could not answer"},
 		{name: "completion without model is -32603, never the completion", params: plainRequest,
 			answer: `{"role":"assistant","content":{"type":"text","text":"no model"}}`, hostAsked: true,
 			wantCode: -32603, wantMsg: "host returned an invalid completion"},
@@ -96,7 +113,11 @@ func TestSamplingThroughFirewall(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			cfg := testConfig(t, repoPath(t, "policies"), 2*time.Second, peerServer("peer", 1000))
-			host := startFirewall(t, cfg, answerWith(tc.answer))
+			answer := answerWith(tc.answer)
+			if tc.refuse != 0 {
+				answer = refuseWith(tc.refuse)
+			}
+			host := startFirewall(t, cfg, answer)
 			done := make(chan struct{})
 			go func() {
 				defer close(done)
@@ -143,6 +164,9 @@ func checkOutcome(t *testing.T, got *peer.SampleOutcome, wantCode int64, wantMsg
 	}
 	if id, _ := data["decision_id"].(string); !strings.HasPrefix(id, "dc-") || len(data) != 2 {
 		t.Errorf("error data = %s, want exactly decision_id and reason_codes", got.Error.Data)
+	}
+	if strings.Contains(got.Error.Message+string(got.Error.Data), "HOST-WORDS") {
+		t.Errorf("the upstream got the host's own words: %q %s", got.Error.Message, got.Error.Data)
 	}
 }
 
