@@ -39,6 +39,8 @@ type Host struct {
 	stdin   io.WriteCloser
 	// Asked counts sampling requests that reached this host.
 	Asked chan json.RawMessage
+	// progress is every progress notification received (ProgressSeen).
+	progress progressSeen
 }
 
 // StartHost starts opts.Command and initializes a session with it.
@@ -66,7 +68,7 @@ func StartHost(ctx context.Context, opts HostOptions) (*Host, error) {
 // clientOptions declares sampling (with tools and context as asked) when
 // the host answers it, and answers with opts.Answer.
 func (h *Host) clientOptions(opts HostOptions) *mcp.ClientOptions {
-	copts := &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}}
+	copts := &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}, ProgressNotificationHandler: h.progress.handle}
 	if opts.Answer == nil {
 		return copts
 	}
@@ -151,7 +153,11 @@ type ToolResult struct {
 
 // CallTool calls a tool; a JSON-RPC error comes back as *Error.
 func (h *Host) CallTool(ctx context.Context, name string, args any) (*ToolResult, error) {
-	res, err := h.session.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+	return h.callTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+}
+
+func (h *Host) callTool(ctx context.Context, params *mcp.CallToolParams) (*ToolResult, error) {
+	res, err := h.session.CallTool(ctx, params)
 	if err != nil {
 		return nil, asError(err)
 	}

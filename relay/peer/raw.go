@@ -30,6 +30,7 @@ type rawParams struct {
 	pending map[string]json.RawMessage
 	wire    map[string]json.RawMessage // params to write in place of a wire marker
 	extra   map[string]string          // members to add to an input_required result
+	conn    mcp.Connection             // the stdio connection, for notify_raw
 }
 
 func (r *rawParams) put(raw json.RawMessage) string {
@@ -150,6 +151,9 @@ func (t *swapTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	if err != nil {
 		return nil, err
 	}
+	t.raw.mu.Lock()
+	t.raw.conn = c
+	t.raw.mu.Unlock()
 	return &swapConn{Connection: c, raw: t.raw, exact: exact}, nil
 }
 

@@ -34,13 +34,20 @@ func (e *Error) Error() string { return fmt.Sprintf("%d %s", e.Code, e.Message) 
 // params as sampling/createMessage requests (together at once, times in a
 // row, stopping at the first refusal); sample_input {params, rounds} asks for it
 // as a 2026-07-28 input request (sample_input_raw {raw_b64}: exact bytes);
-// echo {text}; add_tool {name}; progress {steps}; meta (reports _meta);
+// echo {text}; add_tool {name}; progress {steps, hold, tokens} and release
+// {hold}; notify_raw {method, params}; meta (reports _meta);
 // ask_all (elicitation, roots and sampling in one round); shed {times}
 // (load shedding); block (until cancelled); fail (a JSON-RPC error).
 // It also has a prompt `greet` and a resource `peer://readme`.
 func RunUpstream(ctx context.Context, in io.ReadCloser, out io.WriteCloser) error {
+	return RunUpstreamWith(ctx, in, out, UpstreamOptions{})
+}
+
+// RunUpstreamWith is RunUpstream with things of its own to own (see
+// UpstreamOptions).
+func RunUpstreamWith(ctx context.Context, in io.ReadCloser, out io.WriteCloser, opts UpstreamOptions) error {
 	raw := &rawParams{pending: map[string]json.RawMessage{}}
-	srv := newServer(raw)
+	srv := newServer(raw, opts)
 	in, out = addLoad(srv, in, out) // with MCPXFW_PEER_LOAD=1: load.go
 	err := srv.Run(ctx, &swapTransport{Transport: &mcp.IOTransport{Reader: in, Writer: out}, raw: raw})
 	if errors.Is(err, io.EOF) || errors.Is(err, context.Canceled) {
@@ -51,8 +58,8 @@ func RunUpstream(ctx context.Context, in io.ReadCloser, out io.WriteCloser) erro
 
 // newServer is the test upstream's server, the same over stdio and HTTP;
 // raw holds the bytes the *_raw tools swap in on the way out.
-func newServer(raw *rawParams) *mcp.Server {
-	srv := mcp.NewServer(&mcp.Implementation{Name: "mcpx-fw-peer", Version: "1"}, nil)
+func newServer(raw *rawParams, opts UpstreamOptions) *mcp.Server {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "mcpx-fw-peer", Version: "1"}, opts.serverOptions())
 	srv.AddTool(&mcp.Tool{Name: "sample", Description: "Pushes the given sampling/createMessage params to the client.",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"params":{"type":"object"}},"required":["params"]}`)}, sample)
 	srv.AddTool(&mcp.Tool{Name: "sample_raw", Description: "Pushes the base64-decoded bytes, unchanged, as sampling/createMessage params.",
@@ -65,8 +72,13 @@ func newServer(raw *rawParams) *mcp.Server {
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}}}`)}, echo)
 	srv.AddTool(&mcp.Tool{Name: "add_tool", Description: "Adds a tool with the given name (its list changes).",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}`)}, addTool(srv))
-	srv.AddTool(&mcp.Tool{Name: "progress", Description: "Reports progress in the given number of steps.",
-		InputSchema: json.RawMessage(`{"type":"object","properties":{"steps":{"type":"integer"}}}`)}, progress)
+	holds := &holds{waiting: map[string]chan struct{}{}}
+	srv.AddTool(&mcp.Tool{Name: "progress", Description: "Reports progress in the given number of steps; with hold, waits for release after the first; with tokens, sends progress for those tokens instead.",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"steps":{"type":"integer"},"hold":{"type":"string"},"tokens":{"type":"array"}}}`)}, holds.progress)
+	srv.AddTool(&mcp.Tool{Name: "release", Description: "Lets the progress call holding the given key go on.",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"hold":{"type":"string"}},"required":["hold"]}`)}, holds.release)
+	srv.AddTool(&mcp.Tool{Name: "notify_raw", Description: "Sends the given notification once per params.",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"method":{"type":"string"},"params":{"type":"array"}},"required":["method","params"]}`)}, raw.notifyRaw)
 	srv.AddTool(&mcp.Tool{Name: "meta", Description: "Reports the request's _meta; answers with _meta of its own.",
 		InputSchema: json.RawMessage(`{"type":"object"}`)}, meta)
 	srv.AddTool(&mcp.Tool{Name: "ask_all", Description: "Asks for an elicitation, the roots and a completion in one 2026-07-28 round.",
@@ -81,6 +93,7 @@ func newServer(raw *rawParams) *mcp.Server {
 		InputSchema: json.RawMessage(`{"type":"object"}`)}, clientInfo)
 	srv.AddPrompt(&mcp.Prompt{Name: "greet", Arguments: []*mcp.PromptArgument{{Name: "name", Required: true}}}, greet)
 	srv.AddResource(&mcp.Resource{URI: "peer://readme", Name: "readme", MIMEType: "text/plain"}, readme)
+	opts.own(srv)
 	return srv
 }
 

@@ -10,6 +10,9 @@
 // first line on stdout, so ADDR may use port 0. -require-header
 // "Name: value" then refuses every request without that header, to show a
 // configured header arrives.
+//
+// Over stdio, -name, -resource, -template and -record give it things of its
+// own (see peer.UpstreamOptions), for tests with several upstreams.
 package main
 
 import (
@@ -27,12 +30,17 @@ import (
 func main() {
 	addr := flag.String("http", "", "serve streamable HTTP on `ADDR` (such as 127.0.0.1:0) instead of stdio")
 	require := flag.String("require-header", "", "with -http: refuse requests without this header (`Name: value`)")
+	var opts peer.UpstreamOptions
+	flag.StringVar(&opts.Name, "name", "", "mark reads and completions with `NAME`, and offer completions")
+	flag.Func("resource", "list the resource `URI` (repeatable)", func(v string) error { opts.Resources = append(opts.Resources, v); return nil })
+	flag.Func("template", "list the resource `TEMPLATE` (repeatable)", func(v string) error { opts.Templates = append(opts.Templates, v); return nil })
+	flag.BoolVar(&opts.Record, "record", false, "record every message received, for the received tool")
 	flag.Parse()
 	var err error
 	if *addr != "" {
 		err = serveHTTP(*addr, *require)
 	} else {
-		err = peer.RunUpstream(context.Background(), os.Stdin, os.Stdout)
+		err = peer.RunUpstreamWith(context.Background(), os.Stdin, os.Stdout, opts)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "upstream:", err)
