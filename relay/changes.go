@@ -32,8 +32,11 @@ func (p *Proxy) promptsChanged(context.Context, *mcp.PromptListChangedRequest) {
 	p.srv.RemovePrompts(sentinel)
 }
 
-// resourcesChanged tells the hosts that an upstream's resource list changed.
-func (p *Proxy) resourcesChanged(context.Context, *mcp.ResourceListChangedRequest) {
+// resourcesChanged tells the hosts that an upstream's resource list
+// changed, after dropping what u claimed from its link's resource index,
+// so the next request about a resource lists u again (owners.go).
+func (p *Proxy) resourcesChanged(_ context.Context, u *upstream, _ *mcp.ResourceListChangedRequest) {
+	u.link.resources.forget(u)
 	uri := "mcpx-fw:" + sentinel
 	p.srv.AddResource(&mcp.Resource{URI: uri, Name: sentinel}, func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 		return nil, errInternal("not a resource")

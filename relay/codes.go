@@ -3,6 +3,7 @@ package relay
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -292,4 +293,56 @@ func errMissingCapability(modernHost bool, capability string) *jsonrpc.Error {
 		"reason_codes":         []string{reasonMissingCapability},
 	})
 	return &jsonrpc.Error{Code: codeMissingCapability, Message: msg, Data: data}
+}
+
+// Routing: which upstream a host's request about a resource or a
+// completion goes to (owners.go, lists.go). None quotes what the host
+// sent: a URI is the host's text, and may be an upstream's, relayed
+// through the model.
+
+const (
+	reasonResourceNotFound      = "resource-not-found"
+	reasonResourceAmbiguous     = "resource-ambiguous"
+	reasonResourceOwnersUnknown = "resource-owners-unknown"
+	reasonCompletionsNotOffered = "completions-not-offered"
+	reasonCompletionRefInvalid  = "completion-ref-invalid"
+)
+
+// errResourceNotFound: no upstream lists the URI (nor a template matching
+// it), even after every upstream was listed again. The spec's
+// resource-not-found (SEP-2164: -32602 "Resource not found", as the SDK's
+// mcp.ResourceNotFoundError, without its data, which would echo the URI).
+// Nobody was asked.
+func errResourceNotFound() *jsonrpc.Error {
+	return relayError(codeInvalidParams, "Resource not found", "", reasonResourceNotFound)
+}
+
+// errResourceClaimedTwice: more than one upstream claims the URI (lists
+// it, or a template matching it), so its owner cannot be told and neither
+// is asked. servers are the operator's names for them.
+func errResourceClaimedTwice(servers []string) *jsonrpc.Error {
+	return relayError(codeInvalidParams, fmt.Sprintf(
+		"resource refused: servers %s all list it or a template matching it, so its owner is unknown; it was sent to none",
+		strings.Join(servers, ", ")), "", reasonResourceAmbiguous)
+}
+
+// errResourceOwnersUnknown: an upstream's resources could not be listed;
+// without its listing another server could look like the URI's only
+// owner, so nobody is asked.
+func errResourceOwnersUnknown(server string) *jsonrpc.Error {
+	return relayError(codeInternal, fmt.Sprintf(
+		"resources of server %s could not be listed, so the owner of the resource is unknown; it was sent to none", server),
+		"", reasonResourceOwnersUnknown)
+}
+
+// errCompletionsNotOffered: the prompt or resource a completion is about
+// belongs to a server that did not declare completions.
+func errCompletionsNotOffered(server string) *jsonrpc.Error {
+	return relayError(jsonrpc.CodeMethodNotFound, fmt.Sprintf("server %s does not offer completions", server), "", reasonCompletionsNotOffered)
+}
+
+// errCompletionRefInvalid: a completion without a ref/prompt or
+// ref/resource reference names no server.
+func errCompletionRefInvalid() *jsonrpc.Error {
+	return relayError(codeInvalidParams, "completion ref must be ref/prompt or ref/resource", "", reasonCompletionRefInvalid)
 }

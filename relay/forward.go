@@ -35,13 +35,13 @@ func (p *Proxy) forwardMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 		case *mcp.GetPromptRequest:
 			return p.getPrompt(ctx, l, h, r)
 		case *mcp.ListResourcesRequest:
-			return l.listResources(ctx, r)
+			return p.listResources(ctx, l, r)
 		case *mcp.ListResourceTemplatesRequest:
-			return l.listResourceTemplates(ctx, r)
+			return p.listResourceTemplates(ctx, l, r)
 		case *mcp.ReadResourceRequest:
 			return p.readResource(ctx, l, h, r)
 		case *mcp.CompleteRequest:
-			return l.complete(ctx, r)
+			return p.complete(ctx, l, r)
 		}
 		return next(ctx, method, req)
 	}
@@ -69,7 +69,7 @@ func (p *Proxy) callTool(ctx context.Context, l *link, h hostView, r *mcp.CallTo
 		digest: callDigest("tools/call", r.Params.Name, r.Params.Arguments),
 		send: func(ctx context.Context, cs *mcp.ClientSession, responses mcp.InputResponseMap, state string) (mcp.Result, error) {
 			return cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: r.Params.Arguments,
-				Meta: upstreamMeta(u, h, r.Params.Meta, token), InputResponses: responses, RequestState: state})
+				Meta: upstreamMeta(u, h, r.Params.Meta, token.on(cs)), InputResponses: responses, RequestState: state})
 		}}
 	res, err := p.exchangeFor(ctx, x, r.Params.InputResponses, r.Params.RequestState)
 	if err != nil || handedBack(res) {
@@ -91,7 +91,7 @@ func (p *Proxy) getPrompt(ctx context.Context, l *link, h hostView, r *mcp.GetPr
 		digest: callDigest("prompts/get", r.Params.Name, args),
 		send: func(ctx context.Context, cs *mcp.ClientSession, responses mcp.InputResponseMap, state string) (mcp.Result, error) {
 			return cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: name, Arguments: r.Params.Arguments,
-				Meta: upstreamMeta(u, h, r.Params.Meta, token), InputResponses: responses, RequestState: state})
+				Meta: upstreamMeta(u, h, r.Params.Meta, token.on(cs)), InputResponses: responses, RequestState: state})
 		}}
 	res, err := p.exchangeFor(ctx, x, r.Params.InputResponses, r.Params.RequestState)
 	if err != nil || handedBack(res) {

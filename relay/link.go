@@ -68,6 +68,10 @@ type link struct {
 
 	mu        sync.Mutex
 	upstreams []*upstream
+
+	// resources says which upstream listed which URI and template, so a
+	// request about a resource goes to its owner only (owners.go).
+	resources resourceIndex
 }
 
 func newLink(h hostView) *link {

@@ -12,7 +12,9 @@ import (
 // With one upstream the host pages through the upstream's own lists; with
 // several, each list is gathered whole from every upstream that offers the
 // feature, and tool and prompt names are prefixed, so a cursor never has to
-// say which server it belongs to.
+// say which server it belongs to. Resources and templates keep their URIs:
+// gathering them also records which upstream listed which (owners.go),
+// and each upstream's part is capped there.
 
 func (l *link) listTools(ctx context.Context, r *mcp.ListToolsRequest) (mcp.Result, error) {
 	if u, ok := l.only(); ok {
@@ -46,7 +48,7 @@ func (l *link) listPrompts(ctx context.Context, r *mcp.ListPromptsRequest) (mcp.
 	return &mcp.ListPromptsResult{Prompts: prompts}, err
 }
 
-func (l *link) listResources(ctx context.Context, r *mcp.ListResourcesRequest) (mcp.Result, error) {
+func (p *Proxy) listResources(ctx context.Context, l *link, r *mcp.ListResourcesRequest) (mcp.Result, error) {
 	if u, ok := l.only(); ok {
 		res, err := u.session.ListResources(ctx, &mcp.ListResourcesParams{Cursor: cursor(r.Params, func(p *mcp.ListResourcesParams) string { return p.Cursor })})
 		if err != nil {
@@ -54,11 +56,18 @@ func (l *link) listResources(ctx context.Context, r *mcp.ListResourcesRequest) (
 		}
 		return &mcp.ListResourcesResult{Resources: res.Resources, NextCursor: res.NextCursor, Cacheable: res.Cacheable}, nil
 	}
-	resources, err := gather(ctx, l, hasResources, (*mcp.ClientSession).Resources, keep[mcp.Resource])
-	return &mcp.ListResourcesResult{Resources: resources}, err
+	resources := []*mcp.Resource{}
+	for _, u := range l.offering(hasResources) {
+		rs, err := p.listResourcesOf(ctx, l, u)
+		if err != nil {
+			return nil, upstreamError(u, err)
+		}
+		resources = append(resources, rs...)
+	}
+	return &mcp.ListResourcesResult{Resources: resources}, nil
 }
 
-func (l *link) listResourceTemplates(ctx context.Context, r *mcp.ListResourceTemplatesRequest) (mcp.Result, error) {
+func (p *Proxy) listResourceTemplates(ctx context.Context, l *link, r *mcp.ListResourceTemplatesRequest) (mcp.Result, error) {
 	if u, ok := l.only(); ok {
 		res, err := u.session.ListResourceTemplates(ctx, &mcp.ListResourceTemplatesParams{Cursor: cursor(r.Params, func(p *mcp.ListResourceTemplatesParams) string { return p.Cursor })})
 		if err != nil {
@@ -66,8 +75,15 @@ func (l *link) listResourceTemplates(ctx context.Context, r *mcp.ListResourceTem
 		}
 		return &mcp.ListResourceTemplatesResult{ResourceTemplates: res.ResourceTemplates, NextCursor: res.NextCursor, Cacheable: res.Cacheable}, nil
 	}
-	templates, err := gather(ctx, l, hasResources, (*mcp.ClientSession).ResourceTemplates, keep[mcp.ResourceTemplate])
-	return &mcp.ListResourceTemplatesResult{ResourceTemplates: templates}, err
+	templates := []*mcp.ResourceTemplate{}
+	for _, u := range l.offering(hasResources) {
+		ts, err := p.listTemplatesOf(ctx, l, u)
+		if err != nil {
+			return nil, upstreamError(u, err)
+		}
+		templates = append(templates, ts...)
+	}
+	return &mcp.ListResourceTemplatesResult{ResourceTemplates: templates}, nil
 }
 
 // gather lists every item of one kind from every upstream that offers it,
@@ -88,8 +104,6 @@ func gather[P any, T any](ctx context.Context, l *link, offers func(*mcp.ServerC
 	return out, nil
 }
 
-func keep[T any](_ *upstream, item *T) *T { return item }
-
 func hasTools(c *mcp.ServerCapabilities) bool       { return c.Tools != nil }
 func hasPrompts(c *mcp.ServerCapabilities) bool     { return c.Prompts != nil }
 func hasResources(c *mcp.ServerCapabilities) bool   { return c.Resources != nil }
@@ -104,70 +118,84 @@ func cursor[P any](p *P, get func(*P) string) string {
 	return get(p)
 }
 
-// readResource asks the upstreams that offer resources in configured
-// order; resources keep their URIs, so the first that knows the URI wins.
-// A retry with a requestState goes only to the upstream the state was
-// sealed for.
+// readResource relays a read to the upstream that owns the URI (owner),
+// and to no other. A retry with a requestState goes to the upstream the
+// state was sealed for; resume then checks it is this very call's.
 func (p *Proxy) readResource(ctx context.Context, l *link, h hostView, r *mcp.ReadResourceRequest) (mcp.Result, error) {
-	ups := l.offering(hasResources)
-	if r.Params.RequestState != "" {
-		u := p.stateOwner(ups, r.Params.RequestState)
-		if u == nil {
-			return nil, errStateRejected("not issued for this call")
-		}
-		ups = []*upstream{u}
+	u, err := p.readTarget(ctx, l, r.Params)
+	if err != nil {
+		return nil, err
 	}
-	var firstErr error
 	token, unroute := p.progress.route(ctx, h.session, r.Params.GetProgressToken())
 	defer unroute()
-	for _, u := range ups {
-		x := &exchange{u: u, host: h, origin: engine.Origin{Method: "resources/read", Name: r.Params.URI},
-			digest: callDigest("resources/read", r.Params.URI, nil),
-			send: func(ctx context.Context, cs *mcp.ClientSession, responses mcp.InputResponseMap, state string) (mcp.Result, error) {
-				return cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: r.Params.URI,
-					Meta: upstreamMeta(u, h, r.Params.Meta, token), InputResponses: responses, RequestState: state})
-			}}
-		res, err := p.exchangeFor(ctx, x, r.Params.InputResponses, r.Params.RequestState)
-		if err == nil && handedBack(res) {
-			return res, nil
-		}
-		if err == nil {
-			rr := res.(*mcp.ReadResourceResult)
-			return final(h, "resources/read", &mcp.ReadResourceResult{Contents: rr.Contents, Meta: scrubMeta(rr.Meta), Cacheable: rr.Cacheable})
-		}
-		if firstErr == nil {
-			firstErr = err
-		}
+	x := &exchange{u: u, host: h, origin: engine.Origin{Method: "resources/read", Name: r.Params.URI},
+		digest: callDigest("resources/read", r.Params.URI, nil),
+		send: func(ctx context.Context, cs *mcp.ClientSession, responses mcp.InputResponseMap, state string) (mcp.Result, error) {
+			return cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: r.Params.URI,
+				Meta: upstreamMeta(u, h, r.Params.Meta, token.on(cs)), InputResponses: responses, RequestState: state})
+		}}
+	res, err := p.exchangeFor(ctx, x, r.Params.InputResponses, r.Params.RequestState)
+	if err != nil || handedBack(res) {
+		return res, err
 	}
-	if firstErr == nil {
-		firstErr = errInternal("no upstream offers resources")
-	}
-	return nil, firstErr
+	rr := res.(*mcp.ReadResourceResult)
+	return final(h, "resources/read", &mcp.ReadResourceResult{Contents: rr.Contents, Meta: scrubMeta(rr.Meta), Cacheable: rr.Cacheable})
 }
 
-// stateOwner is the upstream among ups that a genuine requestState was
-// sealed for, or nil.
-func (p *Proxy) stateOwner(ups []*upstream, state string) *upstream {
-	server, ok := p.sealer.serverOf(state)
-	if !ok {
-		return nil
+// readTarget is the upstream a read goes to: the one its requestState was
+// sealed for, if it carries one, else the URI's owner.
+func (p *Proxy) readTarget(ctx context.Context, l *link, params *mcp.ReadResourceParams) (*upstream, error) {
+	if params.RequestState == "" {
+		return p.owner(ctx, l, params.URI)
 	}
-	for _, u := range ups {
-		if u.cfg.Name == server {
-			return u
-		}
+	if u, ok := l.only(); ok {
+		return u, nil
 	}
-	return nil
+	server, ok := p.sealer.serverOf(params.RequestState)
+	u := l.byName(server)
+	if !ok || u == nil {
+		p.log.Warn("requestState rejected: not sealed by this firewall for a server of this link")
+		return nil, errStateRejected("not issued for this call")
+	}
+	return u, nil
 }
 
-func (l *link) complete(ctx context.Context, r *mcp.CompleteRequest) (mcp.Result, error) {
-	ups := l.offering(hasCompletions)
-	if len(ups) == 0 {
-		return nil, errInternal("no upstream offers completions")
-	}
-	res, err := ups[0].session.Complete(ctx, r.Params)
+// complete relays a completion to the server that owns what it completes:
+// a prompt's (by its name's prefix, which is stripped) or a resource's or
+// template's (owner). The host's _meta loses its protocol keys and its
+// progress token, which describe its own hop.
+func (p *Proxy) complete(ctx context.Context, l *link, r *mcp.CompleteRequest) (mcp.Result, error) {
+	u, ref, err := p.completionTarget(ctx, l, r.Params.Ref)
 	if err != nil {
-		return nil, upstreamError(ups[0], err)
+		return nil, err
+	}
+	if c := u.session.InitializeResult().Capabilities; c == nil || !hasCompletions(c) {
+		return nil, errCompletionsNotOffered(u.cfg.Name)
+	}
+	res, err := u.session.Complete(ctx, &mcp.CompleteParams{Meta: scrubMeta(r.Params.Meta),
+		Argument: r.Params.Argument, Context: r.Params.Context, Ref: ref})
+	if err != nil {
+		return nil, upstreamError(u, err)
 	}
 	return &mcp.CompleteResult{Completion: res.Completion}, nil
+}
+
+// completionTarget is the upstream a completion goes to and the reference
+// as that upstream knows it.
+func (p *Proxy) completionTarget(ctx context.Context, l *link, ref *mcp.CompleteReference) (*upstream, *mcp.CompleteReference, error) {
+	switch {
+	case ref != nil && ref.Type == "ref/prompt":
+		u, name, err := l.route(ref.Name)
+		if err != nil {
+			return nil, nil, err
+		}
+		return u, &mcp.CompleteReference{Type: ref.Type, Name: name}, nil
+	case ref != nil && ref.Type == "ref/resource":
+		u, err := p.owner(ctx, l, ref.URI)
+		if err != nil {
+			return nil, nil, err
+		}
+		return u, &mcp.CompleteReference{Type: ref.Type, URI: ref.URI}, nil
+	}
+	return nil, nil, errCompletionRefInvalid()
 }

@@ -52,8 +52,9 @@ func (p *Proxy) connect(l *link, cfg Upstream, era string) (*upstream, error) {
 	u := &upstream{cfg: cfg, log: p.log.With(zap.String("server", cfg.Name)), link: l, inFlight: map[*hostCall]struct{}{}}
 	host := l.host.caps
 	opts := &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}, MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
-		ProgressNotificationHandler: p.relayProgress, ToolListChangedHandler: p.toolsChanged,
-		PromptListChangedHandler: p.promptsChanged, ResourceListChangedHandler: p.resourcesChanged}
+		ProgressNotificationHandler: func(ctx context.Context, req *mcp.ProgressNotificationClientRequest) { p.relayProgress(ctx, u, req) },
+		ToolListChangedHandler:      p.toolsChanged, PromptListChangedHandler: p.promptsChanged,
+		ResourceListChangedHandler: func(ctx context.Context, req *mcp.ResourceListChangedRequest) { p.resourcesChanged(ctx, u, req) }}
 	offered := host.Sampling != nil || cfg.OperatorAnswer || l.shared
 	u.caps = capsOf(l.host)
 	if offered {
