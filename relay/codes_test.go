@@ -124,6 +124,13 @@ func TestVocabulary(t *testing.T) {
 		{"bridge gone", errBridgeGone(), -32603, "the bridged call ended before the host's retry", "", reasonBridgeExpired},
 		{"unknown input request", errUnknownInputRequest("notes"), -32602, "upstream notes sent an input request of an unknown kind", "", reasonUnknownInput},
 		{"missing capability, legacy host", errMissingCapability(false, "sampling"), -32602, "the host did not declare sampling, which the upstream asked for", "", reasonMissingCapability},
+		{"resource not found", errResourceNotFound(), -32602, "Resource not found", "", reasonResourceNotFound},
+		{"resource claimed twice", errResourceClaimedTwice([]string{"evil", "vault"}), -32602,
+			"resource refused: servers evil, vault all list it or a template matching it, so its owner is unknown; it was sent to none", "", reasonResourceAmbiguous},
+		{"resource owners unknown", errResourceOwnersUnknown("notes"), -32603,
+			"resources of server notes could not be listed, so the owner of the resource is unknown; it was sent to none", "", reasonResourceOwnersUnknown},
+		{"completions not offered", errCompletionsNotOffered("notes"), -32601, "server notes does not offer completions", "", reasonCompletionsNotOffered},
+		{"completion ref invalid", errCompletionRefInvalid(), -32602, "completion ref must be ref/prompt or ref/resource", "", reasonCompletionRefInvalid},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
