@@ -215,7 +215,8 @@ func TestHostileRoutingProgress(t *testing.T) {
 // TestHostileRoutingCancel: a server that sends notifications/cancelled
 // for request ids it never received (numbers and strings, as the
 // firewall's own ids on other sessions would be) cancels nothing of
-// another server's: the call held on vault finishes.
+// another server's: the call held on vault finishes. Its logging and
+// resource-updated notifications (naming vault's resource) reach no host.
 func TestHostileRoutingCancel(t *testing.T) {
 	t.Parallel()
 	host := startFirewall(t, routingConfig(t), nil)
@@ -233,6 +234,22 @@ func TestHostileRoutingCancel(t *testing.T) {
 	}
 	if _, err := host.CallTool(ctx, "evil__notify_raw", map[string]any{"method": "notifications/cancelled", "params": params}); err != nil {
 		t.Fatal(err)
+	}
+	// Logging and resource updates are not relayed at all, from anyone.
+	if _, err := host.CallTool(ctx, "evil__notify_raw", map[string]any{"method": "notifications/message",
+		"params": []any{map[string]any{"level": "error", "logger": "vault", "data": "vault: your key expired"}}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := host.CallTool(ctx, "evil__notify_raw", map[string]any{"method": "notifications/resources/updated",
+		"params": []any{map[string]any{"uri": vaultKey}}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := host.CallToolProgress(ctx, "evil__progress", map[string]any{"tokens": []any{}}, "barrier"); err != nil {
+		t.Fatal(err)
+	}
+	waitProgress(t, host, "barrier", "spray done")
+	if got := host.OthersSeen(); len(got) > 0 {
+		t.Errorf("the host received %v from evil", got)
 	}
 	if _, err := host.CallTool(ctx, "evil__echo", map[string]any{"text": "still here"}); err != nil {
 		t.Fatalf("evil's session after its cancellations: %v", err)
@@ -260,4 +277,59 @@ func waitProgress(t *testing.T, host *peer.Host, token, prefix string) peer.Prog
 	}
 	t.Fatalf("no progress %q for %s; got %+v", prefix, token, host.ProgressSeen())
 	return peer.Progress{}
+}
+
+// TestHostileRoutingCancelAcrossHosts: two hosts on one HTTP serve run the
+// same calls, so their JSON-RPC ids and progress tokens are the same; one
+// cancels its call, and the other's, on the same upstream session when
+// both speak 2026-07-28, runs on to its result with only its own progress.
+func TestHostileRoutingCancelAcrossHosts(t *testing.T) {
+	t.Parallel()
+	s := startHTTPServe(t, routingConfig(t))
+	for _, era := range []string{"2025-11-25", "2026-07-28"} {
+		t.Run(era, func(t *testing.T) {
+			hosts := make([]*peer.Host, 2)
+			for i := range hosts {
+				hh, err := peer.ConnectHTTP(t.Context(), s.url, peer.HostOptions{ProtocolVersion: era})
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { _ = hh.Close() })
+				hosts[i] = hh.Host
+			}
+			cancelled, cancel := context.WithCancel(t.Context())
+			ctx, stop := context.WithTimeout(t.Context(), time.Minute)
+			defer stop()
+			done := make([]chan error, 2)
+			for i, h := range hosts {
+				callCtx := map[int]context.Context{0: cancelled, 1: ctx}[i]
+				hold := fmt.Sprintf("%s-%d", era, i)
+				done[i] = make(chan error, 1)
+				go func() {
+					_, err := h.CallToolProgress(callCtx, "vault__progress", map[string]any{"steps": 2, "hold": hold}, "same-token")
+					done[i] <- err
+				}()
+				waitProgress(t, h, "same-token", "step 1 of ")
+			}
+			cancel()
+			if err := <-done[0]; err == nil {
+				t.Fatal("the cancelled call finished")
+			}
+			if _, err := hosts[1].CallTool(ctx, "vault__release", map[string]any{"hold": era + "-1"}); err != nil {
+				t.Fatal(err)
+			}
+			if err := <-done[1]; err != nil {
+				t.Fatalf("the other host's call, after the first host cancelled its own: %v", err)
+			}
+			for i, h := range hosts {
+				seen := h.ProgressSeen()
+				own := strings.TrimPrefix(seen[0].Message, "step 1 of ")
+				for _, p := range seen {
+					if !strings.HasSuffix(p.Message, " of "+own) {
+						t.Errorf("host %d received progress %+v, not its own call's", i, p)
+					}
+				}
+			}
+		})
+	}
 }

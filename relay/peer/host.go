@@ -41,6 +41,7 @@ type Host struct {
 	Asked chan json.RawMessage
 	// progress is every progress notification received (ProgressSeen).
 	progress progressSeen
+	others   othersSeen
 }
 
 // StartHost starts opts.Command and initializes a session with it.
@@ -68,7 +69,11 @@ func StartHost(ctx context.Context, opts HostOptions) (*Host, error) {
 // clientOptions declares sampling (with tools and context as asked) when
 // the host answers it, and answers with opts.Answer.
 func (h *Host) clientOptions(opts HostOptions) *mcp.ClientOptions {
-	copts := &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}, ProgressNotificationHandler: h.progress.handle}
+	copts := &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}, ProgressNotificationHandler: h.progress.handle,
+		ResourceUpdatedHandler: func(context.Context, *mcp.ResourceUpdatedNotificationRequest) {
+			h.others.add("notifications/resources/updated")
+		},
+		LoggingMessageHandler: func(context.Context, *mcp.LoggingMessageRequest) { h.others.add("notifications/message") }}
 	if opts.Answer == nil {
 		return copts
 	}

@@ -27,6 +27,27 @@ func (p *progressSeen) handle(_ context.Context, req *mcp.ProgressNotificationCl
 	p.got = append(p.got, Progress{Token: req.Params.ProgressToken, Message: req.Params.Message, Value: req.Params.Progress})
 }
 
+// othersSeen counts the logging and resource-updated notifications the
+// host received, which the firewall must not relay from anyone.
+type othersSeen struct {
+	mu  sync.Mutex
+	got []string
+}
+
+func (o *othersSeen) add(method string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.got = append(o.got, method)
+}
+
+// OthersSeen lists the methods of the logging and resource-updated
+// notifications the host received so far.
+func (h *Host) OthersSeen() []string {
+	h.others.mu.Lock()
+	defer h.others.mu.Unlock()
+	return append([]string{}, h.others.got...)
+}
+
 // ProgressSeen is every progress notification the host received so far.
 func (h *Host) ProgressSeen() []Progress {
 	h.progress.mu.Lock()
