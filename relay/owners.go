@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"iter"
+	"regexp"
 	"slices"
 	"sync"
 
@@ -55,6 +56,8 @@ import (
 // resources costs no more than one that lists the cap. A URI past the cap
 // is not found, as the host was never shown it.
 const (
+	// maxListings bounds how often one lookup lists the parts it misses.
+	maxListings         = 3
 	maxIndexedResources = 10_000
 	maxIndexedTemplates = 1_000
 	maxTemplateLength   = 1 << 10
@@ -80,8 +83,8 @@ type claims struct {
 }
 
 type claimedTemplate struct {
-	text string
-	tmpl *uritemplate.Template
+	text  string
+	match *regexp.Regexp // the template as the SDK matches its own
 }
 
 func (c *claims) known() bool { return c != nil && c.uris != nil && c.templates != nil }
@@ -92,7 +95,7 @@ func (c *claims) claimsURI(uri string) bool {
 		return true
 	}
 	for _, t := range c.templates {
-		if t.text == uri || t.tmpl.Regexp().MatchString(uri) {
+		if t.text == uri || t.match.MatchString(uri) {
 			return true
 		}
 	}
@@ -125,13 +128,30 @@ func (ix *resourceIndex) setResources(u *upstream, rs []*mcp.Resource) {
 func (ix *resourceIndex) setTemplates(u *upstream, ts []*mcp.ResourceTemplate) {
 	out := make([]claimedTemplate, 0, len(ts))
 	for _, t := range ts {
-		if tmpl, err := uritemplate.New(t.URITemplate); err == nil {
-			out = append(out, claimedTemplate{text: t.URITemplate, tmpl: tmpl})
+		if re := templateRegexp(t.URITemplate); re != nil {
+			out = append(out, claimedTemplate{text: t.URITemplate, match: re})
 		}
 	}
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	ix.part(u).templates = out
+}
+
+// templateRegexp is what the SDK matches a URI against for a template
+// (uritemplate's Regexp, built once here), or nil for text that is no
+// template. Regexp compiles with MustCompile; the text is an upstream's, so
+// a panic there is taken as "no template" rather than let it stop serve.
+func templateRegexp(text string) (re *regexp.Regexp) {
+	tmpl, err := uritemplate.New(text)
+	if err != nil {
+		return nil
+	}
+	defer func() {
+		if recover() != nil {
+			re = nil
+		}
+	}()
+	return tmpl.Regexp()
 }
 
 // forget drops u's part, after its list changed.
@@ -166,13 +186,17 @@ func (p *Proxy) owner(ctx context.Context, l *link, uri string) (*upstream, erro
 	}
 	ups := l.offering(hasResources)
 	relisted := false
-	for {
+	for listed := 0; ; {
 		owners, missing, generation := l.resources.lookup(ups, uri)
 		switch {
+		case len(missing) > 0 && listed == maxListings:
+			// Parts dropped again as soon as listed: list_changed without end.
+			return nil, p.ownersUnknown(missing[0], errors.New("its list kept changing while it was read"))
 		case len(missing) > 0:
 			if err := p.listClaims(ctx, l, missing); err != nil {
 				return nil, err
 			}
+			listed++
 			continue
 		case len(owners) == 1:
 			return owners[0], nil
@@ -279,7 +303,7 @@ func listCapped[P any, T any](ctx context.Context, p *Proxy, u *upstream,
 // keepTemplates drops templates too long to index, so that what the host
 // is shown is what the firewall can route.
 func keepTemplates(p *Proxy, u *upstream, ts []*mcp.ResourceTemplate) []*mcp.ResourceTemplate {
-	out := ts[:0:0]
+	out := make([]*mcp.ResourceTemplate, 0, len(ts))
 	for _, t := range ts {
 		if len(t.URITemplate) > maxTemplateLength {
 			p.log.Warn("resource template dropped: longer than the firewall indexes",
