@@ -14,9 +14,10 @@ import (
 const decisionPath = "mcpxfw/decision"
 
 // decisionLog writes one JSON line per decision in OPA's decision-log
-// (EventV1) shape, so existing OPA tooling can read it. Prompt and
-// completion text are replaced by salted digests unless content logging
-// was turned on: equal texts still correlate, but nothing readable leaks.
+// (EventV1) shape, so existing OPA tooling can read it. Unless content
+// logging was turned on, everything an upstream or a host wrote is
+// replaced by salted digests (see inputShape for what is kept and why):
+// equal texts still correlate, but nothing readable leaks.
 type decisionLog struct {
 	mu      sync.Mutex
 	w       io.Writer
@@ -50,10 +51,10 @@ func newDecisionLog(w io.Writer, includeContent bool, salt []byte, log *zap.Logg
 	return d
 }
 
-// write logs one decision: decision_id, path, input (masked unless content
-// is logged), result, timestamp, labels (policy_revision, stage), metrics,
-// masked and error, as OPA's EventV1 names them. It is called for every
-// decision, including those of cancelled requests. A failed write is
+// write logs one decision: labels (policy_revision, stage), decision_id,
+// path, input, result, masked, error, timestamp and metrics, as OPA's
+// EventV1 names them, masked unless content is logged. It is called for
+// every decision, including those of cancelled requests. A failed write is
 // dropped, never retried inline: the store's decision row is the record
 // of authority, and a decision must not wait on a full disk. The service
 // log says when lines start being lost and, with how many, when writing
@@ -64,14 +65,19 @@ func (d *decisionLog) write(v Verdict, input map[string]any, revision string, me
 	}
 	e := d.encoder()
 	defer d.release(e)
-	if err := e.event(v, input, revision, metrics); err != nil {
-		d.log.Error("decision log: decision not logged", zap.String("decision_id", v.DecisionID), zap.Error(err))
-		return
-	}
+	e.event(v, input, revision, metrics)
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	_, err := d.w.Write(e.buf)
 	d.noteWrite(err, v.DecisionID)
+}
+
+// errorText is err as the service log may show it, masked as a masked
+// decision log shows it whatever include_content says: the service log
+// never carries what an upstream wrote.
+func (d *decisionLog) errorText(err error) string {
+	m := masker{macs: &d.macs, seen: map[string]string{}}
+	return m.errorText(err)
 }
 
 // noteWrite logs the sink's transitions, not every failure: one error

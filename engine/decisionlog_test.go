@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -217,4 +218,69 @@ func TestDecisionLogReportsALosingSink(t *testing.T) {
 	if n := bytes.Count(buf.Bytes(), []byte("\n")); n != 2 {
 		t.Errorf("%d lines written after recovery, want 2", n)
 	}
+}
+
+// The masked log still reads: what mcpx-fw, the operator and the spec's
+// vocabularies put in the event stays, by JSON Pointer.
+func TestDecisionLogKeepsWhatItMayShow(t *testing.T) {
+	events := logDecisions(t, Config{})
+	want := []struct {
+		event   int
+		pointer string
+		value   string // as JSON
+	}{
+		{0, "/labels/stage", `"request"`},
+		{0, "/input/version", `"mcpxfw/v1"`},
+		{0, "/input/stage", `"request"`},
+		{0, "/input/server/name", `"notes"`},
+		{0, "/input/server/protocol", `"2025-11-25"`},
+		{0, "/input/host/capabilities", `{"sampling":{"tools":{}}}`},
+		{0, "/input/request/maxTokens", `100`},
+		{0, "/input/request/messages/0/role", `"user"`},
+		{0, "/input/request/messages/0/content/type", `"text"`},
+		{0, "/input/request/messages/4/content/1/mimeType", `"image/png"`},
+		{0, "/input/facts/message_count", `5`},
+		{0, "/input/facts/block_types", `["image","text","tool_result","tool_use"]`},
+		{0, "/input/facts/include_context", `"none"`},
+		{0, "/input/facts/has_tools", `true`},
+		{0, "/input/usage/hour/requests", `0`},
+		{0, "/result/outcome", `"pass"`},
+		{1, "/input/result/role", `"assistant"`},
+		{1, "/input/result/stopReason", `"endTurn"`},
+	}
+	for _, w := range want {
+		got, _ := json.Marshal(pointerValue(events[w.event], w.pointer))
+		if string(got) != w.value {
+			t.Errorf("event %d %s = %s, want %s", w.event, w.pointer, got, w.value)
+		}
+	}
+	for _, p := range []string{"/input/request/tools/0/name", "/input/facts/tool_names/0", "/input/result/model",
+		"/input/request/messages/1/content/id", "/input/request/messages/1/content/name"} {
+		i := 0
+		if strings.HasPrefix(p, "/input/result") {
+			i = 1
+		}
+		if v, _ := pointerValue(events[i], p).(string); !strings.HasPrefix(v, "hmac-sha256:") {
+			t.Errorf("event %d %s = %q, want a digest", i, p, v)
+		}
+	}
+}
+
+// pointerValue is the value at a JSON Pointer (without escapes) in doc.
+func pointerValue(doc any, pointer string) any {
+	for _, step := range strings.Split(strings.TrimPrefix(pointer, "/"), "/") {
+		switch t := doc.(type) {
+		case map[string]any:
+			doc = t[step]
+		case []any:
+			i, err := strconv.Atoi(step)
+			if err != nil || i >= len(t) {
+				return nil
+			}
+			doc = t[i]
+		default:
+			return nil
+		}
+	}
+	return doc
 }

@@ -19,8 +19,9 @@ type Config struct {
 	Limits        validate.Limits // zero value: validate.DefaultLimits()
 	// DecisionLog receives one JSON line per decision; nil turns it off.
 	DecisionLog io.Writer
-	// IncludeContent keeps prompt and completion text in the decision log
-	// instead of salted digests.
+	// IncludeContent logs the input as the policy saw it, and reasons and
+	// errors as written. Default false: everything an upstream or a host
+	// wrote is replaced by salted digests (see inputShape).
 	IncludeContent bool
 	// LogSalt keys the digests that replace text in the decision log (see
 	// LoadLogSalt). Default: a random salt per process, so digests then

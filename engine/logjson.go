@@ -5,15 +5,17 @@ import (
 	"slices"
 	"strconv"
 	"time"
+
+	"github.com/mcpx-fw/mcpx-fw/validate"
 )
 
-// logEncoder writes one decision-log event as a JSON line, masking the
-// input as it goes. It writes what json.Marshal would write for the event
-// (keys sorted, the same escaping), without first copying the input into a
-// masked map and without reflection: on a chat of a few kilobytes that
-// copy and json.Marshal cost as much as the policy decision itself. Values
-// it has no fast path for go through json.Marshal, so the output is the
-// same whatever the input holds.
+// logEncoder writes one decision-log event as a JSON line, masking it as
+// it goes. It writes what json.Marshal writes for OPA's logs.EventV1 (its
+// members in the struct's order, map keys sorted, the same escaping),
+// without first copying the input into a masked map and without
+// reflection: on a chat of a few kilobytes that copy and json.Marshal cost
+// as much as the policy decision itself. Values it has no fast path for go
+// through json.Marshal, so the output is the same whatever the input holds.
 type logEncoder struct {
 	buf     []byte
 	keys    []string // a stack of map keys being sorted, shared by nested maps
@@ -21,38 +23,109 @@ type logEncoder struct {
 	mask    masker
 }
 
-// event appends the line for one decision: the fields of OPA's EventV1 that
-// mcpx-fw fills in, in the order json.Marshal gave the event struct before.
-func (e *logEncoder) event(v Verdict, input map[string]any, revision string, metrics map[string]int64) error {
-	e.buf = append(e.buf, `{"decision_id":`...)
+// event appends the line for one decision: the members of OPA's EventV1
+// that mcpx-fw fills in, in EventV1's order. Masking, the input is written
+// as inputShape allows, the reasons' and violations' messages and the
+// error's quoted part are digested, and masked lists where.
+func (e *logEncoder) event(v Verdict, input map[string]any, revision string, metrics map[string]int64) {
+	e.buf = append(e.buf, `{"labels":{"policy_revision":`...)
+	e.string(revision)
+	e.buf = append(e.buf, `,"stage":`...)
+	e.string(string(v.Stage))
+	e.buf = append(e.buf, `},"decision_id":`...)
 	e.string(v.DecisionID)
 	e.buf = append(e.buf, `,"path":`...)
 	e.string(decisionPath)
 	e.buf = append(e.buf, `,"input":`...)
-	e.value(input)
-	result, err := json.Marshal(v)
-	if err != nil {
-		return err
+	if e.masking {
+		e.masked(inputShape, input)
+	} else {
+		e.value(input)
 	}
-	e.buf = append(append(e.buf, `,"result":`...), result...)
-	e.buf = append(e.buf, `,"timestamp":"`...)
-	e.buf = append(time.Now().UTC().AppendFormat(e.buf, time.RFC3339Nano), '"')
-	e.buf = append(e.buf, `,"labels":{"policy_revision":`...)
-	e.string(revision)
-	e.buf = append(e.buf, `,"stage":`...)
-	e.string(string(v.Stage))
-	e.buf = append(e.buf, '}')
-	e.metrics(metrics)
+	e.buf = append(e.buf, `,"result":`...)
+	e.verdict(v)
 	if e.masking {
 		e.buf = append(e.buf, `,"masked":`...)
 		e.stringList(maskedPaths)
 	}
-	if v.Err != nil && v.Err.Error() != "" {
-		e.buf = append(e.buf, `,"error":`...)
-		e.string(v.Err.Error())
-	}
+	e.error(v.Err)
+	e.buf = append(e.buf, `,"timestamp":"`...)
+	e.buf = append(time.Now().UTC().AppendFormat(e.buf, time.RFC3339Nano), '"')
+	e.metrics(metrics)
 	e.buf = append(e.buf, "}\n"...)
-	return nil
+}
+
+// error appends the error member, left out when there is none.
+func (e *logEncoder) error(err error) {
+	if err == nil || err.Error() == "" {
+		return
+	}
+	e.buf = append(e.buf, `,"error":`...)
+	if e.masking {
+		e.string(e.mask.errorText(err))
+	} else {
+		e.string(err.Error())
+	}
+}
+
+// verdict appends v as json.Marshal writes it; masking, with the reasons'
+// and violations' messages and paths masked (see maskedText).
+func (e *logEncoder) verdict(v Verdict) {
+	e.buf = append(e.buf, `{"outcome":`...)
+	e.string(v.Outcome.String())
+	e.buf = append(e.buf, `,"decision_id":`...)
+	e.string(v.DecisionID)
+	e.buf = append(e.buf, `,"stage":`...)
+	e.string(string(v.Stage))
+	e.buf = append(e.buf, `,"reasons":`...)
+	e.reasons(v.Reasons)
+	e.buf = append(e.buf, `,"violations":`...)
+	e.violations(v.Violations)
+	if v.ReviewID != "" {
+		e.buf = append(e.buf, `,"review_id":`...)
+		e.string(v.ReviewID)
+	}
+	e.buf = append(e.buf, '}')
+}
+
+func (e *logEncoder) reasons(rs []Reason) {
+	if rs == nil {
+		e.buf = append(e.buf, "null"...)
+		return
+	}
+	e.buf = append(e.buf, '[')
+	for i, r := range rs {
+		if i > 0 {
+			e.buf = append(e.buf, ',')
+		}
+		e.buf = append(e.buf, `{"code":`...)
+		e.string(r.Code)
+		e.buf = append(e.buf, `,"message":`...)
+		e.maskedText(r.Message)
+		e.buf = append(e.buf, '}')
+	}
+	e.buf = append(e.buf, ']')
+}
+
+func (e *logEncoder) violations(vs []validate.Violation) {
+	if vs == nil {
+		e.buf = append(e.buf, "null"...)
+		return
+	}
+	e.buf = append(e.buf, '[')
+	for i, vi := range vs {
+		if i > 0 {
+			e.buf = append(e.buf, ',')
+		}
+		e.buf = append(e.buf, `{"rule":`...)
+		e.string(vi.Rule)
+		e.buf = append(e.buf, `,"path":`...)
+		e.maskedPath(vi.Path)
+		e.buf = append(e.buf, `,"message":`...)
+		e.maskedText(vi.Message)
+		e.buf = append(e.buf, '}')
+	}
+	e.buf = append(e.buf, ']')
 }
 
 // metrics appends the metrics field, left out when there are none.
@@ -83,8 +156,7 @@ func (e *logEncoder) stringList(list []string) {
 	e.buf = append(e.buf, ']')
 }
 
-// value appends v, replacing the values under text keys by their digests
-// when masking.
+// value appends v as it is.
 func (e *logEncoder) value(v any) {
 	switch t := v.(type) {
 	case map[string]any:
@@ -124,11 +196,7 @@ func (e *logEncoder) object(m map[string]any) {
 		}
 		e.string(k)
 		e.buf = append(e.buf, ':')
-		if e.masking && textKeys[k] {
-			e.value(e.mask.digestValue(m[k]))
-		} else {
-			e.value(m[k])
-		}
+		e.value(m[k])
 	}
 	e.buf = append(e.buf, '}')
 	e.keys = e.keys[:len(e.keys)-len(m)]

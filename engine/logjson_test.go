@@ -5,55 +5,135 @@ import (
 	"encoding/json"
 	"errors"
 	"regexp"
+	"slices"
 	"testing"
-	"time"
+
+	"github.com/open-policy-agent/opa/v1/plugins/logs"
 
 	"github.com/mcpx-fw/mcpx-fw/validate"
 )
 
-// marshalledEvent is the decision-log event as json.Marshal wrote it before
-// logEncoder: the reference the encoder's lines must equal byte for byte.
-type marshalledEvent struct {
-	DecisionID string            `json:"decision_id"`
-	Path       string            `json:"path"`
-	Input      any               `json:"input"`
-	Result     any               `json:"result"`
-	Timestamp  time.Time         `json:"timestamp"`
-	Labels     map[string]string `json:"labels"`
-	Metrics    map[string]int64  `json:"metrics,omitempty"`
-	Masked     []string          `json:"masked,omitempty"`
-	Error      string            `json:"error,omitempty"`
+// textError is an error that OPA's EventV1 marshals as its text, as the
+// log writes errors.
+type textError string
+
+func (e textError) Error() string                { return string(e) }
+func (e textError) MarshalJSON() ([]byte, error) { return json.Marshal(string(e)) }
+
+// referenceEvent is the event as OPA's own type marshals it: the reference
+// the encoder's lines must equal byte for byte.
+func referenceEvent(v Verdict, input any, revision string, metrics map[string]int64, masked []string) logs.EventV1 {
+	var in, result any = input, v
+	ev := logs.EventV1{
+		Labels:     map[string]string{"policy_revision": revision, "stage": string(v.Stage)},
+		DecisionID: v.DecisionID, Path: decisionPath, Input: &in, Result: &result, Masked: masked,
+	}
+	if v.Err != nil {
+		ev.Error = textError(v.Err.Error())
+	}
+	if len(metrics) > 0 {
+		ev.Metrics = map[string]any{}
+		for k, n := range metrics {
+			ev.Metrics[k] = n
+		}
+	}
+	return ev
 }
 
-// maskedCopy is the input with every value under a text key replaced by
-// the masker's digest, built as a copy.
-func maskedCopy(m *masker, v any) any {
-	switch t := v.(type) {
-	case map[string]any:
-		out := make(map[string]any, len(t))
-		for k, val := range t {
-			if textKeys[k] {
-				out[k] = m.digestValue(val)
-			} else {
-				out[k] = maskedCopy(m, val)
+// maskedCopy is v as shape s lets the masked log show it, built as a copy.
+func maskedCopy(m *masker, s *shape, v any) any {
+	if v == nil || v == "" {
+		return v
+	}
+	if obj, ok := v.(map[string]any); ok && len(obj) == 0 {
+		return v
+	}
+	if l, ok := v.([]any); ok && len(l) == 0 {
+		return v
+	}
+	if out, ok := maskedCopyAs(m, s, v); ok {
+		return out
+	}
+	return m.digestValue(v)
+}
+
+func maskedCopyAs(m *masker, s *shape, v any) (any, bool) {
+	switch s.kind {
+	case asIs:
+		return v, true
+	case number:
+		switch n := v.(type) {
+		case json.Number:
+			return v, len(n) <= maxKeptNumber
+		case int, int64, float64:
+			return v, true
+		}
+		return nil, false
+	case boolean:
+		_, ok := v.(bool)
+		return v, ok
+	case oneOf, revision:
+		w, ok := v.(string)
+		return v, ok && (s.words[w] || s.kind == revision && isRevision(w))
+	case object, table:
+		obj, ok := v.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		out := map[string]any{}
+		for k, val := range obj {
+			switch f := s.fields[k]; {
+			case s.kind == table:
+				out[k] = maskedCopy(m, s.elem, val)
+			case f == nil:
+				out[m.digestText(k)] = maskedCopy(m, opaque, val)
+			default:
+				out[k] = maskedCopy(m, f, val)
 			}
 		}
-		return out
-	case []any:
-		out := make([]any, len(t))
-		for i, val := range t {
-			out[i] = maskedCopy(m, val)
+		return out, true
+	case list:
+		l, ok := v.([]any)
+		if !ok {
+			return nil, false
 		}
-		return out
+		out := make([]any, len(l))
+		for i, val := range l {
+			out[i] = maskedCopy(m, s.elem, val)
+		}
+		return out, true
+	case content:
+		if out, ok := maskedCopyAs(m, s.elem, v); ok {
+			return out, true
+		}
+		return maskedCopyAs(m, listOf(s.elem), v)
+	}
+	return nil, false
+}
+
+// maskedVerdictCopy is v with its messages, and the paths that name more
+// than places, digested.
+func maskedVerdictCopy(m *masker, v Verdict) Verdict {
+	v.Reasons = slices.Clone(v.Reasons)
+	for i := range v.Reasons {
+		v.Reasons[i].Message = m.digestText(v.Reasons[i].Message)
+	}
+	v.Violations = slices.Clone(v.Violations)
+	for i, vi := range v.Violations {
+		v.Violations[i].Message = m.digestText(vi.Message)
+		if !placePath(vi.Path) {
+			v.Violations[i].Path = m.digestText(vi.Path)
+		}
 	}
 	return v
 }
 
 var logTimestamp = regexp.MustCompile(`"timestamp":"[^"]*"`)
 
-// The encoder writes what json.Marshal wrote for the same event, masked
-// and not, for every golden input and for values only the fallback path
-// handles (escapes, non-ASCII, floats, a struct).
+// The encoder writes what json.Marshal writes for OPA's EventV1 holding
+// the same event, masked and not, for every golden input and for values
+// only the fallback path handles (escapes, non-ASCII, floats, a struct,
+// members the input does not define).
 func TestLogEncoderMatchesJSONMarshal(t *testing.T) {
 	e, _ := newTestEngine(t, Config{})
 	inputs := map[string]map[string]any{}
@@ -69,32 +149,33 @@ func TestLogEncoderMatchesJSONMarshal(t *testing.T) {
 		"server":  map[string]any{"name": "tëst <x>", "label": "a\tb", "reported": map[string]any{"n": json.Number("12"), "big": int64(1) << 60, "f": false}},
 		"origin":  validate.Violation{Rule: "r", Path: "/p", Message: "m"},
 		"nothing": nil,
+		"facts":   map[string]any{"zz": "unknown member", "block_types": []any{"text", "mine"}, "has_tools": "yes"},
 	}
 	verdicts := []Verdict{
 		{Outcome: OutcomePass, DecisionID: "dc-1", Stage: StageRequest, Reasons: []Reason{}},
 		{Outcome: OutcomeError, DecisionID: "dc-2", Stage: StageResult, Err: errors.New(`policy "x" <failed>`),
 			Reasons: []Reason{{Code: "policy-error", Message: "policy evaluation failed"}}},
+		{Outcome: OutcomeBlocker, DecisionID: "dc-3", Stage: StageRequest, ReviewID: "rv-1", Violations: []validate.Violation{
+			{Rule: "SMP-02.role", Path: "/messages/0/role", Message: `role must be "user" or "assistant", got "x"`},
+			{Rule: "SMP-10.unknown-key", Path: "/messages/0/sneaky", Message: "unknown member"}}},
 	}
-	metrics := []map[string]int64{nil, {"timer_rego_query_eval_ns": 12, "timer_validate_ns": 3}}
+	metrics := []map[string]int64{nil, {"timer_rego_query_eval_ns": 12, "timer_validate_ns": 3}, nil}
 	for name, input := range inputs {
 		for i, v := range verdicts {
 			for _, content := range []bool{false, true} {
 				d := newDecisionLog(nil, content, bytes.Repeat([]byte{1}, logSaltBytes), nil)
 				enc := d.encoder()
-				if err := enc.event(v, input, "abc123", metrics[i]); err != nil {
-					t.Fatal(err)
-				}
+				enc.event(v, input, "abc123", metrics[i])
 				got := logTimestamp.ReplaceAllString(string(enc.buf), `"timestamp":"T"`)
 				d.release(enc)
-				want := marshalledEvent{DecisionID: v.DecisionID, Path: decisionPath, Input: input, Result: v,
-					Labels: map[string]string{"policy_revision": "abc123", "stage": string(v.Stage)}, Metrics: metrics[i]}
-				if v.Err != nil {
-					want.Error = v.Err.Error()
-				}
+				want := referenceEvent(v, input, "abc123", metrics[i], nil)
 				if !content {
 					m := &masker{}
 					m.reset(&d.macs)
-					want.Input, want.Masked = maskedCopy(m, input), maskedPaths
+					want = referenceEvent(maskedVerdictCopy(m, v), maskedCopy(m, inputShape, input), "abc123", metrics[i], maskedPaths)
+					if v.Err != nil {
+						want.Error = textError(m.errorText(v.Err))
+					}
 				}
 				line, err := json.Marshal(want)
 				if err != nil {

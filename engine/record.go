@@ -119,7 +119,7 @@ func violationReasons(v Verdict) []Reason {
 }
 
 // logVerdict writes one service-log line per decision: ids, codes and the
-// outcome, never prompt text.
+// outcome, never prompt text; an error's quoted part is digested.
 func (e *Engine) logVerdict(v Verdict, s Sampling) {
 	fields := []zap.Field{
 		zap.String("decision_id", v.DecisionID),
@@ -133,7 +133,7 @@ func (e *Engine) logVerdict(v Verdict, s Sampling) {
 		fields = append(fields, zap.String("review_id", v.ReviewID))
 	}
 	if v.Err != nil {
-		fields = append(fields, zap.Error(v.Err))
+		fields = append(fields, zap.String("error", e.dlog.errorText(v.Err)))
 		e.log.Error("decision", fields...)
 		return
 	}
