@@ -66,6 +66,8 @@ var decideBenchShapes = []struct {
 //     but OPA's own JSON round trip of the map on every call.
 //   - validate+decide+log: validate+decide plus the masked decision-log
 //     event encoded to io.Discard.
+//   - log-only: that masked event alone, for the decision validate+decide
+//     made: what masking and encoding cost.
 //   - decide-store and decide-store+log: the whole Decide, reading usage
 //     from and committing to a real SQLite store, without and with the
 //     decision log. Usage rows accumulate as they would under that load;
@@ -104,6 +106,10 @@ func BenchmarkDecide(b *testing.B) {
 				as := e.assess(b.Context(), StageRequest, s, nil, nil, usage)
 				logged.write(as.verdict, as.input, e.Revision(), as.timings.metrics())
 			})
+		})
+		as := e.assess(b.Context(), StageRequest, s, nil, nil, usage)
+		b.Run(shape.name+"/log-only", func(b *testing.B) {
+			timeDecisions(b, func() { logged.write(as.verdict, as.input, e.Revision(), as.timings.metrics()) })
 		})
 		for _, withLog := range []bool{false, true} {
 			name := shape.name + "/decide-store"
