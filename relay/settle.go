@@ -121,10 +121,20 @@ func (p *Proxy) approved(ctx context.Context, u *upstream, s engine.Sampling, re
 	return st
 }
 
-// supplyError is why the firewall cannot use what an operator supplied.
+// supplyError is why the firewall cannot use what an operator supplied. Its
+// message is fixed: a decoder's error would quote part of the edit, which
+// is the upstream's prompt, into the log and the review's note.
 type supplyError struct{ code, msg string }
 
 func (e *supplyError) Error() string { return e.msg }
+
+// editedPart names what an edit at stage replaces.
+func editedPart(stage engine.Stage) string {
+	if stage == engine.StageRequest {
+		return "request"
+	}
+	return "completion"
+}
 
 // operatorSupplied reads the edit or answer stored with an approval, in
 // canonical form. An answer counts only where this serve lets operators
@@ -134,7 +144,7 @@ func operatorSupplied(u *upstream, stage engine.Stage, it review.Item) (settleme
 	var err error
 	if it.Edited != nil {
 		if st.edited, err = canonical(stage, it.Edited); err != nil {
-			return st, &supplyError{reasonEditUnreadable, "the operator's edit could not be read: " + err.Error()}
+			return st, &supplyError{reasonEditUnreadable, "the operator's edit could not be read as the " + editedPart(stage)}
 		}
 	}
 	if it.Answer != nil {
@@ -142,7 +152,7 @@ func operatorSupplied(u *upstream, stage engine.Stage, it review.Item) (settleme
 			return st, &supplyError{reasonAnswerOff, "operator answers are off for server " + u.cfg.Name}
 		}
 		if st.answer, err = canonical(engine.StageResult, it.Answer); err != nil {
-			return st, &supplyError{reasonEditUnreadable, "the operator's answer could not be read: " + err.Error()}
+			return st, &supplyError{reasonEditUnreadable, "the operator's answer could not be read as a completion"}
 		}
 	}
 	return st, nil
