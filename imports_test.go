@@ -80,6 +80,13 @@ var layerRules = []layerRule{
 		}),
 	},
 	{
+		name: "inert-stdlib-only",
+		text: "cmd/mcpx-fw/inert imports only the standard library: any reader (the CLI, a browser console) can put it in front of a person",
+		check: forbidImports(func(_ string, f goFile, imp string) bool {
+			return under(f.dir, "cmd/mcpx-fw/inert") && !isStdlib(imp)
+		}),
+	},
+	{
 		name: "review-imports-no-project-package",
 		text: "engine/review imports no other mcpx-fw package",
 		check: forbidImports(func(module string, f goFile, imp string) bool {
