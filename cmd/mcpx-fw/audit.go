@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/mcpx-fw/mcpx-fw/cmd/mcpx-fw/inert"
 	"github.com/mcpx-fw/mcpx-fw/engine/review"
 )
 
@@ -105,7 +106,8 @@ func parseSince(s string, now time.Time) (time.Time, error) {
 }
 
 // renderAudit prints the log as a table, with digests and hashes shortened
-// to what a person compares by eye (--json has them whole).
+// to what a person compares by eye (--json has them whole). Every cell
+// goes through inert.
 func renderAudit(w io.Writer, entries []review.AuditEntry) {
 	if len(entries) == 0 {
 		fmt.Fprintln(w, "no audit entries")
@@ -114,9 +116,12 @@ func renderAudit(w io.Writer, entries []review.AuditEntry) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "SEQ\tTIME\tEVENT\tREVIEW\tSERVER\tSTAGE\tOPERATOR\tOUTCOME\tDECISION\tREQUEST\tRESULT\tPOLICY")
 	for _, e := range entries {
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", e.Seq, e.At.Local().Format(time.DateTime),
-			e.Event, e.ItemID, e.Server, e.Stage, orDash(e.Operator), e.Outcome, e.DecisionID,
-			short(e.RequestDigest), short(e.ResultDigest), short(e.PolicyRevision))
+		cells := []string{string(e.Event), e.ItemID, e.Server, e.Stage, orDash(e.Operator), string(e.Outcome), e.DecisionID,
+			short(e.RequestDigest), short(e.ResultDigest), short(e.PolicyRevision)}
+		for i, c := range cells {
+			cells[i] = inert.Line(c)
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\n", e.Seq, e.At.Local().Format(time.DateTime), strings.Join(cells, "\t"))
 	}
 	_ = tw.Flush()
 }
@@ -136,12 +141,21 @@ func orDash(s string) string {
 	return s
 }
 
+// writeJSONLines prints one JSON object a line, each through inert.JSON.
 func writeJSONLines[T any](w io.Writer, items []T) error {
-	enc := json.NewEncoder(w)
 	for _, it := range items {
-		if err := enc.Encode(it); err != nil {
+		if err := writeJSONLine(w, it); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+func writeJSONLine(w io.Writer, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(inert.JSON(b), '\n'))
+	return err
 }

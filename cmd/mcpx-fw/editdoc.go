@@ -9,6 +9,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/mcpx-fw/mcpx-fw/cmd/mcpx-fw/inert"
 	"github.com/mcpx-fw/mcpx-fw/engine/review"
 )
 
@@ -18,6 +19,14 @@ import (
 // change (tool calls, tool results, images, audio) appear as "guarded"
 // lines for context; the edit is applied to the original JSON, so nothing
 // outside the editable fields can change, whatever the buffer says.
+//
+// The file holds no raw control or invisible character (the editor is a
+// terminal program too): a string holding one is written double-quoted,
+// where YAML has escapes (\e, \t, \u202e, \U000e0041), and the encoded
+// document goes through inert's sink, which writes as such an escape each
+// character the encoder left raw. Inside a double-quoted scalar the escape
+// means the character it replaced, so an unchanged document reads back as
+// the original, byte for byte.
 
 // requestDoc is the editable part of a sampling request.
 type requestDoc struct {
@@ -75,24 +84,29 @@ func renderEditDoc(it review.Item, value json.RawMessage, help bool) ([]byte, er
 		return nil, err
 	}
 	var root *yaml.Node
+	var v view
 	if it.Stage == review.StageResult {
 		root = mapping("content", blocksNode(obj["content"]))
-		root.HeadComment = fmt.Sprintf(resultHelp, it.ID, it.Server, it.Label,
-			obj["role"], orNone(obj["model"]), orNone(obj["stopReason"]))
+		root.HeadComment = fmt.Sprintf(resultHelp, inert.Word(it.ID), inert.Line(it.Server), inert.Line(it.Label),
+			v.word(obj["role"]), v.word(orNone(obj["model"])), v.word(orNone(obj["stopReason"])))
 	} else {
 		root = requestNode(obj)
-		root.HeadComment = fmt.Sprintf(requestHelp, it.ID, it.Server, it.Label)
+		root.HeadComment = fmt.Sprintf(requestHelp, inert.Word(it.ID), inert.Line(it.Server), inert.Line(it.Label))
 	}
 	if !help {
 		root.HeadComment = ""
 	}
 	var b bytes.Buffer
-	enc := yaml.NewEncoder(&b)
+	sink := inert.NewWriter(&b)
+	enc := yaml.NewEncoder(sink)
 	enc.SetIndent(2)
 	if err := enc.Encode(root); err != nil {
 		return nil, err
 	}
-	return b.Bytes(), enc.Close()
+	if err := errors.Join(enc.Close(), sink.Flush()); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
 }
 
 func requestNode(req map[string]any) *yaml.Node {
@@ -127,21 +141,26 @@ func blocksNode(content any) *yaml.Node {
 }
 
 // guardedLine is how a block the operator may not edit reads in the
-// document, and what it is compared with when the buffer comes back.
+// document (as show lays it out, on one line), and what it is compared
+// with when the buffer comes back.
 func guardedLine(b map[string]any) string {
-	lines := strings.Split(renderBlock(b), "\n")
+	lines := new(view).block(b)
 	for i, l := range lines {
 		lines[i] = strings.TrimSpace(l)
 	}
 	return strings.Join(lines, " ")
 }
 
-// text is a string scalar: a literal block when it spans lines, so prompt
-// text reads as written; YAML falls back to a quoted form (with escapes
-// for control characters) when a literal block cannot hold it exactly.
+// text is a string scalar: double-quoted when it holds a character that
+// must be escaped (see the top of this file), else a literal block when it
+// spans lines, so prompt text reads as written; YAML itself falls back to
+// a quoted form when a literal block cannot hold the text exactly.
 func text(s string) *yaml.Node {
 	n := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: s}
-	if strings.Contains(s, "\n") {
+	switch {
+	case !inert.Clean(s):
+		n.Style = yaml.DoubleQuotedStyle
+	case strings.Contains(s, "\n"):
 		n.Style = yaml.LiteralStyle
 	}
 	return n

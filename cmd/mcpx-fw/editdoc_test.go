@@ -17,6 +17,10 @@ func TestEditDocRoundTrip(t *testing.T) {
 		"plain", "two\nlines\n", "no final newline\nhere", "  leading spaces\n", "trailing spaces  \nx",
 		"tabs\tinside\n\tand leading", "\x1b[2J escape", "bidi \u202e override", "# not a comment", "key: value",
 		"- a list?", "'quotes' \"both\"", "", "\n\n", "123", "true", "null", "emoji 🦓\r\nCRLF",
+		"csi \u009b31m and nel \u0085", "zero\u200bwidth\u200d join\ufeff", "tag \U000e0041\U000e007f", "vs \ufe0f\U000e0100",
+		"isolate \u2066x\u2069 mark \u200e\u061c", "del \x7f bs \b nul \x00", "ls \u2028 ps \u2029", "soft\u00adhyphen",
+		`typed \x1b and \e`, "osc \x1b]0;title\x07 link \x1b]8;;https://evil\x1b\\x\x1b]8;;\x1b\\",
+		"multi\nline \x1b[2J\nwith \u202e\n", strings.Repeat("long line with \u202e and spaces ", 20),
 	}
 	for _, text := range texts {
 		req := map[string]any{"maxTokens": 100, "systemPrompt": text, "stopSequences": []string{text},
@@ -38,9 +42,47 @@ func TestEditDocRoundTrip(t *testing.T) {
 		if !sameJSON(t, raw, got) {
 			t.Errorf("%q: round trip changed the request:\n%s\n%s\ndocument:\n%s", text, raw, got, doc)
 		}
-		if strings.Contains(string(doc), "\x1b") {
-			t.Errorf("%q: the document holds a raw escape character", text)
+		if bad := obeyable(string(doc)); bad != "" {
+			t.Errorf("%q: the document holds %s as it is:\n%s", text, bad, doc)
 		}
+	}
+}
+
+// TestEditDocKeepsHostileText: an edit made in the document (here the
+// text of one block) keeps, byte for byte, the escapes' meaning in every
+// other string, and guarded blocks whose ids, names, input and nested
+// resources hold control and format characters read back as guarded.
+func TestEditDocKeepsHostileText(t *testing.T) {
+	bad := "\x1b[2J\x1b[H\u202e\u200b\u009b\U000e0041\t\r"
+	req := map[string]any{"maxTokens": 100, "systemPrompt": "sys" + bad, "stopSequences": []string{"stop" + bad},
+		"tools": []any{map[string]any{"name": "t" + bad, "inputSchema": map[string]any{"type": "object"}}},
+		"messages": []any{
+			map[string]any{"role": "user", "content": map[string]any{"type": "text", "text": "text" + bad}},
+			map[string]any{"role": "assistant", "content": map[string]any{"type": "tool_use", "id": "id" + bad, "name": "t" + bad,
+				"input": map[string]any{"k" + bad: "v" + bad}}},
+			map[string]any{"role": "user", "content": []any{map[string]any{"type": "tool_result", "toolUseId": "id" + bad,
+				"content":           []any{map[string]any{"type": "resource", "resource": map[string]any{"uri": "file:///r" + bad, "text": "r" + bad}}},
+				"structuredContent": map[string]any{"s" + bad: bad}}}},
+			map[string]any{"role": "assistant", "content": map[string]any{"type": "text", "text": "plain"}},
+		}}
+	raw, _ := json.Marshal(req)
+	it := review.Item{ID: "rv-0000000000000001", Stage: review.StageRequest, Request: raw}
+	doc, err := editDoc(it, raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bad := obeyable(string(doc)); bad != "" {
+		t.Fatalf("the document holds %s as it is:\n%s", bad, doc)
+	}
+	edited := strings.Replace(string(doc), "text: plain", "text: edited", 1)
+	got, err := applyEdit(it, raw, []byte(edited))
+	if err != nil {
+		t.Fatalf("the edit is refused: %v\n%s", err, edited)
+	}
+	req["messages"].([]any)[3].(map[string]any)["content"].(map[string]any)["text"] = "edited"
+	want, _ := json.Marshal(req)
+	if !sameJSON(t, want, got) {
+		t.Errorf("the edit changed more than the text:\n%s\n%s\ndocument:\n%s", want, got, edited)
 	}
 }
 

@@ -10,6 +10,8 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
+
+	"github.com/mcpx-fw/mcpx-fw/cmd/mcpx-fw/inert"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
@@ -37,14 +39,23 @@ func main() {
 	os.Exit(run(os.Args[1:]))
 }
 
+// run executes the command line. What commands print goes through inert's
+// sink (see package inert): an upstream's text that reaches the operator's
+// terminal in a field no renderer escaped is escaped there, so nothing a
+// command prints can be obeyed by the terminal. serve and peer-upstream
+// speak MCP on the real stdout and do not use the command's writer.
 func run(args []string) int {
+	out, errOut := inert.NewWriter(os.Stdout), inert.NewWriter(os.Stderr)
+	defer func() { _ = out.Flush(); _ = errOut.Flush() }()
 	root := rootCommand()
 	root.SetArgs(args)
+	root.SetOut(out)
+	root.SetErr(errOut)
 	err := root.Execute()
 	if err == nil {
 		return 0
 	}
-	fmt.Fprintln(os.Stderr, "mcpx-fw:", err)
+	fmt.Fprintln(errOut, "mcpx-fw:", err)
 	var ee *exitError
 	if errors.As(err, &ee) {
 		return ee.code

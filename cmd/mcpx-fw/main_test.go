@@ -6,6 +6,7 @@ import (
 
 	"bytes"
 	"context"
+	"flag"
 	"fmt"
 	"github.com/mcpx-fw/mcpx-fw/engine/review"
 	"os"
@@ -21,6 +22,11 @@ import (
 var binary string
 
 func TestMain(m *testing.M) {
+	// A fuzz worker only runs a fuzz target, and those render in process:
+	// it builds nothing (the coordinator has built the binary, if it needed it).
+	if flag.Parse(); flag.Lookup("test.fuzzworker").Value.String() == "true" {
+		os.Exit(m.Run())
+	}
 	dir, err := os.MkdirTemp("", "mcpx-fw-bin-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

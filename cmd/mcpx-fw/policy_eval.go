@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/mcpx-fw/mcpx-fw/cmd/mcpx-fw/inert"
 	"github.com/mcpx-fw/mcpx-fw/engine"
 	"github.com/mcpx-fw/mcpx-fw/validate"
 )
@@ -202,28 +203,30 @@ func evalJSON(v engine.Verdict, input map[string]any) evalOutput {
 }
 
 // printEval prints what a person reads: violations, the input document,
-// then the verdict and why.
+// then the verdict and why. Everything the request or the policy wrote
+// goes through inert (a violation's path and message, a reason, the
+// document itself, the error).
 func printEval(w io.Writer, rt *runtime, server string, v engine.Verdict, input map[string]any) error {
 	note := ""
 	if _, ok := rt.cfg.Servers[server]; !ok {
 		note = " (not in the configuration)"
 	}
 	fmt.Fprintf(w, "server:     %s%s\npolicy:     %s (revision %s)\nstage:      %s\n",
-		server, note, rt.cfg.Policy.Dir, rt.engine.Revision(), v.Stage)
+		inert.Line(server), note, inert.Line(rt.cfg.Policy.Dir), inert.Word(rt.engine.Revision()), v.Stage)
 	fmt.Fprintln(w, "violations:", len(v.Violations))
 	for _, vi := range v.Violations {
-		fmt.Fprintf(w, "  %s at %s: %s\n", vi.Rule, vi.Path, vi.Message)
+		fmt.Fprintf(w, "  %s at %s: %s\n", inert.Word(vi.Rule), inert.Line(vi.Path), inert.Line(vi.Message))
 	}
 	doc, err := json.MarshalIndent(input, "  ", "  ")
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "input:\n  %s\nverdict:    %s (%s, not recorded)\n", doc, v.Outcome, v.DecisionID)
+	fmt.Fprintf(w, "input:\n  %s\nverdict:    %s (%s, not recorded)\n", inert.JSON(doc), v.Outcome, inert.Word(v.DecisionID))
 	for _, r := range v.Reasons {
-		fmt.Fprintf(w, "  %s: %s\n", r.Code, r.Message)
+		fmt.Fprintf(w, "  %s: %s\n", inert.Word(r.Code), inert.Line(r.Message))
 	}
 	if v.Err != nil {
-		fmt.Fprintln(w, "error:     ", v.Err)
+		fmt.Fprintln(w, "error:     ", inert.Line(v.Err.Error()))
 	}
 	return nil
 }

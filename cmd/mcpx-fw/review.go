@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/mcpx-fw/mcpx-fw/cmd/mcpx-fw/inert"
 	"github.com/mcpx-fw/mcpx-fw/engine"
 	"github.com/mcpx-fw/mcpx-fw/engine/review"
 )
@@ -74,11 +76,24 @@ func reviewListCommand() *cobra.Command {
 }
 
 func reviewShowCommand() *cobra.Command {
-	var asJSON, asDoc bool
+	var asJSON, asDoc, full bool
 	c := &cobra.Command{
 		Use:   "show ID",
 		Short: "Show one review: the server, the whole request, the reasons, time left, how to act",
-		Args:  args(1, "mcpx-fw review show rv-… [--json | --edit-doc]"),
+		Long: `show prints everything the host's model will get: the settings (maxTokens,
+temperature, stop sequences, model preferences, metadata), the system prompt,
+every message block by block (tool calls with their input, tool results with
+their content and structured content, resources, media as type and size), and
+every tool offered with its description, schemas and annotations; at stage
+two, the completion in full. Long strings and long lists of plain values are
+folded, each fold saying how much it hides; --full shows them whole, and
+--json prints the stored request itself.
+
+Text from the upstream is shown inertly: control characters, bidi controls,
+zero-width and other invisible characters and invalid UTF-8 appear as escapes
+(\x1b, \u202e, \xff), and a backslash it wrote as \\, so an escape on screen
+is always one mcpx-fw wrote. Each line of its prose starts with │.`,
+		Args: args(1, "mcpx-fw review show rv-… [--full | --json | --edit-doc]"),
 		RunE: func(c *cobra.Command, a []string) error {
 			return withStore(c, func(ctx context.Context, rt *runtime) error {
 				it, err := getItem(ctx, rt, a[0])
@@ -92,14 +107,16 @@ func reviewShowCommand() *cobra.Command {
 					return writeEditDoc(c.OutOrStdout(), it)
 				}
 				answers := rt.cfg.Servers[it.Server].OperatorAnswer
-				renderShow(c.OutOrStdout(), it, time.Now(), actionsFor(it, configFlag(c), answers))
+				renderShow(c.OutOrStdout(), it, showOptions{now: time.Now(), acts: actionsFor(it, configFlag(c), answers),
+					full: full, fullCmd: reviewCmd("show", it, configFlag(c), " --full")})
 				return nil
 			})
 		},
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "print one JSON object")
 	c.Flags().BoolVar(&asDoc, "edit-doc", false, "print the document approve --edit opens, to edit and pass to --edit-file")
-	c.MarkFlagsMutuallyExclusive("json", "edit-doc")
+	c.Flags().BoolVar(&full, "full", false, "fold nothing: show every string and list whole")
+	c.MarkFlagsMutuallyExclusive("json", "edit-doc", "full")
 	return c
 }
 
@@ -165,10 +182,12 @@ func decideError(err error) error {
 	return err
 }
 
+// reasonCodes lists the reasons' codes, each through inert.Word (a policy
+// may build a code from request text; quoted, it cannot pass for two).
 func reasonCodes(rs []review.Reason) string {
 	codes := make([]string, len(rs))
 	for i, r := range rs {
-		codes[i] = r.Code
+		codes[i] = inert.Word(r.Code)
 	}
 	return strings.Join(codes, ", ")
 }
@@ -184,8 +203,15 @@ func operator() string {
 	return "unknown"
 }
 
+// writeJSON prints v as indented JSON through inert.JSON: still JSON with
+// the same value, with nothing in it a terminal would obey.
 func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
 	enc.SetIndent("", "  ")
-	return enc.Encode(v)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	_, err := w.Write(inert.JSON(b.Bytes()))
+	return err
 }

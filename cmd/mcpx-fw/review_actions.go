@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/mcpx-fw/mcpx-fw/cmd/mcpx-fw/inert"
 	"github.com/mcpx-fw/mcpx-fw/engine/review"
 )
 
@@ -38,13 +39,16 @@ func actionsFor(it review.Item, configPath string, answers bool) []action {
 }
 
 // reviewCmd is the exact command line to run verb on it, with the
-// operator's --config when they gave one.
+// operator's --config when they gave one. The id goes through inert.Word
+// (ids are the store's own, but read back from a file); the config path is
+// the operator's own, and anything in it reaches the terminal only
+// through the sink.
 func reviewCmd(verb string, it review.Item, configPath, extra string) string {
 	cfg := ""
 	if configPath != "" {
 		cfg = " --config " + shellQuote(configPath)
 	}
-	return fmt.Sprintf("mcpx-fw review %s %s%s%s", verb, it.ID, cfg, extra)
+	return fmt.Sprintf("mcpx-fw review %s %s%s%s", verb, inert.Word(it.ID), cfg, extra)
 }
 
 // hostSamples reports whether the host the item's request came through can

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/mcpx-fw/mcpx-fw/cmd/mcpx-fw/inert"
 	"github.com/mcpx-fw/mcpx-fw/engine/review"
 )
 
@@ -69,7 +69,8 @@ type arrivalJSON struct {
 }
 
 // printArrival prints one new item: a JSON line, or a short block with
-// the reasons and the commands.
+// the reasons and the commands. Every string of the item goes through
+// inert.
 func printArrival(w io.Writer, it review.Item, show string, acts []action, asJSON bool) error {
 	if asJSON {
 		j := arrivalJSON{itemJSON: summary(it), Commands: map[string]string{"show": show}}
@@ -77,17 +78,11 @@ func printArrival(w io.Writer, it review.Item, show string, acts []action, asJSO
 		for _, a := range acts {
 			j.Commands[a.Name] = a.Command
 		}
-		b, err := json.Marshal(j)
-		if err != nil {
-			return err
-		}
-		_, err = fmt.Fprintf(w, "%s\n", b)
-		return err
+		return writeJSONLine(w, j)
 	}
-	fmt.Fprintf(w, "%s  %s (%s)  %s  expires %s\n", it.ID, it.Server, it.Label, it.Stage, it.ExpiresAt.Local().Format(time.TimeOnly))
-	for _, r := range it.Reasons {
-		fmt.Fprintf(w, "  %-8s [%s] %s\n", "why:", r.Code, printable(r.Message))
-	}
+	fmt.Fprintf(w, "%s  %s (%s)  %s  expires %s\n", inert.Word(it.ID), inert.Line(it.Server), inert.Line(it.Label),
+		inert.Word(it.Stage), it.ExpiresAt.Local().Format(time.TimeOnly))
+	writeLines(w, fmt.Sprintf("  %-8s ", "why:"), reasonLines(it.Reasons))
 	fmt.Fprintf(w, "  %-8s %s\n", "look:", show)
 	for _, a := range acts {
 		fmt.Fprintf(w, "  %-8s %s\n", a.Name+":", a.Command)

@@ -7,15 +7,25 @@ import (
 	"time"
 )
 
-// richRequest has everything show must render: a system prompt, an image,
-// a tool call and its result, and tools offered (which the shipped
-// fallback policy escalates).
-const richRequest = `{"systemPrompt":"You are terse.","maxTokens":300,
- "tools":[{"name":"lookup","description":"Looks a word up","inputSchema":{"type":"object"}}],
+// richRequest has everything show must render: a system prompt, settings,
+// model preferences and metadata, an image, a tool call and its result
+// with nested resources and structured content, and a tool offered with
+// its schemas and annotations (which the shipped fallback policy
+// escalates).
+const richRequest = `{"systemPrompt":"You are terse.","maxTokens":300,"temperature":0.2,"stopSequences":["END"],
+ "modelPreferences":{"hints":[{"name":"sonnet"}],"intelligencePriority":0.9},"metadata":{"trace":"t-42"},
+ "tools":[{"name":"lookup","description":"Looks a word up","title":"Dictionary",
+   "inputSchema":{"type":"object","properties":{"word":{"type":"string","description":"the word to define"},"lang":{"type":"string","enum":["en","fr"]}},"required":["word"]},
+   "outputSchema":{"type":"object","properties":{"definition":{"type":"string","description":"what it means"}}},
+   "annotations":{"readOnlyHint":true,"title":"Dictionary lookup"}}],
+ "toolChoice":{"mode":"none"},
  "messages":[
-  {"role":"user","content":[{"type":"text","text":"What does this show? \u001b[2J"},{"type":"image","data":"iVBORw0KGgo=","mimeType":"image/png"}]},
+  {"role":"user","content":[{"type":"text","text":"What does this show? \u001b[2J"},{"type":"image","data":"iVBORw0KGgo=","mimeType":"image/png","annotations":{"priority":0.5}}]},
   {"role":"assistant","content":[{"type":"tool_use","id":"call-1","name":"lookup","input":{"word":"png"}}]},
-  {"role":"user","content":[{"type":"tool_result","toolUseId":"call-1","content":[{"type":"text","text":"an image format"}]}]}]}`
+  {"role":"user","content":[{"type":"tool_result","toolUseId":"call-1","content":[{"type":"text","text":"an image format"},
+    {"type":"resource_link","uri":"https://example.com/png","name":"png-spec","description":"The PNG spec"},
+    {"type":"resource","resource":{"uri":"file:///png.txt","mimeType":"text/plain","text":"Portable Network Graphics"}}],
+   "structuredContent":{"definition":"a lossless image format"}}]}]}`
 
 func TestReviewShowRendersTheWholeRequest(t *testing.T) {
 	cfg := testConfig(t, repoPath(t, "policies"), time.Minute, peerServer("peer", 1000))
@@ -34,10 +44,17 @@ func TestReviewShowRendersTheWholeRequest(t *testing.T) {
 	for _, want := range []string{
 		"Server:   peer — Test peer peer", "Stage:    request", "Protocol: 2025-11-25",
 		"[tools-offered]", "left)", "System prompt:", "You are terse.",
-		"What does this show? \\u001b[2J", // escape sequences are shown, not obeyed
-		"[image image/png, 8 bytes]", "[tool_use lookup id=call-1] input: {\"word\":\"png\"}",
-		"[tool_result for call-1]", "an image format", "maxTokens: 300",
-		"Tools offered (1)", "lookup: Looks a word up",
+		"What does this show? \\x1b[2J", // escape sequences are shown, not obeyed
+		"[image image/png, 8 bytes]", `annotations: {"priority":0.5}`, `[tool_use lookup id=call-1] input: {"word":"png"}`,
+		"[tool_result for call-1]", "│ an image format", "maxTokens: 300", "temperature: 0.2", `stopSequences: ["END"]`,
+		`modelPreferences: {"hints":[{"name":"sonnet"}],"intelligencePriority":0.9}`, `metadata: {"trace":"t-42"}`,
+		"[resource_link https://example.com/png]", `name: "png-spec"`, `description: "The PNG spec"`,
+		"[resource file:///png.txt, text/plain]", "│ Portable Network Graphics",
+		`structuredContent: {"definition":"a lossless image format"}`,
+		"Tools offered (1), tool choice none", "lookup: Looks a word up", `title: "Dictionary"`,
+		"inputSchema:", `lang: {"enum":["en","fr"],"type":"string"}`, `word: {"description":"the word to define","type":"string"}`,
+		`required: ["word"]`, `outputSchema: {"properties":{"definition":{"description":"what it means","type":"string"}},"type":"object"}`,
+		`annotations: {"idempotentHint":false,"readOnlyHint":true,"title":"Dictionary lookup"}`,
 		"mcpx-fw review approve " + id + " --config " + cfg, "mcpx-fw review reject " + id,
 	} {
 		if !strings.Contains(show.stdout, want) {

@@ -1,0 +1,40 @@
+package main
+
+import (
+	"fmt"
+	"testing"
+	"unicode"
+	"unicode/utf8"
+)
+
+// obeyable returns a description of the first character of s that a
+// terminal could obey or a reader could not see, or "" when there is
+// none: invalid UTF-8, a control other than newline (tab included), a
+// format character (bidi controls, zero-width characters, tags), a
+// variation selector or other default-ignorable code point, a line or
+// paragraph separator, a private-use or unassigned code point. It is
+// written from the Unicode tables, not from package inert, so that it
+// checks inert rather than repeating it.
+func obeyable(s string) string {
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && n == 1:
+			return fmt.Sprintf("invalid UTF-8 byte %#x at %d", s[i], i)
+		case r == '\n':
+		case unicode.IsControl(r), unicode.In(r, unicode.Cf, unicode.Zl, unicode.Zp, unicode.Co, unicode.Variation_Selector,
+			unicode.Other_Default_Ignorable_Code_Point), !unicode.IsGraphic(r):
+			return fmt.Sprintf("%U at %d", r, i)
+		}
+		i += n
+	}
+	return ""
+}
+
+// checkInertOutput fails t when out holds anything obeyable.
+func checkInertOutput(t *testing.T, what, out string) {
+	t.Helper()
+	if bad := obeyable(out); bad != "" {
+		t.Errorf("%s prints %s as it is:\n%.2000s", what, bad, out)
+	}
+}

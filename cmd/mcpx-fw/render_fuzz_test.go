@@ -1,0 +1,164 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpx-fw/mcpx-fw/cmd/mcpx-fw/inert"
+	"github.com/mcpx-fw/mcpx-fw/engine/review"
+	"github.com/mcpx-fw/mcpx-fw/validate"
+)
+
+// maxFuzzSeed keeps the fixtures of megabytes (limits, floods) out of the
+// fuzz corpus, where they would only slow every run.
+const maxFuzzSeed = 64 << 10
+
+// renderSeeds are the requests and completions of testdata/requests and
+// testdata/results, as stored (generated ones left out).
+func renderSeeds(t testing.TB) (requests, results [][]byte) {
+	t.Helper()
+	for _, kind := range []string{"requests", "results"} {
+		root := filepath.Join("..", "..", "testdata", kind)
+		err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() || !strings.HasSuffix(path, ".json") {
+				return err
+			}
+			b, err := os.ReadFile(path)
+			if err != nil || len(b) > maxFuzzSeed {
+				return err
+			}
+			var fx map[string]json.RawMessage
+			if json.Unmarshal(b, &fx) != nil || fx["generate"] != nil {
+				return nil
+			}
+			for _, req := range [][]byte{stored(fx, "params", "paramsText"), stored(fx, "request", "")} {
+				if req != nil {
+					requests = append(requests, req)
+				}
+			}
+			if res := stored(fx, "result", "resultText"); res != nil {
+				results = append(results, res)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return requests, results
+}
+
+// stored is a fixture's member as the bytes it stands for: key as JSON,
+// or textKey's string as written.
+func stored(fx map[string]json.RawMessage, key, textKey string) []byte {
+	if raw, ok := fx[key]; ok {
+		return raw
+	}
+	var s string
+	if textKey != "" && json.Unmarshal(fx[textKey], &s) == nil {
+		return []byte(s)
+	}
+	return nil
+}
+
+// FuzzRenderShow: for any bytes stored as a review's request and
+// completion, and any reason, note and edit diff, what review show prints
+// (folded and --full, at either stage) and the edit document hold nothing
+// a terminal could obey: no control but newline, no format or other
+// invisible character, only valid UTF-8. Show's output also goes through
+// inert's sink unchanged, so its fields need no help from the sink. For a
+// request validate.Request accepts, the unchanged edit document applies
+// back to exactly that request. Seeded with every stored request and
+// completion under testdata/requests and testdata/results (the hostile
+// ones included).
+func FuzzRenderShow(f *testing.F) {
+	requests, results := renderSeeds(f)
+	for i, req := range requests {
+		f.Add(req, results[i%len(results)], "quoted \x1b[2J\u202e", uint8(i))
+	}
+	f.Fuzz(func(t *testing.T, request, result []byte, text string, pick uint8) {
+		it := fuzzItem(request, result, text, pick)
+		for _, full := range []bool{false, true} {
+			var out bytes.Buffer
+			renderShow(&out, it, showOptions{now: it.CreatedAt, full: full, acts: actionsFor(it, "", true), fullCmd: "show --full"})
+			checkInertOutput(t, "show", out.String())
+			if sunk := sinkOf(out.Bytes()); sunk != out.String() {
+				t.Fatalf("show relies on the sink: it changed\n%q\nto\n%q", out.String(), sunk)
+			}
+		}
+		fuzzEditDoc(t, it)
+	})
+}
+
+// fuzzItem is a pending review holding the fuzzed bytes; pick chooses the
+// stage and whether it was decided.
+func fuzzItem(request, result []byte, text string, pick uint8) review.Item {
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	it := review.Item{ID: "rv-" + text, DecisionID: "dc-1", Server: text, Label: text, Stage: review.StageRequest,
+		Era: text, State: review.StatePending, CreatedAt: at, ExpiresAt: at.Add(time.Minute), Request: request,
+		Reasons: []review.Reason{{Code: text, Message: text}}}
+	if pick&1 != 0 {
+		it.Stage, it.Result, it.Parent = review.StageResult, result, text
+	}
+	if pick&2 != 0 {
+		it.State, it.DecidedBy, it.DecidedAt, it.Note, it.EditDiff = review.StateApproved, text, at, text, text
+		it.Answer, it.FinishedAt, it.FinishNote = result, at, text
+	}
+	return it
+}
+
+func sinkOf(b []byte) string {
+	var out bytes.Buffer
+	w := inert.NewWriter(&out)
+	_, _ = w.Write(b)
+	_ = w.Flush()
+	return out.String()
+}
+
+// fuzzEditDoc: the edit document of it holds nothing obeyable and, for an
+// accepted request, reads back as the request.
+func fuzzEditDoc(t *testing.T, it review.Item) {
+	if it.Stage != review.StageRequest {
+		return
+	}
+	doc, err := editDoc(it, it.Request)
+	if err != nil {
+		return // not an object: approve --edit refuses it too
+	}
+	checkInertOutput(t, "the edit document", string(doc))
+	_, vs := validate.Request(it.Request, validate.Options{Era: "2025-11-25", Caps: validate.Capabilities{Tools: true, Context: true}})
+	if len(vs) > 0 {
+		return
+	}
+	got, err := applyEdit(it, it.Request, doc)
+	if err != nil {
+		t.Fatalf("the unchanged edit document is refused: %v\n%s", err, doc)
+	}
+	if !equalJSON(canonicalEdit(it.Request), canonicalEdit(got)) {
+		t.Fatalf("the unchanged edit document changes the request:\n%s\n%s\ndocument:\n%s", it.Request, got, doc)
+	}
+}
+
+// canonicalEdit drops an empty systemPrompt and empty stopSequences, which
+// the document cannot tell from absent ones (the relay's encoding drops
+// them too before a request is stored).
+func canonicalEdit(raw []byte) []byte {
+	var obj map[string]any
+	if json.Unmarshal(raw, &obj) != nil {
+		return raw
+	}
+	if obj["systemPrompt"] == "" {
+		delete(obj, "systemPrompt")
+	}
+	if s, ok := obj["stopSequences"].([]any); ok && len(s) == 0 {
+		delete(obj, "stopSequences")
+	}
+	b, _ := json.Marshal(obj)
+	return b
+}

@@ -1,0 +1,150 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/mcpx-fw/mcpx-fw/cmd/mcpx-fw/inert"
+	"github.com/mcpx-fw/mcpx-fw/engine/review"
+)
+
+// showOptions are what show needs besides the item: the time (for the
+// time left), the commands to act, whether to fold long values, and the
+// command that shows them whole.
+type showOptions struct {
+	now     time.Time
+	acts    []action
+	full    bool
+	fullCmd string
+}
+
+// renderShow prints everything a person needs to decide: who asks (the
+// configured name and label, not what the server claims), why it was
+// escalated, the whole request as the host's model gets it (and at stage
+// two the completion beside it), what an operator changed or wrote, and
+// the exact commands to act. Every string from the item goes through
+// inert; upstream prose is laid out behind the gutter mark.
+func renderShow(w io.Writer, it review.Item, o showOptions) {
+	renderHeader(w, it, o.now)
+	fmt.Fprintln(w, "\nWhy it needs review:")
+	writeLines(w, "  - ", reasonLines(it.Reasons))
+	if !it.ErasedAt.IsZero() {
+		fmt.Fprintf(w, "\nThe prompt and completion text were erased at %s (review.retain); mcpx-fw audit keeps their digests.\n",
+			it.ErasedAt.Format(time.RFC3339))
+		return
+	}
+	v := &view{full: o.full}
+	v.request(w, decodeObject(it.Request))
+	v.renderCompletion(w, it)
+	v.renderOperatorWork(w, it)
+	if v.folded > 0 {
+		fmt.Fprintf(w, "\n%d long value(s) above are folded, each saying how much it hides; to see everything:\n  %s\n", v.folded, o.fullCmd)
+	}
+	if it.State == review.StatePending {
+		renderActions(w, it, o.acts)
+	}
+}
+
+// renderHeader is who asks, at which stage, since and until when, and
+// who decided.
+func renderHeader(w io.Writer, it review.Item, now time.Time) {
+	fmt.Fprintf(w, "Review %s  (decision %s)\n", inert.Word(it.ID), inert.Word(it.DecisionID))
+	fmt.Fprintf(w, "Server:   %s — %s\n", inert.Line(it.Server), inert.Line(it.Label))
+	fmt.Fprintf(w, "Stage:    %s   Protocol: %s   State: %s\n", stageWords(it), inert.Word(it.Era), inert.Word(string(it.State)))
+	if it.Parent != "" {
+		fmt.Fprintf(w, "Follows:  review %s, which let the request through\n", inert.Word(it.Parent))
+	}
+	fmt.Fprintf(w, "Created:  %s   Expires: %s", it.CreatedAt.Format(time.RFC3339), it.ExpiresAt.Format(time.RFC3339))
+	if it.State == review.StatePending {
+		fmt.Fprintf(w, " (%s left)", left(it, now))
+	}
+	fmt.Fprintln(w)
+	renderDecided(w, it)
+}
+
+// reasonLines are the reasons as "[code] message", the message one line
+// (a policy may quote request text in it).
+func reasonLines(rs []review.Reason) []string {
+	out := make([]string, len(rs))
+	for i, r := range rs {
+		out[i] = fmt.Sprintf("[%s] %s", inert.Word(r.Code), inert.Line(r.Message))
+	}
+	return out
+}
+
+// stageWords says what is held at each stage.
+func stageWords(it review.Item) string {
+	if it.Stage == review.StageResult {
+		return "result (the completion is held)"
+	}
+	return "request (the prompt is held)"
+}
+
+func renderDecided(w io.Writer, it review.Item) {
+	switch {
+	case it.DecidedBy != "":
+		fmt.Fprintf(w, "Decided:  %s by %s at %s", approvalWords(it), inert.Line(it.DecidedBy), it.DecidedAt.Format(time.RFC3339))
+	case !it.DecidedAt.IsZero():
+		fmt.Fprintf(w, "Closed:   %s at %s", inert.Word(string(it.State)), it.DecidedAt.Format(time.RFC3339))
+	default:
+		return
+	}
+	if it.Note != "" {
+		fmt.Fprintf(w, " — %s", inert.Line(it.Note))
+	}
+	fmt.Fprintln(w)
+	if !it.FinishedAt.IsZero() {
+		fmt.Fprintf(w, "Finished: %s at %s — %s\n", inert.Word(string(it.State)), it.FinishedAt.Format(time.RFC3339), inert.Line(it.FinishNote))
+	}
+}
+
+func approvalWords(it review.Item) string {
+	switch {
+	case it.State == review.StateRejected:
+		return "rejected"
+	case it.Answer != nil:
+		return "answered"
+	case it.Edited != nil:
+		return "approved with edits"
+	}
+	return "approved"
+}
+
+// renderCompletion shows a held completion after the request it answers.
+func (v *view) renderCompletion(w io.Writer, it review.Item) {
+	if len(it.Result) == 0 {
+		return
+	}
+	if it.State == review.StatePending {
+		fmt.Fprintln(w, "\nCompletion (held: the upstream gets it only if you approve):")
+	} else {
+		fmt.Fprintln(w, "\nCompletion:")
+	}
+	v.completion(w, decodeObject(it.Result))
+}
+
+// completion lays out a completion: its role, the model and why it
+// stopped, then its blocks (tool calls with their whole input) and any
+// other member.
+func (v *view) completion(w io.Writer, res map[string]any) {
+	title := fmt.Sprintf("  %s (model %s", v.word(res["role"]), v.word(res["model"]))
+	if sr, ok := res["stopReason"]; ok {
+		title += ", stopReason " + v.word(sr)
+	}
+	v.message(w, title+")", res, "model", "stopReason")
+}
+
+// renderOperatorWork shows what the approver changed, or the completion
+// they wrote.
+func (v *view) renderOperatorWork(w io.Writer, it review.Item) {
+	if it.EditDiff != "" {
+		fmt.Fprintf(w, "\nEdited by %s before approval (- original, + approved):\n%s\n", inert.Line(it.DecidedBy),
+			indent(inert.Text(strings.TrimSuffix(it.EditDiff, "\n")), "  "))
+	}
+	if len(it.Answer) > 0 {
+		fmt.Fprintf(w, "\nAnswer written by %s:\n", inert.Line(it.DecidedBy))
+		v.completion(w, decodeObject(it.Answer))
+	}
+}
