@@ -17,7 +17,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-	"unicode"
 
 	"github.com/mcpx-fw/mcpx-fw/relay/peer"
 	"github.com/mcpx-fw/mcpx-fw/validate"
@@ -357,19 +356,19 @@ func runHostile(t *testing.T, host *peer.Host, cfg string, log *decisionLog, c *
 }
 
 // reviewAndApprove acts on the next escalation as an operator would: it
-// reads it with review show, whose output must carry none of the request's
-// control or invisible format characters (escape sequences, direction
-// overrides, zero-width spaces) as such, then approves it.
+// reads it with review show (as text, as JSON and as the edit document),
+// whose output must carry nothing a terminal could obey or a reader could
+// not see (see obeyable: escape sequences, tabs, direction overrides,
+// zero-width spaces, invalid UTF-8), then approves it.
 func reviewAndApprove(t *testing.T, cfg, name string) {
 	id := waitPending(t, cfg)
-	show := runCLI(t, "review", "show", id, "--config", cfg)
-	if show.code != 0 {
-		t.Errorf("%s: review show %s: exit %d: %s", name, id, show.code, show.stderr)
-	}
-	for _, r := range show.stdout {
-		if r != '\n' && r != '\t' && (unicode.IsControl(r) || unicode.Is(unicode.Cf, r)) {
-			t.Errorf("%s: review show prints %U as it is", name, r)
-			break
+	for _, form := range [][]string{nil, {"--json"}, {"--edit-doc"}} {
+		show := runCLI(t, append([]string{"review", "show", id, "--config", cfg}, form...)...)
+		if show.code != 0 {
+			t.Errorf("%s: review show %s %s: exit %d: %s", name, id, form, show.code, show.stderr)
+		}
+		if bad := obeyable(show.stdout); bad != "" {
+			t.Errorf("%s: review show %s prints %s as it is", name, form, bad)
 		}
 	}
 	if res := runCLI(t, "review", "approve", id, "--config", cfg); res.code != 0 {
