@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -36,43 +37,44 @@ func TestGCSettingsYieldToTheEnvironment(t *testing.T) {
 }
 
 // releaseWhenQuiet releases once per burst of collections, after a period
-// without any, and its own collection does not start another round.
+// without any, and its own collection does not start another round. It
+// runs in a synctest bubble: the ticker and the test's sleeps share one
+// fake clock, so a busy machine cannot stretch a sleep past a period.
 func TestReleaseWhenQuiet(t *testing.T) {
-	var cycles atomic.Uint64
-	releases := make(chan struct{}, 8)
-	release := func() {
-		cycles.Add(1) // a release collects, as debug.FreeOSMemory does
-		releases <- struct{}{}
-	}
-	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
-	const period = 20 * time.Millisecond
-	go releaseWhenQuiet(ctx, period, cycles.Load, release)
-
-	quiet := func(d time.Duration) int {
-		n := 0
-		deadline := time.After(d)
-		for {
-			select {
-			case <-releases:
-				n++
-			case <-deadline:
-				return n
-			}
+	synctest.Test(t, func(t *testing.T) {
+		var cycles atomic.Uint64
+		releases := make(chan struct{}, 8)
+		release := func() {
+			cycles.Add(1) // a release collects, as debug.FreeOSMemory does
+			releases <- struct{}{}
 		}
-	}
-	if n := quiet(10 * period); n != 0 {
-		t.Fatalf("%d releases with no collections at all, want 0", n)
-	}
-	for range 10 { // a burst: collections in every period
-		cycles.Add(3)
-		time.Sleep(period / 2)
-	}
-	if n := quiet(10 * period); n != 1 {
-		t.Fatalf("%d releases after one burst, want 1", n)
-	}
-	cycles.Add(1)
-	if n := quiet(10 * period); n != 1 {
-		t.Fatalf("%d releases after a second burst, want 1", n)
-	}
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		const period = 20 * time.Millisecond
+		go releaseWhenQuiet(ctx, period, cycles.Load, release)
+
+		quiet := func(d time.Duration) int {
+			time.Sleep(d)
+			synctest.Wait()
+			n := len(releases)
+			for range n {
+				<-releases
+			}
+			return n
+		}
+		if n := quiet(10 * period); n != 0 {
+			t.Fatalf("%d releases with no collections at all, want 0", n)
+		}
+		for range 10 { // a burst: collections in every period
+			cycles.Add(3)
+			time.Sleep(period / 2)
+		}
+		if n := quiet(10 * period); n != 1 {
+			t.Fatalf("%d releases after one burst, want 1", n)
+		}
+		cycles.Add(1)
+		if n := quiet(10 * period); n != 1 {
+			t.Fatalf("%d releases after a second burst, want 1", n)
+		}
+	})
 }
