@@ -87,9 +87,13 @@ permit := true
 
 // matrixHost runs one tool call through `mcpx-fw serve` as one kind of
 // host and reports the outcome and how often the host's model was asked.
+// prepare, if set, does what the host needs once per test binary (the npm
+// install): it runs before anything that waits with a deadline starts,
+// since on a fresh clone it takes longer than any such wait.
 type matrixHost struct {
-	name string
-	call func(t *testing.T, cfg string, up matrixUpstream) (outcome string, asked int)
+	name    string
+	prepare func(t *testing.T)
+	call    func(t *testing.T, cfg string, up matrixUpstream) (outcome string, asked int)
 }
 
 const matrixAnswer = "matrix host says hi"
@@ -117,9 +121,9 @@ func matrixHosts() []matrixHost {
 		}
 	}
 	return []matrixHost{
-		{"go-host-2025-11-25", goHost("2025-11-25")},
-		{"go-host-2026-07-28", goHost("2026-07-28")},
-		{"npm-host-2026-07-28", npmHostCall},
+		{"go-host-2025-11-25", nil, goHost("2025-11-25")},
+		{"go-host-2026-07-28", nil, goHost("2026-07-28")},
+		{"npm-host-2026-07-28", func(t *testing.T) { nodeSetup(t) }, npmHostCall},
 	}
 }
 
@@ -127,9 +131,10 @@ func matrixHosts() []matrixHost {
 // 2026-07-28 (testdata/npm/host2026.mjs).
 func npmHostCall(t *testing.T, cfg string, up matrixUpstream) (string, int) {
 	args, _ := json.Marshal(up.args)
+	node := nodeSetup(t) // before the deadline: the first call installs
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, nodeSetup(t), repoPath(t, "testdata/npm/host2026.mjs"), up.tool, string(args), binary, "serve", "--config", cfg)
+	cmd := exec.CommandContext(ctx, node, repoPath(t, "testdata/npm/host2026.mjs"), up.tool, string(args), binary, "serve", "--config", cfg)
 	out, _ := cmd.Output()
 	var got struct {
 		Result *struct {
@@ -186,6 +191,11 @@ func TestEraMatrixWithPeers(t *testing.T) {
 				t.Run(up.name+"/"+host.name+"/"+tc.name, func(t *testing.T) {
 					t.Parallel()
 					cfg := matrixConfig(t, up, tc)
+					if host.prepare != nil {
+						host.prepare(t)
+					}
+					// The approver's deadline starts here, when only the
+					// call itself is left to make the review.
 					if tc.approve {
 						approved := make(chan struct{})
 						go func() { defer close(approved); approveNext(t, cfg) }()
