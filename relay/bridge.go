@@ -20,16 +20,25 @@ const pushGather = 20 * time.Millisecond
 
 // bridge is one call of a 2026-07-28 host to an upstream that pushes its
 // sampling (revisions up to 2025-11-25), which such a host cannot receive.
-// The call runs upstream on its own session, detached from the host's
+// The call runs upstream on a session of its own, detached from the host's
 // request; each push is suspended, handed to the host as an input request,
-// and answered when the host retries (SPEC-NOTES §8). A push carries
-// nothing that links it to its call, hence a session per bridged call.
+// and answered when the host retries (SPEC-NOTES §8).
+//
+// A push carries nothing that links it to its call, so a session serves
+// one call and is then closed, never reused: an upstream may push after
+// its call answered (a goroutine that outlived the call, a push written
+// just before the result), and on a reused session such a push could not
+// be told from the next call's, whose host (maybe another host) would be
+// asked for it. Starting a session per call costs about 5 ms for a Go
+// stdio server and 200 ms for a Node one (see bridgePool), and a server
+// keeps no state from one bridged call to the next.
 type bridge struct {
-	id     string
-	u      *upstream // the call's own upstream session
-	pushes chan *push
-	done   chan bridgeResult
-	cancel context.CancelFunc // ends the upstream call
+	id      string
+	u       *upstream // the call's own upstream session
+	slot    *bridgeSlot
+	done    chan bridgeResult
+	cancel  context.CancelFunc // ends the upstream call
+	release func()             // gives the call's place under the limits back
 
 	round  int
 	parked map[string]*push // handed to the host, awaiting its retry
@@ -38,6 +47,7 @@ type bridge struct {
 
 // push is one suspended sampling request and where its answer goes.
 type push struct {
+	ctx    context.Context // the push's own: done when the upstream cancels it
 	params *mcp.CreateMessageWithToolsParams
 	reply  chan pushReply
 }
@@ -52,36 +62,97 @@ type bridgeResult struct {
 	err error
 }
 
-// bridgeSlot is where a bridged upstream session's pushes go: the bridge
-// of the call now running on it, or none between calls.
+// bridgeSlot takes the pushes of a bridged call's own session. It is open
+// only while the call runs, from just before the call is sent until its
+// result arrives or it is aborted; a push before or after that belongs to
+// no call the firewall can name, and is refused. What was queued and not
+// yet taken into a round when the call ends is refused too.
 type bridgeSlot struct {
-	mu sync.Mutex
-	b  *bridge
+	mu    sync.Mutex
+	state slotState
+	queue []*push
+	ready chan struct{} // holds a token when the queue may have grown
 }
 
-func (s *bridgeSlot) set(b *bridge) {
-	s.mu.Lock()
-	s.b = b
-	s.mu.Unlock()
-}
+type slotState int
 
-func (s *bridgeSlot) current() *bridge {
+const (
+	slotWaiting slotState = iota // the call is not sent yet
+	slotOpen                     // the call runs
+	slotOver                     // the call ended
+)
+
+func newBridgeSlot() *bridgeSlot { return &bridgeSlot{ready: make(chan struct{}, 1)} }
+
+// open starts taking pushes: the call is about to be sent.
+func (s *bridgeSlot) open() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.b
+	if s.state == slotWaiting {
+		s.state = slotOpen
+	}
 }
 
-// bridgeCall starts x on a session of its own and waits for its result or
-// its first pushes.
+// offer queues ps for the running call; false when no call runs.
+func (s *bridgeSlot) offer(ps *push) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.state != slotOpen {
+		return false
+	}
+	s.queue = append(s.queue, ps)
+	select {
+	case s.ready <- struct{}{}:
+	default:
+	}
+	return true
+}
+
+// take returns the pushes queued so far.
+func (s *bridgeSlot) take() []*push {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	q := s.queue
+	s.queue = nil
+	return q
+}
+
+// close stops taking pushes and returns the ones no round took.
+func (s *bridgeSlot) close() []*push {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.state = slotOver
+	q := s.queue
+	s.queue = nil
+	return q
+}
+
+// bridgeCall starts x on a session of its own, if the limits allow one
+// more bridged call, and waits for its result or its first pushes.
 func (p *Proxy) bridgeCall(ctx context.Context, x *exchange) (mcp.Result, error) {
-	u, err := p.bridges.get(ctx, p, x.u.cfg, x.host)
+	release, err := p.bridges.admit(x.u.cfg.Name, p.cfg.MaxBridgedPerServer, p.cfg.MaxBridged)
 	if err != nil {
+		x.u.log.Warn("bridged call refused", zap.Error(err))
 		return nil, err
 	}
-	b := &bridge{id: randomID(), u: u, pushes: make(chan *push, 64), done: make(chan bridgeResult, 1)}
-	u.slot.set(b)
+	b := &bridge{id: randomID(), slot: newBridgeSlot(), done: make(chan bridgeResult, 1), release: release}
+	l := newLink(hostView{era: x.host.era, caps: &mcp.ClientCapabilities{Sampling: x.host.caps.Sampling}})
+	l.bridge = b.slot
+	u, err := p.connectBridged(l, x.u.cfg)
+	if err != nil {
+		release()
+		x.u.log.Error("bridged upstream failed to start", zap.Error(err))
+		return nil, errUpstreamStart(x.u.cfg.Name)
+	}
+	b.u = u
+	if !p.bridges.track(b) {
+		release()
+		u.close()
+		return nil, errShuttingDown()
+	}
 	bctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	b.cancel = cancel
+	b.slot.open()
 	go func() {
 		res, err := x.send(bctx, u.session, nil, "")
 		b.done <- bridgeResult{res, err}
@@ -94,32 +165,37 @@ func (p *Proxy) bridgeCall(ctx context.Context, x *exchange) (mcp.Result, error)
 func (p *Proxy) bridgeWait(ctx context.Context, x *exchange, b *bridge) (mcp.Result, error) {
 	select {
 	case r := <-b.done:
-		p.endBridge(b, r.err == nil)
-		if r.err != nil {
-			return nil, upstreamError(x.u, r.err)
-		}
-		return r.res, nil
-	case first := <-b.pushes:
-		return p.bridgeRound(ctx, x, b, together(first, b.pushes))
+		return p.finishBridge(x, b, r)
+	case <-b.slot.ready:
+		return p.gather(ctx, x, b)
 	case <-ctx.Done():
 		p.abortBridge(b, errCancelled())
 		return nil, ctx.Err()
 	}
 }
 
-// together collects the pushes that arrive together with first.
-func together(first *push, more <-chan *push) []*push {
-	batch := []*push{first}
+// gather waits pushGather for the pushes that arrive together with the
+// first, so they share one round. A result that came meanwhile ends the
+// call first: the upstream answered without waiting for those pushes.
+func (p *Proxy) gather(ctx context.Context, x *exchange, b *bridge) (mcp.Result, error) {
 	t := time.NewTimer(pushGather)
 	defer t.Stop()
-	for {
-		select {
-		case ps := <-more:
-			batch = append(batch, ps)
-		case <-t.C:
-			return batch
-		}
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+		p.abortBridge(b, errCancelled())
+		return nil, ctx.Err()
 	}
+	select {
+	case r := <-b.done:
+		return p.finishBridge(x, b, r)
+	default:
+	}
+	batch := b.slot.take()
+	if len(batch) == 0 {
+		return p.bridgeWait(ctx, x, b)
+	}
+	return p.bridgeRound(ctx, x, b, batch)
 }
 
 // bridgeRound puts a batch of pushes through the request stage and hands
@@ -137,6 +213,9 @@ func (p *Proxy) bridgeRound(ctx context.Context, x *exchange, b *bridge, batch [
 	out, entries := mcp.InputRequestMap{}, map[string]handed{}
 	b.parked = map[string]*push{}
 	for i, ps := range batch {
+		if ps.ctx.Err() != nil {
+			continue // the upstream cancelled it while it waited
+		}
 		o := x.origin
 		o.Round = b.round
 		c, err := p.requestStage(ctx, b.u, x.host, o, ps.params)
@@ -153,11 +232,16 @@ func (p *Proxy) bridgeRound(ctx context.Context, x *exchange, b *bridge, batch [
 	return p.park(x, b, out, entries)
 }
 
+// bridgeTTL is how long a parked bridged call waits for the host's retry:
+// limits.bridge_wait, and never longer than a requestState lives.
+func (p *Proxy) bridgeTTL() time.Duration { return min(p.cfg.BridgeWait, p.cfg.StateTTL) }
+
 // park hands the round to the host under a sealed state naming the bridge,
 // and fails the parked pushes if the host does not retry in time.
 func (p *Proxy) park(x *exchange, b *bridge, out mcp.InputRequestMap, entries map[string]handed) (mcp.Result, error) {
+	ttl := p.bridgeTTL()
 	cont := continuation{Server: x.u.cfg.Name, Call: x.digest, Keys: slices.Sorted(maps.Keys(out)),
-		Round: b.round, Bridge: b.id, Expires: time.Now().Add(p.cfg.StateTTL)}
+		Round: b.round, Bridge: b.id, Expires: time.Now().Add(ttl)}
 	sealed, err := p.sealer.seal(cont)
 	if err != nil {
 		p.abortBridge(b, errInternal("requestState could not be sealed"))
@@ -165,10 +249,9 @@ func (p *Proxy) park(x *exchange, b *bridge, out mcp.InputRequestMap, entries ma
 	}
 	p.handed.put(sealed, entries, cont.Expires)
 	p.bridges.park(b)
-	ttl := p.cfg.StateTTL
 	b.timer = time.AfterFunc(ttl, func() {
 		if p.bridges.unpark(b.id) != nil {
-			p.log.Warn("bridged call expired", zap.String("server", x.u.cfg.Name), zap.Duration("after", ttl))
+			x.u.log.Warn("bridged call expired", zap.Duration("after", ttl))
 			p.abortBridge(b, errBridgeExpired(ttl))
 		}
 	})
@@ -200,17 +283,12 @@ func (p *Proxy) resumeBridge(ctx context.Context, x *exchange, cont continuation
 }
 
 // bridgePush is the sampling handler of a bridged session: it suspends the
-// push in the bridge of the call now running, if any.
+// push in the session's call while that call runs, and refuses it
+// otherwise.
 func (p *Proxy) bridgePush(ctx context.Context, u *upstream, params *mcp.CreateMessageWithToolsParams) (*mcp.CreateMessageWithToolsResult, error) {
-	b := u.slot.current()
-	if b == nil {
-		return nil, p.noHost(u, "a push outside the bridged call")
-	}
-	ps := &push{params: params, reply: make(chan pushReply, 1)}
-	select {
-	case b.pushes <- ps:
-	case <-ctx.Done():
-		return nil, errCancelled()
+	ps := &push{ctx: ctx, params: params, reply: make(chan pushReply, 1)}
+	if !u.link.bridge.offer(ps) {
+		return nil, p.noHost(u, "a push outside its bridged call")
 	}
 	select {
 	case r := <-ps.reply:
@@ -220,20 +298,55 @@ func (p *Proxy) bridgePush(ctx context.Context, u *upstream, params *mcp.CreateM
 	}
 }
 
+// finishBridge ends a call whose result came, and relays the result.
+func (p *Proxy) finishBridge(x *exchange, b *bridge, r bridgeResult) (mcp.Result, error) {
+	p.endBridge(b)
+	if r.err != nil {
+		return nil, upstreamError(x.u, r.err)
+	}
+	return r.res, nil
+}
+
+// lateGrace is how long a bridged session stays open after its call
+// ended, refusing pushes, before it is closed: the SDK handles a request
+// concurrently with the responses read after it, so a push written just
+// before the result may be handled just after it, and a push sent right
+// after the result is the upstream's own mistake; either hears the
+// firewall's refusal rather than a connection cut under it.
+const lateGrace = time.Second
+
+// endBridge ends a call whose result came: pushes it never took are
+// refused, its place under the limits is given back, and its session is
+// closed after lateGrace.
+func (p *Proxy) endBridge(b *bridge) {
+	for _, ps := range b.slot.close() {
+		ps.reply <- pushReply{err: p.noHost(b.u, "a push its bridged call never took: the call had answered")}
+	}
+	b.release()
+	time.AfterFunc(lateGrace, func() {
+		b.cancel()
+		p.bridges.closeSession(b)
+	})
+}
+
 // abortGrace is how long an aborted bridged call may take to end on its
-// own after its parked pushes are failed, so the upstream receives those
+// own after its pushes are failed, so the upstream receives those
 // answers before the call is cancelled under it.
 const abortGrace = time.Second
 
-// abortBridge fails what is parked, ends the upstream call and closes its
-// session, which is never reused after a call that did not finish.
+// abortBridge fails what is parked or queued, gives the call's place under
+// the limits back, ends the upstream call and closes its session.
 func (p *Proxy) abortBridge(b *bridge, why error) {
-	failed := len(b.parked) > 0
+	queued := b.slot.close()
+	failed := len(b.parked)+len(queued) > 0
 	for _, ps := range b.parked {
 		ps.reply <- pushReply{err: why}
 	}
 	b.parked = nil
-	b.u.slot.set(nil)
+	for _, ps := range queued {
+		ps.reply <- pushReply{err: why}
+	}
+	b.release()
 	go func() {
 		if failed {
 			select {
@@ -242,112 +355,14 @@ func (p *Proxy) abortBridge(b *bridge, why error) {
 			}
 		}
 		b.cancel()
-		b.u.close()
+		p.bridges.closeSession(b)
 	}()
-}
-
-// endBridge releases a finished call's session: back to the pool when the
-// call ended cleanly, closed otherwise.
-func (p *Proxy) endBridge(b *bridge, clean bool) {
-	b.cancel()
-	b.u.slot.set(nil)
-	if !clean {
-		b.u.close()
-		return
-	}
-	p.bridges.put(b.u)
 }
 
 func randomID() string {
 	b := make([]byte, 16)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
-}
-
-// bridgePool keeps the bridges parked with hosts, and idle bridged
-// sessions for reuse, keyed by server and the capabilities offered, since
-// what an upstream session was offered is fixed when it connects.
-type bridgePool struct {
-	mu     sync.Mutex
-	parked map[string]*bridge
-	idle   map[string][]*upstream
-}
-
-// maxIdleBridges bounds the idle sessions kept per key.
-const maxIdleBridges = 4
-
-func poolKey(server string, h hostView) string {
-	c := capsOf(h)
-	return fmt.Sprintf("%s/%t/%t", server, c.Tools, c.Context)
-}
-
-// get returns an idle session for cfg offered what h declared, or starts one.
-func (bp *bridgePool) get(ctx context.Context, p *Proxy, cfg Upstream, h hostView) (*upstream, error) {
-	key := poolKey(cfg.Name, h)
-	bp.mu.Lock()
-	if n := len(bp.idle[key]); n > 0 {
-		u := bp.idle[key][n-1]
-		bp.idle[key] = bp.idle[key][:n-1]
-		bp.mu.Unlock()
-		return u, nil
-	}
-	bp.mu.Unlock()
-	l := newLink(hostView{era: h.era, caps: &mcp.ClientCapabilities{Sampling: h.caps.Sampling}})
-	u, err := p.connectBridged(l, cfg)
-	if err != nil {
-		p.log.Error("bridged upstream failed to start", zap.String("server", cfg.Name), zap.Error(err))
-		return nil, errUpstreamStart(cfg.Name)
-	}
-	u.poolKey = key
-	return u, nil
-}
-
-func (bp *bridgePool) put(u *upstream) {
-	bp.mu.Lock()
-	defer bp.mu.Unlock()
-	if bp.idle == nil {
-		bp.idle = map[string][]*upstream{}
-	}
-	if len(bp.idle[u.poolKey]) >= maxIdleBridges {
-		go u.close()
-		return
-	}
-	bp.idle[u.poolKey] = append(bp.idle[u.poolKey], u)
-}
-
-func (bp *bridgePool) park(b *bridge) {
-	bp.mu.Lock()
-	defer bp.mu.Unlock()
-	if bp.parked == nil {
-		bp.parked = map[string]*bridge{}
-	}
-	bp.parked[b.id] = b
-}
-
-// unpark takes the bridge out, so a retry and an expiry never both act.
-func (bp *bridgePool) unpark(id string) *bridge {
-	bp.mu.Lock()
-	defer bp.mu.Unlock()
-	b := bp.parked[id]
-	delete(bp.parked, id)
-	return b
-}
-
-// closeAll ends every parked call and closes every idle session.
-func (bp *bridgePool) closeAll(p *Proxy) {
-	bp.mu.Lock()
-	parked, idle := bp.parked, bp.idle
-	bp.parked, bp.idle = nil, nil
-	bp.mu.Unlock()
-	for _, b := range parked {
-		b.timer.Stop()
-		p.abortBridge(b, errShuttingDown())
-	}
-	for _, us := range idle {
-		for _, u := range us {
-			u.close()
-		}
-	}
 }
 
 // bridged reports whether x must be bridged: a 2026-07-28 host that can

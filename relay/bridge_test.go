@@ -1,11 +1,14 @@
 package relay
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -13,6 +16,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpx-fw/mcpx-fw/relay/peer"
 )
 
 const helloParams = `{"messages":[{"role":"user","content":{"type":"text","text":"hello"}}],"maxTokens":10}`
@@ -115,6 +120,36 @@ func TestBridgeExpiry(t *testing.T) {
 	}
 }
 
+// TestBridgeWait: a parked bridged call waits for the host's retry no
+// longer than limits.bridge_wait, even when a requestState would live
+// longer (sampling.host_timeout): the push gets -32603 naming the wait,
+// the call's process ends, and a later retry is refused.
+func TestBridgeWait(t *testing.T) {
+	log := filepath.Join(t.TempDir(), "outcomes")
+	t.Setenv("MCPXFW_PEER_LOG", log)
+	p, _ := bridgedProxy(t)
+	p.cfg.StateTTL, p.cfg.BridgeWait = time.Minute, 300*time.Millisecond
+	host := manualHost(t, p)
+	if _, err := host.ListTools(t.Context(), nil); err != nil { // the host's own upstream is running
+		t.Fatal(err)
+	}
+	base := upstreamProcesses(t)
+	res := askInput(t, host, "sample")
+	if n := upstreamProcesses(t); n != base+1 {
+		t.Fatalf("%d upstream processes with one call parked, want %d", n, base+1)
+	}
+	outcome := waitForFile(t, log)
+	if !strings.Contains(outcome, `"code":-32603`) || !strings.Contains(outcome, "expired after 300ms") {
+		t.Fatalf("the push got %s, want -32603 naming the 300ms wait", outcome)
+	}
+	waitFor(t, func() bool { return upstreamProcesses(t) == base && p.bridges.sessions() == 0 })
+	_, err := retry(t.Context(), host, "sample", keyOf(res.InputRequests), res.RequestState)
+	var we *jsonrpc.Error
+	if !errors.As(err, &we) || we.Code != codeInvalidParams {
+		t.Fatalf("retry after the wait: %v, want -32602", err)
+	}
+}
+
 func waitForFile(t *testing.T, path string) string {
 	t.Helper()
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
@@ -135,4 +170,135 @@ func keyOf(m mcp.InputRequestMap) string {
 
 func hiResult() *mcp.CreateMessageWithToolsResult {
 	return &mcp.CreateMessageWithToolsResult{Role: "assistant", Model: "test-model", Content: []mcp.Content{&mcp.TextContent{Text: "hi"}}}
+}
+
+// TestLatePushNeverReachesAnotherCall: an upstream that pushes after its
+// bridged call answered (a goroutine that outlived the call) cannot carry
+// that push into a later call: the push is refused (-32603, no host) and
+// the host, whose next call is running when it is sent, is never asked
+// for it.
+func TestLatePushNeverReachesAnotherCall(t *testing.T) {
+	log := filepath.Join(t.TempDir(), "outcomes")
+	t.Setenv("MCPXFW_PEER_LOG", log)
+	p, _ := bridgedProxy(t)
+	var asked atomic.Int32
+	host := connectHost(t, p, modernEra, samplingHost(&asked))
+	late := `{"messages":[{"role":"user","content":{"type":"text","text":"left over from the first call"}}],"maxTokens":10}`
+	res, err := host.CallTool(t.Context(), &mcp.CallToolParams{Name: "sample_late", Arguments: map[string]any{
+		"params": json.RawMessage(late), "after_ms": 200}})
+	if err != nil || res.IsError {
+		t.Fatalf("first call: %v %v", res, err)
+	}
+	// The late push goes out as soon as a call reaches the process that
+	// made it; the second call waits until it has its answer.
+	res, err = host.CallTool(t.Context(), &mcp.CallToolParams{Name: "await_late", Arguments: map[string]any{}})
+	if err != nil || res.IsError {
+		t.Fatalf("second call: %v %v", res, err)
+	}
+	outcome := waitForLine(t, log, "late: ")
+	if n := asked.Load(); n != 0 {
+		t.Errorf("the host was asked %d time(s) for a push that belongs to no call of its own", n)
+	}
+	var got peer.SampleOutcome
+	if err := json.Unmarshal([]byte(outcome), &got); err != nil {
+		t.Fatalf("late outcome %q: %v", outcome, err)
+	}
+	if got.Error == nil || got.Error.Code != codeInternal || !strings.Contains(string(got.Error.Data), reasonNoHost) {
+		t.Errorf("the late push got %s, want -32603 with reason %s", outcome, reasonNoHost)
+	}
+}
+
+// waitForLine waits for a line starting with prefix in the file at path
+// and returns the rest of it.
+func waitForLine(t *testing.T, path, prefix string) string {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		b, _ := os.ReadFile(path)
+		for line := range strings.Lines(string(b)) {
+			if rest, ok := strings.CutPrefix(line, prefix); ok {
+				return strings.TrimSpace(rest)
+			}
+		}
+	}
+	t.Fatalf("no line %q in %s", prefix, path)
+	return ""
+}
+
+// TestBridgeLimits: bridged calls beyond limits.max_bridged_calls_per_server,
+// or beyond limits.max_bridged_calls over all servers, are refused at once
+// with -32603 naming the limit, and start no upstream; a parked call that
+// expires gives its place back and its process ends.
+func TestBridgeLimits(t *testing.T) {
+	for _, tc := range []struct {
+		name             string
+		perServer, total int
+		park             []string // servers whose sample tool is called and left parked
+		want             string
+	}{
+		{"per server", 2, 10, []string{"alpha", "alpha"}, "limits.max_bridged_calls_per_server"},
+		{"over all servers", 2, 2, []string{"alpha", "beta"}, "limits.max_bridged_calls"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := newTestProxy(t, "alpha", "beta")
+			for i := range p.cfg.Upstreams {
+				p.cfg.Upstreams[i].Protocol = "legacy"
+			}
+			p.cfg.MaxBridgedPerServer, p.cfg.MaxBridged = tc.perServer, tc.total
+			p.cfg.StateTTL, p.cfg.BridgeWait = time.Minute, 500*time.Millisecond
+			host := manualHost(t, p)
+			if _, err := host.ListTools(t.Context(), nil); err != nil { // the host's own upstreams are running
+				t.Fatal(err)
+			}
+			base := upstreamProcesses(t)
+			for _, server := range tc.park {
+				askInput(t, host, server+"__sample")
+			}
+			if n := upstreamProcesses(t); n != base+len(tc.park) {
+				t.Fatalf("%d upstream processes with %d calls parked, want %d", n, len(tc.park), base+len(tc.park))
+			}
+			_, err := host.CallTool(t.Context(), &mcp.CallToolParams{Name: "alpha__sample", Arguments: map[string]any{"params": json.RawMessage(helloParams)}})
+			var we *jsonrpc.Error
+			if !errors.As(err, &we) || we.Code != codeInternal || !strings.HasSuffix(we.Message, "("+tc.want+")") ||
+				!strings.Contains(string(we.Data), reasonBridgeLimit) {
+				t.Fatalf("call past the limit: %v, want -32603 naming %s", err, tc.want)
+			}
+			if n := p.bridges.sessions(); n != len(tc.park) {
+				t.Errorf("%d bridged sessions after the refusal, want %d: a refused call started one", n, len(tc.park))
+			}
+			waitFor(t, func() bool { // the expired calls' processes end
+				return upstreamProcesses(t) == base && p.bridges.sessions() == 0
+			})
+			askInput(t, host, "alpha__sample") // their places are free again
+		})
+	}
+}
+
+// upstreamProcesses counts the running children of this process that run
+// the test upstream.
+func upstreamProcesses(t *testing.T) int {
+	t.Helper()
+	if runtime.GOOS != "linux" {
+		t.Skip("counts processes through /proc")
+	}
+	bin, me := testUpstream(t), os.Getpid()
+	dirs, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, d := range dirs {
+		stat, err := os.ReadFile(filepath.Join("/proc", d.Name(), "stat"))
+		if err != nil {
+			continue // not a process, or one that just ended
+		}
+		// pid (comm) state ppid ...: comm may hold spaces, so read after its ')'.
+		fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+		if len(fields) < 2 || fields[0] == "Z" || fields[1] != strconv.Itoa(me) {
+			continue
+		}
+		if exe, err := os.Readlink(filepath.Join("/proc", d.Name(), "exe")); err == nil && exe == bin {
+			n++
+		}
+	}
+	return n
 }

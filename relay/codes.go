@@ -346,3 +346,19 @@ func errCompletionsNotOffered(server string) *jsonrpc.Error {
 func errCompletionRefInvalid() *jsonrpc.Error {
 	return relayError(codeInvalidParams, "completion ref must be ref/prompt or ref/resource", "", reasonCompletionRefInvalid)
 }
+
+// Bridged calls: how many may hold an upstream session at once (bridge.go,
+// bridgepool.go).
+
+// reasonBridgeLimit: a bridged call refused because the limit on bridged
+// calls was reached.
+const reasonBridgeLimit = "bridge-limit"
+
+// errBridgeLimit: a 2026-07-28 host's call to a server that pushes its
+// sampling was refused at once, before any upstream started, because
+// limit bridged calls (to this server, or to all servers, as key names)
+// are already running or awaiting their hosts' retries. Nobody decided;
+// the host may call again once one of those ends.
+func errBridgeLimit(server, key string, limit int) *jsonrpc.Error {
+	return relayError(codeInternal, fmt.Sprintf("upstream %s: %d bridged calls are already running or awaiting their hosts' retries (%s)", server, limit, key), "", reasonBridgeLimit)
+}

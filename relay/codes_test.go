@@ -131,6 +131,8 @@ func TestVocabulary(t *testing.T) {
 			"resources of server notes could not be listed, so the owner of the resource is unknown; it was sent to none", "", reasonResourceOwnersUnknown},
 		{"completions not offered", errCompletionsNotOffered("notes"), -32601, "server notes does not offer completions", "", reasonCompletionsNotOffered},
 		{"completion ref invalid", errCompletionRefInvalid(), -32602, "completion ref must be ref/prompt or ref/resource", "", reasonCompletionRefInvalid},
+		{"bridge limit", errBridgeLimit("notes", "limits.max_bridged_calls_per_server", 16), -32603,
+			"upstream notes: 16 bridged calls are already running or awaiting their hosts' retries (limits.max_bridged_calls_per_server)", "", reasonBridgeLimit},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -59,6 +59,9 @@ type link struct {
 	// belongs to no host call (a bridged call has its own session), so it
 	// is refused unless an operator answers for that server.
 	shared bool
+	// bridge is set on the link of one bridged call's own session: that
+	// session's pushes go to the call, never to a host (bridge.go).
+	bridge *bridgeSlot
 	// gone ends when the host's session ends, so that sampling requests
 	// still waiting (on a review, on the host) stop at once and their
 	// reviews are abandoned, instead of holding shutdown until expiry.

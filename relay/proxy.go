@@ -46,6 +46,14 @@ type Config struct {
 	// MaxRounds caps the input-request rounds of one host call, in either
 	// direction (limits.max_rounds; default 8).
 	MaxRounds int
+	// MaxBridged and MaxBridgedPerServer cap the bridged calls running or
+	// awaiting their hosts' retries at once, each holding an upstream
+	// session of its own (limits.max_bridged_calls, default 64, and
+	// limits.max_bridged_calls_per_server, default 16).
+	MaxBridged, MaxBridgedPerServer int
+	// BridgeWait bounds how long a bridged call waits for the host's retry
+	// (limits.bridge_wait; default 1m, never more than StateTTL).
+	BridgeWait time.Duration
 	// StateTTL is how long a 2026-07-28 host has to retry with the
 	// requestState the firewall gave it (default HostTimeout).
 	StateTTL time.Duration
@@ -92,6 +100,7 @@ func New(cfg Config, eng *engine.Engine, store *review.Store, log *zap.Logger) *
 	if cfg.StateTTL <= 0 {
 		cfg.StateTTL = cfg.HostTimeout
 	}
+	cfg = bridgeDefaults(cfg)
 	p := &Proxy{cfg: cfg, eng: eng, store: store, log: log.Named("relay"), links: map[*mcp.ServerSession]*link{}}
 	p.sealer = newSealer(sealKey(cfg.SealKey), nil)
 	p.srv = p.server()

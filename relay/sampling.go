@@ -21,7 +21,7 @@ import (
 // *jsonrpc.Error built by wireError, never as a plain Go error (which the
 // SDK would send with code 0).
 func (p *Proxy) onSampling(ctx context.Context, u *upstream, req *mcp.CreateMessageWithToolsRequest) (*mcp.CreateMessageWithToolsResult, error) {
-	if u.slot != nil {
+	if u.link.bridge != nil {
 		return p.bridgePush(ctx, u, req.Params)
 	}
 	if u.link.shared && !u.cfg.OperatorAnswer {

@@ -23,11 +23,6 @@ type upstream struct {
 	caps    validate.Capabilities // sampling sub-capabilities advertised to it
 	session *mcp.ClientSession
 
-	// slot is set on a bridged call's own session: its pushes go to the
-	// call's bridge, not to a host (see bridge.go).
-	slot    *bridgeSlot
-	poolKey string
-
 	mu       sync.Mutex
 	inFlight map[*hostCall]struct{} // host tools/calls now running on it
 	info     map[string]any         // the serverInfo of session, made by reported
@@ -85,16 +80,12 @@ func (p *Proxy) connect(l *link, cfg Upstream, era string) (*upstream, error) {
 	return u, nil
 }
 
-// connectBridged starts a session for one bridged call: always at the
-// last revision with pushes, since bridging exists for upstreams that push.
+// connectBridged starts a session for one bridged call on l, whose bridge
+// slot takes its pushes from the first: always at the last revision with
+// pushes, since bridging exists for upstreams that push.
 func (p *Proxy) connectBridged(l *link, cfg Upstream) (*upstream, error) {
 	cfg.Protocol = "legacy"
-	u, err := p.connect(l, cfg, l.host.era)
-	if err != nil {
-		return nil, err
-	}
-	u.slot = &bridgeSlot{}
-	return u, nil
+	return p.connect(l, cfg, l.host.era)
 }
 
 // requestedEra is the revision to ask an upstream for: the host's unless

@@ -34,6 +34,8 @@ func (e *Error) Error() string { return fmt.Sprintf("%d %s", e.Code, e.Message) 
 // params as sampling/createMessage requests (together at once, times in a
 // row, stopping at the first refusal); sample_input {params, rounds} asks for it
 // as a 2026-07-28 input request (sample_input_raw {raw_b64}: exact bytes);
+// sample_late {params, after_ms} pushes after its call answered, and
+// await_late makes those pushes go out during its own call (late.go);
 // echo {text}; add_tool {name}; progress {steps, hold, tokens} and release
 // {hold}; notify_raw {method, params}; meta (reports _meta);
 // ask_all (elicitation, roots and sampling in one round); shed {times}
@@ -68,6 +70,11 @@ func newServer(raw *rawParams, opts UpstreamOptions) *mcp.Server {
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"params":{"type":"object"},"rounds":{"type":"integer"}},"required":["params"]}`)}, sampleInput)
 	srv.AddTool(&mcp.Tool{Name: "sample_input_raw", Description: "Asks for the base64-decoded bytes, unchanged, as the params of a 2026-07-28 sampling input request.",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"raw_b64":{"type":"string"}},"required":["raw_b64"]}`)}, raw.sampleInputRaw)
+	late := &lateWork{}
+	srv.AddTool(&mcp.Tool{Name: "sample_late", Description: "Answers at once, then pushes params from a goroutine: when the next await_late starts in this process, or after after_ms.",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"params":{"type":"object"},"after_ms":{"type":"integer"}},"required":["params"]}`)}, late.sampleLate)
+	srv.AddTool(&mcp.Tool{Name: "await_late", Description: "Sends this process's waiting late pushes and waits until every late push has its answer.",
+		InputSchema: json.RawMessage(`{"type":"object"}`)}, late.awaitLate)
 	srv.AddTool(&mcp.Tool{Name: "echo", Description: "Returns its text.",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}}}`)}, echo)
 	srv.AddTool(&mcp.Tool{Name: "add_tool", Description: "Adds a tool with the given name (its list changes).",

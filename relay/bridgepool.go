@@ -1,0 +1,158 @@
+package relay
+
+import (
+	"maps"
+	"slices"
+	"sync"
+	"time"
+)
+
+// bridgePool keeps the firewall's bridged calls: each one's place under
+// limits.max_bridged_calls and limits.max_bridged_calls_per_server while
+// it runs or waits parked for its host's retry, the parked ones by id for
+// that retry, and every bridged session not closed yet, so that shutdown
+// closes them all.
+//
+// It keeps no idle sessions: a bridged session serves one call (see
+// bridge). Reuse would save the upstream's start: a bridged tools/call of
+// an echo tool took a median 1.0 ms on a reused session and 5.9 ms on a
+// new one for the Go test upstream, 1.0 ms and 212 ms for the Node
+// everything-server (40 calls each, 2 shared cores). But an upstream may
+// push at any time after its call answered, from work the call left
+// running, and on a reused session that push cannot be told from the next
+// call's: no quiet period before reuse is long enough for every such push.
+type bridgePool struct {
+	mu     sync.Mutex
+	calls  map[string]int // running or parked, by server
+	total  int
+	parked map[string]*bridge
+	live   map[*bridge]struct{} // sessions not closed yet
+	closed bool
+}
+
+// admit takes a place for one more bridged call to server, or refuses it
+// at once when perServer calls to it, or overall calls to all servers,
+// are running or parked. The returned func gives the place back; calling
+// it again does nothing.
+func (bp *bridgePool) admit(server string, perServer, overall int) (func(), error) {
+	bp.mu.Lock()
+	defer bp.mu.Unlock()
+	switch {
+	case bp.closed:
+		return nil, errShuttingDown()
+	case bp.calls[server] >= perServer:
+		return nil, errBridgeLimit(server, "limits.max_bridged_calls_per_server", perServer)
+	case bp.total >= overall:
+		return nil, errBridgeLimit(server, "limits.max_bridged_calls", overall)
+	}
+	if bp.calls == nil {
+		bp.calls = map[string]int{}
+	}
+	bp.calls[server]++
+	bp.total++
+	var once sync.Once
+	return func() { once.Do(func() { bp.leave(server) }) }, nil
+}
+
+func (bp *bridgePool) leave(server string) {
+	bp.mu.Lock()
+	defer bp.mu.Unlock()
+	bp.total--
+	if bp.calls[server]--; bp.calls[server] == 0 {
+		delete(bp.calls, server)
+	}
+}
+
+// track records b's session until closeSession; false after closeAll,
+// when the caller must close it itself.
+func (bp *bridgePool) track(b *bridge) bool {
+	bp.mu.Lock()
+	defer bp.mu.Unlock()
+	if bp.closed {
+		return false
+	}
+	if bp.live == nil {
+		bp.live = map[*bridge]struct{}{}
+	}
+	bp.live[b] = struct{}{}
+	return true
+}
+
+// closeSession closes b's upstream session, its one call over.
+func (bp *bridgePool) closeSession(b *bridge) {
+	b.u.close()
+	bp.mu.Lock()
+	delete(bp.live, b)
+	bp.mu.Unlock()
+}
+
+// sessions counts the bridged sessions not closed yet.
+func (bp *bridgePool) sessions() int {
+	bp.mu.Lock()
+	defer bp.mu.Unlock()
+	return len(bp.live)
+}
+
+func (bp *bridgePool) park(b *bridge) {
+	bp.mu.Lock()
+	defer bp.mu.Unlock()
+	if bp.parked == nil {
+		bp.parked = map[string]*bridge{}
+	}
+	bp.parked[b.id] = b
+}
+
+// unpark takes the bridge out, so a retry and an expiry never both act.
+func (bp *bridgePool) unpark(id string) *bridge {
+	bp.mu.Lock()
+	defer bp.mu.Unlock()
+	b := bp.parked[id]
+	delete(bp.parked, id)
+	return b
+}
+
+// closeAll ends every parked call, closes every bridged session and
+// refuses bridged calls from then on.
+func (bp *bridgePool) closeAll(p *Proxy) {
+	bp.mu.Lock()
+	bp.closed = true
+	parked, live := bp.parked, slices.Collect(maps.Keys(bp.live))
+	bp.parked = nil
+	bp.mu.Unlock()
+	for _, b := range parked {
+		b.timer.Stop()
+		p.abortBridge(b, errShuttingDown())
+	}
+	for _, b := range live {
+		bp.closeSession(b)
+	}
+}
+
+// Defaults of the bridge's limits (limits.max_bridged_calls,
+// limits.max_bridged_calls_per_server, limits.bridge_wait).
+//
+// The wait is shorter than sampling.host_timeout (5m), which bounds a
+// push to an older host: a 2026-07-28 host retries as soon as its model
+// has answered, which takes seconds to tens of seconds, so a minute
+// covers a slow completion, while a host that never retries holds a
+// process per call only that long. A host that asks a person first may
+// need more: raise the wait (up to sampling.host_timeout).
+const (
+	DefaultMaxBridged          = 64
+	DefaultMaxBridgedPerServer = 16
+	DefaultBridgeWait          = time.Minute
+)
+
+// bridgeDefaults fills in the bridge's limits left unset.
+func bridgeDefaults(cfg Config) Config {
+	if cfg.MaxBridged <= 0 {
+		cfg.MaxBridged = DefaultMaxBridged
+	}
+	if cfg.MaxBridgedPerServer <= 0 {
+		cfg.MaxBridgedPerServer = DefaultMaxBridgedPerServer
+	}
+	if cfg.BridgeWait <= 0 {
+		cfg.BridgeWait = DefaultBridgeWait
+	}
+	return cfg
+}
