@@ -104,6 +104,15 @@ type LimitsConfig struct {
 	MaxTextBytes   int `mapstructure:"max_text_bytes"`   // one text field
 	MaxBase64Bytes int `mapstructure:"max_base64_bytes"` // one base64 field
 	MaxTools       int `mapstructure:"max_tools"`        // tools offered in one request
+
+	// Bridged calls (a 2026-07-28 host calling a server that pushes its
+	// sampling) each hold an upstream session of their own, a process for
+	// a stdio server, until they end: at most MaxBridgedCalls at once over
+	// all servers and MaxBridgedCallsPerServer per server (more are refused
+	// at once), each waiting at most BridgeWait for the host's retry.
+	MaxBridgedCalls          int           `mapstructure:"max_bridged_calls"`
+	MaxBridgedCallsPerServer int           `mapstructure:"max_bridged_calls_per_server"`
+	BridgeWait               time.Duration `mapstructure:"bridge_wait"`
 }
 
 // defaultMaxRounds is limits.max_rounds unless configured: below the Go
@@ -147,6 +156,9 @@ func setDefaults(v *viper.Viper) {
 	v.SetDefault("limits.max_text_bytes", lim.MaxTextBytes)
 	v.SetDefault("limits.max_base64_bytes", lim.MaxBase64Bytes)
 	v.SetDefault("limits.max_tools", lim.MaxTools)
+	v.SetDefault("limits.max_bridged_calls", relay.DefaultMaxBridged)
+	v.SetDefault("limits.max_bridged_calls_per_server", relay.DefaultMaxBridgedPerServer)
+	v.SetDefault("limits.bridge_wait", relay.DefaultBridgeWait.String())
 	v.SetDefault("log.level", "info")
 	v.SetDefault("log.file", "")
 }
@@ -359,6 +371,12 @@ func (l LimitsConfig) check(bad func(string, string, ...any)) {
 			bad("limits."+key, "must be positive")
 		}
 	}
+	for key, v := range map[string]int{"max_bridged_calls": l.MaxBridgedCalls, "max_bridged_calls_per_server": l.MaxBridgedCallsPerServer} {
+		if v <= 0 {
+			bad("limits."+key, "must be positive")
+		}
+	}
+	positive(bad, "limits.bridge_wait", l.BridgeWait)
 }
 
 // validateLimits is the structural part of the limits, for the engine.

@@ -60,6 +60,7 @@ func defaultConfig(stateHome, base string) Config {
 	c.Sampling.HostTimeout = 5 * time.Minute
 	c.Limits = LimitsConfig{MaxRounds: 8, MaxBytes: 4 << 20, MaxDepth: 32, MaxMessages: 1000, MaxBlocks: 100,
 		MaxTextBytes: 1 << 20, MaxBase64Bytes: 3 << 20, MaxTools: 128}
+	c.Limits.MaxBridgedCalls, c.Limits.MaxBridgedCallsPerServer, c.Limits.BridgeWait = 64, 16, time.Minute
 	c.DecisionLog.Sink = "stderr"
 	c.Log.Level = "info"
 	return c
@@ -160,6 +161,8 @@ func TestConfigErrors(t *testing.T) {
 		{"unknown protocol", "servers:\n  a:\n    command: [cat]\n    protocol: 2027-01-01\n", []string{"servers.a.protocol", "2027-01-01", "2026-07-28"}},
 		{"zero limit", "limits:\n  max_rounds: 0\n", []string{"limits.max_rounds", "positive"}},
 		{"negative limit", "limits:\n  max_text_bytes: -1\n", []string{"limits.max_text_bytes"}},
+		{"zero bridged calls", "limits:\n  max_bridged_calls_per_server: 0\n", []string{"limits.max_bridged_calls_per_server", "positive"}},
+		{"zero bridge wait", "limits:\n  bridge_wait: 0s\n", []string{"limits.bridge_wait"}},
 		{"every problem at once", "policy:\n  default: maybe\nlog:\n  level: loud\n", []string{"policy.default", "log.level"}},
 	}
 	for _, tt := range tests {

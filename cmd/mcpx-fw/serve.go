@@ -162,6 +162,8 @@ func relayConfig(cfg *Config) (relay.Config, error) {
 		return relay.Config{}, fmt.Errorf("state_dir %s: %w", cfg.StateDir, err)
 	}
 	rc := relay.Config{HostTimeout: cfg.Sampling.HostTimeout, MaxRounds: cfg.Limits.MaxRounds, SealKey: key, Version: version}
+	rc.MaxBridged, rc.MaxBridgedPerServer = cfg.Limits.MaxBridgedCalls, cfg.Limits.MaxBridgedCallsPerServer
+	rc.BridgeWait = cfg.Limits.BridgeWait
 	for _, name := range sortedServerNames(cfg) {
 		s := cfg.Servers[name]
 		label := s.Label
