@@ -103,11 +103,41 @@ func Open(dir string, log *zap.Logger) (*Store, error) {
 	db.SetMaxOpenConns(maxConns())
 	db.SetMaxIdleConns(maxConns())
 	s := newStore(db, path, log.Named("review"))
-	if err := s.migrate(context.Background()); err != nil {
+	if err := s.migrateWhenFree(); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open review store %s: %w", path, err)
 	}
 	return s, nil
+}
+
+// openRetry is how often Open tries again while another process holds a
+// new store's write lock.
+const openRetry = 20 * time.Millisecond
+
+// migrateWhenFree brings the schema up to date, waiting up to busyTimeout
+// for another process that is making the same new store: serve and
+// `mcpx-fw review list` started together, or a host that starts serve
+// twice at once to probe it. The first connection turns a new database to
+// WAL, which upgrades its read lock to a write lock, and SQLite refuses
+// that at once (SQLITE_BUSY without waiting out busy_timeout, since
+// waiting while holding a read lock could deadlock) when another
+// connection holds the write lock. Once the database is in WAL mode the
+// busy timeout covers every wait.
+func (s *Store) migrateWhenFree() error {
+	deadline := time.Now().Add(busyTimeout)
+	for {
+		err := s.migrate(context.Background())
+		if !isBusy(err) || time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(openRetry)
+	}
+}
+
+// isBusy reports an error that is SQLITE_BUSY, in any of its extended codes.
+func isBusy(err error) bool {
+	var se *sqlite.Error
+	return errors.As(err, &se) && se.Code()&0xff == sqliteBusy
 }
 
 func newStore(db *sql.DB, path string, log *zap.Logger) *Store {

@@ -1,6 +1,7 @@
 package review
 
 import (
+	"database/sql"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -130,4 +131,34 @@ func TestDatabaseRefusesIllegalMoves(t *testing.T) {
 	if got := mustGet(t, s, it.ID); got.State != StateApproved || got.DecidedBy != "alice" {
 		t.Errorf("item after refused writes: %s by %q", got.State, got.DecidedBy)
 	}
+}
+
+// TestOpenWaitsForAnotherFirstOpen: a process that opens a new store while
+// another holds its write lock (making the same new store: serve and
+// `mcpx-fw review list` started together, or a host that starts serve
+// twice to probe it) waits for it instead of failing at once. Turning a
+// new database to WAL upgrades a read lock, and SQLite refuses that
+// without its busy timeout while another connection holds the write lock.
+func TestOpenWaitsForAnotherFirstOpen(t *testing.T) {
+	dir := stateDir(t)
+	path, err := prepareFiles(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := sql.Open("sqlite", "file:"+path+"?_txlock=immediate")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	tx, err := other.Begin() // the other process's write lock on the new store
+	if err != nil {
+		t.Fatal(err)
+	}
+	release := time.AfterFunc(200*time.Millisecond, func() { _ = tx.Rollback() })
+	defer release.Stop()
+	s, err := Open(dir, nil)
+	if err != nil {
+		t.Fatalf("Open while another process held the new store's write lock: %v", err)
+	}
+	s.Close()
 }
