@@ -1,0 +1,42 @@
+package sandbox_test
+
+import (
+	"os"
+	"os/exec"
+	"testing"
+
+	"github.com/mcpx-fw/mcpx-fw/sandbox"
+)
+
+// BenchmarkStart is the cost of starting a command and seeing it exit,
+// directly and through the launcher (namespaces, mounts for a few hidden
+// paths, a fresh /proc, the nested namespaces). The command is this test
+// binary, exiting at once.
+func BenchmarkStart(b *testing.B) {
+	exe, err := os.Executable()
+	if err != nil {
+		b.Fatal(err)
+	}
+	env := []string{roleEnv + "=exit", argsEnv + "=0"}
+	dir := b.TempDir()
+	hide := []string{dir, exe + ".missing", "/tmp/.X11-unix"}
+	b.Run("direct", func(b *testing.B) {
+		for b.Loop() {
+			cmd := exec.Command(exe)
+			cmd.Env = env
+			if err := cmd.Run(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("isolated", func(b *testing.B) {
+		if err := sandbox.Probe(nil); err != nil {
+			b.Skipf("this system cannot isolate: %v", err)
+		}
+		for b.Loop() {
+			if err := sandbox.Command(sandbox.Spec{Args: []string{exe}, Env: env, Hide: hide}).Run(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
