@@ -1,10 +1,14 @@
 package relay
 
 import (
+	"errors"
+	"fmt"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"sort"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -21,8 +25,9 @@ func (p *Proxy) upstreamTransportFor(u *upstream) mcp.Transport {
 	if u.cfg.URL == "" {
 		return &guardedTransport{Transport: &mcp.CommandTransport{Command: command(u.cfg)}, guard: g}
 	}
-	rt := &screeningTransport{base: headerRoundTripper(u.cfg.Headers), guard: g}
-	return &mcp.StreamableClientTransport{Endpoint: u.cfg.URL, HTTPClient: &http.Client{Transport: rt}}
+	rt := &screeningTransport{base: headerRoundTripper(u.cfg.URL, u.cfg.Headers), guard: g}
+	client := &http.Client{Transport: rt, CheckRedirect: sameOriginRedirects(u.cfg.Name, u.cfg.URL)}
+	return &mcp.StreamableClientTransport{Endpoint: u.cfg.URL, HTTPClient: client}
 }
 
 func command(cfg Upstream) *exec.Cmd {
@@ -42,12 +47,13 @@ func command(cfg Upstream) *exec.Cmd {
 }
 
 // headerRoundTripper adds the configured headers (an Authorization, say)
-// to every request the SDK makes: the POSTs (whose response streams carry
-// the pushes an upstream makes inside a call), the standalone GET stream
-// and the closing DELETE, and to the answers screeningTransport sends
-// itself. The client it serves has no overall timeout: streams are
-// long-lived, and the relay bounds each call itself.
-func headerRoundTripper(headers map[string]string) http.RoundTripper {
+// to every request the SDK makes to the configured URL's origin: the POSTs
+// (whose response streams carry the pushes an upstream makes inside a
+// call), the standalone GET stream and the closing DELETE, and to the
+// answers screeningTransport sends itself. The client it serves has no
+// overall timeout: streams are long-lived, and the relay bounds each call
+// itself.
+func headerRoundTripper(endpoint string, headers map[string]string) http.RoundTripper {
 	if len(headers) == 0 {
 		return http.DefaultTransport
 	}
@@ -55,20 +61,71 @@ func headerRoundTripper(headers map[string]string) http.RoundTripper {
 	for k, v := range headers {
 		h.Set(k, v)
 	}
-	return &headerTransport{base: http.DefaultTransport, headers: h}
+	return &headerTransport{base: http.DefaultTransport, headers: h, origin: endpointOrigin(endpoint)}
 }
 
-// headerTransport sets headers on a copy of each request, as a
-// RoundTripper must not change the one it is given.
+// headerTransport sets headers on a copy of each request to origin, as a
+// RoundTripper must not change the one it is given. A request anywhere
+// else goes without them: credentials are for the server configured, and
+// the client refuses to be redirected elsewhere anyway
+// (sameOriginRedirects); this holds even if something asked it to.
 type headerTransport struct {
 	base    http.RoundTripper
 	headers http.Header
+	origin  string
 }
 
 func (t *headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if originOf(r.URL) != t.origin {
+		return t.base.RoundTrip(r)
+	}
 	r = r.Clone(r.Context())
 	for k, v := range t.headers {
 		r.Header[k] = v
 	}
 	return t.base.RoundTrip(r)
+}
+
+// errOtherOrigin is a redirect away from a server's configured origin.
+var errOtherOrigin = errors.New("redirected to another origin")
+
+// sameOriginRedirects lets the HTTP client follow a redirect only within
+// the configured URL's origin (scheme, host and port: https to http is
+// another origin). A server that sends its client elsewhere is refused,
+// not followed without its headers: the configured URL is who the server
+// is, for the operator and for the credentials given to it, and a hop to
+// another origin would be another server, with neither. A server that has
+// moved is configured again.
+func sameOriginRedirects(server, endpoint string) func(*http.Request, []*http.Request) error {
+	origin := endpointOrigin(endpoint)
+	return func(req *http.Request, via []*http.Request) error {
+		if originOf(req.URL) != origin {
+			return fmt.Errorf("server %s: %w; configured headers go to %s only", server, errOtherOrigin, origin)
+		}
+		if len(via) >= 10 {
+			return fmt.Errorf("server %s: stopped after 10 redirects", server)
+		}
+		return nil
+	}
+}
+
+// endpointOrigin is the origin of a configured URL (checked at start-up);
+// one that does not parse has none, and no request matches it.
+func endpointOrigin(endpoint string) string {
+	u, err := url.Parse(endpoint)
+	if err != nil || u.Host == "" {
+		return "none"
+	}
+	return originOf(u)
+}
+
+// originOf is a URL's origin as scheme://host:port, lower case, with the
+// scheme's default port made explicit.
+func originOf(u *url.URL) string {
+	scheme := strings.ToLower(u.Scheme)
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[scheme]
+	}
+	return scheme + "://" + strings.ToLower(u.Hostname()) + ":" + port
 }
