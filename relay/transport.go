@@ -15,7 +15,8 @@ import (
 
 // upstreamTransportFor reaches u's server, screening its sampling on the
 // bytes it sends. A command upstream speaks over stdio, and its connection
-// is wrapped (guardedTransport). A URL upstream gets the SDK's own
+// is wrapped (guardedTransport); its stderr is logged, line by line, never
+// passed through (stderrTransport). A URL upstream gets the SDK's own
 // streamable HTTP connection, unwrapped: the SDK opens the standalone GET
 // stream and sends MCP-Protocol-Version only through hooks a wrapper would
 // hide, so there the screening happens in its HTTP client instead
@@ -23,7 +24,9 @@ import (
 func (p *Proxy) upstreamTransportFor(u *upstream) mcp.Transport {
 	g := guard{screen: p.screenFor(u), inputs: p.screenInputsFor(u)}
 	if u.cfg.URL == "" {
-		return &guardedTransport{Transport: &mcp.CommandTransport{Command: command(u.cfg)}, guard: g}
+		cmd := command(u.cfg)
+		guarded := &guardedTransport{Transport: &mcp.CommandTransport{Command: cmd}, guard: g}
+		return &stderrTransport{Transport: guarded, cmd: cmd, server: u.cfg.Name, log: p.log}
 	}
 	rt := &screeningTransport{base: headerRoundTripper(u.cfg.URL, u.cfg.Headers), guard: g}
 	client := &http.Client{Transport: rt, CheckRedirect: sameOriginRedirects(u.cfg.Name, u.cfg.URL)}
@@ -33,7 +36,6 @@ func (p *Proxy) upstreamTransportFor(u *upstream) mcp.Transport {
 func command(cfg Upstream) *exec.Cmd {
 	cmd := exec.Command(cfg.Command[0], cfg.Command[1:]...)
 	cmd.Dir = cfg.Dir
-	cmd.Stderr = os.Stderr // the upstream's own logs join ours on stderr
 	cmd.Env = os.Environ()
 	keys := make([]string, 0, len(cfg.Env))
 	for k := range cfg.Env {

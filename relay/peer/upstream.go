@@ -39,7 +39,8 @@ func (e *Error) Error() string { return fmt.Sprintf("%d %s", e.Code, e.Message) 
 // echo {text}; add_tool {name}; progress {steps, hold, tokens} and release
 // {hold}; notify_raw {method, params}; meta (reports _meta);
 // ask_all (elicitation, roots and sampling in one round); shed {times}
-// (load shedding); block (until cancelled); fail (a JSON-RPC error).
+// (load shedding); block (until cancelled); fail (a JSON-RPC error);
+// stderr {text} (raw bytes on its stderr).
 // It also has a prompt `greet` and a resource `peer://readme`.
 func RunUpstream(ctx context.Context, in io.ReadCloser, out io.WriteCloser) error {
 	return RunUpstreamWith(ctx, in, out, UpstreamOptions{})
@@ -98,6 +99,8 @@ func newServer(raw *rawParams, opts UpstreamOptions) *mcp.Server {
 		InputSchema: json.RawMessage(`{"type":"object"}`)}, fail)
 	srv.AddTool(&mcp.Tool{Name: "client_info", Description: "Reports the protocol version and capabilities its client declared.",
 		InputSchema: json.RawMessage(`{"type":"object"}`)}, clientInfo)
+	srv.AddTool(&mcp.Tool{Name: "stderr", Description: "Writes its text, unchanged, to the upstream's stderr.",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`)}, writeStderr)
 	srv.AddPrompt(&mcp.Prompt{Name: "greet", Arguments: []*mcp.PromptArgument{{Name: "name", Required: true}}}, greet)
 	srv.AddResource(&mcp.Resource{URI: "peer://readme", Name: "readme", MIMEType: "text/plain"}, readme)
 	opts.own(srv)
