@@ -93,8 +93,8 @@ func TestBridgeRoundCap(t *testing.T) {
 // and a late retry is refused.
 func TestBridgeExpiry(t *testing.T) {
 	log := filepath.Join(t.TempDir(), "outcomes")
-	t.Setenv("MCPXFW_PEER_LOG", log)
 	p, _ := bridgedProxy(t)
+	p.cfg.Upstreams[0].Env = map[string]string{"MCPXFW_PEER_LOG": log}
 	p.cfg.StateTTL = 300 * time.Millisecond
 	host := connectHost(t, p, modernEra, &mcp.ClientOptions{
 		Capabilities:   &mcp.ClientCapabilities{Sampling: &mcp.SamplingCapabilities{}},
@@ -126,8 +126,8 @@ func TestBridgeExpiry(t *testing.T) {
 // the call's process ends, and a later retry is refused.
 func TestBridgeWait(t *testing.T) {
 	log := filepath.Join(t.TempDir(), "outcomes")
-	t.Setenv("MCPXFW_PEER_LOG", log)
 	p, _ := bridgedProxy(t)
+	p.cfg.Upstreams[0].Env = map[string]string{"MCPXFW_PEER_LOG": log}
 	p.cfg.StateTTL, p.cfg.BridgeWait = time.Minute, 300*time.Millisecond
 	host := manualHost(t, p)
 	if _, err := host.ListTools(t.Context(), nil); err != nil { // the host's own upstream is running
@@ -179,8 +179,8 @@ func hiResult() *mcp.CreateMessageWithToolsResult {
 // for it.
 func TestLatePushNeverReachesAnotherCall(t *testing.T) {
 	log := filepath.Join(t.TempDir(), "outcomes")
-	t.Setenv("MCPXFW_PEER_LOG", log)
 	p, _ := bridgedProxy(t)
+	p.cfg.Upstreams[0].Env = map[string]string{"MCPXFW_PEER_LOG": log}
 	var asked atomic.Int32
 	host := connectHost(t, p, modernEra, samplingHost(&asked))
 	late := `{"messages":[{"role":"user","content":{"type":"text","text":"left over from the first call"}}],"maxTokens":10}`

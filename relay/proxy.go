@@ -17,11 +17,17 @@ import (
 
 // Upstream is one configured MCP server the firewall starts and relays to.
 type Upstream struct {
-	Name    string            // the operator's name for it: the trusted label
-	Label   string            // shown to reviewers
-	Command []string          // stdio command and arguments
-	Env     map[string]string // added to the firewall's own environment
-	Dir     string            // working directory; empty for the firewall's
+	Name    string   // the operator's name for it: the trusted label
+	Label   string   // shown to reviewers
+	Command []string // stdio command and arguments
+	// Env is the command's own variables, added to the allow-listed part
+	// of the firewall's environment (sandbox.Environ): the command never
+	// gets the firewall's whole environment.
+	Env map[string]string
+	Dir string // working directory; empty for the firewall's
+	// Isolated starts the command through the sandbox's launcher, in its
+	// own namespaces, with Config.Hide out of its reach (sandbox.Command).
+	Isolated bool
 	// URL is a streamable HTTP endpoint, used instead of Command when set;
 	// Headers go on every request to it (credentials: never logged).
 	URL     string
@@ -61,6 +67,9 @@ type Config struct {
 	// random key is made when it is empty (states then die with the process).
 	SealKey []byte
 	Version string // reported as the firewall's serverInfo version
+	// Hide are the paths an isolated upstream cannot reach: the state dir,
+	// the config, the policies, the log files (see Upstream.Isolated).
+	Hide []string
 }
 
 // Proxy is the firewall between hosts and their upstream servers.

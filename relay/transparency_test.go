@@ -166,8 +166,9 @@ func TestCancellationReachesUpstream(t *testing.T) {
 	for _, era := range bothEras {
 		t.Run(era, func(t *testing.T) {
 			log := filepath.Join(t.TempDir(), "peer.log")
-			t.Setenv("MCPXFW_PEER_LOG", log)
-			host := connectHost(t, newTestProxy(t, "peer"), era, nil)
+			p := newTestProxy(t, "peer")
+			p.cfg.Upstreams[0].Env = map[string]string{"MCPXFW_PEER_LOG": log}
+			host := connectHost(t, p, era, nil)
 			ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
 			defer cancel()
 			if _, err := host.CallTool(ctx, &mcp.CallToolParams{Name: "block", Arguments: map[string]any{}}); err == nil {

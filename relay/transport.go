@@ -7,10 +7,11 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
-	"sort"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpx-fw/mcpx-fw/sandbox"
 )
 
 // upstreamTransportFor reaches u's server, screening its sampling on the
@@ -24,7 +25,7 @@ import (
 func (p *Proxy) upstreamTransportFor(u *upstream) mcp.Transport {
 	g := guard{screen: p.screenFor(u), inputs: p.screenInputsFor(u)}
 	if u.cfg.URL == "" {
-		cmd := command(u.cfg)
+		cmd := command(u.cfg, p.cfg.Hide)
 		guarded := &guardedTransport{Transport: &mcp.CommandTransport{Command: cmd}, guard: g}
 		return &stderrTransport{Transport: guarded, cmd: cmd, server: u.cfg.Name, log: p.log}
 	}
@@ -33,18 +34,18 @@ func (p *Proxy) upstreamTransportFor(u *upstream) mcp.Transport {
 	return &mcp.StreamableClientTransport{Endpoint: u.cfg.URL, HTTPClient: client}
 }
 
-func command(cfg Upstream) *exec.Cmd {
+// command is how cfg's server is started: with its own environment, the
+// allow-listed part of the firewall's plus its configured variables
+// (sandbox.Environ), never the firewall's whole one; and, when it is
+// isolated, through the sandbox's launcher with hide out of its reach.
+func command(cfg Upstream, hide []string) *exec.Cmd {
+	env := sandbox.Environ(os.Environ(), cfg.Env)
+	if cfg.Isolated {
+		return sandbox.Command(sandbox.Spec{Args: cfg.Command, Env: env, Dir: cfg.Dir, Hide: hide})
+	}
 	cmd := exec.Command(cfg.Command[0], cfg.Command[1:]...)
 	cmd.Dir = cfg.Dir
-	cmd.Env = os.Environ()
-	keys := make([]string, 0, len(cfg.Env))
-	for k := range cfg.Env {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		cmd.Env = append(cmd.Env, k+"="+cfg.Env[k])
-	}
+	cmd.Env = env
 	return cmd
 }
 

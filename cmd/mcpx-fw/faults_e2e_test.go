@@ -139,10 +139,11 @@ func newFaultRig(t *testing.T, reviewTimeout time.Duration) *faultRig {
 		t.Fatalf("copy the policies: %v: %s", err, out)
 	}
 	// fault_tag marks each upstream's process, so the test can find it
-	// among serve's children.
+	// among serve's descendants; MCPXFW_PEER_LOG is where it records what
+	// its sampling requests got.
 	server := func(name string) string {
-		return fmt.Sprintf("  %s:\n    command: [%q, peer-upstream]\n    label: Test peer %s\n    max_tokens: 1000\n    env: {fault_tag: %s}\n",
-			name, binary, name, name)
+		return fmt.Sprintf("  %s:\n    command: [%q, peer-upstream]\n    label: Test peer %s\n    max_tokens: 1000\n    env: {fault_tag: %s, MCPXFW_PEER_LOG: %q}\n",
+			name, binary, name, name, r.peerLog)
 	}
 	writeFile(t, dir, "mcpx-fw.yaml", fmt.Sprintf(`state_dir: %s
 policy:
@@ -160,9 +161,9 @@ log:
 	return r
 }
 
-// env is serve's environment: the upstreams inherit MCPXFW_PEER_LOG.
+// env is serve's environment.
 func (r *faultRig) env() []string {
-	return append(os.Environ(), "MCPXFW_PEER_LOG="+r.peerLog)
+	return os.Environ()
 }
 
 // serve starts `mcpx-fw serve` over stdio under a test host whose model
@@ -354,13 +355,15 @@ func noneAsked(t *testing.T, h *peer.Host, before int) {
 	}
 }
 
-// faultUpstreamPID finds serve's child upstream tagged name.
+// faultUpstreamPID finds serve's upstream tagged name: serve's child, or,
+// when it runs isolated, the child of serve's child (the launcher).
 func faultUpstreamPID(t *testing.T, servePID int, name string) int {
 	t.Helper()
 	ents, err := os.ReadDir("/proc")
 	if err != nil {
 		t.Fatal(err)
 	}
+	parents := map[int]int{}
 	for _, e := range ents {
 		pid, err := strconv.Atoi(e.Name())
 		if err != nil {
@@ -371,14 +374,20 @@ func faultUpstreamPID(t *testing.T, servePID int, name string) int {
 			continue
 		}
 		fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:])) // fields[1] is the ppid
-		if len(fields) < 2 || fields[1] != strconv.Itoa(servePID) {
+		if len(fields) >= 2 {
+			parents[pid], _ = strconv.Atoi(fields[1])
+		}
+	}
+	for pid, ppid := range parents {
+		if ppid != servePID && parents[ppid] != servePID {
 			continue
 		}
-		if env, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "environ")); bytes.Contains(env, []byte("\x00fault_tag="+name+"\x00")) {
+		if env, _ := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid)); bytes.Contains(env, []byte("\x00fault_tag="+name+"\x00")) ||
+			bytes.HasPrefix(env, []byte("fault_tag="+name+"\x00")) {
 			return pid
 		}
 	}
-	t.Fatalf("no upstream %s among the children of serve (pid %d)", name, servePID)
+	t.Fatalf("no upstream %s among the descendants of serve (pid %d)", name, servePID)
 	return 0
 }
 
