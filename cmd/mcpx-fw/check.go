@@ -11,8 +11,10 @@ func checkCommand() *cobra.Command {
 		Use:   "check",
 		Short: "Run serve's start-up path (config, state dir, policies, commands) and stop",
 		Long: `check loads the config exactly as serve does, opens the state dir, compiles
-the policies and looks up every upstream command, then stops. It exits 0 when
-serve would start, and prints the first problem otherwise.`,
+the policies, looks up every upstream command and, when an upstream is to run
+isolated, checks once that this system can isolate it; then it stops. It exits
+0 when serve would start, and prints the first problem otherwise. On success
+it says, per server, whether it runs isolated and, if not, why.`,
 		Args: args(0, "mcpx-fw check --config FILE"),
 		RunE: func(c *cobra.Command, _ []string) error {
 			rt, err := startServing(c.Context(), configFlag(c))
@@ -22,6 +24,9 @@ serve would start, and prints the first problem otherwise.`,
 			defer rt.close()
 			fmt.Fprintf(c.OutOrStdout(), "ok: %d server(s), policy revision %s, state dir %s\n",
 				len(rt.cfg.Servers), rt.engine.Revision(), rt.cfg.StateDir)
+			for _, line := range rt.isolation.describe(rt.cfg) {
+				fmt.Fprintln(c.OutOrStdout(), line)
+			}
 			return nil
 		},
 	}

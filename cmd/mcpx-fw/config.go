@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -46,7 +47,16 @@ type Config struct {
 		// machines can reach; default false (loopback only).
 		AllowRemote bool `mapstructure:"allow_remote"`
 	} `mapstructure:"http"`
-	Servers     map[string]ServerConfig `mapstructure:"servers"`
+	Servers map[string]ServerConfig `mapstructure:"servers"`
+	// Isolation is how stdio upstreams run (see isolation.go).
+	Isolation struct {
+		// Default is every command server's isolation unless it sets its
+		// own: namespaces (Linux's default) or none (the default elsewhere).
+		Default string `mapstructure:"default"`
+		// Hide are more paths isolated upstreams cannot reach, besides the
+		// firewall's own files; default none.
+		Hide []string `mapstructure:"hide"`
+	} `mapstructure:"isolation"`
 	DecisionLog struct {
 		Sink           string `mapstructure:"sink"`            // stderr | off | a file path; default stderr
 		IncludeContent bool   `mapstructure:"include_content"` // default false
@@ -74,9 +84,15 @@ type ServerConfig struct {
 	// Headers go on every request to url (Authorization, say); ${VAR} in a
 	// value is replaced from serve's environment when it starts.
 	Headers map[string]string `mapstructure:"headers"`
-	Env     map[string]string `mapstructure:"env"`   // added to the environment of the command
-	Dir     string            `mapstructure:"dir"`   // working directory of the command
-	Label   string            `mapstructure:"label"` // shown to reviewers
+	// Env is the command's own environment, added to the few variables
+	// of serve's it gets (sandbox.Environ); ${VAR} in a value is replaced
+	// from serve's environment when it starts.
+	Env   map[string]string `mapstructure:"env"`
+	Dir   string            `mapstructure:"dir"`   // working directory of the command
+	Label string            `mapstructure:"label"` // shown to reviewers
+	// Isolation overrides isolation.default for this command server:
+	// namespaces or none; "" takes the default.
+	Isolation string `mapstructure:"isolation"`
 	// Protocol is the revision spoken to the server: auto (the host's,
 	// default), legacy (never past 2025-11-25, for servers that push their
 	// sampling), or one revision such as 2026-07-28.
@@ -144,6 +160,8 @@ func setDefaults(v *viper.Viper) {
 	v.SetDefault("sampling.host_timeout", "5m")
 	v.SetDefault("http.allow_remote", false)
 	v.SetDefault("servers", map[string]any{})
+	v.SetDefault("isolation.default", defaultIsolation())
+	v.SetDefault("isolation.hide", []string{})
 	v.SetDefault("decision_log.sink", "stderr")
 	v.SetDefault("decision_log.include_content", false)
 	v.SetDefault("usage.windows", map[string]any{})
@@ -259,6 +277,9 @@ func (c *Config) resolvePaths() {
 			c.Servers[name] = s
 		}
 	}
+	for i, p := range c.Isolation.Hide {
+		c.Isolation.Hide[i] = resolve(base, p)
+	}
 }
 
 func resolve(base, p string) string {
@@ -309,6 +330,9 @@ func (c *Config) check() error {
 		bad("usage.windows", "%v", err)
 	}
 	c.Limits.check(bad)
+	if !oneOf(c.Isolation.Default, isolationModes...) {
+		bad("isolation.default", "%q is not one of %s", c.Isolation.Default, strings.Join(isolationModes, ", "))
+	}
 	for name, s := range c.Servers {
 		c.checkServer(bad, name, s)
 	}
@@ -350,11 +374,22 @@ func checkReach(bad func(string, string, ...any), key string, s ServerConfig) {
 		if s.Dir != "" {
 			bad(key+".dir", "applies to command only")
 		}
+		if s.Isolation != "" {
+			bad(key+".isolation", "applies to command only; an HTTP server runs elsewhere")
+		}
 	case len(s.Command) == 0 || s.Command[0] == "":
 		bad(key+".command", "required: the command that starts the server (or url for an HTTP server)")
 	}
 	if len(s.Headers) > 0 && s.URL == "" {
 		bad(key+".headers", "applies to url only")
+	}
+	if s.Isolation != "" && !oneOf(s.Isolation, isolationModes...) {
+		bad(key+".isolation", "%q is not one of %s (or empty for isolation.default)", s.Isolation, strings.Join(isolationModes, ", "))
+	}
+	for name, value := range s.Env {
+		if name == "" || strings.ContainsAny(name, "=\x00") || strings.Contains(value, "\x00") {
+			bad(key+".env."+name, "an environment name has no '=' or NUL, and a value no NUL")
+		}
 	}
 	for name := range s.Headers {
 		checkHeaderName(bad, key+".headers."+name, name)
@@ -407,30 +442,43 @@ func checkHeaderName(bad func(string, string, ...any), key, name string) {
 	}
 }
 
-// headerVar is a ${VAR} reference in a header value.
-var headerVar = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
+// configVar is a ${VAR} reference in a header or env value.
+var configVar = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
 
 // expandHeaders replaces every ${VAR} in the header values with VAR from
-// the environment. Errors name the header and the variable, never a value:
-// these are credentials.
+// the environment; a value must not hold a line break once expanded.
 func expandHeaders(server string, headers map[string]string) (map[string]string, error) {
-	if len(headers) == 0 {
+	out, err := expandVars("servers."+server+".headers.", headers)
+	for _, name := range slices.Sorted(maps.Keys(out)) {
+		if strings.ContainsAny(out[name], "\r\n") {
+			err = errors.Join(err, fmt.Errorf("servers.%s.headers.%s: the value contains a line break", server, name))
+		}
+	}
+	return out, err
+}
+
+// expandEnv replaces every ${VAR} in a command server's env values with VAR
+// from the environment: the way to hand one server one of serve's secrets.
+func expandEnv(server string, env map[string]string) (map[string]string, error) {
+	return expandVars("servers."+server+".env.", env)
+}
+
+// expandVars replaces each ${VAR} in the values. Errors name the key and
+// the variable, never a value: these are credentials.
+func expandVars(prefix string, values map[string]string) (map[string]string, error) {
+	if len(values) == 0 {
 		return nil, nil
 	}
-	out := make(map[string]string, len(headers))
+	out := make(map[string]string, len(values))
 	var errs []error
-	for name, v := range headers {
-		key := "servers." + server + ".headers." + name
-		out[name] = headerVar.ReplaceAllStringFunc(v, func(ref string) string {
+	for _, name := range slices.Sorted(maps.Keys(values)) {
+		out[name] = configVar.ReplaceAllStringFunc(values[name], func(ref string) string {
 			val, ok := os.LookupEnv(ref[2 : len(ref)-1])
 			if !ok {
-				errs = append(errs, fmt.Errorf("%s: %s is not set in the environment", key, ref))
+				errs = append(errs, fmt.Errorf("%s%s: %s is not set in the environment", prefix, name, ref))
 			}
 			return val
 		})
-		if strings.ContainsAny(out[name], "\r\n") {
-			errs = append(errs, fmt.Errorf("%s: the value contains a line break", key))
-		}
 	}
 	return out, errors.Join(errs...)
 }

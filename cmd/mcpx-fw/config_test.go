@@ -22,6 +22,7 @@ var configEnv = []string{
 	"MCPXFW_STATE_DIR", "MCPXFW_POLICY_DIR", "MCPXFW_POLICY_DEFAULT", "MCPXFW_POLICY_TIMEOUT",
 	"MCPXFW_REVIEW_TIMEOUT", "MCPXFW_REVIEW_RETAIN", "MCPXFW_SAMPLING_HOST_TIMEOUT", "MCPXFW_DECISION_LOG_SINK",
 	"MCPXFW_DECISION_LOG_INCLUDE_CONTENT", "MCPXFW_LOG_LEVEL", "MCPXFW_LOG_FILE", "MCPXFW_HTTP_ALLOW_REMOTE",
+	"MCPXFW_ISOLATION_DEFAULT",
 }
 
 // cleanConfigEnv clears MCPXFW_* and pins XDG_STATE_HOME, so the default
@@ -58,6 +59,7 @@ func defaultConfig(stateHome, base string) Config {
 	c.Review.Timeout = 10 * time.Minute
 	c.Review.Retain = 7 * 24 * time.Hour
 	c.Sampling.HostTimeout = 5 * time.Minute
+	c.Isolation.Default = defaultIsolation()
 	c.Limits = LimitsConfig{MaxRounds: 8, MaxBytes: 4 << 20, MaxDepth: 32, MaxMessages: 1000, MaxBlocks: 100,
 		MaxTextBytes: 1 << 20, MaxBase64Bytes: 3 << 20, MaxTools: 128}
 	c.Limits.MaxBridgedCalls, c.Limits.MaxBridgedCallsPerServer, c.Limits.BridgeWait = 64, 16, time.Minute
@@ -164,6 +166,10 @@ func TestConfigErrors(t *testing.T) {
 		{"zero bridged calls", "limits:\n  max_bridged_calls_per_server: 0\n", []string{"limits.max_bridged_calls_per_server", "positive"}},
 		{"zero bridge wait", "limits:\n  bridge_wait: 0s\n", []string{"limits.bridge_wait"}},
 		{"every problem at once", "policy:\n  default: maybe\nlog:\n  level: loud\n", []string{"policy.default", "log.level"}},
+		{"unknown isolation default", "isolation:\n  default: chroot\n", []string{"isolation.default", "chroot", "namespaces, none"}},
+		{"unknown server isolation", "servers:\n  a:\n    command: [cat]\n    isolation: jail\n", []string{"servers.a.isolation", "jail"}},
+		{"isolation on a url server", "servers:\n  web:\n    url: https://example.com/mcp\n    isolation: none\n", []string{"servers.web.isolation", "command only"}},
+		{"env name with =", "servers:\n  a:\n    command: [cat]\n    env: {\"A=B\": c}\n", []string{"servers.a.env.A=B"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -269,6 +275,12 @@ func TestConfigOverrides(t *testing.T) {
 		{"MCPXFW_HTTP_ALLOW_REMOTE overrides http.allow_remote", "http:\n  allow_remote: false\n",
 			map[string]string{"MCPXFW_HTTP_ALLOW_REMOTE": "true"},
 			func(t *testing.T, c *Config, _ string) { wantEqual(t, "http.allow_remote", c.HTTP.AllowRemote, true) }},
+		{"MCPXFW_ISOLATION_DEFAULT overrides isolation.default; isolation.hide resolves", "isolation:\n  hide: [host.json, /abs/.ssh]\n",
+			map[string]string{"MCPXFW_ISOLATION_DEFAULT": "none"},
+			func(t *testing.T, c *Config, base string) {
+				wantEqual(t, "isolation.default", c.Isolation.Default, "none")
+				wantEqual(t, "isolation.hide", strings.Join(c.Isolation.Hide, " "), filepath.Join(base, "host.json")+" /abs/.ssh")
+			}},
 		{"an HTTP upstream with headers", "servers:\n  web:\n    url: https://example.com/mcp\n    headers: {Authorization: \"Bearer ${TOKEN}\"}\n", nil,
 			func(t *testing.T, c *Config, _ string) {
 				wantEqual(t, "servers.web.url", c.Servers["web"].URL, "https://example.com/mcp")
@@ -456,5 +468,27 @@ func TestConfigServerMaxTokensDefault(t *testing.T) {
 	}
 	if defaultMaxTokens != 4096 {
 		t.Errorf("defaultMaxTokens = %d; config.example.yaml documents 4096", defaultMaxTokens)
+	}
+}
+
+// TestExpandEnv: ${VAR} in a server's env comes from serve's environment,
+// as in headers, so one server can be handed one secret; a line break is
+// allowed there (a key in PEM form); an unset variable is named, never a
+// value.
+func TestExpandEnv(t *testing.T) {
+	t.Setenv("MCPXFW_TEST_TOKEN", "s3cret")
+	t.Setenv("MCPXFW_TEST_PEM", "-----BEGIN KEY-----\nabc\n-----END KEY-----")
+	got, err := expandEnv("notes", map[string]string{"API_TOKEN": "${MCPXFW_TEST_TOKEN}", "KEY": "${MCPXFW_TEST_PEM}", "MODE": "fast"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"API_TOKEN": "s3cret", "KEY": "-----BEGIN KEY-----\nabc\n-----END KEY-----", "MODE": "fast"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("expandEnv (-want +got):\n%s", diff)
+	}
+	_, err = expandEnv("notes", map[string]string{"API_TOKEN": "${MCPXFW_TEST_UNSET}", "OTHER": "${MCPXFW_TEST_TOKEN}${MCPXFW_TEST_ALSO_UNSET}"})
+	wantConfigError(t, err, "servers.notes.env.API_TOKEN: ${MCPXFW_TEST_UNSET} is not set", "servers.notes.env.OTHER: ${MCPXFW_TEST_ALSO_UNSET} is not set")
+	if strings.Contains(err.Error(), "s3cret") {
+		t.Errorf("error shows a value: %v", err)
 	}
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/mcpx-fw/mcpx-fw/policies"
 	"github.com/mcpx-fw/mcpx-fw/relay/peer"
+	"github.com/mcpx-fw/mcpx-fw/sandbox"
 )
 
 func demoCommand() *cobra.Command {
@@ -75,7 +76,13 @@ func runDemo(ctx context.Context, out io.Writer, keep bool) error {
 	if !keep {
 		defer os.RemoveAll(dir)
 	}
-	cfgPath, err := writeDemoConfig(dir, self)
+	isolation := ""
+	if err := sandbox.Probe(nil); err != nil && sandbox.Supported {
+		// The demo needs nothing set up; serve would refuse this config.
+		fmt.Fprintf(out, "note: this system cannot isolate upstreams (%v); the demo's runs without isolation\n", err)
+		isolation = "isolation:\n  default: none\n"
+	}
+	cfgPath, err := writeDemoConfig(dir, self, isolation)
 	if err != nil {
 		return err
 	}
@@ -170,7 +177,7 @@ func demoAnswer(_ context.Context, params json.RawMessage) (json.RawMessage, err
 		`"content":{"type":"text","text":"A calm, sunny day with a light breeze."}}`), nil
 }
 
-func writeDemoConfig(dir, self string) (string, error) {
+func writeDemoConfig(dir, self, isolation string) (string, error) {
 	if err := extractPolicies(filepath.Join(dir, "policies")); err != nil {
 		return "", err
 	}
@@ -188,7 +195,7 @@ decision_log:
   sink: decisions.jsonl
 log:
   file: serve.log
-`, demoReviewTimeout, self)
+%s`, demoReviewTimeout, self, isolation)
 	path := filepath.Join(dir, "mcpx-fw.yaml")
 	return path, os.WriteFile(path, []byte(cfg), 0o600)
 }

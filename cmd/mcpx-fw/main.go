@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mcpx-fw/mcpx-fw/cmd/mcpx-fw/inert"
+	"github.com/mcpx-fw/mcpx-fw/sandbox"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
@@ -36,6 +37,7 @@ func (e *exitError) Unwrap() error { return e.err }
 func withCode(code int, err error) error { return &exitError{code: code, err: err} }
 
 func main() {
+	sandbox.Main() // the upstream launcher is this binary: see package sandbox
 	os.Exit(run(os.Args[1:]))
 }
 

@@ -9,6 +9,7 @@ import (
 	"flag"
 	"fmt"
 	"github.com/mcpx-fw/mcpx-fw/engine/review"
+	"github.com/mcpx-fw/mcpx-fw/sandbox"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,11 +22,22 @@ import (
 // command (serve, review, check, demo).
 var binary string
 
+// isolationUnavailable is why this system cannot isolate upstreams, if it
+// cannot (TestMain probes once).
+var isolationUnavailable error
+
 func TestMain(m *testing.M) {
+	sandbox.Main() // in-process start-up paths probe the launcher: this binary
 	// A fuzz worker only runs a fuzz target, and those render in process:
 	// it builds nothing (the coordinator has built the binary, if it needed it).
 	if flag.Parse(); flag.Lookup("test.fuzzworker").Value.String() == "true" {
 		os.Exit(m.Run())
+	}
+	if isolationUnavailable = sandbox.Probe(nil); isolationUnavailable != nil && os.Getenv("MCPXFW_ISOLATION_DEFAULT") == "" {
+		// Every test's serve would refuse its upstreams: run them without
+		// isolation, and the tests of isolation skip.
+		fmt.Fprintf(os.Stderr, "this system cannot isolate upstreams (%v): tests run them with isolation.default: none\n", isolationUnavailable)
+		os.Setenv("MCPXFW_ISOLATION_DEFAULT", "none")
 	}
 	dir, err := os.MkdirTemp("", "mcpx-fw-bin-")
 	if err != nil {

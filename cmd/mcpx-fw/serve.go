@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -14,6 +15,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/mcpx-fw/mcpx-fw/relay"
+	"github.com/mcpx-fw/mcpx-fw/sandbox"
 )
 
 func serveCommand() *cobra.Command {
@@ -70,14 +72,20 @@ func checkListenFlag(addr string) error {
 	return nil
 }
 
-// serve serves hosts over stdio, or over HTTP on addr when it is set.
+// serve serves hosts over stdio, or over HTTP on addr when it is set. It
+// makes itself non-dumpable first (see sandbox.Undumpable): its
+// environment holds every server's credentials.
 func serve(ctx context.Context, configPath, addr string) error {
+	dumpable := sandbox.Undumpable()
 	rt, err := startServing(ctx, configPath)
 	if err != nil {
 		return err
 	}
 	defer rt.close()
-	rc, err := relayConfig(rt.cfg)
+	if dumpable != nil {
+		rt.log.Warn("serve stays dumpable: processes of this account can read its memory and environment", zap.Error(dumpable))
+	}
+	rc, err := relayConfig(rt)
 	if err != nil {
 		return err
 	}
@@ -120,17 +128,27 @@ func startServing(ctx context.Context, configPath string) (*runtime, error) {
 	} else if n > 0 {
 		rt.log.Warn("reviews abandoned by an earlier process", zap.Int("count", n))
 	}
+	plan, err := planIsolation(rt.cfg)
+	if err != nil {
+		rt.close()
+		return nil, fmt.Errorf("config %s: %w", displayPath(rt.cfg.path), err)
+	}
+	plan.log(rt.log, rt.cfg)
+	rt.isolation = plan
 	return rt, nil
 }
 
 // checkServers fails early, instead of when a host connects, when an
-// upstream's command cannot be found or a header refers to an environment
-// variable that is not set. Only serve and check need either, so the
-// review commands work from a shell without the upstreams' credentials.
+// upstream's command cannot be found or a header or env value refers to an
+// environment variable that is not set. Only serve and check need either,
+// so the review commands work from a shell without the upstreams'
+// credentials.
 func checkServers(cfg *Config) error {
 	for _, name := range sortedServerNames(cfg) {
 		s := cfg.Servers[name]
-		if _, err := expandHeaders(name, s.Headers); err != nil {
+		_, herr := expandHeaders(name, s.Headers)
+		_, eerr := expandEnv(name, s.Env)
+		if err := errors.Join(herr, eerr); err != nil {
 			return fmt.Errorf("config %s: %w", displayPath(cfg.path), err)
 		}
 		if s.URL != "" {
@@ -152,16 +170,19 @@ func sortedServerNames(cfg *Config) []string {
 	return names
 }
 
-// relayConfig is the relay's view of the config, with ${VAR} in header
-// values replaced from the environment (checked by checkServers) and the
-// key that seals the requestState given to 2026-07-28 hosts (seal.key in
-// the state dir, 0600, made on first use).
-func relayConfig(cfg *Config) (relay.Config, error) {
+// relayConfig is the relay's view of the config, with ${VAR} in header and
+// env values replaced from the environment (checked by checkServers), how
+// each upstream is isolated (rt.isolation), and the key that seals the
+// requestState given to 2026-07-28 hosts (seal.key in the state dir, 0600,
+// made on first use).
+func relayConfig(rt *runtime) (relay.Config, error) {
+	cfg := rt.cfg
 	key, err := relay.LoadSealKey(cfg.StateDir)
 	if err != nil {
 		return relay.Config{}, fmt.Errorf("state_dir %s: %w", cfg.StateDir, err)
 	}
-	rc := relay.Config{HostTimeout: cfg.Sampling.HostTimeout, MaxRounds: cfg.Limits.MaxRounds, SealKey: key, Version: version}
+	rc := relay.Config{HostTimeout: cfg.Sampling.HostTimeout, MaxRounds: cfg.Limits.MaxRounds, SealKey: key, Version: version,
+		Hide: rt.isolation.hide}
 	rc.MaxBridged, rc.MaxBridgedPerServer = cfg.Limits.MaxBridgedCalls, cfg.Limits.MaxBridgedCallsPerServer
 	rc.BridgeWait = cfg.Limits.BridgeWait
 	for _, name := range sortedServerNames(cfg) {
@@ -170,12 +191,13 @@ func relayConfig(cfg *Config) (relay.Config, error) {
 		if label == "" {
 			label = name
 		}
-		headers, err := expandHeaders(name, s.Headers)
-		if err != nil {
+		headers, herr := expandHeaders(name, s.Headers)
+		env, eerr := expandEnv(name, s.Env)
+		if err := errors.Join(herr, eerr); err != nil {
 			return relay.Config{}, fmt.Errorf("config %s: %w", displayPath(cfg.path), err)
 		}
-		rc.Upstreams = append(rc.Upstreams, relay.Upstream{Name: name, Label: label, Command: s.Command, Env: s.Env, Dir: s.Dir,
-			URL: s.URL, Headers: headers, Protocol: s.Protocol, OperatorAnswer: s.OperatorAnswer})
+		rc.Upstreams = append(rc.Upstreams, relay.Upstream{Name: name, Label: label, Command: s.Command, Env: env, Dir: s.Dir,
+			Isolated: rt.isolation.isolated[name], URL: s.URL, Headers: headers, Protocol: s.Protocol, OperatorAnswer: s.OperatorAnswer})
 	}
 	return rc, nil
 }

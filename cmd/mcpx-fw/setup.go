@@ -20,6 +20,8 @@ type runtime struct {
 	engine   *engine.Engine
 	operator bool // an operator's CLI: quiet logs, no decision log
 	closers  []func()
+	// isolation is how each upstream runs (serve and check only).
+	isolation isolationPlan
 }
 
 // start runs serve's start-up path: config, logger, state dir and store,

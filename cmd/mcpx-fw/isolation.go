@@ -1,0 +1,149 @@
+package main
+
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"go.uber.org/zap"
+
+	"github.com/mcpx-fw/mcpx-fw/sandbox"
+)
+
+// The words of isolation.default and servers.<name>.isolation.
+const (
+	isolationNamespaces = "namespaces" // user, mount and PID namespaces (Linux)
+	isolationNone       = "none"       // the command runs as serve does, seeing what serve sees
+)
+
+var isolationModes = []string{isolationNamespaces, isolationNone}
+
+// defaultIsolation is isolation.default unless configured: namespaces where
+// the build can isolate (Linux), none elsewhere, where there is nothing to
+// isolate with.
+func defaultIsolation() string {
+	if sandbox.Supported {
+		return isolationNamespaces
+	}
+	return isolationNone
+}
+
+// isolationPlan is how each upstream runs, decided once at start-up.
+type isolationPlan struct {
+	hide     []string          // paths no isolated upstream can reach
+	isolated map[string]bool   // command servers that run isolated
+	why      map[string]string // for every other server, why not
+}
+
+// planIsolation decides, per server, whether it runs isolated, and checks
+// once that this system can isolate when any server must. A server that
+// must but cannot is refused, and with it serve: the isolation is what
+// keeps an upstream from approving its own escalation, and a config that
+// asks for it must not get less without anyone choosing so. The choice is
+// one word: isolation: none, for a server or for all (isolation.default).
+func planIsolation(cfg *Config) (isolationPlan, error) {
+	plan := isolationPlan{isolated: map[string]bool{}, why: map[string]string{}}
+	var want []string
+	for _, name := range sortedServerNames(cfg) {
+		s := cfg.Servers[name]
+		mode, key := cfg.isolationOf(name, s)
+		switch {
+		case s.URL != "":
+			plan.why[name] = "an HTTP upstream runs elsewhere"
+		case mode == isolationNone:
+			plan.why[name] = key + " is none"
+		default:
+			want = append(want, name)
+		}
+	}
+	if len(want) == 0 {
+		return plan, nil
+	}
+	plan.hide = protectedPaths(cfg)
+	if err := sandbox.Probe(plan.hide); err != nil {
+		return plan, fmt.Errorf("servers %s: isolation is namespaces, but this system cannot isolate: %w; "+
+			"enable unprivileged user namespaces (see the README, Threat model) or set isolation: none for them (isolation.default: none for all)",
+			strings.Join(want, ", "), err)
+	}
+	for _, name := range want {
+		plan.isolated[name] = true
+	}
+	return plan, nil
+}
+
+// isolationOf is a server's isolation word and the key that set it.
+func (c *Config) isolationOf(name string, s ServerConfig) (mode, key string) {
+	if s.Isolation != "" {
+		return s.Isolation, "servers." + name + ".isolation"
+	}
+	return c.Isolation.Default, "isolation.default"
+}
+
+// log says, per upstream, whether it runs isolated and, if not, why: a
+// command server that is not isolated is a warning.
+func (p isolationPlan) log(log *zap.Logger, cfg *Config) {
+	if len(p.hide) > 0 {
+		log.Info("isolated upstreams cannot reach these paths", zap.Strings("paths", p.hide))
+	}
+	for _, name := range sortedServerNames(cfg) {
+		switch {
+		case p.isolated[name]:
+			log.Info("upstream isolation", zap.String("server", name), zap.Bool("isolated", true), zap.String("how", isolatedHow))
+		case cfg.Servers[name].URL != "":
+			log.Info("upstream isolation", zap.String("server", name), zap.Bool("isolated", false), zap.String("why", p.why[name]))
+		default:
+			log.Warn("upstream isolation", zap.String("server", name), zap.Bool("isolated", false), zap.String("why", p.why[name]))
+		}
+	}
+}
+
+// isolatedHow is what an isolated upstream runs in.
+const isolatedHow = "user, mount and PID namespaces"
+
+// describe is one line per server for `mcpx-fw check`.
+func (p isolationPlan) describe(cfg *Config) []string {
+	var out []string
+	for _, name := range sortedServerNames(cfg) {
+		if p.isolated[name] {
+			out = append(out, fmt.Sprintf("server %s: isolated (%s)", name, isolatedHow))
+		} else {
+			out = append(out, fmt.Sprintf("server %s: not isolated: %s", name, p.why[name]))
+		}
+	}
+	return out
+}
+
+// protectedPaths are what an isolated upstream must not reach: every path
+// through which it could decide a review, change how one is decided, or
+// read serve's secrets. They are the state dir (the review queue, seal.key,
+// the decision log's salt), the policy dir, the config file, the service
+// log and the decision log when they are files, the paths of
+// isolation.hide, and the user's session services (sandbox.SessionPaths),
+// which run commands outside any sandbox. Each is made absolute and, where
+// it exists, resolved through symbolic links.
+func protectedPaths(cfg *Config) []string {
+	paths := []string{cfg.StateDir, cfg.Policy.Dir}
+	if cfg.path != "" {
+		paths = append(paths, cfg.path)
+	}
+	for _, sink := range []string{cfg.Log.File, cfg.DecisionLog.Sink} {
+		if sink != "" && sink != "stderr" && sink != "off" {
+			paths = append(paths, sink)
+		}
+	}
+	paths = append(paths, cfg.Isolation.Hide...)
+	paths = append(paths, sandbox.SessionPaths()...)
+	out := make([]string, 0, len(paths))
+	for _, p := range paths {
+		if abs, err := filepath.Abs(p); err == nil {
+			p = abs
+		}
+		if real, err := filepath.EvalSymlinks(p); err == nil {
+			p = real
+		}
+		out = append(out, p)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
