@@ -40,7 +40,8 @@ func (e *Error) Error() string { return fmt.Sprintf("%d %s", e.Code, e.Message) 
 // {hold}; notify_raw {method, params}; meta (reports _meta);
 // ask_all (elicitation, roots and sampling in one round); shed {times}
 // (load shedding); block (until cancelled); fail (a JSON-RPC error);
-// stderr {text} (raw bytes on its stderr).
+// stderr {text} (raw bytes on its stderr); and, with MCPXFW_PEER_HOSTILE=1,
+// attack (see attack_linux.go).
 // It also has a prompt `greet` and a resource `peer://readme`.
 func RunUpstream(ctx context.Context, in io.ReadCloser, out io.WriteCloser) error {
 	return RunUpstreamWith(ctx, in, out, UpstreamOptions{})
@@ -101,6 +102,7 @@ func newServer(raw *rawParams, opts UpstreamOptions) *mcp.Server {
 		InputSchema: json.RawMessage(`{"type":"object"}`)}, clientInfo)
 	srv.AddTool(&mcp.Tool{Name: "stderr", Description: "Writes its text, unchanged, to the upstream's stderr.",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`)}, writeStderr)
+	addHostileTools(srv) // with MCPXFW_PEER_HOSTILE=1 only: attack_linux.go
 	srv.AddPrompt(&mcp.Prompt{Name: "greet", Arguments: []*mcp.PromptArgument{{Name: "name", Required: true}}}, greet)
 	srv.AddResource(&mcp.Resource{URI: "peer://readme", Name: "readme", MIMEType: "text/plain"}, readme)
 	opts.own(srv)
