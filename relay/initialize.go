@@ -97,9 +97,13 @@ func (p *Proxy) detach(ss *mcp.ServerSession) {
 	p.mu.Lock()
 	l := p.links[ss]
 	delete(p.links, ss)
+	if l != nil {
+		p.detaching.Add(1)
+	}
 	p.mu.Unlock()
 	if l != nil {
 		l.close()
+		p.detaching.Done()
 	}
 }
 

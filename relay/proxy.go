@@ -93,6 +93,11 @@ type Proxy struct {
 	// starting serialises making the modern link, without holding mu
 	// while upstream processes start.
 	starting sync.Mutex
+	// detaching counts links being closed because their host left (added
+	// under mu): Close waits for them too, so the firewall does not exit
+	// while an upstream is still stopping (its last stderr lines unlogged,
+	// an isolated one killed with its launcher).
+	detaching sync.WaitGroup
 }
 
 // New returns a Proxy; nothing starts until a host connects.
@@ -162,6 +167,7 @@ func (p *Proxy) Close() {
 	for _, l := range links {
 		l.close()
 	}
+	p.detaching.Wait()
 	p.judging.close()
 }
 
