@@ -62,9 +62,13 @@ func planIsolation(cfg *Config) (isolationPlan, error) {
 	}
 	plan.hide = protectedPaths(cfg)
 	if err := sandbox.Probe(plan.hide); err != nil {
-		return plan, fmt.Errorf("servers %s: isolation is namespaces, but this system cannot isolate: %w; "+
-			"enable unprivileged user namespaces (see the README, Threat model) or set isolation: none for them (isolation.default: none for all)",
-			strings.Join(want, ", "), err)
+		servers := "server " + want[0]
+		if len(want) > 1 {
+			servers = "servers " + strings.Join(want, ", ")
+		}
+		return plan, fmt.Errorf("%s: isolation is namespaces, but this system cannot isolate: %w; "+
+			"enable unprivileged user namespaces (see the README, Threat model) or set isolation: none (isolation.default: none for every server)",
+			servers, err)
 	}
 	for _, name := range want {
 		plan.isolated[name] = true

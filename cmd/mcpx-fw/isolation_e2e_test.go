@@ -8,8 +8,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -173,5 +175,46 @@ func TestCheckReportsMissingEnvVariable(t *testing.T) {
 		if res.code != exitFailure || !strings.Contains(res.stderr, "servers.peer.env.API_TOKEN: ${MCPXFW_TEST_UNSET_TOKEN} is not set") || !oneLine(res.stderr) {
 			t.Errorf("%s: exit %d, stderr %q; want 1 and one line naming the key and the variable", sub, res.code, res.stderr)
 		}
+	}
+}
+
+// TestCheckWithoutUserNamespaces: on a system that forbids user
+// namespaces (here: user.max_user_namespaces=0 inside a namespace of the
+// test's own), check and serve refuse a config that isolates, in one line
+// naming the server, the setting that forbids it and the ways out; with
+// isolation.default: none they start, saying the upstream is not isolated.
+func TestCheckWithoutUserNamespaces(t *testing.T) {
+	if isolationUnavailable != nil {
+		t.Skipf("this system cannot isolate: %v", isolationUnavailable)
+	}
+	cfg := testConfig(t, repoPath(t, "policies"), time.Minute, peerServer("peer", 0))
+	run := func(env []string, sub string) cliResult {
+		cmd := exec.CommandContext(t.Context(), "/bin/sh", "-c", `echo 0 > /proc/sys/user/max_user_namespaces && exec "$0" "$1" --config "$2"`, binary, sub, cfg)
+		cmd.Env = append(os.Environ(), env...)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWUSER,
+			UidMappings: []syscall.SysProcIDMap{{HostID: os.Getuid(), Size: 1}},
+			GidMappings: []syscall.SysProcIDMap{{HostID: os.Getgid(), Size: 1}}}
+		var out, errb strings.Builder
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		err := cmd.Run()
+		res := cliResult{stdout: out.String(), stderr: errb.String()}
+		if ee, ok := err.(*exec.ExitError); ok {
+			res.code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	for _, sub := range []string{"check", "serve"} {
+		res := run(nil, sub)
+		for _, want := range []string{"server peer: isolation is namespaces, but this system cannot isolate", "user.max_user_namespaces=0", "isolation: none"} {
+			if res.code != exitFailure || !oneLine(res.stderr) || !strings.Contains(res.stderr, want) {
+				t.Errorf("%s: exit %d, stderr %q; want 1 and one line with %q", sub, res.code, res.stderr, want)
+			}
+		}
+	}
+	res := run([]string{"MCPXFW_ISOLATION_DEFAULT=none"}, "check")
+	if res.code != 0 || !strings.Contains(res.stdout, "server peer: not isolated: isolation.default is none\n") {
+		t.Errorf("check with isolation.default none: exit %d, stdout %q, stderr %q", res.code, res.stdout, res.stderr)
 	}
 }
