@@ -104,9 +104,9 @@ var layerRules = []layerRule{
 	},
 	{
 		name: "sandbox-stdlib-and-sys-only",
-		text: "sandbox/ imports only the standard library and golang.org/x/sys (its tests may import more): the launcher runs before everything else",
+		text: "relay/sandbox imports only the standard library and golang.org/x/sys (its tests may import more): the launcher runs before everything else",
 		check: forbidImports(func(_ string, f goFile, imp string) bool {
-			return under(f.dir, "sandbox") && !f.test && !isStdlib(imp) && !hasPathPrefix(imp, sysPath)
+			return under(f.dir, "relay/sandbox") && !f.test && !isStdlib(imp) && !hasPathPrefix(imp, sysPath)
 		}),
 	},
 	{
@@ -157,8 +157,8 @@ func TestImportLayersCatchViolations(t *testing.T) {
 		{"engine-not-relay-or-cmd", "engine/x.go", `package engine; import "example.com/fw/relay"`, `"example.com/fw/relay"`},
 		{"engine-not-relay-or-cmd", "engine/x_test.go", `package engine_test; import "example.com/fw/cmd/mcpx-fw"`, `"example.com/fw/cmd/mcpx-fw"`},
 		{"relay-not-cmd", "relay/peer/x.go", `package peer; import "example.com/fw/cmd/mcpx-fw"`, `"example.com/fw/cmd/mcpx-fw"`},
-		{"sandbox-stdlib-and-sys-only", "sandbox/x.go", `package sandbox; import "go.uber.org/zap"`, `"go.uber.org/zap"`},
-		{"sandbox-stdlib-and-sys-only", "sandbox/x_linux.go", `package sandbox; import "example.com/fw/engine"`, `"example.com/fw/engine"`},
+		{"sandbox-stdlib-and-sys-only", "relay/sandbox/x.go", `package sandbox; import "go.uber.org/zap"`, `"go.uber.org/zap"`},
+		{"sandbox-stdlib-and-sys-only", "relay/sandbox/x_linux.go", `package sandbox; import "example.com/fw/engine"`, `"example.com/fw/engine"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.rule+"/"+tt.path, func(t *testing.T) {
@@ -184,8 +184,8 @@ func TestImportLayersCatchViolations(t *testing.T) {
 		parseSource(t, "engine/review/x.go", `package review; import ("go.uber.org/zap"; "modernc.org/sqlite")`),
 		parseSource(t, "engine/review/x_test.go", `package review_test; import "example.com/fw/engine/review"`),
 		parseSource(t, "validate/x.go", `package validate; import ("encoding/json"; "unicode/utf8")`),
-		parseSource(t, "sandbox/x_linux.go", `package sandbox; import ("os/exec"; "golang.org/x/sys/unix")`),
-		parseSource(t, "sandbox/x_test.go", `package sandbox_test; import ("github.com/google/go-cmp/cmp"; "example.com/fw/sandbox")`),
+		parseSource(t, "relay/sandbox/x_linux.go", `package sandbox; import ("os/exec"; "golang.org/x/sys/unix")`),
+		parseSource(t, "relay/sandbox/x_test.go", `package sandbox_test; import ("github.com/google/go-cmp/cmp"; "example.com/fw/relay/sandbox")`),
 		parseSource(t, "validate/x_test.go", `package validate_test; import ("example.com/fw/validate"; "github.com/google/go-cmp/cmp")`),
 		parseSource(t, "engine/y.go", `package engine; func New() {}; var _ = New`), // New of another package
 	}

@@ -16,7 +16,7 @@ import (
 
 	"github.com/mcpx-fw/mcpx-fw/policies"
 	"github.com/mcpx-fw/mcpx-fw/relay/peer"
-	"github.com/mcpx-fw/mcpx-fw/sandbox"
+	"github.com/mcpx-fw/mcpx-fw/relay/sandbox"
 )
 
 func demoCommand() *cobra.Command {

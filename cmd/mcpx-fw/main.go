@@ -12,7 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mcpx-fw/mcpx-fw/cmd/mcpx-fw/inert"
-	"github.com/mcpx-fw/mcpx-fw/sandbox"
+	"github.com/mcpx-fw/mcpx-fw/relay/sandbox"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".

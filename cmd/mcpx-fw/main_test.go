@@ -9,7 +9,7 @@ import (
 	"flag"
 	"fmt"
 	"github.com/mcpx-fw/mcpx-fw/engine/review"
-	"github.com/mcpx-fw/mcpx-fw/sandbox"
+	"github.com/mcpx-fw/mcpx-fw/relay/sandbox"
 	"os"
 	"os/exec"
 	"path/filepath"

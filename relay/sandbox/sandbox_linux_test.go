@@ -18,7 +18,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/mcpx-fw/mcpx-fw/sandbox"
+	"github.com/mcpx-fw/mcpx-fw/relay/sandbox"
 )
 
 // The test binary is the launcher (sandbox.Main, as in mcpx-fw's main), and

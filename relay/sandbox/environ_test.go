@@ -5,7 +5,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/mcpx-fw/mcpx-fw/sandbox"
+	"github.com/mcpx-fw/mcpx-fw/relay/sandbox"
 )
 
 // TestEnviron: an upstream gets the allow-listed part of serve's

@@ -5,7 +5,7 @@ import (
 	"os/exec"
 	"testing"
 
-	"github.com/mcpx-fw/mcpx-fw/sandbox"
+	"github.com/mcpx-fw/mcpx-fw/relay/sandbox"
 )
 
 // BenchmarkStart is the cost of starting a command and seeing it exit,
