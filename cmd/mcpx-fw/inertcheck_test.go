@@ -5,6 +5,8 @@ import (
 	"testing"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/mcpx-fw/mcpx-fw/cmd/mcpx-fw/inert"
 )
 
 // obeyable returns a description of the first character of s that a
@@ -12,13 +14,20 @@ import (
 // none: invalid UTF-8, a control other than newline (tab included), a
 // format character (bidi controls, zero-width characters, tags), a
 // variation selector or other default-ignorable code point, a line or
-// paragraph separator, a private-use or unassigned code point. It is
-// written from the Unicode tables, not from package inert, so that it
-// checks inert rather than repeating it.
+// paragraph separator, a private-use or unassigned code point; or a
+// combining mark (Mn, Me) past inert.MaxMarks in a row, which would draw
+// over the lines around it. It is written from the Unicode tables, not
+// from package inert, so that it checks inert rather than repeating it.
 func obeyable(s string) string {
+	marks := 0
 	for i := 0; i < len(s); {
 		r, n := utf8.DecodeRuneInString(s[i:])
+		if marks = marks + 1; !unicode.In(r, unicode.Mn, unicode.Me) {
+			marks = 0
+		}
 		switch {
+		case marks > inert.MaxMarks:
+			return fmt.Sprintf("%d combining marks in a row at %d", marks, i)
 		case r == utf8.RuneError && n == 1:
 			return fmt.Sprintf("invalid UTF-8 byte %#x at %d", s[i], i)
 		case r == '\n':

@@ -8,8 +8,9 @@
 //
 // A character is shown as it is only when Shown says so: a graphic
 // character (letter, mark, number, punctuation, symbol, space separator)
-// that is not default-ignorable. Everything else is written as a visible
-// escape, never emitted:
+// that is not default-ignorable; and a combining mark only while the run
+// of marks it belongs to is no longer than MaxMarks. Everything else is
+// written as a visible escape, never emitted:
 //
 //   - C0 controls, DEL and C1 controls (ESC, CSI U+009B, NEL, …): \x1b,
 //     \x7f, \u009b; tab, carriage return and newline as \t, \r, \n;
@@ -21,7 +22,11 @@
 //     bytes after any character) and the other default-ignorable code
 //     points (Hangul fillers, U+034F), line and paragraph separators,
 //     private-use, surrogate and unassigned code points;
-//   - each byte of invalid UTF-8: \xff.
+//   - each byte of invalid UTF-8: \xff;
+//   - each combining mark (Mn, Me) past MaxMarks in a row: a character
+//     may carry up to three marks as they are, which is what real scripts
+//     put on one character; the rest of a pile of them ("Zalgo" text,
+//     which draws over the neighbouring lines) is written \u0301.
 //
 // The forms are Go's: \xNN below U+0080 is that control character and at
 // or above 0x80 a byte that is not UTF-8 (a C1 control is \u0080–\u009f,

@@ -31,6 +31,12 @@ func TestForms(t *testing.T) {
 		{"image/png", "image/png", "image/png", "", "image/png"},
 		{"lookup id=x]", "lookup id=x]", "lookup id=x]", "", `"lookup id=x]"`},
 		{"\ufffd", "\ufffd", "\ufffd", "", `"` + "\ufffd" + `"`},
+		// Combining marks: three on a character pass (Vietnamese, Hindi,
+		// pointed Hebrew, Tibetan), a pile of them is escaped from the
+		// fourth on, and each new character starts a new count.
+		{"Vie\u0323\u0302t क़्ि שָּׁ སྒྲུ", "Vie\u0323\u0302t क़्ि שָּׁ སྒྲུ", "Vie\u0323\u0302t क़्ि שָּׁ སྒྲུ", "", ""},
+		{"Z\u0301\u0302\u0303\u0304\u0305a\u0306", "Z\u0301\u0302\u0303\\u0304\\u0305a\u0306", "", "\"Z\u0301\u0302\u0303\\u0304\\u0305a\u0306\"", ""},
+		{"\u20dd\u20dd\u20dd\u20dd", "\u20dd\u20dd\u20dd\\u20dd", "", "", ""},
 	}
 	for _, c := range cases {
 		check := func(name, got, want string) {
@@ -63,6 +69,26 @@ func TestJSON(t *testing.T) {
 	if got := JSON([]byte("[\"a\xffb\"]")); string(got) != `["a\ufffdb"]` {
 		t.Errorf("invalid UTF-8 in a string: %s", got)
 	}
+	zalgo := "[\"e\u0301\u0302\u0303\u0304\u0305\",\"\u0301\u0302\u0303\u0304\"]"
+	if got, want := JSON([]byte(zalgo)), "[\"e\u0301\u0302\u0303\\u0304\\u0305\",\"\u0301\u0302\u0303\\u0304\"]"; string(got) != want {
+		t.Errorf("JSON of piled marks:\n got %s\nwant %s", got, want)
+	}
+}
+
+// TestWriterCountsMarksAcrossWrites: the sink escapes a pile of marks
+// however it is cut into writes, and however many fields it is made of.
+func TestWriterCountsMarksAcrossWrites(t *testing.T) {
+	var b bytes.Buffer
+	w := NewWriter(&b)
+	for _, part := range []string{"e\u0301", "\u0302\u0303", "\u0304", "\u0305 a\u0306"} {
+		fmt.Fprint(w, part)
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if want := "e\u0301\u0302\u0303\\u0304\\u0305 a\u0306"; b.String() != want {
+		t.Errorf("sink wrote %q, want %q", b.String(), want)
+	}
 }
 
 func TestWriterJoinsSplitCharacters(t *testing.T) {
@@ -85,13 +111,20 @@ func TestWriterJoinsSplitCharacters(t *testing.T) {
 
 // checkInert fails t when s holds anything a reader could not see or a
 // terminal could obey: invalid UTF-8, a control other than a newline (when
-// lines is true), a format character.
+// lines is true), a format character, more than MaxMarks combining marks
+// (Mn, Me) in a row.
 func checkInert(t *testing.T, what, s string, lines bool) {
 	t.Helper()
 	if !utf8.ValidString(s) {
 		t.Fatalf("%s is not valid UTF-8: %q", what, s)
 	}
+	run := 0
 	for _, r := range s {
+		if !unicode.In(r, unicode.Mn, unicode.Me) {
+			run = 0
+		} else if run++; run > MaxMarks {
+			t.Fatalf("%s holds %d combining marks in a row: %q", what, run, s)
+		}
 		if r == '\n' && lines {
 			continue
 		}
@@ -143,8 +176,13 @@ func unescape(t *testing.T, s string, quoted bool) string {
 	return b.String()
 }
 
+// FuzzForms: every form of any string is inert (no control, format or
+// invisible character, no pile of more than MaxMarks combining marks) and
+// reads back as the string; the sink writes the same whatever the writes
+// it is given, and changes exactly the strings Clean refuses.
 func FuzzForms(f *testing.F) {
-	for _, s := range []string{"", "plain", "\x1b[2J\x1b[Hfake", `\x1b`, "\u202e\u2066\u200b\ufeff\U000e0041", "\xff\xe2\x80", "é🦓\n\t\r\"\\", "\u009b31m", "\xed\xa0\x80"} {
+	for _, s := range []string{"", "plain", "\x1b[2J\x1b[Hfake", `\x1b`, "\u202e\u2066\u200b\ufeff\U000e0041", "\xff\xe2\x80", "é🦓\n\t\r\"\\", "\u009b31m", "\xed\xa0\x80",
+		"Z\u0301\u0302\u0303\u0304\u0305\u0306\u20dd", "e\u0301\u0302\u200b\u0303\u0304\u0305\xff\u0306"} {
 		f.Add(s, uint8(3))
 	}
 	f.Fuzz(func(t *testing.T, s string, chunk uint8) {
@@ -198,4 +236,7 @@ func fuzzWriter(t *testing.T, s string, chunk int) {
 		t.Fatalf("sink: %q whole gives %q, in chunks of %d %q", s, whole.String(), chunk, parts.String())
 	}
 	checkInert(t, "sink output", whole.String(), true)
+	if Clean(s) != (whole.String() == s) {
+		t.Fatalf("Clean(%q) = %v, but the sink writes %q", s, Clean(s), whole.String())
+	}
 }

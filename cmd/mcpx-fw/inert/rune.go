@@ -18,6 +18,47 @@ func Shown(r rune) bool {
 	return unicode.IsGraphic(r) && !unicode.In(r, unicode.Variation_Selector, unicode.Other_Default_Ignorable_Code_Point)
 }
 
+// MaxMarks is how many combining marks in a row may follow a character as
+// they are; the next ones in the same run are escaped (\u0301). Marks
+// stack: a character carrying dozens of them ("Zalgo" text) draws over
+// the lines above and below it, in a terminal and in a browser alike, and
+// can cover what show printed there. Three is what real writing needs on
+// one character: Vietnamese decomposed carries two (ệ is e, U+0323,
+// U+0302), Thai and Lao a vowel and a tone mark, Devanagari and the other
+// Indic scripts a nukta, a vowel sign and a nasal mark, pointed Hebrew a
+// dagesh, a vowel and a shin dot, a Tibetan stack two subjoined letters
+// and a vowel. Beyond that only liturgical texts go (Hebrew cantillation,
+// Sanskrit in Tibetan script), and there the fourth mark shows escaped,
+// still readable and still exactly what was sent.
+const MaxMarks = 3
+
+// Mark reports whether r is a combining mark that stacks on the character
+// before it instead of taking a place of its own: a nonspacing (Mn) or
+// enclosing (Me) mark. Spacing marks (Mc) advance like letters and cannot
+// pile up.
+func Mark(r rune) bool {
+	return r >= 0x300 && unicode.In(r, unicode.Mn, unicode.Me)
+}
+
+// marks counts the combining marks in a row that a form has let through
+// as they are; any other character ends the run.
+type marks int
+
+// pass reports whether r may be written as it is, given the run so far,
+// and advances the run: a character that is no mark starts a new run, a
+// mark passes while the run holds fewer than MaxMarks.
+func (m *marks) pass(r rune) bool {
+	if !Mark(r) {
+		*m = 0
+		return true
+	}
+	if *m >= MaxMarks {
+		return false
+	}
+	*m++
+	return true
+}
+
 const hexDigits = "0123456789abcdef"
 
 // appendEscape appends the escape that stands for r: \t, \n and \r by

@@ -17,7 +17,8 @@ var (
 )
 
 // Text returns s for reading as lines: newlines are kept, everything else
-// Shown refuses and each backslash are escaped.
+// Shown refuses, each combining mark past MaxMarks in a row and each
+// backslash are escaped.
 func Text(s string) string { return textForm.string(s) }
 
 // Line returns s for reading on one line: as Text, with newline escaped
@@ -78,10 +79,11 @@ func (f form) clean(s string) bool {
 }
 
 func (f form) cleanFrom(s string, i int) bool {
+	var run marks
 	for i < len(s) {
 		r, n := utf8.DecodeRuneInString(s[i:])
 		switch {
-		case r < utf8.RuneSelf && f.escapes(byte(r)), r >= utf8.RuneSelf && !Shown(r), r == utf8.RuneError && n == 1:
+		case r < utf8.RuneSelf && f.escapes(byte(r)), r >= utf8.RuneSelf && !Shown(r), r == utf8.RuneError && n == 1, !run.pass(r):
 			return false
 		}
 		i += n
@@ -104,10 +106,18 @@ func (f form) escapes(c byte) bool {
 
 // append appends s to b as f shows it.
 func (f form) append(b []byte, s string) []byte {
+	var run marks
+	return f.appendRun(b, s, &run)
+}
+
+// appendRun is append continuing a run of combining marks that the text
+// before s ended with (the sink's writes follow one another on screen).
+func (f form) appendRun(b []byte, s string, run *marks) []byte {
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
 			b = f.appendASCII(b, c)
+			*run = 0
 			i++
 			continue
 		}
@@ -115,7 +125,11 @@ func (f form) append(b []byte, s string) []byte {
 		switch {
 		case r == utf8.RuneError && n == 1:
 			b = appendBadByte(b, c)
-		case Shown(r):
+			*run = 0
+		case !Shown(r):
+			b = appendEscape(b, r)
+			*run = 0
+		case run.pass(r):
 			b = append(b, s[i:i+n]...)
 		default:
 			b = appendEscape(b, r)
@@ -136,6 +150,7 @@ func (f form) appendASCII(b []byte, c byte) []byte {
 }
 
 // Clean reports whether s holds only characters Shown lets pass and
-// newlines: what the sink writes unchanged. A format that cannot escape
-// in place (a YAML literal block) uses it to choose a quoted form.
+// newlines, with no more than MaxMarks combining marks in a row: what the
+// sink writes unchanged. A format that cannot escape in place (a YAML
+// literal block) uses it to choose a quoted form.
 func Clean(s string) bool { return sinkForm.clean(s) }

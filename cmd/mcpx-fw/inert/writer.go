@@ -7,13 +7,16 @@ import (
 
 // Writer is the sink: everything written through it reaches the
 // underlying writer with every character Shown refuses escaped, newline
-// excepted, and every byte that is not UTF-8 escaped. Backslashes pass as
-// they are (the fields written through it have escaped theirs). A
-// character split across two writes is held until the next one; Flush
-// writes what is held when nothing more will come.
+// excepted, every byte that is not UTF-8 escaped, and every combining
+// mark past MaxMarks in a row escaped, the run counted across writes (two
+// fields that each end and start with marks pile them up on screen).
+// Backslashes pass as they are (the fields written through it have
+// escaped theirs). A character split across two writes is held until the
+// next one; Flush writes what is held when nothing more will come.
 type Writer struct {
 	w       io.Writer
 	pending []byte // the start of a character the last write cut
+	run     marks  // the combining marks the last write ended with
 }
 
 // NewWriter returns a sink writing to w.
@@ -31,7 +34,7 @@ func (w *Writer) Write(p []byte) (int, error) {
 	if cut == 0 {
 		return len(p), nil
 	}
-	if _, err := w.w.Write(sinkForm.append(nil, string(buf[:cut]))); err != nil {
+	if _, err := w.w.Write(sinkForm.appendRun(nil, string(buf[:cut]), &w.run)); err != nil {
 		return 0, err
 	}
 	return len(p), nil
@@ -43,7 +46,7 @@ func (w *Writer) Flush() error {
 	if len(w.pending) == 0 {
 		return nil
 	}
-	out := sinkForm.append(nil, string(w.pending))
+	out := sinkForm.appendRun(nil, string(w.pending), &w.run)
 	w.pending = nil
 	_, err := w.w.Write(out)
 	return err
