@@ -107,7 +107,10 @@ func parseSince(s string, now time.Time) (time.Time, error) {
 
 // renderAudit prints the log as a table, with digests and hashes shortened
 // to what a person compares by eye (--json has them whole). Every cell
-// goes through inert.
+// goes through inert. No cell holds what an upstream wrote (ids, the
+// configured server name, the OS user, digests, fixed words), so its rows
+// are not cut for the screen as show's are: a terminal that wraps the
+// table can only bring the firewall's own words to the start of a row.
 func renderAudit(w io.Writer, entries []review.AuditEntry) {
 	if len(entries) == 0 {
 		fmt.Fprintln(w, "no audit entries")

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -61,12 +62,17 @@ or an object with "request" and optionally:
 	c.Flags().StringVar(&f.stage, "stage", "", "request or result (default: result when FILE has a result)")
 	c.Flags().StringVar(&f.era, "era", "", "the upstream's protocol version (default: FILE's era, else "+defaultEvalEra+")")
 	c.Flags().BoolVar(&f.json, "json", false, "print JSON for scripts")
+	addWidthFlag(c)
 	return c
 }
 
 func policyEval(c *cobra.Command, f evalFlags, path string) error {
 	if f.server == "" {
 		return usageError{fmt.Errorf("--server is required\nTry: mcpx-fw policy eval --server NAME %s", path)}
+	}
+	scr, err := screenFor(c)
+	if err != nil {
+		return err
 	}
 	file, err := readEvalFile(path)
 	if err != nil {
@@ -86,7 +92,8 @@ func policyEval(c *cobra.Command, f evalFlags, path string) error {
 	if f.json {
 		return writeJSON(c.OutOrStdout(), evalJSON(v, input))
 	}
-	return printEval(c.OutOrStdout(), rt, f.server, v, input)
+	w := scr.rows(c.OutOrStdout())
+	return errors.Join(printEval(w, rt, f.server, v, input), w.Flush())
 }
 
 // evalFile is policy eval's FILE in its object form.

@@ -111,10 +111,6 @@ func orNone(v any) any {
 	return v
 }
 
-func indent(s, pad string) string {
-	return pad + strings.ReplaceAll(s, "\n", "\n"+pad)
-}
-
 func shellQuote(s string) string {
 	if strings.ContainsAny(s, " '\"$`\\") {
 		return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"

@@ -230,9 +230,10 @@ func inertRun(t *testing.T, args ...string) string {
 	return r.stdout
 }
 
+// mustShow fails t when out, its rows joined back into lines, lacks want.
 func mustShow(t *testing.T, what, out, want string) {
 	t.Helper()
-	if !strings.Contains(out, want) {
+	if !strings.Contains(joinRows(out), want) {
 		t.Errorf("%s does not show %q:\n%.3000s", what, want, out)
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/mcpx-fw/mcpx-fw/cmd/mcpx-fw/inert"
 	"github.com/mcpx-fw/mcpx-fw/engine/review"
 	"github.com/mcpx-fw/mcpx-fw/validate"
@@ -69,14 +71,18 @@ func stored(fx map[string]json.RawMessage, key, textKey string) []byte {
 
 // FuzzRenderShow: for any bytes stored as a review's request and
 // completion, and any reason, note and edit diff, what review show prints
-// (folded and --full, at either stage) and the edit document hold nothing
-// a terminal could obey: no control but newline, no format or other
-// invisible character, only valid UTF-8. Show's output also goes through
-// inert's sink unchanged, so its fields need no help from the sink. For a
-// request validate.Request accepts, the unchanged edit document applies
-// back to exactly that request. Seeded with every stored request and
-// completion under testdata/requests and testdata/results (the hostile
-// ones included).
+// (folded and --full, at either stage, on a screen of any width) and the
+// edit document hold nothing a terminal could obey: no control but
+// newline, no format or other invisible character, no more than
+// inert.MaxMarks combining marks in a row, only valid UTF-8. Show's output
+// also goes through inert's sink unchanged, so its fields need no help
+// from the sink. No row is wider than the screen, and the rows are show's
+// lines cut (see checkShowRows), so a row of prose starts with the gutter
+// or the continuation mark after its indentation. For a request
+// validate.Request accepts, the unchanged edit document applies back to
+// exactly that request. Seeded with every stored request and completion
+// under testdata/requests and testdata/results (the hostile ones
+// included).
 func FuzzRenderShow(f *testing.F) {
 	requests, results := renderSeeds(f)
 	for i, req := range requests {
@@ -84,16 +90,42 @@ func FuzzRenderShow(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, request, result []byte, text string, pick uint8) {
 		it := fuzzItem(request, result, text, pick)
+		s := screen{width: minWidth + 3*int(pick>>2), wideAmbiguous: pick&0x80 != 0}
 		for _, full := range []bool{false, true} {
-			var out bytes.Buffer
-			renderShow(&out, it, showOptions{now: it.CreatedAt, full: full, acts: actionsFor(it, "", true), fullCmd: "show --full"})
-			checkInertOutput(t, "show", out.String())
-			if sunk := sinkOf(out.Bytes()); sunk != out.String() {
-				t.Fatalf("show relies on the sink: it changed\n%q\nto\n%q", out.String(), sunk)
+			show := func(s screen) string {
+				var out bytes.Buffer
+				renderShow(&out, it, showOptions{now: it.CreatedAt, full: full, acts: actionsFor(it, "", true), fullCmd: "show --full", screen: s})
+				return out.String()
 			}
+			out := show(s)
+			checkInertOutput(t, "show", out)
+			if sunk := sinkOf([]byte(out)); sunk != out {
+				t.Fatalf("show relies on the sink: it changed\n%q\nto\n%q", out, sunk)
+			}
+			checkShowRows(t, s, out, show(screen{width: 1 << 30}))
 		}
 		fuzzEditDoc(t, it)
 	})
+}
+
+// checkShowRows: out, show laid out for s, has no row wider than s but
+// show's commands (printed whole to be copied), and its rows are the lines
+// of uncut (the same show on a screen no line reaches the edge of): each
+// line's first row is the line's start, each further row starts with
+// indentation and the continuation mark, and the rows read back as the
+// line. Since no line of show starts with the mark, every row of a line
+// of prose starts with the gutter or the mark.
+func checkShowRows(t *testing.T, s screen, out, uncut string) {
+	t.Helper()
+	for i, row := range strings.Split(out, "\n") {
+		command := strings.HasPrefix(strings.TrimLeft(row, " "), "mcpx-fw review ")
+		if n := termColumns(row, s.wideAmbiguous); n > s.cols() && !command {
+			t.Fatalf("row %d is %d columns wide on a screen of %d: %q", i+1, n, s.cols(), row)
+		}
+	}
+	if diff := cmp.Diff(strings.Split(uncut, "\n"), strings.Split(joinRows(out), "\n")); diff != "" {
+		t.Fatalf("the rows do not read back as show's lines (-lines +rows):\n%s", diff)
+	}
 }
 
 // fuzzItem is a pending review holding the fuzzed bytes; pick chooses the

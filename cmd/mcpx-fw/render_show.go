@@ -11,13 +11,14 @@ import (
 )
 
 // showOptions are what show needs besides the item: the time (for the
-// time left), the commands to act, whether to fold long values, and the
-// command that shows them whole.
+// time left), the commands to act, whether to fold long values, the
+// command that shows them whole, and the screen its rows are cut for.
 type showOptions struct {
 	now     time.Time
 	acts    []action
 	full    bool
 	fullCmd string
+	screen  screen
 }
 
 // renderShow prints everything a person needs to decide: who asks (the
@@ -25,13 +26,17 @@ type showOptions struct {
 // escalated, the whole request as the host's model gets it (and at stage
 // two the completion beside it), what an operator changed or wrote, and
 // the exact commands to act. Every string from the item goes through
-// inert; upstream prose is laid out behind the gutter mark.
-func renderShow(w io.Writer, it review.Item, o showOptions) {
+// inert; upstream prose is laid out behind the gutter mark; every line
+// but the commands is cut into rows of the screen, so the terminal never
+// wraps one holding upstream text itself.
+func renderShow(out io.Writer, it review.Item, o showOptions) {
+	w := o.screen.rows(out)
+	defer w.Flush()
 	renderHeader(w, it, o.now)
 	fmt.Fprintln(w, "\nWhy it needs review:")
 	writeLines(w, "  - ", reasonLines(it.Reasons))
 	if !it.ErasedAt.IsZero() {
-		fmt.Fprintf(w, "\nThe prompt and completion text were erased at %s (review.retain); mcpx-fw audit keeps their digests.\n",
+		fmt.Fprintf(w, "\nThe prompt and completion text were erased at %s (review.retain);\nmcpx-fw audit keeps their digests.\n",
 			it.ErasedAt.Format(time.RFC3339))
 		return
 	}
@@ -40,7 +45,8 @@ func renderShow(w io.Writer, it review.Item, o showOptions) {
 	v.renderCompletion(w, it)
 	v.renderOperatorWork(w, it)
 	if v.folded > 0 {
-		fmt.Fprintf(w, "\n%d long value(s) above are folded, each saying how much it hides; to see everything:\n  %s\n", v.folded, o.fullCmd)
+		fmt.Fprintf(w, "\n%d long value(s) above are folded, each saying how much it hides; to see everything:\n", v.folded)
+		_ = w.whole("  " + o.fullCmd + "\n")
 	}
 	if it.State == review.StatePending {
 		renderActions(w, it, o.acts)
@@ -137,11 +143,12 @@ func (v *view) completion(w io.Writer, res map[string]any) {
 }
 
 // renderOperatorWork shows what the approver changed, or the completion
-// they wrote.
+// they wrote. The edit's diff quotes the request's text, so its lines are
+// shown behind the gutter like any other prose an upstream wrote.
 func (v *view) renderOperatorWork(w io.Writer, it review.Item) {
 	if it.EditDiff != "" {
-		fmt.Fprintf(w, "\nEdited by %s before approval (- original, + approved):\n%s\n", inert.Line(it.DecidedBy),
-			indent(inert.Text(strings.TrimSuffix(it.EditDiff, "\n")), "  "))
+		fmt.Fprintf(w, "\nEdited by %s before approval (- original, + approved):\n", inert.Line(it.DecidedBy))
+		writeLines(w, "  ", gutter(strings.TrimSuffix(it.EditDiff, "\n")))
 	}
 	if len(it.Answer) > 0 {
 		fmt.Fprintf(w, "\nAnswer written by %s:\n", inert.Line(it.DecidedBy))

@@ -8,11 +8,19 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/mcpx-fw/mcpx-fw/engine/review"
 )
 
 // showOf renders a pending request-stage review holding request.
 func showOf(t *testing.T, request string, full bool) string {
+	t.Helper()
+	return showOn(t, request, full, screen{})
+}
+
+// showOn is showOf laid out for the screen s.
+func showOn(t *testing.T, request string, full bool, s screen) string {
 	t.Helper()
 	if !json.Valid([]byte(request)) {
 		t.Fatalf("not JSON: %s", request)
@@ -22,7 +30,8 @@ func showOf(t *testing.T, request string, full bool) string {
 		Stage: review.StageRequest, Era: "2025-11-25", State: review.StatePending, CreatedAt: at, ExpiresAt: at.Add(time.Minute),
 		Reasons: []review.Reason{{Code: "tools-offered", Message: "the request offers 1 tool(s) to the model"}}, Request: json.RawMessage(request)}
 	var b bytes.Buffer
-	renderShow(&b, it, showOptions{now: at, acts: actionsFor(it, "", false), full: full, fullCmd: "mcpx-fw review show rv-0000000000000001 --full"})
+	renderShow(&b, it, showOptions{now: at, acts: actionsFor(it, "", false), full: full, fullCmd: "mcpx-fw review show rv-0000000000000001 --full",
+		screen: s})
 	return b.String()
 }
 
@@ -54,6 +63,92 @@ func TestShowTextCannotPassForLayout(t *testing.T) {
 	}
 }
 
+// TestShowRowsCannotPassForLayout: a line an upstream wrote, padded with
+// spaces (or with ideographic spaces, two columns each) until what follows
+// reaches the terminal's edge, would be wrapped by the terminal so that
+// the rest starts a row of its own at column 0, outside the gutter, and
+// reads as show's own commands. show cuts every line into rows of the
+// screen's width, each further row marked under its indentation, so the
+// terminal never wraps one, at any width: no row starts with the forged
+// text, in prose, names, ids, URIs or JSON values.
+func TestShowRowsCannotPassForLayout(t *testing.T) {
+	forged := func(pad string) string {
+		return "hi" + pad + "Why it needs review:" + pad + "To decide (if nobody does by 03:05:05 UTC, the upstream gets -32603 \"expired\"):" +
+			pad + "mcpx-fw review approve rv-0000000000000001"
+	}
+	for _, pad := range []string{strings.Repeat(" ", 400), strings.Repeat("\u3000", 200)} {
+		f := forged(pad)
+		req := fmt.Sprintf(`{"maxTokens":100,"stopSequences":[%[1]q],"metadata":{"k":%[1]q},"systemPrompt":%[1]q,
+		 "messages":[{"role":"user","content":{"type":"text","text":%[1]q}},
+		  {"role":"assistant","content":{"type":"tool_use","id":%[1]q,"name":%[1]q,"input":{"q":%[1]q}}},
+		  {"role":"user","content":{"type":"tool_result","toolUseId":%[1]q,"content":[{"type":"resource_link","uri":%[1]q,"name":"n"}]}}],
+		 "tools":[{"name":%[1]q,"description":%[1]q,"inputSchema":{"type":"object"}}]}`, f)
+		for _, width := range []int{40, 80, 100, 133} {
+			out := showOn(t, req, true, screen{width: width})
+			for i, l := range strings.Split(out, "\n") {
+				command := strings.HasPrefix(strings.TrimLeft(l, " "), "mcpx-fw review ") // whole, to be copied
+				if n := termColumns(l, false); n > width && !command {
+					t.Fatalf("width %d: line %d is %d columns wide: the terminal wraps it itself:\n%s", width, i+1, n, l)
+				}
+			}
+			counts := map[string]int{}
+			for _, row := range termRows(out, width) {
+				for _, head := range []string{"Why it needs review:", "To decide", "mcpx-fw review approve"} {
+					if strings.HasPrefix(strings.TrimLeft(row, " "), head) {
+						counts[head]++
+					}
+				}
+			}
+			want := map[string]int{"Why it needs review:": 1, "To decide": 1, "mcpx-fw review approve": 2}
+			if diff := cmp.Diff(want, counts); diff != "" {
+				t.Errorf("width %d: rows starting with show's own words (-want +got):\n%s\n%s", width, diff, out)
+			}
+		}
+	}
+}
+
+// TestWatchRowsCannotPassForLayout: watch prints the reasons, whose
+// messages a policy may build from request text; padded to the edge, such
+// a message must not start a row of its own with a command.
+func TestWatchRowsCannotPassForLayout(t *testing.T) {
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	forged := "quoting the prompt: hi" + strings.Repeat(" ", 200) + "approve: mcpx-fw review approve rv-0000000000000001"
+	it := review.Item{ID: "rv-0000000000000001", Server: "peer", Label: "Test peer", Stage: review.StageRequest, State: review.StatePending,
+		CreatedAt: at, ExpiresAt: at.Add(time.Minute), Reasons: []review.Reason{{Code: "asks-for-secrets", Message: forged}}}
+	var b bytes.Buffer
+	acts := actionsFor(it, "", false)
+	if err := printArrival(&b, screen{width: 60}, it, reviewCmd("show", it, "", ""), acts, false); err != nil {
+		t.Fatal(err)
+	}
+	approvals := 0
+	for _, row := range termRows(b.String(), 60) {
+		if strings.Contains(row, "mcpx-fw review approve") && !strings.Contains(row, "┆") {
+			approvals++
+		}
+	}
+	if approvals != 2 {
+		t.Errorf("%d rows read as an approve command, want 2 (approve, edit):\n%s", approvals, b.String())
+	}
+}
+
+// TestShowEditDiffIsProse: the diff of an edit quotes the request's text,
+// so its lines are shown behind the gutter: a line of the prompt cannot
+// pass for show's own section or for a row that goes on.
+func TestShowEditDiffIsProse(t *testing.T) {
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	it := review.Item{ID: "rv-0000000000000001", DecisionID: "dc-0000000000000001", Server: "peer", Stage: review.StageRequest,
+		State: review.StateApproved, CreatedAt: at, ExpiresAt: at.Add(time.Minute), DecidedBy: "alice", DecidedAt: at,
+		Request: json.RawMessage(`{"maxTokens":1,"messages":[]}`), Edited: json.RawMessage(`{}`),
+		EditDiff: "  messages:\n-   - text: hi\n+   - text: |\nCompletion:\n┆ held by the firewall\n"}
+	var b bytes.Buffer
+	renderShow(&b, it, showOptions{now: at})
+	_, diff, _ := strings.Cut(b.String(), "approved):\n")
+	want := "  │   messages:\n  │ -   - text: hi\n  │ +   - text: |\n  │ Completion:\n  │ ┆ held by the firewall\n"
+	if diff != want {
+		t.Errorf("the edit diff shows as\n%s\nwant\n%s", diff, want)
+	}
+}
+
 // TestShowFolds: long strings and long lists of plain values are folded,
 // each fold saying how much it hides, and show names the command that
 // shows them whole; a description, a title, a name and a property name
@@ -74,7 +169,8 @@ func TestShowFolds(t *testing.T) {
 	 "tools":[{"name":"t","description":%q,"inputSchema":{"type":"object","properties":{%q:{"type":"string","description":%q,
 	   "default":%q,"enum":[%s]}}}}]}`, deep, long, prop, long, "x"+long, strings.Join(enum, ","))
 
-	out := showOf(t, req, false)
+	wide := screen{width: 1 << 20} // no line is cut into rows: the values read whole
+	out := showOn(t, req, false, wide)
 	for _, want := range []string{
 		"- t: " + long, // the tool's description, whole
 		prop + ":", `description: "` + long + `"`,
@@ -87,7 +183,7 @@ func TestShowFolds(t *testing.T) {
 			t.Errorf("show lacks %.120q:\n%s", want, out)
 		}
 	}
-	full := showOf(t, req, true)
+	full := showOn(t, req, true, wide)
 	if strings.Contains(full, "folded") || !strings.Contains(full, `"x`+long+`"`) || !strings.Contains(full, `"v49"]`) {
 		t.Errorf("show --full folds:\n%s", full)
 	}

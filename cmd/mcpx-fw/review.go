@@ -56,6 +56,10 @@ func reviewListCommand() *cobra.Command {
 		Short: "List pending reviews (--all for decided ones too)",
 		Args:  args(0, "mcpx-fw review list [--all] [--server NAME] [--json]"),
 		RunE: func(c *cobra.Command, _ []string) error {
+			scr, err := screenFor(c)
+			if err != nil {
+				return err
+			}
 			return withStore(c, func(ctx context.Context, rt *runtime) error {
 				items, err := rt.store.List(ctx, review.Filter{All: all, Server: server})
 				if err != nil {
@@ -64,14 +68,16 @@ func reviewListCommand() *cobra.Command {
 				if asJSON {
 					return writeJSON(c.OutOrStdout(), listJSON(items))
 				}
-				renderList(c.OutOrStdout(), items, time.Now())
-				return nil
+				w := scr.rows(c.OutOrStdout())
+				renderList(w, items, time.Now())
+				return w.Flush()
 			})
 		},
 	}
 	c.Flags().BoolVar(&all, "all", false, "include decided, expired and abandoned items")
 	c.Flags().StringVar(&server, "server", "", "only items from this server")
 	c.Flags().BoolVar(&asJSON, "json", false, "print a JSON array")
+	addWidthFlag(c)
 	return c
 }
 
@@ -90,11 +96,19 @@ folded, each fold saying how much it hides; --full shows them whole, and
 --json prints the stored request itself.
 
 Text from the upstream is shown inertly: control characters, bidi controls,
-zero-width and other invisible characters and invalid UTF-8 appear as escapes
-(\x1b, \u202e, \xff), and a backslash it wrote as \\, so an escape on screen
-is always one mcpx-fw wrote. Each line of its prose starts with │.`,
+zero-width and other invisible characters, invalid UTF-8 and combining marks
+piled past three on a character appear as escapes (\x1b, \u202e, \xff,
+\u0301), and a backslash it wrote as \\, so an escape on screen is always one
+mcpx-fw wrote. Each line of its prose starts with │. A line too long for the
+screen (the terminal's width, else 100 columns, or --width) goes on in rows
+that start with ┆ under its indentation: the terminal never wraps a line
+itself, so no text can reach the start of a row unmarked.`,
 		Args: args(1, "mcpx-fw review show rv-… [--full | --json | --edit-doc]"),
 		RunE: func(c *cobra.Command, a []string) error {
+			scr, err := screenFor(c)
+			if err != nil {
+				return err
+			}
 			return withStore(c, func(ctx context.Context, rt *runtime) error {
 				it, err := getItem(ctx, rt, a[0])
 				if err != nil {
@@ -108,7 +122,7 @@ is always one mcpx-fw wrote. Each line of its prose starts with │.`,
 				}
 				answers := rt.cfg.Servers[it.Server].OperatorAnswer
 				renderShow(c.OutOrStdout(), it, showOptions{now: time.Now(), acts: actionsFor(it, configFlag(c), answers),
-					full: full, fullCmd: reviewCmd("show", it, configFlag(c), " --full")})
+					full: full, fullCmd: reviewCmd("show", it, configFlag(c), " --full"), screen: scr})
 				return nil
 			})
 		},
@@ -117,6 +131,7 @@ is always one mcpx-fw wrote. Each line of its prose starts with │.`,
 	c.Flags().BoolVar(&asDoc, "edit-doc", false, "print the document approve --edit opens, to edit and pass to --edit-file")
 	c.Flags().BoolVar(&full, "full", false, "fold nothing: show every string and list whole")
 	c.MarkFlagsMutuallyExclusive("json", "edit-doc", "full")
+	addWidthFlag(c)
 	return c
 }
 

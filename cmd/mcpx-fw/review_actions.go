@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"io"
 
 	"github.com/mcpx-fw/mcpx-fw/cmd/mcpx-fw/inert"
 	"github.com/mcpx-fw/mcpx-fw/engine/review"
@@ -62,10 +61,12 @@ func hostSamples(it review.Item) bool {
 	return ok
 }
 
-// renderActions prints the actions as the end of show.
-func renderActions(w io.Writer, it review.Item, acts []action) {
+// renderActions prints the actions as the end of show, each command
+// whole so that it can be copied.
+func renderActions(w *rowWriter, it review.Item, acts []action) {
 	fmt.Fprintf(w, "\nTo decide (if nobody does by %s, the upstream gets -32603 \"expired\"):\n", it.ExpiresAt.Format("15:04:05 MST"))
 	for _, a := range acts {
-		fmt.Fprintf(w, "  %s\n      %s\n", a.Command, a.Effect)
+		_ = w.whole("  " + a.Command + "\n")
+		fmt.Fprintf(w, "      %s\n", a.Effect)
 	}
 }

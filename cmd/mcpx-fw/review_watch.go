@@ -36,12 +36,16 @@ label, parent, decision_id and the commands to act.`,
 			ctx, stop := signal.NotifyContext(c.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			c.SetContext(ctx)
+			scr, err := screenFor(c)
+			if err != nil {
+				return err
+			}
 			return withStore(c, func(ctx context.Context, rt *runtime) error {
 				printed := 0
 				err := rt.store.Watch(ctx, review.Filter{Server: server}, func(it review.Item) error {
 					acts := actionsFor(it, configFlag(c), rt.cfg.Servers[it.Server].OperatorAnswer)
 					show := reviewCmd("show", it, configFlag(c), "")
-					if err := printArrival(c.OutOrStdout(), it, show, acts, asJSON); err != nil {
+					if err := printArrival(c.OutOrStdout(), scr, it, show, acts, asJSON); err != nil {
 						return err
 					}
 					if printed++; count > 0 && printed >= count {
@@ -59,6 +63,7 @@ label, parent, decision_id and the commands to act.`,
 	c.Flags().BoolVar(&asJSON, "json", false, "one JSON object per line")
 	c.Flags().StringVar(&server, "server", "", "only reviews from this server")
 	c.Flags().IntVar(&count, "count", 0, "exit after this many reviews (0: run until interrupted)")
+	addWidthFlag(c)
 	return c
 }
 
@@ -69,24 +74,25 @@ type arrivalJSON struct {
 }
 
 // printArrival prints one new item: a JSON line, or a short block with
-// the reasons and the commands. Every string of the item goes through
-// inert.
-func printArrival(w io.Writer, it review.Item, show string, acts []action, asJSON bool) error {
+// the reasons and the commands, its rows cut for the screen s but for the
+// commands, printed whole to be copied. Every string of the item goes
+// through inert.
+func printArrival(out io.Writer, s screen, it review.Item, show string, acts []action, asJSON bool) error {
 	if asJSON {
 		j := arrivalJSON{itemJSON: summary(it), Commands: map[string]string{"show": show}}
 		j.DecisionID, j.Label, j.Parent = it.DecisionID, it.Label, it.Parent
 		for _, a := range acts {
 			j.Commands[a.Name] = a.Command
 		}
-		return writeJSONLine(w, j)
+		return writeJSONLine(out, j)
 	}
+	w := s.rows(out)
 	fmt.Fprintf(w, "%s  %s (%s)  %s  expires %s\n", inert.Word(it.ID), inert.Line(it.Server), inert.Line(it.Label),
 		inert.Word(it.Stage), it.ExpiresAt.Local().Format(time.TimeOnly))
 	writeLines(w, fmt.Sprintf("  %-8s ", "why:"), reasonLines(it.Reasons))
-	fmt.Fprintf(w, "  %-8s %s\n", "look:", show)
+	commands := fmt.Sprintf("  %-8s %s\n", "look:", show)
 	for _, a := range acts {
-		fmt.Fprintf(w, "  %-8s %s\n", a.Name+":", a.Command)
+		commands += fmt.Sprintf("  %-8s %s\n", a.Name+":", a.Command)
 	}
-	_, err := fmt.Fprintln(w)
-	return err
+	return w.whole(commands + "\n")
 }

@@ -57,7 +57,7 @@ func TestReviewShowRendersTheWholeRequest(t *testing.T) {
 		`annotations: {"idempotentHint":false,"readOnlyHint":true,"title":"Dictionary lookup"}`,
 		"mcpx-fw review approve " + id + " --config " + cfg, "mcpx-fw review reject " + id,
 	} {
-		if !strings.Contains(show.stdout, want) {
+		if !strings.Contains(joinRows(show.stdout), want) {
 			t.Errorf("show is missing %q:\n%s", want, show.stdout)
 		}
 	}
