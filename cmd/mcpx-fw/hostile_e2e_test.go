@@ -359,21 +359,77 @@ func runHostile(t *testing.T, host *peer.Host, cfg string, log *decisionLog, c *
 // reads it with review show (as text, as JSON and as the edit document),
 // whose output must carry nothing a terminal could obey or a reader could
 // not see (see obeyable: escape sequences, tabs, direction overrides,
-// zero-width spaces, invalid UTF-8), then approves it.
+// zero-width spaces, invalid UTF-8, piles of combining marks), and whose
+// text must not let the upstream's text pass for show's own rows on a
+// terminal (see forgedRows), then approves it.
 func reviewAndApprove(t *testing.T, cfg, name string) {
 	id := waitPending(t, cfg)
-	for _, form := range [][]string{nil, {"--json"}, {"--edit-doc"}} {
-		show := runCLI(t, append([]string{"review", "show", id, "--config", cfg}, form...)...)
+	forms := []struct {
+		args  []string
+		width int // the terminal the text is laid out for; 0 for the other forms
+	}{{nil, defaultWidth}, {[]string{"--width", "80"}, 80}, {[]string{"--json"}, 0}, {[]string{"--edit-doc"}, 0}}
+	for _, form := range forms {
+		show := runCLI(t, append([]string{"review", "show", id, "--config", cfg}, form.args...)...)
 		if show.code != 0 {
-			t.Errorf("%s: review show %s %s: exit %d: %s", name, id, form, show.code, show.stderr)
+			t.Errorf("%s: review show %s %s: exit %d: %s", name, id, form.args, show.code, show.stderr)
 		}
 		if bad := obeyable(show.stdout); bad != "" {
-			t.Errorf("%s: review show %s prints %s as it is", name, form, bad)
+			t.Errorf("%s: review show %s prints %s as it is", name, form.args, bad)
+		}
+		if form.width == 0 {
+			continue
+		}
+		if bad := forgedRows(show.stdout, id, form.width); bad != "" {
+			t.Errorf("%s: review show %s on a terminal %d columns wide: %s", name, form.args, form.width, bad)
 		}
 	}
 	if res := runCLI(t, "review", "approve", id, "--config", cfg); res.code != 0 {
 		t.Errorf("%s: review approve %s: exit %d: %s", name, id, res.code, res.stderr)
 	}
+}
+
+// showHeads are the words show starts its own sections with; a pending
+// request-stage review has each exactly once.
+var showHeads = []string{"Review ", "Why it needs review:", "Messages (", "To decide"}
+
+// forgedRows returns how show's text output, seen on a terminal width
+// columns wide (the width it was laid out for), lets text pass for show's
+// own rows, or "": a line wider than the terminal (which would wrap it
+// itself and start a row with whatever came next, unmarked) unless it is
+// one of show's commands for id (printed whole to be copied; a long
+// --config path makes them long), a row that starts after its indentation
+// with one of showHeads when show wrote another, or a row that reads as a
+// command to act on a review other than id.
+func forgedRows(out, id string, width int) string {
+	for i, l := range strings.Split(out, "\n") {
+		if n := termColumns(l, false); n > width && !commandFor(l, id) {
+			return fmt.Sprintf("line %d is %d columns wide: %.200q", i+1, n, l)
+		}
+	}
+	counts := map[string]int{}
+	for _, row := range termRows(out, width) {
+		row = strings.TrimLeft(row, " ")
+		for _, head := range showHeads {
+			if strings.HasPrefix(row, head) {
+				counts[head]++
+			}
+		}
+		if strings.HasPrefix(row, "mcpx-fw review ") && !commandFor(row, id) {
+			return fmt.Sprintf("a row reads as a command for another review: %.200q", row)
+		}
+	}
+	for _, head := range showHeads {
+		if counts[head] != 1 {
+			return fmt.Sprintf("%d rows start with %q, want 1", counts[head], head)
+		}
+	}
+	return ""
+}
+
+// commandFor reports whether line is a review command naming id.
+func commandFor(line, id string) bool {
+	f := strings.Fields(line)
+	return len(f) >= 4 && f[0] == "mcpx-fw" && f[1] == "review" && f[3] == id
 }
 
 // sampleInputWithExtra is Host.SampleInputRaw with members added to the
