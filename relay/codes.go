@@ -362,3 +362,33 @@ const reasonBridgeLimit = "bridge-limit"
 func errBridgeLimit(server, key string, limit int) *jsonrpc.Error {
 	return relayError(codeInternal, fmt.Sprintf("upstream %s: %d bridged calls are already running or awaiting their hosts' retries (%s)", server, limit, key), "", reasonBridgeLimit)
 }
+
+// Limits on what upstreams and hosts may make the firewall hold
+// (admission.go, and http.max_sessions in initialize.go).
+
+const (
+	reasonLimitReached   = "limit-reached"
+	reasonSessionLimited = "session-limit"
+)
+
+// errLimitReached: a request that would take its server past a limit on
+// what the firewall holds for it (requests in flight, pending reviews,
+// bytes), refused at once: nothing was validated, decided or recorded, so
+// no decision id. The message names the config key and its value, so an
+// operator knows what to raise; server is the operator's own name for it.
+// perHost says the limit is the one on a server's share within one host
+// session.
+func errLimitReached(key string, value int64, server string, perHost bool) *jsonrpc.Error {
+	scope := "for server " + server
+	if perHost {
+		scope += " in this host session"
+	}
+	return relayError(codeInternal, fmt.Sprintf("%s (%d) reached %s", key, value, scope), "", reasonLimitReached)
+}
+
+// errSessionLimit: a host's initialize refused because http.max_sessions
+// host sessions are open. Nobody chose; the host may try again once one
+// ends.
+func errSessionLimit(value int) *jsonrpc.Error {
+	return relayError(codeInternal, fmt.Sprintf("http.max_sessions (%d) reached: too many host sessions are open", value), "", reasonSessionLimited)
+}

@@ -33,6 +33,11 @@ type screen func(ctx context.Context, params json.RawMessage) *jsonrpc.Error
 type guard struct {
 	screen screen // pushes
 	inputs screen // sampling entries of input_required results
+	// admit and admitInputs come before either screen (see pushhold.go);
+	// held keeps the hold of each push let through until it is answered.
+	admit       admitter
+	admitInputs func(n int, bytes int64) *jsonrpc.Error
+	held        *pushHolds
 }
 
 // judgement is what becomes of one message from an upstream. With neither
@@ -44,6 +49,8 @@ type judgement struct {
 
 // judge screens msg on the bytes the upstream sent: a sampling push, or
 // the sampling entries of an input_required result. Anything else passes.
+// A push is admitted first (refused at once past a limit); the hold of one
+// that passes is kept in g.held until its answer is written.
 func (g guard) judge(ctx context.Context, msg jsonrpc.Message) judgement {
 	switch msg := msg.(type) {
 	case *jsonrpc.Response:
@@ -54,9 +61,19 @@ func (g guard) judge(ctx context.Context, msg jsonrpc.Message) judgement {
 		if g.screen == nil || msg.Method != methodCreateMessage || !msg.IsCall() {
 			break
 		}
-		if werr := g.screen(ctx, msg.Params); werr != nil {
+		h := g.held.claim(msg.ID) // admitted on its frame (frameScreen.admitFrame)
+		var werr *jsonrpc.Error
+		if h == nil {
+			h, werr = g.admitPush(msg)
+		}
+		if werr == nil {
+			werr = g.screen(ctx, msg.Params)
+		}
+		if werr != nil {
+			h.release()
 			return judgement{answer: &jsonrpc.Response{ID: msg.ID, Error: werr}}
 		}
+		g.held.add(msg.ID, h)
 	}
 	return judgement{}
 }
@@ -189,6 +206,7 @@ type frameScreen struct {
 	reply func([]byte) (int, error) // writes to the upstream
 
 	buf     []byte // read from src, not yet a whole frame
+	store   []byte // the array buf was read into, reused once out is drained
 	out     []byte // ready for the SDK
 	scanned int    // bytes of buf already scanned
 	depth   int    // nesting at buf[scanned]
@@ -234,9 +252,11 @@ func (f *frameScreen) next() error {
 		f.buf = f.buf[end:]
 		deep := f.deepest > sdkMaxDepth
 		f.scanned, f.deepest = 0, 0
-		f.out = frame
 		if deep {
+			f.store = nil // judgeDeep's screen reads the frame in place: never reuse it
 			f.out = f.judgeDeep(frame)
+		} else {
+			f.out = f.admitFrame(frame)
 		}
 		return nil
 	}
@@ -251,10 +271,65 @@ func (f *frameScreen) next() error {
 		}
 		return f.err
 	}
+	f.refill()
+	return nil
+}
+
+// frameReuse is the largest read buffer frameScreen keeps for the next
+// frames; a larger one, made for a large frame, is let go after it.
+const frameReuse = 1 << 20
+
+// refill reads more of src into buf. The array frames were read into is
+// reused once every frame in it has been handed on (next runs only when
+// out is drained): a stream of frames then costs no garbage, where a new
+// array per frame would cost several times its size, which under a flood
+// of large requests would be most of what serve allocates.
+func (f *frameScreen) refill() {
+	if f.store != nil && len(f.buf) <= cap(f.store) {
+		f.buf = f.store[:copy(f.store, f.buf)]
+	}
 	f.buf = slices.Grow(f.buf, 64<<10)
+	f.store = nil
+	if cap(f.buf) <= frameReuse {
+		f.store = f.buf[:cap(f.buf)]
+	}
 	n, err := f.src.Read(f.buf[len(f.buf):cap(f.buf)])
 	f.buf, f.err = f.buf[:len(f.buf)+n], err
-	return nil
+}
+
+// admitFrame admits a push on its frame, before the SDK's decoder reads
+// it: a refused push is answered here and dropped, and costs no more than
+// the one decode of its envelope that tells what it is (with the SDK's own
+// decoder, so both read the same message). The hold of an admitted one
+// waits in pushHolds for the guard's judge to claim. Only frames that can
+// hold the method's name are decoded: it can only be written with these
+// letters or with \u escapes.
+func (f *frameScreen) admitFrame(frame []byte) []byte {
+	if f.guard.admit == nil || f.guard.held == nil ||
+		(!bytes.Contains(frame, []byte("createMessage")) && !bytes.Contains(frame, []byte(`\u`))) {
+		return frame
+	}
+	msg, err := jsonrpc.DecodeMessage(frame)
+	req, ok := msg.(*jsonrpc.Request)
+	if err != nil || !ok || req.Method != methodCreateMessage || !req.IsCall() {
+		return frame
+	}
+	h, werr := f.guard.admitPush(req)
+	if werr != nil {
+		f.send(&jsonrpc.Response{ID: req.ID, Error: werr})
+		return nil
+	}
+	f.guard.held.frame(req.ID, h)
+	return frame
+}
+
+// send writes msg to the upstream.
+func (f *frameScreen) send(msg jsonrpc.Message) {
+	b, err := jsonrpc.EncodeMessage(msg)
+	if err != nil {
+		return
+	}
+	_, _ = f.reply(append(b, '\n'))
 }
 
 // Close does nothing: the command's stdout closes when the command exits,
@@ -361,6 +436,25 @@ func (c *guardedConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	}
 }
 
+// Write sends msg; once an answer to a push is written, the push is no
+// longer in flight.
+func (c *guardedConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	err := c.Connection.Write(ctx, msg)
+	if r, ok := msg.(*jsonrpc.Response); ok && c.held != nil {
+		c.held.answered(r.ID)
+	}
+	return err
+}
+
+// Close ends the connection, and with it every push still in flight.
+func (c *guardedConn) Close() error {
+	err := c.Connection.Close()
+	if c.held != nil {
+		c.held.end()
+	}
+	return err
+}
+
 // refusedInputs checks, on the bytes the upstream sent, every sampling
 // entry of an input_required result (2026-07-28), as pushes are checked,
 // and returns the first refusal. A result with a refused entry becomes that
@@ -371,7 +465,11 @@ func (g guard) refusedInputs(ctx context.Context, resp *jsonrpc.Response) *jsonr
 	if g.inputs == nil || resp.Error != nil || !mayNeedInput(resp.Result) {
 		return nil
 	}
-	for _, params := range samplingInputs(resp.Result) {
+	entries := samplingInputs(resp.Result)
+	if werr := g.admitInputRequests(entries); werr != nil {
+		return werr
+	}
+	for _, params := range entries {
 		if werr := g.inputs(ctx, params); werr != nil {
 			return werr
 		}

@@ -27,39 +27,73 @@ type handed struct {
 // handedRounds holds, per sealed requestState, the sampling entries a host
 // has been asked to answer, until it retries or the state expires. The
 // state itself carries the upstream's state and the keys, sealed; this is
-// what must not travel through the host at all.
+// what must not travel through the host at all. Each round keeps the
+// admission of its entries (admitRound) until then: they are in flight,
+// waiting for the host.
 type handedRounds struct {
 	mu     sync.Mutex
-	rounds map[string]handedRound
+	rounds map[string]*handedRound
 }
 
 type handedRound struct {
 	entries map[string]handed
-	expires time.Time
+	hold    *hold
+	expiry  *time.Timer // forgets the round when its state expires
 }
 
+// put keeps a round whose entries hold nothing of their own (a bridged
+// call's pushes are held until answered on the wire).
 func (h *handedRounds) put(state string, entries map[string]handed, expires time.Time) {
+	h.putHeld(state, entries, expires, nil)
+}
+
+// putHeld keeps a round until take, its expiry or closeAll, whichever
+// comes first, and releases its hold then.
+func (h *handedRounds) putHeld(state string, entries map[string]handed, expires time.Time, hold *hold) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.rounds == nil {
-		h.rounds = map[string]handedRound{}
+		h.rounds = map[string]*handedRound{}
 	}
-	now := time.Now()
-	for k, r := range h.rounds {
-		if now.After(r.expires) {
-			delete(h.rounds, k)
+	r := &handedRound{entries: entries, hold: hold}
+	r.expiry = time.AfterFunc(time.Until(expires), func() {
+		if r, ok := h.remove(state); ok {
+			r.hold.release()
 		}
-	}
-	h.rounds[state] = handedRound{entries: entries, expires: expires}
+	})
+	h.rounds[state] = r
 }
 
-// take removes and returns the round for state.
-func (h *handedRounds) take(state string) (map[string]handed, bool) {
+// take removes and returns the round for state, and its hold, which the
+// caller releases once it has checked the host's answers.
+func (h *handedRounds) take(state string) (map[string]handed, *hold, bool) {
+	r, ok := h.remove(state)
+	if !ok {
+		return nil, nil, false
+	}
+	r.expiry.Stop()
+	return r.entries, r.hold, true
+}
+
+func (h *handedRounds) remove(state string) (*handedRound, bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	r, ok := h.rounds[state]
 	delete(h.rounds, state)
-	return r.entries, ok
+	return r, ok
+}
+
+// closeAll forgets every round: the firewall is stopping, and no retry
+// will be answered.
+func (h *handedRounds) closeAll() {
+	h.mu.Lock()
+	rounds := h.rounds
+	h.rounds = nil
+	h.mu.Unlock()
+	for _, r := range rounds {
+		r.expiry.Stop()
+		r.hold.release()
+	}
 }
 
 // handBack answers a 2026-07-28 host's call with the upstream's input
@@ -67,7 +101,13 @@ func (h *handedRounds) take(state string) (map[string]handed, bool) {
 // policy, review) and goes out as cleared; elicitation and roots go out
 // unchanged. The requestState is the firewall's own, sealed; the host's
 // retry resumes the loop (resume).
-func (p *Proxy) handBack(ctx context.Context, x *exchange, reqs mcp.InputRequestMap, upstreamState string, round int) (mcp.Result, error) {
+func (p *Proxy) handBack(ctx context.Context, x *exchange, reqs mcp.InputRequestMap, upstreamState string, round int, held *hold) (mcp.Result, error) {
+	kept := false
+	defer func() {
+		if !kept {
+			held.release()
+		}
+	}()
 	out := mcp.InputRequestMap{}
 	entries := map[string]handed{}
 	for _, key := range slices.Sorted(maps.Keys(reqs)) {
@@ -93,7 +133,8 @@ func (p *Proxy) handBack(ctx context.Context, x *exchange, reqs mcp.InputRequest
 	if err != nil {
 		return nil, errInternal("requestState could not be sealed")
 	}
-	p.handed.put(sealed, entries, cont.Expires)
+	p.handed.putHeld(sealed, entries, cont.Expires, held)
+	kept = true
 	return inputRequired(x.origin.Method, out, sealed)
 }
 
@@ -107,22 +148,33 @@ func (p *Proxy) resume(ctx context.Context, x *exchange, answers mcp.InputRespon
 		p.log.Warn("requestState rejected", zap.String("server", x.u.cfg.Name), zap.Error(err))
 		return nil, p.sealer.rejection(err)
 	}
-	entries, ok := p.handed.take(state)
+	entries, held, ok := p.handed.take(state)
 	if !ok {
 		return nil, errStateRejected("no longer held")
 	}
 	if cont.Bridge != "" {
+		held.release() // nil: a bridged call's pushes are held on the wire
 		return p.resumeBridge(ctx, x, cont, answers, entries)
 	}
+	responses, err := p.checkAnswers(ctx, x, cont.Keys, answers, entries)
+	held.release()
+	if err != nil {
+		return nil, err
+	}
+	return p.relayInputs(ctx, x, responses, cont.State, cont.Round)
+}
+
+// checkAnswers checks the host's answer to every handed-out key.
+func (p *Proxy) checkAnswers(ctx context.Context, x *exchange, keys []string, answers mcp.InputResponseMap, entries map[string]handed) (mcp.InputResponseMap, error) {
 	responses := mcp.InputResponseMap{}
-	for _, key := range cont.Keys {
+	for _, key := range keys {
 		res, err := p.checkAnswer(ctx, x, key, answers[key], entries)
 		if err != nil {
 			return nil, err
 		}
 		responses[key] = res
 	}
-	return p.relayInputs(ctx, x, responses, cont.State, cont.Round)
+	return responses, nil
 }
 
 // checkAnswer checks the host's answer to one handed-out key.

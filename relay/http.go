@@ -2,11 +2,14 @@ package relay
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/netip"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -16,6 +19,64 @@ import (
 // shutdownGrace bounds how long ServeHTTP waits for handlers to return
 // after their sessions are closed.
 const shutdownGrace = 5 * time.Second
+
+// readHeaderTimeout bounds reading a request's headers.
+const readHeaderTimeout = 10 * time.Second
+
+// HTTPOptions bound what hosts served over HTTP may hold. Zero fields take
+// DefaultHTTPOptions.
+type HTTPOptions struct {
+	// SessionTimeout closes a legacy host session no request has come on
+	// for this long, and stops its upstreams: a host that went away without
+	// ending its session must not hold them forever. A request in progress
+	// (a tool call, a push to the host) keeps the session alive; an open
+	// event stream alone does not, so hosts that idle longer should ping.
+	SessionTimeout time.Duration // http.session_timeout
+	// MaxSessions caps the host sessions open at once; an initialize past
+	// it is refused (-32603).
+	MaxSessions int // http.max_sessions
+	// ReadTimeout bounds reading each request's body, once its headers
+	// are read; it stops counting once the body is read, so a long call or
+	// event stream is not cut.
+	ReadTimeout time.Duration // http.read_timeout
+	// IdleTimeout closes a keep-alive connection idle this long.
+	IdleTimeout time.Duration // http.idle_timeout
+	// MaxHeaderBytes caps a request's headers.
+	MaxHeaderBytes int // http.max_header_bytes
+	// MaxBodyBytes caps a request's body (413 past it).
+	MaxBodyBytes int64 // http.max_body_bytes
+}
+
+// DefaultHTTPOptions are the HTTP limits unless configured. The body cap
+// is twice limits.max_bytes (4 MiB): a host's answer carries a completion
+// of up to that size, within a JSON-RPC envelope and its escapes.
+func DefaultHTTPOptions() HTTPOptions {
+	return HTTPOptions{SessionTimeout: 30 * time.Minute, MaxSessions: 32, ReadTimeout: 30 * time.Second,
+		IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10, MaxBodyBytes: 8 << 20}
+}
+
+func (o HTTPOptions) resolved() HTTPOptions {
+	d := DefaultHTTPOptions()
+	if o.SessionTimeout <= 0 {
+		o.SessionTimeout = d.SessionTimeout
+	}
+	if o.MaxSessions <= 0 {
+		o.MaxSessions = d.MaxSessions
+	}
+	if o.ReadTimeout <= 0 {
+		o.ReadTimeout = d.ReadTimeout
+	}
+	if o.IdleTimeout <= 0 {
+		o.IdleTimeout = d.IdleTimeout
+	}
+	if o.MaxHeaderBytes <= 0 {
+		o.MaxHeaderBytes = d.MaxHeaderBytes
+	}
+	if o.MaxBodyBytes <= 0 {
+		o.MaxBodyBytes = d.MaxBodyBytes
+	}
+	return o
+}
 
 // Handler serves hosts of every protocol revision on one streamable HTTP
 // endpoint, all backed by the one host-facing server (SPEC-NOTES §8). The
@@ -27,11 +88,20 @@ const shutdownGrace = 5 * time.Second
 // stateful one whose sessions receive sampling pushes. Misrouting a legacy
 // host would break its sampling; misrouting a 2026 host only downgrades it,
 // so when unsure, legacy.
+//
+// Host sessions served here start their upstreams on first use, not at
+// initialize (see attachHost); idle ones are closed after
+// HTTPOptions.SessionTimeout. Each request's body must be read within
+// HTTPOptions.ReadTimeout and is capped at HTTPOptions.MaxBodyBytes.
 func (p *Proxy) Handler() http.Handler {
+	p.lazy.Store(true)
+	o := p.cfg.HTTP
 	server := func(*http.Request) *mcp.Server { return p.srv }
 	r := &eraRouter{
-		modern: mcp.NewStreamableHTTPHandler(server, &mcp.StreamableHTTPOptions{Stateless: true, PropagateRequestCancellation: true}),
-		legacy: mcp.NewStreamableHTTPHandler(server, nil),
+		modern: mcp.NewStreamableHTTPHandler(server, &mcp.StreamableHTTPOptions{Stateless: true, PropagateRequestCancellation: true,
+			MaxRequestBodyBytes: o.MaxBodyBytes}),
+		legacy: mcp.NewStreamableHTTPHandler(server, &mcp.StreamableHTTPOptions{SessionTimeout: o.SessionTimeout,
+			MaxRequestBodyBytes: o.MaxBodyBytes}),
 	}
 	// The root and /mcp, so a host configured with either URL works; every
 	// other path is 404.
@@ -40,7 +110,41 @@ func (p *Proxy) Handler() http.Handler {
 	mux.Handle("/mcp", r)
 	// A web page the operator visits must not drive the firewall: refuse
 	// cross-origin browser requests (hosts are not browsers).
-	return http.NewCrossOriginProtection().Handler(mux)
+	return bodyDeadline(http.NewCrossOriginProtection().Handler(mux), o.ReadTimeout)
+}
+
+// bodyDeadline gives each request timeout to send its body. The deadline
+// is on the connection, set per request and cleared once the body is read:
+// http.Server.ReadTimeout would do the first but not the second, and the
+// server's read for a closed connection, which runs while a long call or
+// event stream is answered, would then end that call's context.
+func bodyDeadline(next http.Handler, timeout time.Duration) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Body != nil && r.Body != http.NoBody {
+			rc := http.NewResponseController(w)
+			if rc.SetReadDeadline(time.Now().Add(timeout)) == nil {
+				r.Body = &deadlineBody{ReadCloser: r.Body, clear: func() { _ = rc.SetReadDeadline(time.Time{}) }}
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// deadlineBody clears the read deadline once its body has been read to
+// the end. A body that failed keeps it: the server reads what is left of
+// it before answering, and that read must be cut too.
+type deadlineBody struct {
+	io.ReadCloser
+	clear func()
+	once  sync.Once
+}
+
+func (b *deadlineBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if errors.Is(err, io.EOF) {
+		b.once.Do(b.clear)
+	}
+	return n, err
 }
 
 // eraRouter sends each request to the handler of its protocol era.
@@ -64,11 +168,13 @@ func (p *Proxy) ServeHTTP(ctx context.Context, ln net.Listener) error {
 	defer p.Close()
 	var active atomic.Int64
 	h := p.Handler()
-	srv := &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		active.Add(1)
-		defer active.Add(-1)
-		h.ServeHTTP(w, r)
-	})}
+	o := p.cfg.HTTP
+	srv := &http.Server{ReadHeaderTimeout: readHeaderTimeout, IdleTimeout: o.IdleTimeout, MaxHeaderBytes: o.MaxHeaderBytes,
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			active.Add(1)
+			defer active.Add(-1)
+			h.ServeHTTP(w, r)
+		})}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	select {
@@ -86,6 +192,7 @@ func (p *Proxy) shutdown(srv *http.Server, active *atomic.Int64) error {
 	ctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 	defer cancel()
 	go func() { _ = srv.Shutdown(ctx) }() // closes the listener at once
+	p.quiesce()                           // answers what upstreams wait for, while their host calls still run
 	for ss := range p.srv.Sessions() {
 		_ = ss.Close()
 	}

@@ -30,6 +30,9 @@ type screeningTransport struct {
 }
 
 func (t *screeningTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if id, ok := answerID(r); ok && t.held != nil {
+		defer t.held.answered(id) // the push is answered once its answer is sent
+	}
 	resp, err := t.base.RoundTrip(r)
 	if err != nil || resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return resp, err // the SDK decodes no message from these
@@ -356,4 +359,37 @@ func writeData(w *bytes.Buffer, payload, ending []byte) {
 		w.Write(part)
 		w.Write(ending)
 	}
+}
+
+// answerID is the id of the JSON-RPC response a POST carries, read from
+// its body through GetBody (the SDK sends each message from one byte
+// slice, so the request keeps its own); false for anything else.
+func answerID(r *http.Request) (jsonrpc.ID, bool) {
+	if r.Method != http.MethodPost || r.GetBody == nil {
+		return jsonrpc.ID{}, false
+	}
+	body, err := r.GetBody()
+	if err != nil {
+		return jsonrpc.ID{}, false
+	}
+	defer body.Close()
+	raw, err := io.ReadAll(body)
+	if err != nil {
+		return jsonrpc.ID{}, false
+	}
+	var id json.RawMessage
+	for _, m := range members(raw) {
+		switch m.key {
+		case "method":
+			return jsonrpc.ID{}, false
+		case "id":
+			id = m.value
+		}
+	}
+	var v any
+	if id == nil || json.Unmarshal(id, &v) != nil {
+		return jsonrpc.ID{}, false
+	}
+	rid, err := jsonrpc.MakeID(v)
+	return rid, err == nil
 }

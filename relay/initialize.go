@@ -3,6 +3,7 @@ package relay
 import (
 	"context"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/zap"
 )
@@ -37,21 +38,54 @@ func (p *Proxy) initializeMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 }
 
 func (p *Proxy) initialize(ctx context.Context, next mcp.MethodHandler, method string, req mcp.Request) (mcp.Result, error) {
+	if werr := p.openSession(); werr != nil {
+		return nil, werr
+	}
+	l, res, err := p.initializeHost(ctx, next, method, req)
+	if err != nil {
+		p.closeSession()
+		return res, err
+	}
+	res.Capabilities = p.advertised(l)
+	return res, nil
+}
+
+// initializeHost answers initialize and links the host's session.
+func (p *Proxy) initializeHost(ctx context.Context, next mcp.MethodHandler, method string, req mcp.Request) (*link, *mcp.InitializeResult, error) {
 	res, err := next(ctx, method, req)
 	if err != nil {
-		return res, err
+		return nil, nil, err
 	}
 	init, ok := res.(*mcp.InitializeResult)
 	ir, ok2 := req.(*mcp.ServerRequest[*mcp.InitializeParams])
 	if !ok || !ok2 {
-		return nil, errInternal("unexpected initialize types")
+		return nil, nil, errInternal("unexpected initialize types")
 	}
 	l, err := p.attachHost(ctx, hostView{session: ir.Session, era: init.ProtocolVersion, caps: ir.Params.Capabilities})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	init.Capabilities = l.mergedCapabilities()
-	return init, nil
+	return l, init, nil
+}
+
+// openSession counts a host session that is initializing, or refuses it
+// past http.max_sessions: each may start every upstream. closeSession
+// gives the place back when it fails or ends.
+func (p *Proxy) openSession() *jsonrpc.Error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.sessions >= p.cfg.HTTP.MaxSessions {
+		p.admit.refuseSession("http.max_sessions", int64(p.cfg.HTTP.MaxSessions))
+		return errSessionLimit(p.cfg.HTTP.MaxSessions)
+	}
+	p.sessions++
+	return nil
+}
+
+func (p *Proxy) closeSession() {
+	p.mu.Lock()
+	p.sessions--
+	p.mu.Unlock()
 }
 
 func (p *Proxy) discover(ctx context.Context, next mcp.MethodHandler, method string, req mcp.Request) (mcp.Result, error) {
@@ -71,12 +105,16 @@ func (p *Proxy) discover(ctx context.Context, next mcp.MethodHandler, method str
 	return dr, nil
 }
 
-// attachHost starts every upstream for a host that initialized and keeps
-// the link until that host's session ends.
+// attachHost links a host session that initialized and keeps the link
+// until that session ends. Over stdio its upstreams start now; over HTTP,
+// where any number of hosts may initialize, on the session's first
+// request that needs them (see started).
 func (p *Proxy) attachHost(ctx context.Context, h hostView) (*link, error) {
 	l := newLink(h)
-	if err := p.connectAll(ctx, l, h.era); err != nil {
-		return nil, err
+	if !p.lazy.Load() {
+		if err := p.started(ctx, l); err != nil {
+			return nil, err
+		}
 	}
 	p.mu.Lock()
 	if p.closed {
@@ -93,11 +131,31 @@ func (p *Proxy) attachHost(ctx context.Context, h hostView) (*link, error) {
 	return l, nil
 }
 
+// started starts l's upstreams unless they are running: all of them at
+// once, since names are prefixed by whether there are several. A failed
+// start is not kept, so the next request tries again.
+func (p *Proxy) started(ctx context.Context, l *link) error {
+	if l.started.Load() {
+		return nil // every request after the first
+	}
+	l.start.Lock()
+	defer l.start.Unlock()
+	if l.started.Load() {
+		return nil
+	}
+	if err := p.connectAll(ctx, l, l.host.era); err != nil {
+		return err
+	}
+	l.started.Store(true)
+	return nil
+}
+
 func (p *Proxy) detach(ss *mcp.ServerSession) {
 	p.mu.Lock()
 	l := p.links[ss]
 	delete(p.links, ss)
 	if l != nil {
+		p.sessions--
 		p.detaching.Add(1)
 	}
 	p.mu.Unlock()
@@ -123,7 +181,7 @@ func (p *Proxy) modernLink(ctx context.Context) (*link, error) {
 	}
 	l = newLink(hostView{era: modernEra})
 	l.shared = true
-	if err := p.connectAll(ctx, l, modernEra); err != nil {
+	if err := p.started(ctx, l); err != nil {
 		return nil, err
 	}
 	p.mu.Lock()
@@ -136,21 +194,32 @@ func (p *Proxy) modernLink(ctx context.Context) (*link, error) {
 	return l, nil
 }
 
-// connectAll starts every configured upstream for l.
+// connectAll starts every configured upstream for l, and remembers what
+// each offered (see advertised). Upstreams started for a link that closed
+// meanwhile (its host left, the firewall is stopping) are closed again.
 func (p *Proxy) connectAll(ctx context.Context, l *link, era string) error {
 	ups := make([]*upstream, 0, len(p.cfg.Upstreams))
+	closeAll := func() {
+		for _, started := range ups {
+			started.close()
+		}
+	}
 	for _, cfg := range p.cfg.Upstreams {
 		u, err := p.connect(l, cfg, era)
 		if err != nil {
-			for _, started := range ups {
-				started.close()
-			}
+			closeAll()
 			p.log.Error("upstreams failed to start", zap.String("server", cfg.Name), zap.Error(err))
 			return errUpstreamsStart()
 		}
 		ups = append(ups, u)
+		p.known.remember(cfg, era, l, u.session.InitializeResult().Capabilities)
 	}
 	l.mu.Lock()
+	if l.gone.Err() != nil {
+		l.mu.Unlock()
+		closeAll()
+		return errShuttingDown()
+	}
 	l.upstreams = ups
 	l.mu.Unlock()
 	return nil
@@ -174,6 +243,9 @@ func (p *Proxy) linkFor(ctx context.Context, req mcp.Request) (*link, hostView, 
 	p.mu.Unlock()
 	if l == nil {
 		return nil, hostView{}, errNotInitialized()
+	}
+	if err := p.started(ctx, l); err != nil {
+		return nil, hostView{}, err
 	}
 	return l, l.host, nil
 }

@@ -2,6 +2,7 @@ package relay
 
 import (
 	"context"
+	"encoding/json"
 	"maps"
 	"slices"
 	"time"
@@ -37,6 +38,8 @@ type exchange struct {
 // (handBack), whose retry resumes the loop (resume). A refusal ends the
 // call: the upstream is never retried with a refused entry.
 func (p *Proxy) relayInputs(ctx context.Context, x *exchange, responses mcp.InputResponseMap, state string, round int) (mcp.Result, error) {
+	ctx, cancel := x.u.link.whileAlive(ctx) // its reviews end with the link, as a push's do
+	defer cancel()
 	shed := 0
 	for {
 		res, err := x.send(ctx, x.u.session, responses, state)
@@ -60,14 +63,44 @@ func (p *Proxy) relayInputs(ctx context.Context, x *exchange, responses mcp.Inpu
 		if round++; round > p.cfg.MaxRounds {
 			return nil, errMaxRounds(x.u.cfg.Name, p.cfg.MaxRounds)
 		}
-		if x.host.modern() {
-			return p.handBack(ctx, x, reqs, next, round)
+		held, werr := p.admitRound(x.u, reqs)
+		if werr != nil {
+			return nil, werr
 		}
-		if responses, err = p.relayRound(ctx, x, reqs, round); err != nil {
+		if x.host.modern() {
+			return p.handBack(ctx, x, reqs, next, round, held)
+		}
+		responses, err = p.relayRound(ctx, x, reqs, round)
+		held.release()
+		if err != nil {
 			return nil, err
 		}
 		state = next
 	}
+}
+
+// admitRound admits the sampling entries of one round of input requests
+// together, each one request in flight with its encoded size, or refuses
+// the round. The guard has already refused, on the bytes, a round that
+// would not fit (admitInputRequests); this is the authoritative count, made
+// once the entries are decoded. The hold lasts until the round is answered.
+func (p *Proxy) admitRound(u *upstream, reqs mcp.InputRequestMap) (*hold, *jsonrpc.Error) {
+	var c claim
+	for _, in := range reqs {
+		r, ok := in.(*mcp.CreateMessageWithToolsParams)
+		if !ok {
+			continue
+		}
+		raw, err := json.Marshal(forwardable(r))
+		if err != nil {
+			return nil, errInternal("sampling request could not be encoded")
+		}
+		c = c.add(claim{inFlight: 1, bytes: int64(len(raw))})
+	}
+	if c == (claim{}) {
+		return nil, nil
+	}
+	return p.admit.acquire(u.cfg.Name, hostKey(u.link.host), c)
 }
 
 // relayRound answers one round of input requests for a host older than

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -68,6 +69,11 @@ type link struct {
 	gone      context.Context
 	leave     context.CancelFunc // ends gone
 	closeOnce sync.Once
+
+	// start serialises starting the upstreams; started is set once they
+	// run (see Proxy.started).
+	start   sync.Mutex
+	started atomic.Bool
 
 	mu        sync.Mutex
 	upstreams []*upstream
@@ -165,28 +171,12 @@ func (l *link) offering(has func(*mcp.ServerCapabilities) bool) []*upstream {
 	return out
 }
 
-// mergedCapabilities offers the host what any upstream offers (tools,
-// prompts, resources, completions, and list changes, which are relayed)
-// and nothing the firewall cannot relay.
+// mergedCapabilities offers the host what any upstream offers (see
+// mergeCapabilities).
 func (l *link) mergedCapabilities() *mcp.ServerCapabilities {
-	out := &mcp.ServerCapabilities{}
+	var all []*mcp.ServerCapabilities
 	for _, u := range l.upstreamList() {
-		c := u.session.InitializeResult().Capabilities
-		if c == nil {
-			continue
-		}
-		if c.Tools != nil {
-			out.Tools = &mcp.ToolCapabilities{ListChanged: c.Tools.ListChanged || out.Tools != nil && out.Tools.ListChanged}
-		}
-		if c.Prompts != nil {
-			out.Prompts = &mcp.PromptCapabilities{ListChanged: c.Prompts.ListChanged || out.Prompts != nil && out.Prompts.ListChanged}
-		}
-		if c.Resources != nil {
-			out.Resources = &mcp.ResourceCapabilities{ListChanged: c.Resources.ListChanged || out.Resources != nil && out.Resources.ListChanged}
-		}
-		if c.Completions != nil {
-			out.Completions = &mcp.CompletionCapabilities{}
-		}
+		all = append(all, u.session.InitializeResult().Capabilities)
 	}
-	return out
+	return mergeCapabilities(all)
 }

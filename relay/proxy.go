@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -66,6 +67,10 @@ type Config struct {
 	// SealKey authenticates the requestState handed to 2026-07-28 hosts; a
 	// random key is made when it is empty (states then die with the process).
 	SealKey []byte
+	// Limits bound what upstreams may make the firewall hold (admission.go).
+	Limits Limits
+	// HTTP configures serving hosts over HTTP (http.go).
+	HTTP    HTTPOptions
 	Version string // reported as the firewall's serverInfo version
 	// Hide are the paths an isolated upstream cannot reach: the state dir,
 	// the config, the policies, the log files (see Upstream.Isolated).
@@ -85,11 +90,16 @@ type Proxy struct {
 	progress progressRoutes // progress tokens sent upstream, by host call
 	reviews  reviewWaits    // requests held for review, on one shared poll
 	judging  judging        // decisions on sampling requests, a few at a time
+	admit    *admission     // what each upstream holds, and the gate before anything else
+	known    knownCapabilities
 
 	mu     sync.Mutex
 	links  map[*mcp.ServerSession]*link // hosts that initialized
 	modern *link                        // every 2026-07-28 request, made on first use
 	closed bool
+	// sessions counts the host sessions that initialized or are
+	// initializing (http.max_sessions).
+	sessions int
 	// starting serialises making the modern link, without holding mu
 	// while upstream processes start.
 	starting sync.Mutex
@@ -98,6 +108,11 @@ type Proxy struct {
 	// while an upstream is still stopping (its last stderr lines unlogged,
 	// an isolated one killed with its launcher).
 	detaching sync.WaitGroup
+	quiet     sync.Once // quiesce
+	// lazy is set when hosts are served over HTTP (Handler): a host
+	// session's upstreams then start on its first request that needs them,
+	// not at its initialize.
+	lazy atomic.Bool
 }
 
 // New returns a Proxy; nothing starts until a host connects.
@@ -115,7 +130,9 @@ func New(cfg Config, eng *engine.Engine, store *review.Store, log *zap.Logger) *
 		cfg.StateTTL = cfg.HostTimeout
 	}
 	cfg = bridgeDefaults(cfg)
+	cfg.HTTP = cfg.HTTP.resolved()
 	p := &Proxy{cfg: cfg, eng: eng, store: store, log: log.Named("relay"), links: map[*mcp.ServerSession]*link{}}
+	p.admit = newAdmission(cfg.Limits, p.log)
 	p.sealer = newSealer(sealKey(cfg.SealKey), nil)
 	p.srv = p.server()
 	return p
@@ -128,9 +145,17 @@ func (p *Proxy) ServeStdio(ctx context.Context, in io.ReadCloser, out io.WriteCl
 }
 
 // serve runs the host-facing server on t and closes every upstream after.
+// When ctx ends, the firewall quiesces before the host's session closes
+// (see quiesce); when the host leaves first, its calls end with it.
 func (p *Proxy) serve(ctx context.Context, t mcp.Transport) error {
 	defer p.Close()
-	err := p.srv.Run(ctx, t)
+	run, stop := context.WithCancel(context.WithoutCancel(ctx))
+	defer stop()
+	defer context.AfterFunc(ctx, func() {
+		p.quiesce()
+		stop()
+	})()
+	err := p.srv.Run(run, t)
 	if errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
 		return nil
 	}
@@ -151,9 +176,38 @@ func (p *Proxy) server() *mcp.Server {
 	return srv
 }
 
-// Close ends every host link: waiting requests stop, then upstreams close.
-func (p *Proxy) Close() {
-	p.mu.Lock()
+// drainGrace bounds how long quiesce waits for the requests it stopped to
+// be answered.
+const drainGrace = 5 * time.Second
+
+// quiesce stops the firewall's work and answers what it holds, before
+// hosts' sessions and upstreams close: no new host session or sampling
+// request is taken; every request waiting (on a review, on the host)
+// stops, its review abandoned with its audit entry; and it waits until
+// each has been answered to its upstream (-32603). Were the hosts'
+// sessions closed first, the host calls behind the upstreams' requests
+// would be cancelled, and the upstreams would hear nothing. The review
+// store must stay open until it returns. Later calls wait for the first.
+func (p *Proxy) quiesce() {
+	p.quiet.Do(func() {
+		p.mu.Lock()
+		links := p.allLinks()
+		p.closed = true
+		p.mu.Unlock()
+		p.admit.close()
+		p.bridges.closeAll(p)
+		for _, l := range links {
+			l.leave()
+		}
+		p.handed.closeAll()
+		if !p.admit.drain(drainGrace) {
+			p.log.Warn("requests still in flight at shutdown; their upstreams are closed under them", zap.Duration("after", drainGrace))
+		}
+	})
+}
+
+// allLinks lists every host link; callers hold p.mu.
+func (p *Proxy) allLinks() []*link {
 	links := make([]*link, 0, len(p.links)+1)
 	for _, l := range p.links {
 		links = append(links, l)
@@ -161,14 +215,23 @@ func (p *Proxy) Close() {
 	if p.modern != nil {
 		links = append(links, p.modern)
 	}
-	p.links, p.modern, p.closed = map[*mcp.ServerSession]*link{}, nil, true
+	return links
+}
+
+// Close quiesces the firewall, then closes every host link and its
+// upstreams.
+func (p *Proxy) Close() {
+	p.quiesce()
+	p.mu.Lock()
+	links := p.allLinks()
+	p.links, p.modern = map[*mcp.ServerSession]*link{}, nil
 	p.mu.Unlock()
-	p.bridges.closeAll(p)
 	for _, l := range links {
 		l.close()
 	}
 	p.detaching.Wait()
 	p.judging.close()
+	p.admit.logTotals()
 }
 
 // sealKey is the configured key, or a random one for this process only.

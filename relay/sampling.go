@@ -127,6 +127,9 @@ func (p *Proxy) resultStage(ctx context.Context, u *upstream, s *engine.Sampling
 		if err != nil {
 			return errInternal("host completion could not be encoded")
 		}
+		if werr := t.hold.grow(claim{bytes: int64(len(raw))}); werr != nil {
+			return werr // the completion is held while it is checked and reviewed
+		}
 		t.result = raw
 		t.v = p.eng.Check(ctx, t.s, raw)
 		return nil

@@ -39,6 +39,10 @@ type stage struct {
 	// are what the operator supplied with an approval (see settlement).
 	reviewID       string
 	edited, answer []byte
+	// hold is the stage's review slot, and at the result stage the bytes
+	// of the completion, from before the engine runs until the stage
+	// settles (see judge).
+	hold *hold
 }
 
 // judge runs decide, which fills in t.s, t.v and, at the result stage,
@@ -50,7 +54,21 @@ type stage struct {
 // waiting goroutine keeps is the few small frames of the wait (with a
 // thousand reviews pending, a thousand of them; BENCHMARKS.md, P4). An
 // error from decide ends the stage before any decision.
+//
+// Before any of that, the stage takes a review slot of its server (see
+// admission): the engine opens a review in the same step as it decides,
+// so whether a request will be held can only be known by evaluating the
+// policy, which is what a server past limits.max_pending_reviews must not
+// make the firewall do. A request refused here is refused at once, and
+// nothing is recorded. The slot is given back when the stage settles, at
+// once for a verdict that is not an escalation.
 func (p *Proxy) judge(ctx context.Context, t *stage, decide func() error) error {
+	hold, werr := p.admit.acquire(t.u.cfg.Name, hostKey(t.u.link.host), claim{reviews: 1})
+	if werr != nil {
+		return werr
+	}
+	defer hold.release()
+	t.hold = hold
 	var err error
 	p.judging.do(ctx, func() {
 		if err = decide(); err == nil && t.v.Outcome == engine.OutcomeEscalate {
@@ -80,6 +98,8 @@ func (p *Proxy) settle(ctx context.Context, t *stage) {
 	var st settlement
 	it, err := p.store.Wait(ctx, v.ReviewID)
 	switch {
+	case err != nil && ctx.Err() != nil && it.ID != "":
+		st = p.ended(ctx, v, it)
 	case err != nil:
 		st = p.unsettled(v, "store-error", "review queue unavailable", err)
 	case it.State == review.StateApproved:
@@ -93,6 +113,20 @@ func (p *Proxy) settle(ctx context.Context, t *stage) {
 		st = p.unsettled(v, reasonAbandon, "review abandoned", fmt.Errorf("review ended in state %s", it.State))
 	}
 	t.v, t.edited, t.answer = st.Verdict, st.edited, st.answer
+}
+
+// ended settles a review whose request ended while it waited (its
+// upstream cancelled it or went away, its host left, the firewall is
+// stopping): the store has abandoned it, unless a decision came first,
+// and nobody can be answered. Not an error of the firewall's: logged as
+// what happened.
+func (p *Proxy) ended(ctx context.Context, v engine.Verdict, it review.Item) settlement {
+	if it.State == review.StateApproved {
+		p.finish(ctx, it.ID, review.StateFailed, "the request ended before the approval could be delivered")
+	}
+	p.log.Info("review abandoned: its request ended", zap.String("review_id", it.ID), zap.String("state", string(it.State)))
+	return settlement{Verdict: engine.Verdict{Outcome: engine.OutcomeError, DecisionID: v.DecisionID, Stage: v.Stage,
+		ReviewID: v.ReviewID, Reasons: []engine.Reason{{Code: reasonAbandon, Message: "review abandoned"}}}}
 }
 
 // approved re-decides an approved item, with the operator's edit in place

@@ -23,7 +23,7 @@ import (
 // hide, so there the screening happens in its HTTP client instead
 // (screeningTransport).
 func (p *Proxy) upstreamTransportFor(u *upstream) mcp.Transport {
-	g := guard{screen: p.screenFor(u), inputs: p.screenInputsFor(u)}
+	g := p.guardFor(u)
 	if u.cfg.URL == "" {
 		cmd := command(u.cfg, p.cfg.Hide)
 		guarded := &guardedTransport{Transport: &mcp.CommandTransport{Command: cmd}, guard: g}

@@ -23,6 +23,9 @@ type upstream struct {
 	caps    validate.Capabilities // sampling sub-capabilities advertised to it
 	session *mcp.ClientSession
 
+	// held keeps the admission of each push not yet answered (pushhold.go).
+	held *pushHolds
+
 	mu       sync.Mutex
 	inFlight map[*hostCall]struct{} // host tools/calls now running on it
 	info     map[string]any         // the serverInfo of session, made by reported
@@ -44,7 +47,7 @@ func (u *upstream) modern() bool { return isModern(u.era) }
 // context only when the host declared those too. The SDK's input-request
 // loop is off: the relay runs it, so every entry crosses the firewall.
 func (p *Proxy) connect(l *link, cfg Upstream, era string) (*upstream, error) {
-	u := &upstream{cfg: cfg, log: p.log.With(zap.String("server", cfg.Name)), link: l, inFlight: map[*hostCall]struct{}{}}
+	u := &upstream{cfg: cfg, log: p.log.With(zap.String("server", cfg.Name)), link: l, inFlight: map[*hostCall]struct{}{}, held: newPushHolds()}
 	host := l.host.caps
 	opts := &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}, MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
 		ProgressNotificationHandler: func(ctx context.Context, req *mcp.ProgressNotificationClientRequest) { p.relayProgress(ctx, u, req) },
@@ -215,6 +218,7 @@ func serverInfo(cs *mcp.ClientSession) map[string]any {
 // the host's next session starts it again.
 func (p *Proxy) watchUpstream(u *upstream, cs *mcp.ClientSession) {
 	err := cs.Wait()
+	u.held.end() // its pushes in flight can no longer be answered
 	if u.closing.Load() {
 		return
 	}

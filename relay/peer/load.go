@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"io"
 	"os"
+	"strings"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -22,9 +24,11 @@ import (
 const LoadEnv = "MCPXFW_PEER_LOAD"
 
 // LoadOutcomes is what the sample_each tool reports: one outcome per
-// pushed request, in the order they were given.
+// pushed request, in the order they were given, and how long each took to
+// be answered, in milliseconds.
 type LoadOutcomes struct {
 	Outcomes []SampleOutcome `json:"outcomes"`
+	Millis   []int64         `json:"millis"`
 }
 
 // WireCounts is what the load_wire tool reports about one upstream session.
@@ -42,48 +46,97 @@ type WireCounts struct {
 
 // addLoad, when LoadEnv is 1, registers the load-test tools on srv and
 // returns in and out wrapped by the wire tap; otherwise it changes nothing.
-// sample_each {requests} pushes every params at once, each as its own
-// sampling/createMessage request, and reports every outcome in order
-// (LoadOutcomes); load_wire reports the tap's counts (WireCounts).
-func addLoad(srv *mcp.Server, in io.ReadCloser, out io.WriteCloser) (io.ReadCloser, io.WriteCloser) {
+// sample_each {requests, repeat, pad} pushes every params at once, each as
+// its own sampling/createMessage request (repeat times each; pad bytes of
+// filler added to the text of each one's first message, so a flood of
+// large requests costs its caller nothing to send), and reports every
+// outcome in order (LoadOutcomes), each also as a line of the
+// MCPXFW_PEER_LOG file as soon as it arrives; load_wire reports the tap's
+// counts (WireCounts). wait, called once the session has ended, waits a
+// little for the outcomes still being recorded.
+func addLoad(srv *mcp.Server, in io.ReadCloser, out io.WriteCloser) (io.ReadCloser, io.WriteCloser, func()) {
 	if os.Getenv(LoadEnv) != "1" {
-		return in, out
+		return in, out, func() {}
 	}
 	w := &wire{sampling: map[string]int{}, requests: map[string]bool{}}
+	l := &load{}
 	srv.AddTool(&mcp.Tool{Name: "sample_each", Description: "Pushes every params at once as its own sampling/createMessage request; reports each outcome in order.",
-		InputSchema: json.RawMessage(`{"type":"object","properties":{"requests":{"type":"array","items":{"type":"object"}}},"required":["requests"]}`)}, sampleEach)
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"requests":{"type":"array","items":{"type":"object"}},` +
+			`"repeat":{"type":"integer"},"pad":{"type":"integer"}},"required":["requests"]}`)}, l.sampleEach)
 	srv.AddTool(&mcp.Tool{Name: "load_wire", Description: "Reports how many sampling requests this upstream sent and how often each was answered, read on the wire.",
 		InputSchema: json.RawMessage(`{"type":"object"}`)}, w.report)
-	return &tapReader{ReadCloser: in, w: w}, &tapWriter{WriteCloser: out, w: w}
+	return &tapReader{ReadCloser: in, w: w}, &tapWriter{WriteCloser: out, w: w}, l.wait
+}
+
+// load tracks the pushes of sample_each still waiting for an answer.
+type load struct {
+	pushes sync.WaitGroup
+}
+
+// loadExitWait bounds how long the upstream waits, after its session
+// ended, for answers already read to be recorded.
+const loadExitWait = 5 * time.Second
+
+func (l *load) wait() {
+	done := make(chan struct{})
+	go func() {
+		l.pushes.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(loadExitWait):
+	}
 }
 
 // sampleEach pushes each given params as its own sampling request, all at
 // once, and waits for every one.
-func sampleEach(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+func (l *load) sampleEach(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	var args struct {
 		Requests []json.RawMessage `json:"requests"`
+		Repeat   int               `json:"repeat"`
+		Pad      int               `json:"pad"`
 	}
 	if err := json.Unmarshal(req.Params.Arguments, &args); err != nil {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "sample_each needs {requests}"}
 	}
-	params := make([]*mcp.CreateMessageWithToolsParams, len(args.Requests))
-	for i, raw := range args.Requests {
-		params[i] = new(mcp.CreateMessageWithToolsParams)
-		if err := json.Unmarshal(raw, params[i]); err != nil {
-			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "requests: " + err.Error()}
+	var params []*mcp.CreateMessageWithToolsParams
+	for _, raw := range args.Requests {
+		for range max(args.Repeat, 1) {
+			p := new(mcp.CreateMessageWithToolsParams)
+			if err := json.Unmarshal(raw, p); err != nil {
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "requests: " + err.Error()}
+			}
+			pad(p, args.Pad)
+			params = append(params, p)
 		}
 	}
-	var out LoadOutcomes
-	out.Outcomes = make([]SampleOutcome, len(params))
+	out := LoadOutcomes{Outcomes: make([]SampleOutcome, len(params)), Millis: make([]int64, len(params))}
 	var wg sync.WaitGroup
 	for i, p := range params {
+		l.pushes.Add(1)
 		wg.Go(func() {
-			out.Outcomes[i] = sampleResult(req.Session.CreateMessageWithTools(ctx, p)).StructuredContent.(SampleOutcome)
+			defer l.pushes.Done()
+			start := time.Now()
+			res := sampleResult(req.Session.CreateMessageWithTools(ctx, p))
+			out.Outcomes[i], out.Millis[i] = res.StructuredContent.(SampleOutcome), time.Since(start).Milliseconds()
+			logOutcome(res)
 		})
 	}
 	wg.Wait()
 	text, _ := json.Marshal(out)
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(text)}}}, nil
+}
+
+// pad adds n bytes of filler to the text of p's first message, when that
+// is one text block.
+func pad(p *mcp.CreateMessageWithToolsParams, n int) {
+	if n <= 0 || len(p.Messages) == 0 || len(p.Messages[0].Content) != 1 {
+		return
+	}
+	if t, ok := p.Messages[0].Content[0].(*mcp.TextContent); ok {
+		t.Text += " " + strings.Repeat("x", n)
+	}
 }
 
 // wire counts, by JSON-RPC id, the sampling requests an upstream writes and

@@ -52,8 +52,9 @@ func RunUpstream(ctx context.Context, in io.ReadCloser, out io.WriteCloser) erro
 func RunUpstreamWith(ctx context.Context, in io.ReadCloser, out io.WriteCloser, opts UpstreamOptions) error {
 	raw := &rawParams{pending: map[string]json.RawMessage{}}
 	srv := newServer(raw, opts)
-	in, out = addLoad(srv, in, out) // with MCPXFW_PEER_LOAD=1: load.go
+	in, out, wait := addLoad(srv, in, out) // with MCPXFW_PEER_LOAD=1: load.go
 	err := srv.Run(ctx, &swapTransport{Transport: &mcp.IOTransport{Reader: in, Writer: out}, raw: raw})
+	wait()
 	if errors.Is(err, io.EOF) || errors.Is(err, context.Canceled) {
 		return nil
 	}

@@ -1,0 +1,147 @@
+package relay
+
+import (
+	"encoding/json"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+)
+
+// pushHolds keeps the admission of each request one upstream session sent
+// and has not been answered yet, by JSON-RPC id. A push is admitted on
+// the bytes the upstream sent, before anything validates or decides it:
+// on its frame for a command upstream (frameScreen.admitFrame), else in
+// the guard's judge; it stays in flight until the firewall's answer to
+// its id goes back on the wire, whatever path produced that answer, or
+// until the session ends. Nothing between the two needs to remember to
+// release it.
+type pushHolds struct {
+	mu   sync.Mutex
+	byID map[jsonrpc.ID][]*hold // an upstream may reuse an id: one hold per request
+	// framed holds what frameScreen admitted, until the guard's judge
+	// claims it as the message reaches it.
+	framed map[jsonrpc.ID][]*hold
+	ended  bool
+}
+
+func newPushHolds() *pushHolds {
+	return &pushHolds{byID: map[jsonrpc.ID][]*hold{}, framed: map[jsonrpc.ID][]*hold{}}
+}
+
+// frame keeps h, admitted on its frame, for the judge of the message.
+func (p *pushHolds) frame(id jsonrpc.ID, h *hold) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.ended {
+		h.release()
+		return
+	}
+	p.framed[id] = append(p.framed[id], h)
+}
+
+// claim takes the oldest hold admitted on a frame with id, or nil. The
+// frame screen and the judge read the same bytes with the same decoder,
+// in the same order, so the judge of a push frameScreen admitted finds
+// its hold here, and that of any other push finds none.
+func (p *pushHolds) claim(id jsonrpc.ID) *hold {
+	if p == nil {
+		return nil
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return take(p.framed, id)
+}
+
+// take removes and returns the oldest hold of id in m, or nil.
+func take(m map[jsonrpc.ID][]*hold, id jsonrpc.ID) *hold {
+	hs := m[id]
+	switch len(hs) {
+	case 0:
+		return nil
+	case 1:
+		delete(m, id)
+	default:
+		m[id] = hs[1:]
+	}
+	return hs[0]
+}
+
+// add keeps h until id is answered. After the session ended it releases
+// h at once: nothing will answer it.
+func (p *pushHolds) add(id jsonrpc.ID, h *hold) {
+	if h == nil || p == nil {
+		h.release()
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.ended {
+		h.release()
+		return
+	}
+	p.byID[id] = append(p.byID[id], h)
+}
+
+// answered releases the oldest hold of id, if any.
+func (p *pushHolds) answered(id jsonrpc.ID) {
+	p.mu.Lock()
+	h := take(p.byID, id)
+	p.mu.Unlock()
+	h.release()
+}
+
+// end releases every hold: the session is gone, and so is every request
+// it had in flight.
+func (p *pushHolds) end() {
+	p.mu.Lock()
+	answered, framed := p.byID, p.framed
+	p.byID, p.framed, p.ended = map[jsonrpc.ID][]*hold{}, map[jsonrpc.ID][]*hold{}, true
+	p.mu.Unlock()
+	for _, m := range []map[jsonrpc.ID][]*hold{answered, framed} {
+		for _, hs := range m {
+			for _, h := range hs {
+				h.release()
+			}
+		}
+	}
+}
+
+// admitter is the admission step of a guard: it takes a hold for one
+// request of size bytes from the upstream, or refuses it.
+type admitter func(bytes int) (*hold, *jsonrpc.Error)
+
+// guardFor is the raw screening of u's messages, with admission first.
+func (p *Proxy) guardFor(u *upstream) guard {
+	return guard{screen: p.screenFor(u), inputs: p.screenInputsFor(u), held: u.held,
+		admit: func(n int) (*hold, *jsonrpc.Error) {
+			return p.admit.acquire(u.cfg.Name, hostKey(u.link.host), claim{inFlight: 1, bytes: int64(n)})
+		},
+		admitInputs: func(n int, bytes int64) *jsonrpc.Error {
+			return p.admit.fits(u.cfg.Name, hostKey(u.link.host), claim{inFlight: n, bytes: bytes})
+		}}
+}
+
+// admitPush admits a push on its raw params, before anything else is
+// done with it. A request the guard lets through is kept in held until
+// its answer is written; one it refuses is answered by the guard.
+func (g guard) admitPush(msg *jsonrpc.Request) (*hold, *jsonrpc.Error) {
+	if g.admit == nil {
+		return nil, nil
+	}
+	return g.admit(len(msg.Params))
+}
+
+// admitInputRequests refuses an input_required result whose sampling
+// entries, all together, would not fit the upstream's limits now: they are
+// counted on the bytes, before any is validated or decoded. Those that fit
+// are admitted for real once decoded (admitRound).
+func (g guard) admitInputRequests(entries []json.RawMessage) *jsonrpc.Error {
+	if g.admitInputs == nil || len(entries) == 0 {
+		return nil
+	}
+	var n int64
+	for _, e := range entries {
+		n += int64(len(e))
+	}
+	return g.admitInputs(len(entries), n)
+}
