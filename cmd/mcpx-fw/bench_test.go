@@ -64,6 +64,7 @@ servers:
   bench: {command: [%q], label: Benchmark upstream, max_tokens: 4096}
 decision_log: {sink: %q}
 log: {file: %q}
+limits: {max_in_flight: 100000, max_pending_reviews: 100000, max_in_flight_per_host: 100000, max_pending_reviews_per_host: 100000}
 `, s.stateDir, policies, upstream, filepath.Join(dir, "decisions.jsonl"), s.log)
 	if err := os.WriteFile(s.config, []byte(cfg), 0o600); err != nil {
 		tb.Fatal(err)

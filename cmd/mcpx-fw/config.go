@@ -42,11 +42,7 @@ type Config struct {
 	Sampling struct {
 		HostTimeout time.Duration `mapstructure:"host_timeout"` // deadline for the host's answer; default 5m
 	} `mapstructure:"sampling"`
-	HTTP struct {
-		// AllowRemote lets `serve --http` listen on an address other
-		// machines can reach; default false (loopback only).
-		AllowRemote bool `mapstructure:"allow_remote"`
-	} `mapstructure:"http"`
+	HTTP    HTTPConfig              `mapstructure:"http"`
 	Servers map[string]ServerConfig `mapstructure:"servers"`
 	// Isolation is how stdio upstreams run (see isolation.go).
 	Isolation struct {
@@ -107,8 +103,25 @@ type ServerConfig struct {
 	OperatorAnswer bool `mapstructure:"operator_answer"`
 }
 
+// HTTPConfig is the http: section, for `serve --http`. Every key defaults
+// to the value in config.example.yaml (relay.DefaultHTTPOptions).
+type HTTPConfig struct {
+	// AllowRemote lets `serve --http` listen on an address other
+	// machines can reach; default false (loopback only).
+	AllowRemote bool `mapstructure:"allow_remote"`
+	// SessionTimeout closes a host session idle this long, and its
+	// upstreams; default 30m.
+	SessionTimeout time.Duration `mapstructure:"session_timeout"`
+	MaxSessions    int           `mapstructure:"max_sessions"`     // host sessions open at once; default 32
+	ReadTimeout    time.Duration `mapstructure:"read_timeout"`     // to send one request's body; default 30s
+	IdleTimeout    time.Duration `mapstructure:"idle_timeout"`     // keep-alive connection idle; default 2m
+	MaxHeaderBytes int           `mapstructure:"max_header_bytes"` // one request's headers; default 64 KiB
+	MaxBodyBytes   int           `mapstructure:"max_body_bytes"`   // one request's body; default 8 MiB
+}
+
 // LimitsConfig is the limits: section. Every key defaults to the value in
-// config.example.yaml (validate.DefaultLimits and defaultMaxRounds).
+// config.example.yaml (validate.DefaultLimits, defaultMaxRounds and
+// relay.DefaultLimits).
 type LimitsConfig struct {
 	// MaxRounds caps the rounds of input requests (2026-07-28) or bridged
 	// pushes in one host call.
@@ -129,6 +142,16 @@ type LimitsConfig struct {
 	MaxBridgedCalls          int           `mapstructure:"max_bridged_calls"`
 	MaxBridgedCallsPerServer int           `mapstructure:"max_bridged_calls_per_server"`
 	BridgeWait               time.Duration `mapstructure:"bridge_wait"`
+	// What one server may make the firewall hold at once, over all its
+	// sessions (see relay.Limits): sampling requests in flight, pending
+	// reviews, and the bytes of requests and completions held.
+	MaxInFlight       int `mapstructure:"max_in_flight"`
+	MaxPendingReviews int `mapstructure:"max_pending_reviews"`
+	MaxHeldBytes      int `mapstructure:"max_held_bytes"`
+	// The same for one server's share within one host session.
+	MaxInFlightPerHost       int `mapstructure:"max_in_flight_per_host"`
+	MaxPendingReviewsPerHost int `mapstructure:"max_pending_reviews_per_host"`
+	MaxHeldBytesPerHost      int `mapstructure:"max_held_bytes_per_host"`
 }
 
 // defaultMaxRounds is limits.max_rounds unless configured: below the Go
@@ -159,6 +182,13 @@ func setDefaults(v *viper.Viper) {
 	v.SetDefault("review.retain", "168h")
 	v.SetDefault("sampling.host_timeout", "5m")
 	v.SetDefault("http.allow_remote", false)
+	httpd := relay.DefaultHTTPOptions()
+	v.SetDefault("http.session_timeout", httpd.SessionTimeout.String())
+	v.SetDefault("http.max_sessions", httpd.MaxSessions)
+	v.SetDefault("http.read_timeout", httpd.ReadTimeout.String())
+	v.SetDefault("http.idle_timeout", httpd.IdleTimeout.String())
+	v.SetDefault("http.max_header_bytes", httpd.MaxHeaderBytes)
+	v.SetDefault("http.max_body_bytes", httpd.MaxBodyBytes)
 	v.SetDefault("servers", map[string]any{})
 	v.SetDefault("isolation.default", defaultIsolation())
 	v.SetDefault("isolation.hide", []string{})
@@ -177,6 +207,13 @@ func setDefaults(v *viper.Viper) {
 	v.SetDefault("limits.max_bridged_calls", relay.DefaultMaxBridged)
 	v.SetDefault("limits.max_bridged_calls_per_server", relay.DefaultMaxBridgedPerServer)
 	v.SetDefault("limits.bridge_wait", relay.DefaultBridgeWait.String())
+	held := relay.DefaultLimits()
+	v.SetDefault("limits.max_in_flight", held.InFlight)
+	v.SetDefault("limits.max_pending_reviews", held.PendingReviews)
+	v.SetDefault("limits.max_held_bytes", held.HeldBytes)
+	v.SetDefault("limits.max_in_flight_per_host", held.HostInFlight)
+	v.SetDefault("limits.max_pending_reviews_per_host", held.HostPendingReviews)
+	v.SetDefault("limits.max_held_bytes_per_host", held.HostHeldBytes)
 	v.SetDefault("log.level", "info")
 	v.SetDefault("log.file", "")
 }
@@ -333,6 +370,7 @@ func (c *Config) check() error {
 	if !oneOf(c.Isolation.Default, isolationModes...) {
 		bad("isolation.default", "%q is not one of %s", c.Isolation.Default, strings.Join(isolationModes, ", "))
 	}
+	c.HTTP.check(bad, c.Limits.MaxBytes)
 	for name, s := range c.Servers {
 		c.checkServer(bad, name, s)
 	}
@@ -397,11 +435,15 @@ func checkReach(bad func(string, string, ...any), key string, s ServerConfig) {
 }
 
 // check refuses limits that are not positive: a zero would not mean "no
-// limit" but forbid everything.
+// limit" but forbid everything. A byte budget below max_bytes would
+// refuse requests that validation lets through.
 func (l LimitsConfig) check(bad func(string, string, ...any)) {
 	for key, v := range map[string]int{"max_rounds": l.MaxRounds, "max_bytes": l.MaxBytes, "max_depth": l.MaxDepth,
 		"max_messages": l.MaxMessages, "max_blocks": l.MaxBlocks, "max_text_bytes": l.MaxTextBytes,
-		"max_base64_bytes": l.MaxBase64Bytes, "max_tools": l.MaxTools} {
+		"max_base64_bytes": l.MaxBase64Bytes, "max_tools": l.MaxTools,
+		"max_in_flight": l.MaxInFlight, "max_pending_reviews": l.MaxPendingReviews, "max_held_bytes": l.MaxHeldBytes,
+		"max_in_flight_per_host": l.MaxInFlightPerHost, "max_pending_reviews_per_host": l.MaxPendingReviewsPerHost,
+		"max_held_bytes_per_host": l.MaxHeldBytesPerHost} {
 		if v <= 0 {
 			bad("limits."+key, "must be positive")
 		}
@@ -412,6 +454,40 @@ func (l LimitsConfig) check(bad func(string, string, ...any)) {
 		}
 	}
 	positive(bad, "limits.bridge_wait", l.BridgeWait)
+	for key, v := range map[string]int{"max_held_bytes": l.MaxHeldBytes, "max_held_bytes_per_host": l.MaxHeldBytesPerHost} {
+		if v > 0 && l.MaxBytes > 0 && v < l.MaxBytes {
+			bad("limits."+key, "%d is below limits.max_bytes (%d): a request of the largest size allowed could never be held", v, l.MaxBytes)
+		}
+	}
+}
+
+// relayLimits is what the relay holds for upstreams.
+func (l LimitsConfig) relayLimits() relay.Limits {
+	return relay.Limits{InFlight: l.MaxInFlight, PendingReviews: l.MaxPendingReviews, HeldBytes: int64(l.MaxHeldBytes),
+		HostInFlight: l.MaxInFlightPerHost, HostPendingReviews: l.MaxPendingReviewsPerHost, HostHeldBytes: int64(l.MaxHeldBytesPerHost)}
+}
+
+// check refuses HTTP limits that are not positive, and a body cap below
+// limits.max_bytes, which would refuse a host's answer that validation
+// lets through.
+func (h HTTPConfig) check(bad func(string, string, ...any), maxBytes int) {
+	positive(bad, "http.session_timeout", h.SessionTimeout)
+	positive(bad, "http.read_timeout", h.ReadTimeout)
+	positive(bad, "http.idle_timeout", h.IdleTimeout)
+	for key, v := range map[string]int{"max_sessions": h.MaxSessions, "max_header_bytes": h.MaxHeaderBytes, "max_body_bytes": h.MaxBodyBytes} {
+		if v <= 0 {
+			bad("http."+key, "must be positive")
+		}
+	}
+	if h.MaxBodyBytes > 0 && maxBytes > 0 && h.MaxBodyBytes <= maxBytes {
+		bad("http.max_body_bytes", "%d is not above limits.max_bytes (%d): a host's answer of the largest size allowed would be refused", h.MaxBodyBytes, maxBytes)
+	}
+}
+
+// relayHTTP is the relay's view of the http: section.
+func (h HTTPConfig) relayHTTP() relay.HTTPOptions {
+	return relay.HTTPOptions{SessionTimeout: h.SessionTimeout, MaxSessions: h.MaxSessions, ReadTimeout: h.ReadTimeout,
+		IdleTimeout: h.IdleTimeout, MaxHeaderBytes: h.MaxHeaderBytes, MaxBodyBytes: int64(h.MaxBodyBytes)}
 }
 
 // validateLimits is the structural part of the limits, for the engine.

@@ -23,6 +23,10 @@ var configEnv = []string{
 	"MCPXFW_REVIEW_TIMEOUT", "MCPXFW_REVIEW_RETAIN", "MCPXFW_SAMPLING_HOST_TIMEOUT", "MCPXFW_DECISION_LOG_SINK",
 	"MCPXFW_DECISION_LOG_INCLUDE_CONTENT", "MCPXFW_LOG_LEVEL", "MCPXFW_LOG_FILE", "MCPXFW_HTTP_ALLOW_REMOTE",
 	"MCPXFW_ISOLATION_DEFAULT",
+	"MCPXFW_HTTP_SESSION_TIMEOUT", "MCPXFW_HTTP_MAX_SESSIONS", "MCPXFW_HTTP_READ_TIMEOUT", "MCPXFW_HTTP_IDLE_TIMEOUT",
+	"MCPXFW_HTTP_MAX_HEADER_BYTES", "MCPXFW_HTTP_MAX_BODY_BYTES", "MCPXFW_LIMITS_MAX_IN_FLIGHT",
+	"MCPXFW_LIMITS_MAX_PENDING_REVIEWS", "MCPXFW_LIMITS_MAX_HELD_BYTES", "MCPXFW_LIMITS_MAX_IN_FLIGHT_PER_HOST",
+	"MCPXFW_LIMITS_MAX_PENDING_REVIEWS_PER_HOST", "MCPXFW_LIMITS_MAX_HELD_BYTES_PER_HOST",
 }
 
 // cleanConfigEnv clears MCPXFW_* and pins XDG_STATE_HOME, so the default
@@ -61,7 +65,11 @@ func defaultConfig(stateHome, base string) Config {
 	c.Sampling.HostTimeout = 5 * time.Minute
 	c.Isolation.Default = defaultIsolation()
 	c.Limits = LimitsConfig{MaxRounds: 8, MaxBytes: 4 << 20, MaxDepth: 32, MaxMessages: 1000, MaxBlocks: 100,
-		MaxTextBytes: 1 << 20, MaxBase64Bytes: 3 << 20, MaxTools: 128}
+		MaxTextBytes: 1 << 20, MaxBase64Bytes: 3 << 20, MaxTools: 128,
+		MaxInFlight: 64, MaxPendingReviews: 32, MaxHeldBytes: 16 << 20,
+		MaxInFlightPerHost: 32, MaxPendingReviewsPerHost: 16, MaxHeldBytesPerHost: 8 << 20}
+	c.HTTP = HTTPConfig{SessionTimeout: 30 * time.Minute, MaxSessions: 32, ReadTimeout: 30 * time.Second,
+		IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10, MaxBodyBytes: 8 << 20}
 	c.Limits.MaxBridgedCalls, c.Limits.MaxBridgedCallsPerServer, c.Limits.BridgeWait = 64, 16, time.Minute
 	c.DecisionLog.Sink = "stderr"
 	c.Log.Level = "info"
@@ -165,6 +173,11 @@ func TestConfigErrors(t *testing.T) {
 		{"negative limit", "limits:\n  max_text_bytes: -1\n", []string{"limits.max_text_bytes"}},
 		{"zero bridged calls", "limits:\n  max_bridged_calls_per_server: 0\n", []string{"limits.max_bridged_calls_per_server", "positive"}},
 		{"zero bridge wait", "limits:\n  bridge_wait: 0s\n", []string{"limits.bridge_wait"}},
+		{"zero in-flight limit", "limits:\n  max_in_flight: 0\n", []string{"limits.max_in_flight", "positive"}},
+		{"held bytes below max_bytes", "limits:\n  max_held_bytes_per_host: 1000\n", []string{"limits.max_held_bytes_per_host", "limits.max_bytes"}},
+		{"zero session cap", "http:\n  max_sessions: 0\n", []string{"http.max_sessions", "positive"}},
+		{"negative read timeout", "http:\n  read_timeout: -1s\n", []string{"http.read_timeout"}},
+		{"body cap not above max_bytes", "http:\n  max_body_bytes: 4194304\n", []string{"http.max_body_bytes", "limits.max_bytes"}},
 		{"every problem at once", "policy:\n  default: maybe\nlog:\n  level: loud\n", []string{"policy.default", "log.level"}},
 		{"unknown isolation default", "isolation:\n  default: chroot\n", []string{"isolation.default", "chroot", "namespaces, none"}},
 		{"unknown server isolation", "servers:\n  a:\n    command: [cat]\n    isolation: jail\n", []string{"servers.a.isolation", "jail"}},
@@ -281,6 +294,24 @@ func TestConfigOverrides(t *testing.T) {
 				wantEqual(t, "isolation.default", c.Isolation.Default, "none")
 				wantEqual(t, "isolation.hide", strings.Join(c.Isolation.Hide, " "), filepath.Join(base, "host.json")+" /abs/.ssh")
 			}},
+		{"MCPXFW_LIMITS_MAX_PENDING_REVIEWS overrides limits.max_pending_reviews", "limits:\n  max_pending_reviews: 5\n",
+			map[string]string{"MCPXFW_LIMITS_MAX_PENDING_REVIEWS": "7"},
+			func(t *testing.T, c *Config, _ string) {
+				wantEqual(t, "limits.max_pending_reviews", c.Limits.MaxPendingReviews, 7)
+			}},
+		{"MCPXFW_LIMITS_MAX_HELD_BYTES_PER_HOST overrides limits.max_held_bytes_per_host", "",
+			map[string]string{"MCPXFW_LIMITS_MAX_HELD_BYTES_PER_HOST": "33554432"},
+			func(t *testing.T, c *Config, _ string) {
+				wantEqual(t, "limits.max_held_bytes_per_host", c.Limits.MaxHeldBytesPerHost, 32<<20)
+			}},
+		{"MCPXFW_HTTP_SESSION_TIMEOUT overrides http.session_timeout", "http:\n  session_timeout: 1h\n",
+			map[string]string{"MCPXFW_HTTP_SESSION_TIMEOUT": "90s"},
+			func(t *testing.T, c *Config, _ string) {
+				wantEqual(t, "http.session_timeout", c.HTTP.SessionTimeout, 90*time.Second)
+			}},
+		{"MCPXFW_HTTP_MAX_SESSIONS overrides http.max_sessions", "",
+			map[string]string{"MCPXFW_HTTP_MAX_SESSIONS": "3"},
+			func(t *testing.T, c *Config, _ string) { wantEqual(t, "http.max_sessions", c.HTTP.MaxSessions, 3) }},
 		{"an HTTP upstream with headers", "servers:\n  web:\n    url: https://example.com/mcp\n    headers: {Authorization: \"Bearer ${TOKEN}\"}\n", nil,
 			func(t *testing.T, c *Config, _ string) {
 				wantEqual(t, "servers.web.url", c.Servers["web"].URL, "https://example.com/mcp")

@@ -16,6 +16,7 @@ import (
 func TestCrashAbandonsEveryPendingReview(t *testing.T) {
 	const n = 100
 	cfg := testConfig(t, repoPath(t, "policies"), 10*time.Minute, peerServer("peer", 1000))
+	appendConfig(t, cfg, unlimited)
 	host := startFirewall(t, cfg, answerWith(hostAnswer))
 	for range n {
 		go func() { _, _ = host.Sample(t.Context(), json.RawMessage(secretRequest)) }()

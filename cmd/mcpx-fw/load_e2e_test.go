@@ -285,6 +285,7 @@ func runLoad(t *testing.T, topo loadTopology, total int) {
 		fmt.Fprintf(&servers, "    env: {%s: \"1\"}\n", peer.LoadEnv)
 	}
 	cfg := testConfig(t, repoPath(t, "policies"), 10*time.Minute, servers.String())
+	appendConfig(t, cfg, unlimited) // every request of a round is held at once
 	logContent(t, cfg)
 	dir := filepath.Dir(cfg)
 

@@ -151,6 +151,31 @@ log:
 	return writeFile(t, dir, "mcpx-fw.yaml", cfg)
 }
 
+// appendConfig adds a top-level section, such as "limits:\n  max_in_flight: 8\n",
+// to the config at cfg (which testConfig writes without one).
+func appendConfig(t *testing.T, cfg, section string) {
+	t.Helper()
+	f, err := os.OpenFile(cfg, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString(section); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// unlimited lifts the limits on what upstreams may hold, for tests that
+// hold more requests at once than the defaults allow.
+const unlimited = `limits:
+  max_in_flight: 100000
+  max_pending_reviews: 100000
+  max_held_bytes: 1073741824
+  max_in_flight_per_host: 100000
+  max_pending_reviews_per_host: 100000
+  max_held_bytes_per_host: 1073741824
+`
+
 // peerServer is the servers: entry for the built-in test upstream.
 func peerServer(name string, maxTokens int) string {
 	return fmt.Sprintf("  %s:\n    command: [%q, peer-upstream]\n    label: Test peer %s\n    max_tokens: %d\n", name, binary, name, maxTokens)

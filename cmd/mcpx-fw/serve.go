@@ -81,6 +81,10 @@ func serve(ctx context.Context, configPath, addr string) error {
 	if err != nil {
 		return err
 	}
+	// Last: ServeStdio and ServeHTTP return only once the relay has
+	// settled every request it held (each review abandoned, with its audit
+	// entry) and closed its upstreams, so the store is never closed under
+	// a settling review.
 	defer rt.close()
 	if dumpable != nil {
 		rt.log.Warn("serve stays dumpable: processes of this account can read its memory and environment", zap.Error(dumpable))
@@ -182,7 +186,7 @@ func relayConfig(rt *runtime) (relay.Config, error) {
 		return relay.Config{}, fmt.Errorf("state_dir %s: %w", cfg.StateDir, err)
 	}
 	rc := relay.Config{HostTimeout: cfg.Sampling.HostTimeout, MaxRounds: cfg.Limits.MaxRounds, SealKey: key, Version: version,
-		Hide: rt.isolation.hide}
+		Hide: rt.isolation.hide, Limits: cfg.Limits.relayLimits(), HTTP: cfg.HTTP.relayHTTP()}
 	rc.MaxBridged, rc.MaxBridgedPerServer = cfg.Limits.MaxBridgedCalls, cfg.Limits.MaxBridgedCallsPerServer
 	rc.BridgeWait = cfg.Limits.BridgeWait
 	for _, name := range sortedServerNames(cfg) {
