@@ -25,15 +25,18 @@ type Limits struct {
 	HostHeldBytes      int64 // limits.max_held_bytes_per_host
 }
 
-// DefaultLimits are the limits unless configured. A pending review counts
-// as in flight too, so the review limit is below the in-flight one: a
-// server whose reviews are all taken still has requests decided and
-// answered. The byte limits are multiples of limits.max_bytes (4 MiB), the
-// largest request validation lets through: four of the largest per
-// server, two per host session.
+// DefaultLimits are the limits unless configured: of the order of 16
+// requests being decided or answered and 32 waiting for a person, per
+// server. A pending review counts as in flight too, so the in-flight limit
+// is the two added: a server whose reviews are all taken still has 16
+// requests decided and answered. The byte limits are multiples of
+// limits.max_bytes (4 MiB), the largest request validation lets through:
+// four of the largest per server, two per host session; the per-host
+// limits are half the server's, so one host's session cannot take a
+// server's whole allowance.
 func DefaultLimits() Limits {
-	return Limits{InFlight: 64, PendingReviews: 32, HeldBytes: 16 << 20,
-		HostInFlight: 32, HostPendingReviews: 16, HostHeldBytes: 8 << 20}
+	return Limits{InFlight: 48, PendingReviews: 32, HeldBytes: 16 << 20,
+		HostInFlight: 24, HostPendingReviews: 16, HostHeldBytes: 8 << 20}
 }
 
 // resolved fills every unset limit from DefaultLimits.

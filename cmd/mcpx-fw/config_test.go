@@ -66,8 +66,8 @@ func defaultConfig(stateHome, base string) Config {
 	c.Isolation.Default = defaultIsolation()
 	c.Limits = LimitsConfig{MaxRounds: 8, MaxBytes: 4 << 20, MaxDepth: 32, MaxMessages: 1000, MaxBlocks: 100,
 		MaxTextBytes: 1 << 20, MaxBase64Bytes: 3 << 20, MaxTools: 128,
-		MaxInFlight: 64, MaxPendingReviews: 32, MaxHeldBytes: 16 << 20,
-		MaxInFlightPerHost: 32, MaxPendingReviewsPerHost: 16, MaxHeldBytesPerHost: 8 << 20}
+		MaxInFlight: 48, MaxPendingReviews: 32, MaxHeldBytes: 16 << 20,
+		MaxInFlightPerHost: 24, MaxPendingReviewsPerHost: 16, MaxHeldBytesPerHost: 8 << 20}
 	c.HTTP = HTTPConfig{SessionTimeout: 30 * time.Minute, MaxSessions: 32, ReadTimeout: 30 * time.Second,
 		IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10, MaxBodyBytes: 8 << 20}
 	c.Limits.MaxBridgedCalls, c.Limits.MaxBridgedCallsPerServer, c.Limits.BridgeWait = 64, 16, time.Minute
