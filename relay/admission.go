@@ -42,21 +42,9 @@ func DefaultLimits() Limits {
 // resolved fills every unset limit from DefaultLimits.
 func (l Limits) resolved() Limits {
 	d := DefaultLimits()
-	pick := func(v, def int) int {
-		if v > 0 {
-			return v
-		}
-		return def
-	}
-	pick64 := func(v, def int64) int64 {
-		if v > 0 {
-			return v
-		}
-		return def
-	}
-	return Limits{InFlight: pick(l.InFlight, d.InFlight), PendingReviews: pick(l.PendingReviews, d.PendingReviews),
-		HeldBytes: pick64(l.HeldBytes, d.HeldBytes), HostInFlight: pick(l.HostInFlight, d.HostInFlight),
-		HostPendingReviews: pick(l.HostPendingReviews, d.HostPendingReviews), HostHeldBytes: pick64(l.HostHeldBytes, d.HostHeldBytes)}
+	return Limits{InFlight: orDefault(l.InFlight, d.InFlight), PendingReviews: orDefault(l.PendingReviews, d.PendingReviews),
+		HeldBytes: orDefault(l.HeldBytes, d.HeldBytes), HostInFlight: orDefault(l.HostInFlight, d.HostInFlight),
+		HostPendingReviews: orDefault(l.HostPendingReviews, d.HostPendingReviews), HostHeldBytes: orDefault(l.HostHeldBytes, d.HostHeldBytes)}
 }
 
 // claim is what one holder takes: requests in flight, review slots, bytes.

@@ -145,14 +145,8 @@ const (
 
 // bridgeDefaults fills in the bridge's limits left unset.
 func bridgeDefaults(cfg Config) Config {
-	if cfg.MaxBridged <= 0 {
-		cfg.MaxBridged = DefaultMaxBridged
-	}
-	if cfg.MaxBridgedPerServer <= 0 {
-		cfg.MaxBridgedPerServer = DefaultMaxBridgedPerServer
-	}
-	if cfg.BridgeWait <= 0 {
-		cfg.BridgeWait = DefaultBridgeWait
-	}
+	cfg.MaxBridged = orDefault(cfg.MaxBridged, DefaultMaxBridged)
+	cfg.MaxBridgedPerServer = orDefault(cfg.MaxBridgedPerServer, DefaultMaxBridgedPerServer)
+	cfg.BridgeWait = orDefault(cfg.BridgeWait, DefaultBridgeWait)
 	return cfg
 }

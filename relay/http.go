@@ -57,24 +57,12 @@ func DefaultHTTPOptions() HTTPOptions {
 
 func (o HTTPOptions) resolved() HTTPOptions {
 	d := DefaultHTTPOptions()
-	if o.SessionTimeout <= 0 {
-		o.SessionTimeout = d.SessionTimeout
-	}
-	if o.MaxSessions <= 0 {
-		o.MaxSessions = d.MaxSessions
-	}
-	if o.ReadTimeout <= 0 {
-		o.ReadTimeout = d.ReadTimeout
-	}
-	if o.IdleTimeout <= 0 {
-		o.IdleTimeout = d.IdleTimeout
-	}
-	if o.MaxHeaderBytes <= 0 {
-		o.MaxHeaderBytes = d.MaxHeaderBytes
-	}
-	if o.MaxBodyBytes <= 0 {
-		o.MaxBodyBytes = d.MaxBodyBytes
-	}
+	o.SessionTimeout = orDefault(o.SessionTimeout, d.SessionTimeout)
+	o.MaxSessions = orDefault(o.MaxSessions, d.MaxSessions)
+	o.ReadTimeout = orDefault(o.ReadTimeout, d.ReadTimeout)
+	o.IdleTimeout = orDefault(o.IdleTimeout, d.IdleTimeout)
+	o.MaxHeaderBytes = orDefault(o.MaxHeaderBytes, d.MaxHeaderBytes)
+	o.MaxBodyBytes = orDefault(o.MaxBodyBytes, d.MaxBodyBytes)
 	return o
 }
 

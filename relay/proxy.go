@@ -117,18 +117,10 @@ type Proxy struct {
 
 // New returns a Proxy; nothing starts until a host connects.
 func New(cfg Config, eng *engine.Engine, store *review.Store, log *zap.Logger) *Proxy {
-	if cfg.HostTimeout <= 0 {
-		cfg.HostTimeout = 5 * time.Minute
-	}
-	if cfg.ConnectTimeout <= 0 {
-		cfg.ConnectTimeout = time.Minute
-	}
-	if cfg.MaxRounds <= 0 {
-		cfg.MaxRounds = 8
-	}
-	if cfg.StateTTL <= 0 {
-		cfg.StateTTL = cfg.HostTimeout
-	}
+	cfg.HostTimeout = orDefault(cfg.HostTimeout, 5*time.Minute)
+	cfg.ConnectTimeout = orDefault(cfg.ConnectTimeout, time.Minute)
+	cfg.MaxRounds = orDefault(cfg.MaxRounds, 8)
+	cfg.StateTTL = orDefault(cfg.StateTTL, cfg.HostTimeout)
 	cfg = bridgeDefaults(cfg)
 	cfg.HTTP = cfg.HTTP.resolved()
 	p := &Proxy{cfg: cfg, eng: eng, store: store, log: log.Named("relay"), links: map[*mcp.ServerSession]*link{}}
