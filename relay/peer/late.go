@@ -55,6 +55,33 @@ func (w *lateWork) sampleLate(_ context.Context, req *mcp.CallToolRequest) (*mcp
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "scheduled"}}}, nil
 }
 
+// lateFinish bounds how long an ending server waits for its late pushes.
+const lateFinish = 5 * time.Second
+
+// finish sends the late pushes still waiting, now that the session has
+// ended (each then fails at once, as a push on a closed session does), and
+// waits, up to timeout, until every one has recorded its outcome: a push
+// whose session the firewall closed before its timer fired is recorded
+// too, instead of dying with the process.
+func (w *lateWork) finish(timeout time.Duration) {
+	w.mu.Lock()
+	waiting := w.waiting
+	w.waiting = nil
+	w.mu.Unlock()
+	for _, now := range waiting {
+		close(now)
+	}
+	done := make(chan struct{})
+	go func() {
+		w.pending.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(timeout):
+	}
+}
+
 // awaitLate is the `await_late` tool: it sends the late pushes of this
 // process that are still waiting, waits until every late push of this
 // process has its answer (or its call is cancelled), and reports how many

@@ -51,10 +51,11 @@ func RunUpstream(ctx context.Context, in io.ReadCloser, out io.WriteCloser) erro
 // UpstreamOptions).
 func RunUpstreamWith(ctx context.Context, in io.ReadCloser, out io.WriteCloser, opts UpstreamOptions) error {
 	raw := &rawParams{pending: map[string]json.RawMessage{}}
-	srv := newServer(raw, opts)
+	srv, late := newServer(raw, opts)
 	in, out, wait := addLoad(srv, in, out) // with MCPXFW_PEER_LOAD=1: load.go
 	err := srv.Run(ctx, &swapTransport{Transport: &mcp.IOTransport{Reader: in, Writer: out}, raw: raw})
 	wait()
+	late.finish(lateFinish)
 	if errors.Is(err, io.EOF) || errors.Is(err, context.Canceled) {
 		return nil
 	}
@@ -62,8 +63,10 @@ func RunUpstreamWith(ctx context.Context, in io.ReadCloser, out io.WriteCloser, 
 }
 
 // newServer is the test upstream's server, the same over stdio and HTTP;
-// raw holds the bytes the *_raw tools swap in on the way out.
-func newServer(raw *rawParams, opts UpstreamOptions) *mcp.Server {
+// raw holds the bytes the *_raw tools swap in on the way out. The late
+// work its sample_late calls leave is returned, so that whoever ends the
+// server can let it finish.
+func newServer(raw *rawParams, opts UpstreamOptions) (*mcp.Server, *lateWork) {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "mcpx-fw-peer", Version: "1"}, opts.serverOptions())
 	srv.AddTool(&mcp.Tool{Name: "sample", Description: "Pushes the given sampling/createMessage params to the client.",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"params":{"type":"object"}},"required":["params"]}`)}, sample)
@@ -107,7 +110,7 @@ func newServer(raw *rawParams, opts UpstreamOptions) *mcp.Server {
 	srv.AddPrompt(&mcp.Prompt{Name: "greet", Arguments: []*mcp.PromptArgument{{Name: "name", Required: true}}}, greet)
 	srv.AddResource(&mcp.Resource{URI: "peer://readme", Name: "readme", MIMEType: "text/plain"}, readme)
 	opts.own(srv)
-	return srv
+	return srv, late
 }
 
 func sample(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
