@@ -201,11 +201,6 @@ func errUpstreamStart(server string) *jsonrpc.Error {
 	return relayError(codeInternal, fmt.Sprintf("upstream %s failed to start", server), "", reasonUpstreamStart)
 }
 
-// errUpstreamsStart: a host's upstreams could not all be started.
-func errUpstreamsStart() *jsonrpc.Error {
-	return relayError(codeInternal, "upstream servers failed to start", "", reasonUpstreamStart)
-}
-
 // errUpstreamLost: the server's connection ended (its process exited, its
 // stream broke) and the firewall did not close it.
 func errUpstreamLost(server string) *jsonrpc.Error {

@@ -110,7 +110,6 @@ func TestVocabulary(t *testing.T) {
 		{"not initialized", errNotInitialized(), -32600, "the session is not initialized", "", reasonNotInitialized},
 		{"unknown name", errUnknownName(), -32602, "unknown tool or prompt: names are <server>__<name>, one of the names listed", "", reasonUnknownName},
 		{"upstream start", errUpstreamStart("notes"), -32603, "upstream notes failed to start", "", reasonUpstreamStart},
-		{"upstreams start", errUpstreamsStart(), -32603, "upstream servers failed to start", "", reasonUpstreamStart},
 		{"upstream lost", errUpstreamLost("notes"), -32603, "upstream notes is gone: its connection was lost; it starts again when the host reconnects", "", reasonUpstreamLost},
 		{"upstream failed", errUpstreamFailed("notes"), -32603, "upstream notes: the call failed without an answer", "", reasonUpstreamFailed},
 		{"internal", errInternal("result could not be encoded"), -32603, "result could not be encoded", "", reasonInternal},

@@ -208,8 +208,8 @@ func (p *Proxy) connectAll(ctx context.Context, l *link, era string) error {
 		u, err := p.connect(l, cfg, era)
 		if err != nil {
 			closeAll()
-			p.log.Error("upstreams failed to start", zap.String("server", cfg.Name), zap.Error(err))
-			return errUpstreamsStart()
+			p.log.Error("upstream failed to start", zap.String("server", cfg.Name), zap.Error(err))
+			return errUpstreamStart(cfg.Name)
 		}
 		ups = append(ups, u)
 		p.known.remember(cfg, era, l, u.session.InitializeResult().Capabilities)

@@ -78,7 +78,7 @@ func TestHTTPRedirectKeepsCredentials(t *testing.T) {
 				t.Fatalf("the other origin got the configured header %q", tok)
 			}
 		}
-		if !logged(logs, "upstreams failed to start", "server peer: redirected to another origin") {
+		if !logged(logs, "upstream failed to start", "server peer: redirected to another origin") {
 			t.Errorf("no log entry naming the server and the refused redirect: %v", logs.All())
 		}
 	})

@@ -115,8 +115,8 @@ func TestHTTPUpstreamRedirectKeepsCredentials(t *testing.T) {
 				t.Fatalf("the host used a server whose URL redirects to another origin: echo %+v", res)
 			}
 			// The host's initialize fails (a 2025-11-25 host's upstreams
-			// start then); the operator's log says which server and why.
-			if !strings.Contains(err.Error(), "upstream servers failed to start") {
+			// start then), naming the server; the operator's log says why.
+			if !strings.Contains(err.Error(), "upstream peer failed to start") {
 				t.Errorf("the host got %v, want the upstreams' start refused", err)
 			}
 			if !strings.Contains(string(log), "server peer: redirected to another origin") {
