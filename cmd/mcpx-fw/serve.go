@@ -30,11 +30,23 @@ the policies in policy.dir and, when a policy asks for review, held until an
 operator runs 'mcpx-fw review approve|reject' (from any shell, with the same
 config). Logs go to stderr; over stdio, stdout is the protocol.
 
+The upstreams are treated as hostile. On Linux each stdio upstream runs
+isolated, in user, mount and PID namespaces of its own where the state dir,
+the config, the policies and the log files are hidden and serve cannot be
+seen, and gets only a short allow-list of serve's environment plus its own
+env: (servers.<name>.isolation: none opts out; where the system cannot
+isolate, serve refuses to start and says why). Its stderr is logged, a line
+per entry naming the server. What one server may hold at once is bounded
+(limits.max_in_flight, max_pending_reviews, max_held_bytes): past a limit its
+next sampling request is refused at once with -32603 naming the key.
+
 With --http ADDR the endpoint is http://ADDR/mcp (http://ADDR/ works too).
 Hosts of every protocol revision share it: 2026-07-28 hosts statelessly,
 older hosts in sessions, each session with upstreams of its own. ADDR must be
 a loopback address (127.0.0.1, ::1, localhost) unless the config sets
-http.allow_remote: true. Port 0 picks a free port; the line
+http.allow_remote: true. A session's upstreams start on its first request,
+idle sessions close after http.session_timeout, and http.max_sessions caps
+them. Port 0 picks a free port; the line
 "mcpx-fw: listening on http://HOST:PORT/mcp" on stderr says which.
 
 Examples:
