@@ -132,6 +132,11 @@ func TestVocabulary(t *testing.T) {
 		{"completion ref invalid", errCompletionRefInvalid(), -32602, "completion ref must be ref/prompt or ref/resource", "", reasonCompletionRefInvalid},
 		{"bridge limit", errBridgeLimit("notes", "limits.max_bridged_calls_per_server", 16), -32603,
 			"upstream notes: 16 bridged calls are already running or awaiting their hosts' retries (limits.max_bridged_calls_per_server)", "", reasonBridgeLimit},
+		{"limit reached", errLimitReached("limits.max_pending_reviews", 32, "notes", false), -32603,
+			"limits.max_pending_reviews (32) reached for server notes", "", reasonLimitReached},
+		{"limit reached in a host session", errLimitReached("limits.max_in_flight_per_host", 24, "notes", true), -32603,
+			"limits.max_in_flight_per_host (24) reached for server notes in this host session", "", reasonLimitReached},
+		{"session limit", errSessionLimit(32), -32603, "http.max_sessions (32) reached: too many host sessions are open", "", reasonSessionLimited},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
