@@ -64,22 +64,9 @@ const lateFinish = 5 * time.Second
 // whose session the firewall closed before its timer fired is recorded
 // too, instead of dying with the process.
 func (w *lateWork) finish(timeout time.Duration) {
-	w.mu.Lock()
-	waiting := w.waiting
-	w.waiting = nil
-	w.mu.Unlock()
-	for _, now := range waiting {
-		close(now)
-	}
-	done := make(chan struct{})
-	go func() {
-		w.pending.Wait()
-		close(done)
-	}()
-	select {
-	case <-done:
-	case <-time.After(timeout):
-	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	w.sendAndWait(ctx)
 }
 
 // awaitLate is the `await_late` tool: it sends the late pushes of this
@@ -87,6 +74,16 @@ func (w *lateWork) finish(timeout time.Duration) {
 // process has its answer (or its call is cancelled), and reports how many
 // it sent.
 func (w *lateWork) awaitLate(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	sent, err := w.sendAndWait(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("sent %d late", sent)}}}, nil
+}
+
+// sendAndWait sends the late pushes still waiting and waits until every
+// late push has its answer, or ctx ends; it reports how many it sent.
+func (w *lateWork) sendAndWait(ctx context.Context) (int, error) {
 	w.mu.Lock()
 	waiting := w.waiting
 	w.waiting = nil
@@ -101,8 +98,8 @@ func (w *lateWork) awaitLate(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.
 	}()
 	select {
 	case <-answered:
+		return len(waiting), nil
 	case <-ctx.Done():
-		return nil, ctx.Err()
+		return len(waiting), ctx.Err()
 	}
-	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("sent %d late", len(waiting))}}}, nil
 }
