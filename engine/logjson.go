@@ -93,18 +93,13 @@ func (e *logEncoder) reasons(rs []Reason) {
 		e.buf = append(e.buf, "null"...)
 		return
 	}
-	e.buf = append(e.buf, '[')
-	for i, r := range rs {
-		if i > 0 {
-			e.buf = append(e.buf, ',')
-		}
+	writeList(e, rs, func(r Reason) {
 		e.buf = append(e.buf, `{"code":`...)
 		e.string(r.Code)
 		e.buf = append(e.buf, `,"message":`...)
 		e.maskedText(r.Message)
 		e.buf = append(e.buf, '}')
-	}
-	e.buf = append(e.buf, ']')
+	})
 }
 
 func (e *logEncoder) violations(vs []validate.Violation) {
@@ -112,11 +107,7 @@ func (e *logEncoder) violations(vs []validate.Violation) {
 		e.buf = append(e.buf, "null"...)
 		return
 	}
-	e.buf = append(e.buf, '[')
-	for i, vi := range vs {
-		if i > 0 {
-			e.buf = append(e.buf, ',')
-		}
+	writeList(e, vs, func(vi validate.Violation) {
 		e.buf = append(e.buf, `{"rule":`...)
 		e.string(vi.Rule)
 		e.buf = append(e.buf, `,"path":`...)
@@ -124,8 +115,7 @@ func (e *logEncoder) violations(vs []validate.Violation) {
 		e.buf = append(e.buf, `,"message":`...)
 		e.maskedText(vi.Message)
 		e.buf = append(e.buf, '}')
-	}
-	e.buf = append(e.buf, ']')
+	})
 }
 
 // metrics appends the metrics field, left out when there are none.
@@ -133,28 +123,11 @@ func (e *logEncoder) metrics(m map[string]int64) {
 	if len(m) == 0 {
 		return
 	}
-	e.buf = append(e.buf, `,"metrics":{`...)
-	for i, k := range pushSortedKeys(e, m) {
-		if i > 0 {
-			e.buf = append(e.buf, ',')
-		}
-		e.string(k)
-		e.buf = strconv.AppendInt(append(e.buf, ':'), m[k], 10)
-	}
-	e.buf = append(e.buf, '}')
-	e.keys = e.keys[:len(e.keys)-len(m)]
+	e.buf = append(e.buf, `,"metrics":`...)
+	writeObject(e, m, func(n int64) { e.buf = strconv.AppendInt(e.buf, n, 10) })
 }
 
-func (e *logEncoder) stringList(list []string) {
-	e.buf = append(e.buf, '[')
-	for i, s := range list {
-		if i > 0 {
-			e.buf = append(e.buf, ',')
-		}
-		e.string(s)
-	}
-	e.buf = append(e.buf, ']')
-}
+func (e *logEncoder) stringList(l []string) { writeList(e, l, e.string) }
 
 // value appends v as it is.
 func (e *logEncoder) value(v any) {
@@ -162,14 +135,7 @@ func (e *logEncoder) value(v any) {
 	case map[string]any:
 		e.object(t)
 	case []any:
-		e.buf = append(e.buf, '[')
-		for i, item := range t {
-			if i > 0 {
-				e.buf = append(e.buf, ',')
-			}
-			e.value(item)
-		}
-		e.buf = append(e.buf, ']')
+		writeList(e, t, e.value)
 	case string:
 		e.string(t)
 	case bool:
@@ -187,8 +153,24 @@ func (e *logEncoder) value(v any) {
 	}
 }
 
-// object appends a map with its keys sorted, as json.Marshal orders them.
-func (e *logEncoder) object(m map[string]any) {
+// object appends a map as it is, its keys sorted as json.Marshal orders them.
+func (e *logEncoder) object(m map[string]any) { writeObject(e, m, e.value) }
+
+// writeList appends items as a JSON array, each written by item.
+func writeList[T any](e *logEncoder, items []T, item func(T)) {
+	e.buf = append(e.buf, '[')
+	for i, v := range items {
+		if i > 0 {
+			e.buf = append(e.buf, ',')
+		}
+		item(v)
+	}
+	e.buf = append(e.buf, ']')
+}
+
+// writeObject appends m as a JSON object, its keys sorted as json.Marshal
+// sorts them, each value written by value.
+func writeObject[V any](e *logEncoder, m map[string]V, value func(V)) {
 	e.buf = append(e.buf, '{')
 	for i, k := range pushSortedKeys(e, m) {
 		if i > 0 {
@@ -196,7 +178,7 @@ func (e *logEncoder) object(m map[string]any) {
 		}
 		e.string(k)
 		e.buf = append(e.buf, ':')
-		e.value(m[k])
+		value(m[k])
 	}
 	e.buf = append(e.buf, '}')
 	e.keys = e.keys[:len(e.keys)-len(m)]

@@ -182,30 +182,13 @@ func (e *logEncoder) keptNumber(v any) bool {
 }
 
 func (e *logEncoder) maskedList(elem *shape, l []any) {
-	e.buf = append(e.buf, '[')
-	for i, item := range l {
-		if i > 0 {
-			e.buf = append(e.buf, ',')
-		}
-		e.masked(elem, item)
-	}
-	e.buf = append(e.buf, ']')
+	writeList(e, l, func(item any) { e.masked(elem, item) })
 }
 
 // maskedTable appends an object whose member names the operator
 // configured, its values shaped elem.
 func (e *logEncoder) maskedTable(elem *shape, m map[string]any) {
-	e.buf = append(e.buf, '{')
-	for i, k := range pushSortedKeys(e, m) {
-		if i > 0 {
-			e.buf = append(e.buf, ',')
-		}
-		e.string(k)
-		e.buf = append(e.buf, ':')
-		e.masked(elem, m[k])
-	}
-	e.buf = append(e.buf, '}')
-	e.keys = e.keys[:len(e.keys)-len(m)]
+	writeObject(e, m, func(v any) { e.masked(elem, v) })
 }
 
 // maskedObject appends an object with the members s names written as
