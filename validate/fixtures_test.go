@@ -203,12 +203,6 @@ func erasOf(t testing.TB, r Rule) []Era {
 	return list
 }
 
-// emission is one rule emitted by one fixture run.
-type emission struct {
-	rule, era, stage string
-	fixture          string
-}
-
 // emissions runs every fixture in every era it names and returns each
 // distinct (rule, era, stage) it emits, with one fixture that emits it. An
 // era the package does not know is recorded as "unsupported".
