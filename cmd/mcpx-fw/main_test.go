@@ -129,13 +129,19 @@ func writeFile(t *testing.T, dir, name, content string) string {
 }
 
 // testConfig writes a config for one upstream, with the state dir,
-// decision log and service log in a fresh temporary folder.
+// decision log and service log in a fresh temporary folder. The policy
+// deadline is wall time: on a machine whose cores are shared six times
+// over, an evaluation that takes a tenth of a millisecond of CPU was seen
+// to overrun 250ms and fail closed, as it should, while the test was about
+// something else. So these tests allow 5s; the deadline itself is tested
+// with policies made to overrun it (engine's failclosed tests).
 func testConfig(t *testing.T, policyDir string, reviewTimeout time.Duration, servers string) string {
 	t.Helper()
 	dir := t.TempDir()
 	cfg := fmt.Sprintf(`state_dir: %s
 policy:
   dir: %s
+  timeout: 5s
 review:
   timeout: %s
 sampling:
