@@ -23,7 +23,7 @@ type assessment struct {
 // assess validates, reads usage and evaluates the policy, with no side
 // effects. Decide, Check, Reconsider and Preview all come through here, so
 // `policy eval` cannot drift from what serve decides.
-func (e *Engine) assess(ctx context.Context, stage Stage, s Sampling, result []byte, a *Approval, usage Usage) assessment {
+func (e *Engine) assess(ctx context.Context, stage Stage, s Request, result []byte, a *Approval, usage Usage) assessment {
 	start := time.Now()
 	as := assessment{verdict: newVerdict(stage)}
 	var violations []validate.Violation
@@ -45,15 +45,33 @@ func (e *Engine) assess(ctx context.Context, stage Stage, s Sampling, result []b
 }
 
 // validated runs structural validation for the stage: the request always
-// (it may have been edited), the result at the result stage.
-func (e *Engine) validated(stage Stage, s Sampling, result []byte) (req, res validate.Document, violations []validate.Violation) {
+// (it may have been edited), the result at the result stage, each by the
+// rules of the request's kind.
+func (e *Engine) validated(stage Stage, s Request, result []byte) (req, res validate.Document, violations []validate.Violation) {
 	opts := e.options(s)
-	req, violations = validate.Request(s.Params, opts)
+	rules := rulesOf(s.kindOf())
+	req, violations = rules.request(s.Params, opts)
 	if len(violations) > 0 || stage != StageResult {
 		return req, nil, violations
 	}
-	res, violations = validate.Result(result, req, opts)
+	res, violations = rules.result(result, req, opts)
 	return req, res, violations
+}
+
+// rules are the validation rules of one kind of request.
+type rules struct {
+	request func([]byte, validate.Options) (validate.Document, []validate.Violation)
+	result  func([]byte, validate.Document, validate.Options) (validate.Document, []validate.Violation)
+}
+
+func rulesOf(k Kind) rules {
+	switch k {
+	case KindElicitation:
+		return rules{validate.Elicitation, validate.ElicitationResult}
+	case KindRoots:
+		return rules{validate.Roots, validate.RootsResult}
+	}
+	return rules{validate.Request, validate.Result}
 }
 
 // usage returns the server's usage in the configured windows: given, or

@@ -85,7 +85,7 @@ func (e *Engine) ReviewTimeout() time.Duration { return e.timeout }
 
 // Decide judges a sampling request before the host's model sees it. An
 // escalation is queued for review before Decide returns.
-func (e *Engine) Decide(ctx context.Context, s Sampling) Verdict {
+func (e *Engine) Decide(ctx context.Context, s Request) Verdict {
 	return e.judge(ctx, StageRequest, s, nil, nil)
 }
 
@@ -93,8 +93,8 @@ func (e *Engine) Decide(ctx context.Context, s Sampling) Verdict {
 // them, before anything decodes them. Only violations are decided here: a
 // request that breaks a rule is recorded as a blocker and Screen returns
 // false; a clean one returns true and goes on to Decide once decoded.
-func (e *Engine) Screen(ctx context.Context, s Sampling) (Verdict, bool) {
-	req, violations := validate.Request(s.Params, e.options(s))
+func (e *Engine) Screen(ctx context.Context, s Request) (Verdict, bool) {
+	req, violations := rulesOf(s.kindOf()).request(s.Params, e.options(s))
 	if len(violations) == 0 {
 		return Verdict{}, true
 	}
@@ -108,7 +108,7 @@ func (e *Engine) Screen(ctx context.Context, s Sampling) (Verdict, bool) {
 }
 
 // Check judges the host's completion before the upstream sees it.
-func (e *Engine) Check(ctx context.Context, s Sampling, result []byte) Verdict {
+func (e *Engine) Check(ctx context.Context, s Request, result []byte) Verdict {
 	return e.judge(ctx, StageResult, s, result, nil)
 }
 
@@ -116,7 +116,7 @@ func (e *Engine) Check(ctx context.Context, s Sampling, result []byte) Verdict {
 // input: the policy's review rules are satisfied, its deny rules still win,
 // and the request (or result) is validated again in case it changed.
 // result is nil at the request stage.
-func (e *Engine) Reconsider(ctx context.Context, s Sampling, result []byte, a Approval) Verdict {
+func (e *Engine) Reconsider(ctx context.Context, s Request, result []byte, a Approval) Verdict {
 	stage := StageRequest
 	if result != nil {
 		stage = StageResult
@@ -128,21 +128,21 @@ func (e *Engine) Reconsider(ctx context.Context, s Sampling, result []byte, a Ap
 // through the same code, but records nothing, queues nothing and writes no
 // log: it is what `mcpx-fw policy eval` shows. usage replaces the store's
 // reading when not nil. It returns the input document the policy saw.
-func (e *Engine) Preview(ctx context.Context, stage Stage, s Sampling, result []byte, usage Usage) (Verdict, map[string]any) {
+func (e *Engine) Preview(ctx context.Context, stage Stage, s Request, result []byte, usage Usage) (Verdict, map[string]any) {
 	a := e.assess(ctx, stage, s, result, nil, usage)
 	return a.verdict, a.input
 }
 
 // judge is the one check point: assess (validate, read usage, evaluate),
 // then commit (queue, record, log).
-func (e *Engine) judge(ctx context.Context, stage Stage, s Sampling, result []byte, a *Approval) Verdict {
+func (e *Engine) judge(ctx context.Context, stage Stage, s Request, result []byte, a *Approval) Verdict {
 	as := e.assess(ctx, stage, s, result, a, nil)
 	e.commit(ctx, &as, s, result, a == nil)
 	return as.verdict
 }
 
 // options are the validation options for s.
-func (e *Engine) options(s Sampling) validate.Options {
+func (e *Engine) options(s Request) validate.Options {
 	return validate.Options{Era: s.Server.Protocol, Caps: s.Caps, Limits: e.limits}
 }
 

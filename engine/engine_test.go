@@ -64,8 +64,8 @@ func newTestEngine(t testing.TB, cfg Config) (*Engine, *review.Store) {
 
 // sampling is a request from server in the 2025-11-25 era, from a host
 // that declared sampling with tools.
-func sampling(server, params string) Sampling {
-	return Sampling{
+func sampling(server, params string) Request {
+	return Request{
 		Server: Server{Name: server, Label: server, Protocol: "2025-11-25"},
 		Host:   Host{Protocol: "2025-11-25", Capabilities: map[string]any{"sampling": map[string]any{"tools": map[string]any{}}}},
 		Caps:   validate.Capabilities{Tools: true},
@@ -90,7 +90,7 @@ func TestDecideOutcomes(t *testing.T) {
 	tests := []struct {
 		name   string
 		e      *Engine
-		s      Sampling
+		s      Request
 		want   Outcome
 		codes  []string
 		review bool

@@ -43,14 +43,37 @@ type Approval struct {
 	Edited     bool      `json:"edited"`
 }
 
-// Sampling is one sampling request as the firewall sees it: who asked, who
-// answers, and the exact params bytes that will be forwarded.
-type Sampling struct {
+// Kind is what an upstream asks of the host: a completion from the
+// user's model, information from the user, or the user's roots. Each has
+// its own validation rules and facts, and the same policy query, queue and
+// logs (DESIGN §2a).
+type Kind string
+
+const (
+	KindSampling    Kind = "sampling"
+	KindElicitation Kind = "elicitation"
+	KindRoots       Kind = "roots"
+)
+
+// Request is one request an upstream makes of the host, as the firewall
+// sees it: what it asks for, who asked, who answers, and the exact params
+// bytes that will be forwarded. A Request without a Kind is a sampling
+// request (review items stored before there were kinds have none).
+type Request struct {
+	Kind   Kind                  `json:"kind,omitempty"`
 	Server Server                `json:"server"`
 	Host   Host                  `json:"host"`
 	Origin Origin                `json:"origin"`
 	Caps   validate.Capabilities `json:"caps"`
 	Params []byte                `json:"-"`
+}
+
+// kindOf is r's kind, sampling when unset.
+func (r Request) kindOf() Kind {
+	if r.Kind == "" {
+		return KindSampling
+	}
+	return r.Kind
 }
 
 // buildInput assembles the policy input document. It is the single
@@ -59,7 +82,7 @@ type Sampling struct {
 // strings, json.Number, ints) so OPA converts them without a reflection
 // round trip. usage is nil when the policy will not run (a request blocked
 // by validation), and the document then says {}.
-func buildInput(stage Stage, s Sampling, request, result validate.Document, approval *Approval, usage Usage) map[string]any {
+func buildInput(stage Stage, s Request, request, result validate.Document, approval *Approval, usage Usage) map[string]any {
 	in := map[string]any{
 		"version":    InputVersion,
 		"stage":      string(stage),

@@ -95,7 +95,7 @@ func readFixture(t testing.TB, path string) fixture {
 }
 
 // sources returns the case's stage, sampling and result bytes.
-func (c inputCase) sources(t testing.TB) (Stage, Sampling, []byte) {
+func (c inputCase) sources(t testing.TB) (Stage, Request, []byte) {
 	t.Helper()
 	f := fixture{Params: json.RawMessage(c.params), Result: json.RawMessage(c.answer), Caps: validate.Capabilities{Tools: true}}
 	switch {
@@ -105,7 +105,7 @@ func (c inputCase) sources(t testing.TB) (Stage, Sampling, []byte) {
 		f = readFixture(t, "../testdata/results/valid/"+c.result+".json")
 		f.Params = f.Request
 	}
-	s := Sampling{
+	s := Request{
 		Server: Server{Name: c.server, Label: configuredLabel(t, c.server), Protocol: c.era,
 			Reported: map[string]any{"name": "example/" + c.server, "version": "1.0.0"}},
 		Host:   Host{Protocol: c.era, Capabilities: hostCapabilities(f.Caps)},

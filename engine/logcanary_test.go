@@ -305,7 +305,7 @@ func (r *logRun) events(t *testing.T) []map[string]any {
 type canaryCase struct {
 	name    string
 	policy  string // policy dir; the shipped policies when empty
-	s       Sampling
+	s       Request
 	results [][]byte
 	// invalid says the request breaks validation, and invalidResults how
 	// many of the last results do; every other document must validate, or
@@ -321,7 +321,7 @@ type canaryCase struct {
 func canaryCases(t *testing.T, c *canaries) []canaryCase {
 	t.Helper()
 	gen := newSchemaGen(t, c)
-	sampling := func(era string, params any) Sampling {
+	sampling := func(era string, params any) Request {
 		b, err := json.Marshal(params)
 		if err != nil {
 			t.Fatal(err)
@@ -332,7 +332,7 @@ func canaryCases(t *testing.T, c *canaries) []canaryCase {
 		for k, v := range serverInfo {
 			reported[k] = v
 		}
-		return Sampling{
+		return Request{
 			Server: Server{Name: "notes", Label: "Notes", Protocol: era, Reported: reported},
 			Host:   Host{Protocol: era, Capabilities: hostCapabilities(validateCaps)},
 			Origin: Origin{Method: "tools/call", Name: c.word(), Round: 1},

@@ -27,7 +27,7 @@ func newDecisionID() string {
 // error (an item nobody can see must not wait), and that error is recorded
 // in its place. Other recording failures are logged, never turned into a
 // pass. fresh is false for a reconsideration, which charges no usage.
-func (e *Engine) commit(ctx context.Context, as *assessment, s Sampling, result []byte, fresh bool) {
+func (e *Engine) commit(ctx context.Context, as *assessment, s Request, result []byte, fresh bool) {
 	v := &as.verdict
 	opened, err := e.store.Commit(ctx, e.entry(as, s, result, fresh))
 	switch {
@@ -51,7 +51,7 @@ func (e *Engine) commit(ctx context.Context, as *assessment, s Sampling, result 
 
 // entry is what the store keeps for a decision. An escalation whose review
 // context cannot be encoded fails closed here, before anything is written.
-func (e *Engine) entry(as *assessment, s Sampling, result []byte, fresh bool) review.Entry {
+func (e *Engine) entry(as *assessment, s Request, result []byte, fresh bool) review.Entry {
 	v := &as.verdict
 	var item *review.Item
 	if v.Outcome == OutcomeEscalate {
@@ -72,7 +72,7 @@ func (e *Engine) entry(as *assessment, s Sampling, result []byte, fresh bool) re
 
 // reviewItem is the queue item for an escalation; Context keeps what the
 // firewall needs to decide it again after approval.
-func reviewItem(v Verdict, s Sampling, result []byte) (review.Item, error) {
+func reviewItem(v Verdict, s Request, result []byte) (review.Item, error) {
 	meta, err := json.Marshal(s)
 	if err != nil {
 		return review.Item{}, err
@@ -91,7 +91,7 @@ func reviewItem(v Verdict, s Sampling, result []byte) (review.Item, error) {
 
 // decisionRow is the store's record of v; violations are listed as reasons
 // so the CLI can say why a blocker was blocked.
-func decisionRow(v Verdict, s Sampling) review.Decision {
+func decisionRow(v Verdict, s Request) review.Decision {
 	return review.Decision{
 		ID:        v.DecisionID,
 		Server:    s.Server.Name,
@@ -120,7 +120,7 @@ func violationReasons(v Verdict) []Reason {
 
 // logVerdict writes one service-log line per decision: ids, codes and the
 // outcome, never prompt text; an error's quoted part is digested.
-func (e *Engine) logVerdict(v Verdict, s Sampling) {
+func (e *Engine) logVerdict(v Verdict, s Request) {
 	fields := []zap.Field{
 		zap.String("decision_id", v.DecisionID),
 		zap.String("server", s.Server.Name),

@@ -43,7 +43,7 @@ func BenchmarkValidateVsPolicy(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	s := Sampling{
+	s := Request{
 		Server: Server{Name: "everything", Label: "Everything reference server", Protocol: "2025-06-18"},
 		Host:   Host{Protocol: "2025-06-18", Capabilities: map[string]any{"sampling": map[string]any{}}},
 		Origin: Origin{Method: "tools/call", Name: "test_sampling"},

@@ -153,5 +153,5 @@ func (e *Engine) notifyReload(p *Policy, err error) {
 // load does not pay for OPA's first-evaluation setup (about a
 // millisecond). Its outcome does not matter.
 func (p *Policy) warm(ctx context.Context) {
-	_, _ = p.Evaluate(ctx, buildInput(StageRequest, Sampling{}, nil, nil, nil, nil))
+	_, _ = p.Evaluate(ctx, buildInput(StageRequest, Request{}, nil, nil, nil, nil))
 }

@@ -17,7 +17,7 @@ const reasonAwaitAnswer = "operator-answer"
 // answer (servers.<name>.operator_answer), because no host can: it opens a
 // review under the same decision, which `mcpx-fw review answer` settles.
 // The engine queues only escalations, so the relay opens this one itself.
-func (p *Proxy) awaitAnswer(ctx context.Context, s engine.Sampling, v engine.Verdict) engine.Verdict {
+func (p *Proxy) awaitAnswer(ctx context.Context, s engine.Request, v engine.Verdict) engine.Verdict {
 	reason := engine.Reason{Code: reasonAwaitAnswer, Message: "the host cannot sample; an operator writes the completion"}
 	v.Outcome, v.Reasons = engine.OutcomeEscalate, []engine.Reason{reason}
 	meta, err := json.Marshal(s)

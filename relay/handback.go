@@ -20,7 +20,7 @@ import (
 // cleared (with an operator's edit in place), and the review it went
 // through, so that the host's completion is checked against it.
 type handed struct {
-	s        engine.Sampling
+	s        engine.Request
 	reviewID string
 }
 

@@ -52,7 +52,7 @@ func (p *Proxy) firewall(ctx context.Context, u *upstream, h hostView, o engine.
 // decision and review it went through, and the operator's completion when
 // they wrote one.
 type cleared struct {
-	s          engine.Sampling
+	s          engine.Request
 	params     *mcp.CreateMessageWithToolsParams
 	decisionID string
 	reviewID   string
@@ -120,7 +120,7 @@ func (p *Proxy) completion(ctx context.Context, h hostView, c *cleared) (*mcp.Cr
 // nothing reaches the upstream before the operator decides, and what
 // reaches it is their edit when they made one. Encoding the completion
 // runs with the check on a worker (see judge).
-func (p *Proxy) resultStage(ctx context.Context, u *upstream, s *engine.Sampling, res *mcp.CreateMessageWithToolsResult) (*mcp.CreateMessageWithToolsResult, error) {
+func (p *Proxy) resultStage(ctx context.Context, u *upstream, s *engine.Request, res *mcp.CreateMessageWithToolsResult) (*mcp.CreateMessageWithToolsResult, error) {
 	t := &stage{u: u, s: *s}
 	err := p.judge(ctx, t, func() error {
 		raw, err := encode(res)
@@ -185,11 +185,11 @@ func forwardable(in *mcp.CreateMessageWithToolsParams) *mcp.CreateMessageWithToo
 // sampling describes one request for the engine.
 // An origin the caller knows (an input request's host call) wins over the
 // guess for a push.
-func (p *Proxy) sampling(u *upstream, h hostView, o engine.Origin, raw []byte) engine.Sampling {
+func (p *Proxy) sampling(u *upstream, h hostView, o engine.Origin, raw []byte) engine.Request {
 	if o == (engine.Origin{}) {
 		o = u.origin()
 	}
-	return engine.Sampling{
+	return engine.Request{
 		Server: engine.Server{Name: u.cfg.Name, Label: u.cfg.Label, Protocol: u.era, Reported: u.reported()},
 		Host:   engine.Host{Protocol: h.era, Capabilities: h.capabilities()},
 		Origin: o,

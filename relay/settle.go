@@ -32,7 +32,7 @@ type settlement struct {
 // rather than copies of it in every frame of the wait.
 type stage struct {
 	u      *upstream
-	s      engine.Sampling
+	s      engine.Request
 	result []byte         // the completion; nil at the request stage
 	v      engine.Verdict // the engine's verdict, then the final one (see judge)
 	// reviewID is the review an escalation went through; edited and answer
@@ -132,7 +132,7 @@ func (p *Proxy) ended(ctx context.Context, v engine.Verdict, it review.Item) set
 // approved re-decides an approved item, with the operator's edit in place
 // of the original, and records whether it was delivered; the re-decision
 // is authoritative, whatever the CLI saw.
-func (p *Proxy) approved(ctx context.Context, u *upstream, s engine.Sampling, result []byte, v engine.Verdict, it review.Item) settlement {
+func (p *Proxy) approved(ctx context.Context, u *upstream, s engine.Request, result []byte, v engine.Verdict, it review.Item) settlement {
 	st, err := operatorSupplied(u, v.Stage, it)
 	if err != nil {
 		st.Verdict = p.unsettled(v, err.code, err.msg, err).Verdict

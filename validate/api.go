@@ -10,6 +10,11 @@ type Era = string
 type Capabilities struct {
 	Tools   bool // sampling.tools: tools and toolChoice allowed
 	Context bool // sampling.context: includeContext other than "none" allowed
+	// Form and URL are the elicitation modes the firewall offered the
+	// upstream (elicitation.form, elicitation.url); a request may use only
+	// those.
+	Form bool `json:"form,omitempty"`
+	URL  bool `json:"url,omitempty"`
 }
 
 // Options is everything a check depends on besides the bytes themselves.

@@ -143,7 +143,7 @@ func (f evalFile) result() []byte {
 // sampling describes the saved request as the relay would: the server as
 // configured, the host as declared, and sampling tools and context allowed
 // exactly when the host declared them.
-func (f evalFile) sampling(server, label, era string) engine.Sampling {
+func (f evalFile) sampling(server, label, era string) engine.Request {
 	host := engine.Host{Protocol: era, Capabilities: map[string]any{
 		"sampling": map[string]any{"tools": map[string]any{}, "context": map[string]any{}},
 	}}
@@ -153,7 +153,7 @@ func (f evalFile) sampling(server, label, era string) engine.Sampling {
 	sampling, _ := host.Capabilities["sampling"].(map[string]any)
 	_, tools := sampling["tools"]
 	_, context := sampling["context"]
-	return engine.Sampling{
+	return engine.Request{
 		Server: engine.Server{Name: server, Label: label, Protocol: era, Reported: f.Reported},
 		Host:   host,
 		Origin: f.Origin,

@@ -134,8 +134,8 @@ func reviewRejectCommand() *cobra.Command {
 }
 
 // itemSampling is the sampling request an item holds, as the engine saw it.
-func itemSampling(it review.Item) (engine.Sampling, error) {
-	var s engine.Sampling
+func itemSampling(it review.Item) (engine.Request, error) {
+	var s engine.Request
 	if err := json.Unmarshal(it.Context, &s); err != nil {
 		return s, fmt.Errorf("%s: stored context unreadable: %w", it.ID, err)
 	}
