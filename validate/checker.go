@@ -21,6 +21,12 @@ type checker struct {
 	lim  Limits
 	out  []Violation
 	huge []hugeNumber // numbers no float64 holds, for outOfRange
+
+	// unknownRule and metaRule are the ids an unknown member and a
+	// malformed _meta are reported under: sampling's by default, each
+	// other kind's own (elicitation, roots) when it checks.
+	unknownRule ruleID
+	metaRule    ruleID
 }
 
 // hugeNumber is a number the parser found too large for a float64, and
@@ -34,7 +40,8 @@ type hugeNumber struct {
 // violation: the firewall must not guess which rules an upstream follows.
 func newChecker(opt Options) *checker {
 	era, known := featuresOf(opt.Era)
-	c := &checker{era: era, caps: opt.Caps, lim: opt.Limits.resolved()}
+	c := &checker{era: era, caps: opt.Caps, lim: opt.Limits.resolved(),
+		unknownRule: ruleUnknownKey, metaRule: ruleMeta}
 	if !known {
 		c.add(ruleEraUnknown, "", "protocol version %s is not supported", quote(opt.Era))
 	}
@@ -133,7 +140,7 @@ func (c *checker) unknownKeys(path string, obj map[string]any, allowed keySet) {
 	}
 	slices.Sort(extra)
 	for _, k := range extra {
-		c.add(ruleUnknownKey, child(path, k), "unknown field %s", quote(k))
+		c.add(c.unknownRule, child(path, k), "unknown field %s", quote(k))
 	}
 }
 
@@ -142,7 +149,7 @@ func (c *checker) unknownKeys(path string, obj map[string]any, allowed keySet) {
 func (c *checker) meta(path string, obj map[string]any) {
 	if v, ok := obj["_meta"]; ok {
 		if _, isObj := v.(map[string]any); !isObj {
-			c.add(ruleMeta, child(path, "_meta"), "_meta must be an object, got %s", kindOf(v))
+			c.add(c.metaRule, child(path, "_meta"), "_meta must be an object, got %s", kindOf(v))
 		}
 	}
 }
@@ -152,6 +159,15 @@ func (c *checker) meta(path string, obj map[string]any) {
 func (c *checker) text(path, key, s string) {
 	if len(s) > c.lim.MaxTextBytes {
 		c.add(ruleLimitText, child(path, key), "text is %d bytes, limit %d", len(s), c.lim.MaxTextBytes)
+	}
+}
+
+// label checks the size of s, member key of the object at path: one short
+// text a person reads in a form or a list (a field's name, title or
+// description, an option, an id, a root's name).
+func (c *checker) label(path, key, s string) {
+	if len(s) > c.lim.MaxLabelBytes {
+		c.add(ruleLimitLabel, child(path, key), "%d bytes, limit %d", len(s), c.lim.MaxLabelBytes)
 	}
 }
 

@@ -1,6 +1,11 @@
-// Package validate owns the structural validation of MCP sampling traffic:
-// the params of a sampling/createMessage request sent by an upstream server,
-// and the CreateMessageResult the host returns for it.
+// Package validate owns the structural validation of what an MCP upstream
+// server asks of the host and of what the host answers: the params of a
+// sampling/createMessage request and the CreateMessageResult (Request,
+// Result), of an elicitation/create request and the ElicitResult
+// (Elicitation, ElicitationResult), of a roots/list request and the
+// ListRootsResult (Roots, RootsResult). Each kind has its own rule ids
+// (SMP- and RES- for sampling, ELI- for elicitation, RTS- for roots); the
+// json., limits. and era. rules are shared.
 //
 // Validation is pure: a function of the bytes, the protocol era of the
 // upstream session and the capabilities the firewall advertised to it. It
@@ -29,12 +34,14 @@
 // Wire codes (DESIGN §2 wire mapping, relay/codes.go): a request violation
 // answers a legacy upstream with -32602 and the title as message; a
 // violation in the host's completion answers with -32603 and the message
-// "host returned an invalid completion: <title>". When the request came
+// "host returned an invalid completion: <title>" (for an elicitation
+// result, "host returned an invalid elicitation result"; a roots result
+// that breaks a rule is refused with -32603 too). When the request came
 // inside a host's tools/call (2026-07-28) and that call cannot finish, the
 // call gets the same code.
 //
 // In sources, S1125 and S0728 are the sampling pages of 2025-11-25 and
-// 2026-07-28; "schema X" is the type X in every revision and
+// 2026-07-28, E1125 the elicitation page of 2025-11-25; "schema X" is the type X in every revision and
 // "schema-<rev> X" the type as revision <rev> defines it; V1-V11 and C1-C3
 // are the checks of SPEC-NOTES §7. TestDocListsEveryRule keeps this table
 // equal to Rules().
@@ -79,6 +86,26 @@
 //	    eras:   2025-11-25, 2026-07-28
 //	    wire:   -32602 (request)
 //	    source: DESIGN §3 size limits; schema-2025-11-25 CreateMessageRequestParams.tools
+//	limits.fields  "Too many form fields"
+//	    eras:   all
+//	    wire:   -32602 (request)
+//	    source: DESIGN §3 size limits; schema-2025-11-25 ElicitRequestFormParams.requestedSchema.properties
+//	limits.enum  "Too many options in a form field"
+//	    eras:   all
+//	    wire:   -32602 (request)
+//	    source: DESIGN §3 size limits; schema-2025-11-25 EnumSchema
+//	limits.label  "Name or label too large"
+//	    eras:   all
+//	    wire:   -32602 (request), -32603 (result)
+//	    source: DESIGN §3 size limits; schema-2025-11-25 PrimitiveSchemaDefinition, ElicitRequestURLParams.elicitationId, Root.name
+//	limits.url  "URL too large"
+//	    eras:   2025-11-25, 2026-07-28
+//	    wire:   -32602 (request)
+//	    source: DESIGN §3 size limits; schema-2025-11-25 ElicitRequestURLParams.url
+//	limits.roots  "Too many roots"
+//	    eras:   all
+//	    wire:   -32603 (result)
+//	    source: DESIGN §3 size limits; schema ListRootsResult.roots
 //	era.unknown  "Unsupported protocol version"
 //	    eras:   unsupported
 //	    wire:   -32602 (request), -32603 (result)
@@ -227,4 +254,112 @@
 //	    eras:   all
 //	    wire:   -32603 (result)
 //	    source: schema-2025-11-25 CreateMessageResult.stopReason; DESIGN §3 result rules; C2
+//	ELI-01.message  "Elicitation message must be a non-empty string"
+//	    eras:   all
+//	    wire:   -32602 (request)
+//	    source: schema-2025-06-18 ElicitRequest.params.message; schema-2025-11-25 ElicitRequestFormParams.message, ElicitRequestURLParams.message
+//	ELI-02.mode  "Invalid elicitation mode"
+//	    eras:   all
+//	    wire:   -32602 (request)
+//	    source: schema-2025-11-25 ElicitRequestFormParams.mode, ElicitRequestURLParams.mode (URL mode from 2025-11-25); E1125 §Elicitation Modes
+//	ELI-03.mode-capability  "Elicitation mode not declared"
+//	    eras:   all
+//	    wire:   -32602 (request)
+//	    source: schema-2025-11-25 ClientCapabilities.elicitation; E1125 §Capabilities (no mode declared: form only); schema-2026-07-28 InvalidParamsError
+//	ELI-04.schema  "Invalid requestedSchema"
+//	    eras:   all
+//	    wire:   -32602 (request)
+//	    source: schema-2025-06-18 ElicitRequest.params.requestedSchema; schema-2025-11-25 ElicitRequestFormParams.requestedSchema
+//	ELI-05.field  "Form field must be a flat primitive"
+//	    eras:   all
+//	    wire:   -32602 (request)
+//	    source: schema-2025-11-25 PrimitiveSchemaDefinition (only top-level properties, without nesting)
+//	ELI-06.constraint  "Invalid form field constraint"
+//	    eras:   all
+//	    wire:   -32602 (request)
+//	    source: schema-2025-11-25 StringSchema, NumberSchema, MultiSelectEnumSchema
+//	ELI-07.enum  "Invalid form field options"
+//	    eras:   all
+//	    wire:   -32602 (request)
+//	    source: schema-2025-11-25 EnumSchema (SEP-1330), LegacyTitledEnumSchema
+//	ELI-08.default  "Form field default does not fit the field"
+//	    eras:   all
+//	    wire:   -32602 (request)
+//	    source: schema-2025-11-25 PrimitiveSchemaDefinition.default (SEP-1034)
+//	ELI-09.url  "Invalid elicitation URL"
+//	    eras:   2025-11-25, 2026-07-28
+//	    wire:   -32602 (request)
+//	    source: schema-2025-11-25 ElicitRequestURLParams.url (@format uri); E1125 §URL Mode Elicitation Requests, §Safe URL Handling
+//	ELI-10.elicitation-id  "Invalid elicitationId"
+//	    eras:   2025-11-25, 2026-07-28
+//	    wire:   -32602 (request)
+//	    source: schema-2025-11-25 ElicitRequestURLParams.elicitationId (required; 2026-07-28 has none)
+//	ELI-11.unknown-key  "Unknown field in elicitation"
+//	    eras:   all
+//	    wire:   -32602 (request), -32603 (result)
+//	    source: DESIGN §3 unknown keys rejected; the elicitation schema of the era
+//	ELI-12.meta  "Elicitation _meta must be an object"
+//	    eras:   all
+//	    wire:   -32602 (request), -32603 (result)
+//	    source: schema Request.params._meta, Result._meta
+//	ELI-13.task  "Invalid elicitation task"
+//	    eras:   2025-11-25
+//	    wire:   -32602 (request)
+//	    source: schema-2025-11-25 TaskAugmentedRequestParams.task, TaskMetadata
+//	ELI-20.action  "Invalid elicitation action"
+//	    eras:   all
+//	    wire:   -32603 (result)
+//	    source: schema ElicitResult.action
+//	ELI-21.content  "Elicitation content not allowed"
+//	    eras:   all
+//	    wire:   -32603 (result)
+//	    source: schema-2025-11-25 ElicitResult.content (only with accept, in form mode)
+//	ELI-22.unknown-field  "Answer has a field the form did not ask for"
+//	    eras:   all
+//	    wire:   -32603 (result)
+//	    source: schema ElicitResult.content; E1125 §Response Actions (clients SHOULD validate against the schema)
+//	ELI-23.required  "Answer lacks a required field"
+//	    eras:   all
+//	    wire:   -32603 (result)
+//	    source: schema ElicitResult.content; requestedSchema.required
+//	ELI-24.type  "Answer field has the wrong type"
+//	    eras:   all
+//	    wire:   -32603 (result)
+//	    source: schema ElicitResult.content; PrimitiveSchemaDefinition.type
+//	ELI-25.constraint  "Answer field breaks a constraint"
+//	    eras:   all
+//	    wire:   -32603 (result)
+//	    source: schema ElicitResult.content; StringSchema, NumberSchema, MultiSelectEnumSchema
+//	ELI-26.enum  "Answer field is not one of the options"
+//	    eras:   all
+//	    wire:   -32603 (result)
+//	    source: schema ElicitResult.content; EnumSchema
+//	RTS-01.unknown-key  "Unknown field in roots"
+//	    eras:   all
+//	    wire:   -32602 (request), -32603 (result)
+//	    source: DESIGN §3 unknown keys rejected; schema ListRootsRequest.params, ListRootsResult, Root
+//	RTS-02.meta  "Roots _meta must be an object"
+//	    eras:   all
+//	    wire:   -32602 (request), -32603 (result)
+//	    source: schema Request.params._meta, Result._meta, Root._meta
+//	RTS-03.roots  "roots must be an array"
+//	    eras:   all
+//	    wire:   -32603 (result)
+//	    source: schema ListRootsResult.roots
+//	RTS-04.root  "Invalid root"
+//	    eras:   all
+//	    wire:   -32603 (result)
+//	    source: schema Root
+//	RTS-05.uri  "Root URI must be an absolute file:// URI"
+//	    eras:   all
+//	    wire:   -32603 (result)
+//	    source: schema Root.uri (must start with file://, @format uri)
+//	RTS-06.name  "Root name must be a string"
+//	    eras:   all
+//	    wire:   -32603 (result)
+//	    source: schema Root.name
+//	RTS-07.duplicate  "Root listed twice"
+//	    eras:   all
+//	    wire:   -32603 (result)
+//	    source: schema ListRootsResult.roots; DESIGN §3 (one URI, one root)
 package validate

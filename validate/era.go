@@ -30,6 +30,8 @@ type eraFeatures struct {
 	task          bool // params.task (2025-11-25 only: moved to an extension in 2026-07-28)
 	paramsMeta    bool // params._meta (until 2025-11-25: the 2026-07-28 params type has none)
 	anyStructured bool // tool_result.structuredContent may be any JSON (2026-07-28); else an object
+	urlElicit     bool // elicitation's URL mode (2025-11-25 on)
+	elicitationID bool // URL mode requires elicitationId (2025-11-25 only: 2026-07-28 dropped it)
 
 	paramsKeys   keySet  // members of CreateMessageRequestParams
 	messageKeys  keySet  // members of SamplingMessage
@@ -56,6 +58,8 @@ func newFeatures(era Era) *eraFeatures {
 		task:          era == era20251125,
 		paramsMeta:    era < era20260728,
 		anyStructured: era >= era20260728,
+		urlElicit:     era >= era20251125,
+		elicitationID: era == era20251125,
 	}
 	e.paramsKeys = paramsKeysOf(e)
 	e.messageKeys = keys("role", "content")

@@ -35,6 +35,8 @@ type fixture struct {
 type fixtureCaps struct {
 	Tools   bool `json:"tools"`
 	Context bool `json:"context"`
+	Form    bool `json:"form"`
+	URL     bool `json:"url"`
 }
 
 type fixtureLimits struct {
@@ -45,6 +47,11 @@ type fixtureLimits struct {
 	MaxTextBytes   int `json:"maxTextBytes"`
 	MaxBase64Bytes int `json:"maxBase64Bytes"`
 	MaxTools       int `json:"maxTools"`
+	MaxFields      int `json:"maxFields"`
+	MaxEnumValues  int `json:"maxEnumValues"`
+	MaxLabelBytes  int `json:"maxLabelBytes"`
+	MaxURLBytes    int `json:"maxUrlBytes"`
+	MaxRoots       int `json:"maxRoots"`
 }
 
 // options returns one Options per era the fixture names.
@@ -57,7 +64,7 @@ func (f fixture) options() []Options {
 	for _, e := range eras {
 		out = append(out, Options{
 			Era:    e,
-			Caps:   Capabilities{Tools: f.Caps.Tools, Context: f.Caps.Context},
+			Caps:   Capabilities{Tools: f.Caps.Tools, Context: f.Caps.Context, Form: f.Caps.Form, URL: f.Caps.URL},
 			Limits: Limits(f.Limits),
 		})
 	}
@@ -221,17 +228,12 @@ func emissions(t *testing.T) map[[3]string]string {
 			}
 		}
 	}
-	for _, f := range loadFixtures(t, "requests") {
-		for _, opt := range f.options() {
-			_, vs := Request(f.params(), opt)
-			record(f, opt, stReq, vs)
-		}
-	}
-	for _, f := range loadFixtures(t, "results") {
-		for _, opt := range f.options() {
-			req, _ := Request(f.Request, opt)
-			_, vs := Result(f.result(), req, opt)
-			record(f, opt, stRes, vs)
+	for _, k := range fixtureKinds {
+		for _, f := range loadFixtures(t, k.dir) {
+			for _, opt := range f.options() {
+				_, vs := k.check(f, opt)
+				record(f, opt, k.stage, vs)
+			}
 		}
 	}
 	return out

@@ -26,6 +26,11 @@ var smallLimits = Limits{
 	MaxTextBytes:   24,
 	MaxBase64Bytes: 8,
 	MaxTools:       2,
+	MaxFields:      3,
+	MaxEnumValues:  3,
+	MaxLabelBytes:  16,
+	MaxURLBytes:    40,
+	MaxRoots:       2,
 }
 
 // fuzzOptions builds Options from fuzz arguments; small selects
@@ -378,17 +383,11 @@ func depthOf(v any) int {
 func TestSmallLimitsReachable(t *testing.T) {
 	hit := map[string]bool{}
 	accepted := 0
-	for _, kind := range []string{"requests", "results"} {
-		for _, fx := range loadFixtures(t, kind) {
+	for _, k := range fixtureKinds {
+		for _, fx := range loadFixtures(t, k.dir) {
 			for _, opt := range fx.options() {
 				opt.Limits = smallLimits
-				var vs []Violation
-				if kind == "requests" {
-					_, vs = Request(fx.params(), opt)
-				} else {
-					req, _ := Request(fx.Request, opt)
-					_, vs = Result(fx.result(), req, opt)
-				}
+				_, vs := k.check(fx, opt)
 				for _, v := range vs {
 					hit[v.Rule] = true
 				}

@@ -12,6 +12,11 @@ type Limits struct {
 	MaxTextBytes   int // bytes of one text field (a text block, systemPrompt); default 1 MiB
 	MaxBase64Bytes int // encoded bytes of one base64 field (data, blob); default 3 MiB
 	MaxTools       int // entries of tools; default 128
+	MaxFields      int // properties of an elicitation form; default 100
+	MaxEnumValues  int // options of one form field (enum, oneOf, items); default 500
+	MaxLabelBytes  int // bytes of one field name, title, description, option, elicitationId or root name; default 16 KiB
+	MaxURLBytes    int // bytes of an elicitation URL; default 8 KiB
+	MaxRoots       int // entries of a roots list; default 1000
 }
 
 // DefaultLimits returns the limits used where Options.Limits leaves a field
@@ -26,6 +31,11 @@ func DefaultLimits() Limits {
 		MaxTextBytes:   1 << 20,
 		MaxBase64Bytes: 3 << 20,
 		MaxTools:       128,
+		MaxFields:      100,
+		MaxEnumValues:  500,
+		MaxLabelBytes:  16 << 10,
+		MaxURLBytes:    8 << 10,
+		MaxRoots:       1000,
 	}
 }
 
@@ -47,5 +57,10 @@ func (l Limits) resolved() Limits {
 		MaxTextBytes:   pick(l.MaxTextBytes, d.MaxTextBytes),
 		MaxBase64Bytes: pick(l.MaxBase64Bytes, d.MaxBase64Bytes),
 		MaxTools:       pick(l.MaxTools, d.MaxTools),
+		MaxFields:      pick(l.MaxFields, d.MaxFields),
+		MaxEnumValues:  pick(l.MaxEnumValues, d.MaxEnumValues),
+		MaxLabelBytes:  pick(l.MaxLabelBytes, d.MaxLabelBytes),
+		MaxURLBytes:    pick(l.MaxURLBytes, d.MaxURLBytes),
+		MaxRoots:       pick(l.MaxRoots, d.MaxRoots),
 	}
 }

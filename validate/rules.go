@@ -33,6 +33,11 @@ const (
 	ruleLimitText     ruleID = "limits.text"
 	ruleLimitBase64   ruleID = "limits.base64"
 	ruleLimitTools    ruleID = "limits.tools"
+	ruleLimitFields   ruleID = "limits.fields"
+	ruleLimitEnum     ruleID = "limits.enum"
+	ruleLimitLabel    ruleID = "limits.label"
+	ruleLimitURL      ruleID = "limits.url"
+	ruleLimitRoots    ruleID = "limits.roots"
 
 	ruleEraUnknown ruleID = "era.unknown"
 
@@ -73,6 +78,34 @@ const (
 	ruleResultToolUse  ruleID = "RES-03.tool-use"
 	ruleResultRequired ruleID = "RES-04.tool-required"
 	ruleStopReason     ruleID = "RES-05.stop-reason"
+
+	ruleEliMessage     ruleID = "ELI-01.message"
+	ruleEliMode        ruleID = "ELI-02.mode"
+	ruleEliModeCap     ruleID = "ELI-03.mode-capability"
+	ruleEliSchema      ruleID = "ELI-04.schema"
+	ruleEliField       ruleID = "ELI-05.field"
+	ruleEliConstraint  ruleID = "ELI-06.constraint"
+	ruleEliEnum        ruleID = "ELI-07.enum"
+	ruleEliDefault     ruleID = "ELI-08.default"
+	ruleEliURL         ruleID = "ELI-09.url"
+	ruleEliID          ruleID = "ELI-10.elicitation-id"
+	ruleEliUnknownKey  ruleID = "ELI-11.unknown-key"
+	ruleEliMeta        ruleID = "ELI-12.meta"
+	ruleEliTask        ruleID = "ELI-13.task"
+	ruleEliAction      ruleID = "ELI-20.action"
+	ruleEliContent     ruleID = "ELI-21.content"
+	ruleEliExtraField  ruleID = "ELI-22.unknown-field"
+	ruleEliRequired    ruleID = "ELI-23.required"
+	ruleEliType        ruleID = "ELI-24.type"
+	ruleEliValue       ruleID = "ELI-25.constraint"
+	ruleEliOption      ruleID = "ELI-26.enum"
+	ruleRootsUnknown   ruleID = "RTS-01.unknown-key"
+	ruleRootsMeta      ruleID = "RTS-02.meta"
+	ruleRootsList      ruleID = "RTS-03.roots"
+	ruleRoot           ruleID = "RTS-04.root"
+	ruleRootURI        ruleID = "RTS-05.uri"
+	ruleRootName       ruleID = "RTS-06.name"
+	ruleRootsDuplicate ruleID = "RTS-07.duplicate"
 )
 
 // Era ranges used in the table.
@@ -80,6 +113,7 @@ const (
 	erasAll     = "all"
 	erasTools   = "2025-11-25, 2026-07-28"
 	erasTask    = "2025-11-25"
+	erasURL     = "2025-11-25, 2026-07-28"
 	erasUnknown = "unsupported"
 )
 
@@ -107,6 +141,11 @@ var ruleTable = []Rule{
 	{string(ruleLimitText), "Text content too large", erasAll, stBoth, "DESIGN §3 size limits; V10"},
 	{string(ruleLimitBase64), "Binary content too large", erasAll, stBoth, "DESIGN §3 size limits; V10"},
 	{string(ruleLimitTools), "Too many tools", erasTools, stReq, "DESIGN §3 size limits; schema-2025-11-25 CreateMessageRequestParams.tools"},
+	{string(ruleLimitFields), "Too many form fields", erasAll, stReq, "DESIGN §3 size limits; schema-2025-11-25 ElicitRequestFormParams.requestedSchema.properties"},
+	{string(ruleLimitEnum), "Too many options in a form field", erasAll, stReq, "DESIGN §3 size limits; schema-2025-11-25 EnumSchema"},
+	{string(ruleLimitLabel), "Name or label too large", erasAll, stBoth, "DESIGN §3 size limits; schema-2025-11-25 PrimitiveSchemaDefinition, ElicitRequestURLParams.elicitationId, Root.name"},
+	{string(ruleLimitURL), "URL too large", erasURL, stReq, "DESIGN §3 size limits; schema-2025-11-25 ElicitRequestURLParams.url"},
+	{string(ruleLimitRoots), "Too many roots", erasAll, stRes, "DESIGN §3 size limits; schema ListRootsResult.roots"},
 	{string(ruleEraUnknown), "Unsupported protocol version", erasUnknown, stBoth, "DESIGN §3 era is the upstream session's protocol; SPEC-NOTES §5"},
 	{string(ruleMessages), "messages must be a non-empty array", erasAll, stReq, "schema CreateMessageRequestParams.messages; DESIGN §3; V1"},
 	{string(ruleMessage), "Invalid sampling message", erasAll, stReq, "schema SamplingMessage"},
@@ -144,6 +183,33 @@ var ruleTable = []Rule{
 	{string(ruleResultToolUse), "Tool use not allowed by the request", erasTools, stRes, "S1125 §Tool Choice Modes (none); DESIGN §3 result rules; C1"},
 	{string(ruleResultRequired), "Tool use required by the request", erasTools, stRes, "S1125 §Tool Choice Modes (required); DESIGN §3 result rules; C1"},
 	{string(ruleStopReason), "Invalid stopReason", erasAll, stRes, "schema-2025-11-25 CreateMessageResult.stopReason; DESIGN §3 result rules; C2"},
+	{string(ruleEliMessage), "Elicitation message must be a non-empty string", erasAll, stReq, "schema-2025-06-18 ElicitRequest.params.message; schema-2025-11-25 ElicitRequestFormParams.message, ElicitRequestURLParams.message"},
+	{string(ruleEliMode), "Invalid elicitation mode", erasAll, stReq, "schema-2025-11-25 ElicitRequestFormParams.mode, ElicitRequestURLParams.mode (URL mode from 2025-11-25); E1125 §Elicitation Modes"},
+	{string(ruleEliModeCap), "Elicitation mode not declared", erasAll, stReq, "schema-2025-11-25 ClientCapabilities.elicitation; E1125 §Capabilities (no mode declared: form only); schema-2026-07-28 InvalidParamsError"},
+	{string(ruleEliSchema), "Invalid requestedSchema", erasAll, stReq, "schema-2025-06-18 ElicitRequest.params.requestedSchema; schema-2025-11-25 ElicitRequestFormParams.requestedSchema"},
+	{string(ruleEliField), "Form field must be a flat primitive", erasAll, stReq, "schema-2025-11-25 PrimitiveSchemaDefinition (only top-level properties, without nesting)"},
+	{string(ruleEliConstraint), "Invalid form field constraint", erasAll, stReq, "schema-2025-11-25 StringSchema, NumberSchema, MultiSelectEnumSchema"},
+	{string(ruleEliEnum), "Invalid form field options", erasAll, stReq, "schema-2025-11-25 EnumSchema (SEP-1330), LegacyTitledEnumSchema"},
+	{string(ruleEliDefault), "Form field default does not fit the field", erasAll, stReq, "schema-2025-11-25 PrimitiveSchemaDefinition.default (SEP-1034)"},
+	{string(ruleEliURL), "Invalid elicitation URL", erasURL, stReq, "schema-2025-11-25 ElicitRequestURLParams.url (@format uri); E1125 §URL Mode Elicitation Requests, §Safe URL Handling"},
+	{string(ruleEliID), "Invalid elicitationId", erasURL, stReq, "schema-2025-11-25 ElicitRequestURLParams.elicitationId (required; 2026-07-28 has none)"},
+	{string(ruleEliUnknownKey), "Unknown field in elicitation", erasAll, stBoth, "DESIGN §3 unknown keys rejected; the elicitation schema of the era"},
+	{string(ruleEliMeta), "Elicitation _meta must be an object", erasAll, stBoth, "schema Request.params._meta, Result._meta"},
+	{string(ruleEliTask), "Invalid elicitation task", erasTask, stReq, "schema-2025-11-25 TaskAugmentedRequestParams.task, TaskMetadata"},
+	{string(ruleEliAction), "Invalid elicitation action", erasAll, stRes, "schema ElicitResult.action"},
+	{string(ruleEliContent), "Elicitation content not allowed", erasAll, stRes, "schema-2025-11-25 ElicitResult.content (only with accept, in form mode)"},
+	{string(ruleEliExtraField), "Answer has a field the form did not ask for", erasAll, stRes, "schema ElicitResult.content; E1125 §Response Actions (clients SHOULD validate against the schema)"},
+	{string(ruleEliRequired), "Answer lacks a required field", erasAll, stRes, "schema ElicitResult.content; requestedSchema.required"},
+	{string(ruleEliType), "Answer field has the wrong type", erasAll, stRes, "schema ElicitResult.content; PrimitiveSchemaDefinition.type"},
+	{string(ruleEliValue), "Answer field breaks a constraint", erasAll, stRes, "schema ElicitResult.content; StringSchema, NumberSchema, MultiSelectEnumSchema"},
+	{string(ruleEliOption), "Answer field is not one of the options", erasAll, stRes, "schema ElicitResult.content; EnumSchema"},
+	{string(ruleRootsUnknown), "Unknown field in roots", erasAll, stBoth, "DESIGN §3 unknown keys rejected; schema ListRootsRequest.params, ListRootsResult, Root"},
+	{string(ruleRootsMeta), "Roots _meta must be an object", erasAll, stBoth, "schema Request.params._meta, Result._meta, Root._meta"},
+	{string(ruleRootsList), "roots must be an array", erasAll, stRes, "schema ListRootsResult.roots"},
+	{string(ruleRoot), "Invalid root", erasAll, stRes, "schema Root"},
+	{string(ruleRootURI), "Root URI must be an absolute file:// URI", erasAll, stRes, "schema Root.uri (must start with file://, @format uri)"},
+	{string(ruleRootName), "Root name must be a string", erasAll, stRes, "schema Root.name"},
+	{string(ruleRootsDuplicate), "Root listed twice", erasAll, stRes, "schema ListRootsResult.roots; DESIGN §3 (one URI, one root)"},
 }
 
 // ruleIndex finds a rule by id; built once from ruleTable.

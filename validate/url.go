@@ -1,0 +1,67 @@
+package validate
+
+import (
+	"net/url"
+	"strings"
+	"unicode"
+)
+
+// elicitURL checks URL mode's url: a string within MaxURLBytes, without
+// spaces, control or invisible format characters (which would make what
+// a person reads differ from where a browser goes), parseable, absolute,
+// with a host, and http or https. Whether a host, scheme or userinfo is
+// acceptable is policy: a look-alike (punycode or mixed-script) host is
+// well formed and reaches the policy, which holds it.
+func (c *checker) elicitURL(doc Document) {
+	const path = "/url"
+	if !c.required(ruleEliURL, "", doc, "url", kindString) {
+		return
+	}
+	s := doc["url"].(string)
+	if len(s) > c.lim.MaxURLBytes {
+		c.add(ruleLimitURL, path, "url is %d bytes, limit %d", len(s), c.lim.MaxURLBytes)
+		return
+	}
+	if problem := urlProblem(s); problem != "" {
+		c.add(ruleEliURL, path, "%s", problem)
+	}
+}
+
+// webSchemes are the schemes a URL-mode elicitation may send a person to.
+// javascript:, data:, file:, vbscript: and every other scheme would run
+// or read something locally rather than open a page.
+var webSchemes = map[string]bool{"http": true, "https": true}
+
+// urlProblem says what is wrong with an elicitation URL, or "".
+func urlProblem(s string) string {
+	if s == "" {
+		return "url is empty"
+	}
+	if !visible(s) {
+		return "url holds a space, a control character or an invisible format character"
+	}
+	u, err := url.Parse(s)
+	switch {
+	case err != nil:
+		return "url does not parse as a URL"
+	case u.Scheme == "":
+		return "url is not absolute: it has no scheme"
+	case !webSchemes[strings.ToLower(u.Scheme)]:
+		return "url scheme " + quote(u.Scheme) + " is not http or https"
+	case u.Opaque != "" || u.Host == "" || u.Hostname() == "":
+		return "url has no host"
+	}
+	return ""
+}
+
+// visible reports whether s holds only characters that show: no space or
+// other separator, no control character (C0, DEL, C1) and no invisible
+// format character (direction overrides, zero-width characters, tags).
+func visible(s string) bool {
+	for _, r := range s {
+		if unicode.IsSpace(r) || unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || r == '\uFFFD' {
+			return false
+		}
+	}
+	return true
+}
