@@ -133,6 +133,11 @@ type LimitsConfig struct {
 	MaxTextBytes   int `mapstructure:"max_text_bytes"`   // one text field
 	MaxBase64Bytes int `mapstructure:"max_base64_bytes"` // one base64 field
 	MaxTools       int `mapstructure:"max_tools"`        // tools offered in one request
+	MaxFields      int `mapstructure:"max_fields"`       // fields of one elicitation form
+	MaxEnumValues  int `mapstructure:"max_enum_values"`  // options of one form field
+	MaxLabelBytes  int `mapstructure:"max_label_bytes"`  // one field name, title, option, root name
+	MaxURLBytes    int `mapstructure:"max_url_bytes"`    // an elicitation URL
+	MaxRoots       int `mapstructure:"max_roots"`        // roots in one list
 
 	// Bridged calls (a 2026-07-28 host calling a server that pushes its
 	// sampling) each hold an upstream session of their own, a process for
@@ -204,6 +209,11 @@ func setDefaults(v *viper.Viper) {
 	v.SetDefault("limits.max_text_bytes", lim.MaxTextBytes)
 	v.SetDefault("limits.max_base64_bytes", lim.MaxBase64Bytes)
 	v.SetDefault("limits.max_tools", lim.MaxTools)
+	v.SetDefault("limits.max_fields", lim.MaxFields)
+	v.SetDefault("limits.max_enum_values", lim.MaxEnumValues)
+	v.SetDefault("limits.max_label_bytes", lim.MaxLabelBytes)
+	v.SetDefault("limits.max_url_bytes", lim.MaxURLBytes)
+	v.SetDefault("limits.max_roots", lim.MaxRoots)
 	v.SetDefault("limits.max_bridged_calls", relay.DefaultMaxBridged)
 	v.SetDefault("limits.max_bridged_calls_per_server", relay.DefaultMaxBridgedPerServer)
 	v.SetDefault("limits.bridge_wait", relay.DefaultBridgeWait.String())
@@ -441,6 +451,8 @@ func (l LimitsConfig) check(bad func(string, string, ...any)) {
 	for key, v := range map[string]int{"max_rounds": l.MaxRounds, "max_bytes": l.MaxBytes, "max_depth": l.MaxDepth,
 		"max_messages": l.MaxMessages, "max_blocks": l.MaxBlocks, "max_text_bytes": l.MaxTextBytes,
 		"max_base64_bytes": l.MaxBase64Bytes, "max_tools": l.MaxTools,
+		"max_fields": l.MaxFields, "max_enum_values": l.MaxEnumValues, "max_label_bytes": l.MaxLabelBytes,
+		"max_url_bytes": l.MaxURLBytes, "max_roots": l.MaxRoots,
 		"max_in_flight": l.MaxInFlight, "max_pending_reviews": l.MaxPendingReviews, "max_held_bytes": l.MaxHeldBytes,
 		"max_in_flight_per_host": l.MaxInFlightPerHost, "max_pending_reviews_per_host": l.MaxPendingReviewsPerHost,
 		"max_held_bytes_per_host": l.MaxHeldBytesPerHost} {
@@ -493,7 +505,9 @@ func (h HTTPConfig) relayHTTP() relay.HTTPOptions {
 // validateLimits is the structural part of the limits, for the engine.
 func (l LimitsConfig) validateLimits() validate.Limits {
 	return validate.Limits{MaxBytes: l.MaxBytes, MaxDepth: l.MaxDepth, MaxMessages: l.MaxMessages, MaxBlocks: l.MaxBlocks,
-		MaxTextBytes: l.MaxTextBytes, MaxBase64Bytes: l.MaxBase64Bytes, MaxTools: l.MaxTools}
+		MaxTextBytes: l.MaxTextBytes, MaxBase64Bytes: l.MaxBase64Bytes, MaxTools: l.MaxTools,
+		MaxFields: l.MaxFields, MaxEnumValues: l.MaxEnumValues, MaxLabelBytes: l.MaxLabelBytes,
+		MaxURLBytes: l.MaxURLBytes, MaxRoots: l.MaxRoots}
 }
 
 func checkURL(bad func(string, string, ...any), key, raw string) {

@@ -66,6 +66,7 @@ func defaultConfig(stateHome, base string) Config {
 	c.Isolation.Default = defaultIsolation()
 	c.Limits = LimitsConfig{MaxRounds: 8, MaxBytes: 4 << 20, MaxDepth: 32, MaxMessages: 1000, MaxBlocks: 100,
 		MaxTextBytes: 1 << 20, MaxBase64Bytes: 3 << 20, MaxTools: 128,
+		MaxFields: 100, MaxEnumValues: 500, MaxLabelBytes: 16 << 10, MaxURLBytes: 8 << 10, MaxRoots: 1000,
 		MaxInFlight: 48, MaxPendingReviews: 32, MaxHeldBytes: 16 << 20,
 		MaxInFlightPerHost: 24, MaxPendingReviewsPerHost: 16, MaxHeldBytesPerHost: 8 << 20}
 	c.HTTP = HTTPConfig{SessionTimeout: 30 * time.Minute, MaxSessions: 32, ReadTimeout: 30 * time.Second,
