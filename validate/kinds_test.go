@@ -1,7 +1,9 @@
 package validate
 
 import (
+	"encoding/json"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -69,6 +71,41 @@ func TestElicitationAndRootsFixtures(t *testing.T) {
 					}
 				})
 			}
+		}
+	}
+}
+
+// TestAnswerNeverQuotesTheValue: what the user typed goes to the upstream
+// or nowhere; a violation (logged, shown to an operator, put in an error)
+// names the field and the rule, never the value. Every way a value can
+// fail is tried with a marker in it.
+func TestAnswerNeverQuotesTheValue(t *testing.T) {
+	const mark = "S3CRET-hunter2"
+	req, vs := Elicitation([]byte(`{"message":"m","requestedSchema":{"type":"object","properties":{
+		"e":{"type":"string","format":"email"},"u":{"type":"string","format":"uri"},
+		"d":{"type":"string","format":"date"},"t":{"type":"string","format":"date-time"},
+		"short":{"type":"string","maxLength":3},"long":{"type":"string","minLength":40},
+		"pick":{"type":"string","enum":["a"]},"titled":{"type":"string","oneOf":[{"const":"a","title":"A"}]},
+		"multi":{"type":"array","items":{"type":"string","enum":["a"]}},
+		"n":{"type":"integer"},"b":{"type":"boolean"}}}}`), Options{Era: era20251125})
+	if len(vs) > 0 {
+		t.Fatalf("request: %+v", vs)
+	}
+	content := map[string]any{}
+	for _, k := range []string{"e", "u", "d", "t", "short", "long", "pick", "titled", "n", "b"} {
+		content[k] = mark
+	}
+	content["multi"] = []any{mark, mark}
+	raw, _ := json.Marshal(map[string]any{"action": "accept", "content": content})
+	_, got := ElicitationResult(raw, req, Options{Era: era20251125, Limits: Limits{MaxTextBytes: 4}})
+	_, got2 := ElicitationResult(raw, req, Options{Era: era20251125})
+	got = append(got, got2...)
+	if len(got) < 11 {
+		t.Fatalf("want a violation per field, got %+v", got)
+	}
+	for _, v := range got {
+		if strings.Contains(v.Message, "hunter") || strings.Contains(v.Path, "hunter") {
+			t.Errorf("%s at %s quotes the user's value: %q", v.Rule, v.Path, v.Message)
 		}
 	}
 }
