@@ -119,6 +119,83 @@ func BenchmarkResult(b *testing.B) {
 	}
 }
 
+// benchForm is an elicitation form of n fields of every kind, with
+// titles, descriptions, constraints and defaults, as a real upstream
+// sends it.
+func benchForm(n int) []byte {
+	props := map[string]any{}
+	for i := range n {
+		var p map[string]any
+		switch i % 5 {
+		case 0:
+			p = map[string]any{"type": "string", "format": "email", "maxLength": 120}
+		case 1:
+			p = map[string]any{"type": "integer", "minimum": 0, "maximum": 150, "default": 30}
+		case 2:
+			p = map[string]any{"type": "string", "oneOf": []any{
+				map[string]any{"const": "s", "title": "Small"}, map[string]any{"const": "m", "title": "Medium"},
+				map[string]any{"const": "l", "title": "Large"}}, "default": "m"}
+		case 3:
+			p = map[string]any{"type": "array", "maxItems": 3, "items": map[string]any{"type": "string", "enum": []any{"a", "b", "c", "d"}}}
+		default:
+			p = map[string]any{"type": "boolean", "default": false}
+		}
+		p["title"], p["description"] = fmt.Sprintf("Field %d", i), "What we need this for, in one sentence."
+		props[fmt.Sprintf("field_%d", i)] = p
+	}
+	raw, err := json.Marshal(map[string]any{"mode": "form", "message": prose(200),
+		"requestedSchema": map[string]any{"type": "object", "properties": props, "required": []any{"field_0"}}})
+	if err != nil {
+		panic(err)
+	}
+	return raw
+}
+
+// BenchmarkElicitation measures a form of 10 fields, a form of 100 (the
+// default limit), and a URL-mode request.
+func BenchmarkElicitation(b *testing.B) {
+	opt := Options{Era: era20251125, Caps: Capabilities{Form: true, URL: true}}
+	for _, bc := range []struct {
+		name string
+		raw  []byte
+	}{
+		{"form10", benchForm(10)},
+		{"form100", benchForm(100)},
+		{"url", []byte(`{"mode":"url","message":"Connect your account","url":"https://auth.example.com/oauth/start?client=abc&state=xyz","elicitationId":"4f1c2e"}`)},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			if _, vs := Elicitation(bc.raw, opt); len(vs) > 0 {
+				b.Fatalf("benchmark input is invalid: %+v", vs)
+			}
+			b.ReportAllocs()
+			b.SetBytes(int64(len(bc.raw)))
+			for b.Loop() {
+				Elicitation(bc.raw, opt)
+			}
+		})
+	}
+}
+
+// BenchmarkElicitationResult measures the answer to the 10-field form.
+func BenchmarkElicitationResult(b *testing.B) {
+	opt := Options{Era: era20251125}
+	req, _ := Elicitation(benchForm(10), opt)
+	content := map[string]any{}
+	for i := range 10 {
+		name := fmt.Sprintf("field_%d", i)
+		content[name] = []any{"ada@example.com", 36, "l", []any{"a", "c"}, true}[i%5]
+	}
+	raw, _ := json.Marshal(map[string]any{"action": "accept", "content": content})
+	if _, vs := ElicitationResult(raw, req, opt); len(vs) > 0 {
+		b.Fatal(vs)
+	}
+	b.ReportAllocs()
+	b.SetBytes(int64(len(raw)))
+	for b.Loop() {
+		ElicitationResult(raw, req, opt)
+	}
+}
+
 // TestAllocsGrowLinearly checks that allocations per request grow about
 // linearly with the number of messages: quadruple the messages, at most
 // five times the allocations (a quadratic cost would give sixteen).

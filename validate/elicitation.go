@@ -141,6 +141,9 @@ func (c *checker) elicitationID(doc Document) {
 	c.label("", "elicitationId", id)
 }
 
+// taskKeys are the members of TaskMetadata.
+var taskKeys = keys("ttl")
+
 // elicitTask checks the experimental task-augmentation member of
 // 2025-11-25, as sampling's.
 func (c *checker) elicitTask(doc Document) {
@@ -148,7 +151,7 @@ func (c *checker) elicitTask(doc Document) {
 		return
 	}
 	t := doc["task"].(map[string]any)
-	c.unknownKeys("/task", t, keys("ttl"))
+	c.unknownKeys("/task", t, taskKeys)
 	c.optional(ruleEliTask, "/task", t, "ttl", kindNumber)
 }
 

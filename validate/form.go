@@ -118,23 +118,36 @@ func (c *checker) requiredNames(s, props map[string]any) {
 // fieldKinds are the property types a form may have.
 var fieldKinds = map[string]bool{"string": true, "number": true, "integer": true, "boolean": true, "array": true}
 
+// The members a property may have, by type and enum form (SEP-1330),
+// built once.
+var (
+	baseFieldKeys   = keys("type", "title", "description", "default")
+	stringEnumKeys  = baseFieldKeys.with("enum", "enumNames")
+	stringOneOfKeys = baseFieldKeys.with("oneOf")
+	stringKeys      = baseFieldKeys.with("minLength", "maxLength", "format")
+	numberKeys      = baseFieldKeys.with("minimum", "maximum")
+	arrayKeys       = baseFieldKeys.with("items", "minItems", "maxItems")
+	optionKeys      = keys("const", "title")
+	titledItemsKeys = keys("type", "anyOf")
+	enumItemsKeys   = keys("type", "enum")
+)
+
 // fieldKeys returns the members a property of kind may have, given which
-// enum form it uses (SEP-1330).
+// enum form it uses.
 func fieldKeys(kind string, p map[string]any) keySet {
-	base := keys("type", "title", "description", "default")
 	switch {
 	case kind == "string" && has(p, "enum"):
-		return base.with("enum", "enumNames")
+		return stringEnumKeys
 	case kind == "string" && has(p, "oneOf"):
-		return base.with("oneOf")
+		return stringOneOfKeys
 	case kind == "string":
-		return base.with("minLength", "maxLength", "format")
+		return stringKeys
 	case kind == "number" || kind == "integer":
-		return base.with("minimum", "maximum")
+		return numberKeys
 	case kind == "array":
-		return base.with("items", "minItems", "maxItems")
+		return arrayKeys
 	}
-	return base
+	return baseFieldKeys
 }
 
 // property checks one property of the form and its default.
@@ -156,16 +169,7 @@ func (c *checker) property(name string, v any) {
 		c.add(ruleEliField, path+"/type", "type must be string, number, integer, boolean or array (a multi-select): a form is flat")
 		return
 	}
-	allowed := fieldKeys(kind, p)
-	for _, k := range slices.Sorted(mapKeys(p)) {
-		switch {
-		case allowed[k]:
-		case nesting[k]:
-			c.add(ruleEliField, child(path, k), "%s is not allowed here: a form field is one flat value", k)
-		default:
-			c.add(c.unknownRule, child(path, k), "unknown field %s", quote(k))
-		}
-	}
+	c.fieldMembers(path, p, fieldKeys(kind, p))
 	for _, k := range []string{"title", "description"} {
 		if c.optional(ruleEliField, path, p, k, kindString) {
 			c.label(path, k, p[k].(string))
@@ -175,6 +179,25 @@ func (c *checker) property(name string, v any) {
 	if d, ok := p["default"]; ok {
 		if pr := f.check(d); pr.msg != "" {
 			c.add(ruleEliDefault, path+"/default", "default %s", pr.msg)
+		}
+	}
+}
+
+// fieldMembers reports every member of property p that its type does not
+// allow: a nesting keyword as such, any other as unknown.
+func (c *checker) fieldMembers(path string, p map[string]any, allowed keySet) {
+	var extra []string
+	for k := range p {
+		if !allowed[k] {
+			extra = append(extra, k)
+		}
+	}
+	slices.Sort(extra)
+	for _, k := range extra {
+		if nesting[k] {
+			c.add(ruleEliField, child(path, k), "%s is not allowed here: a form field is one flat value", k)
+		} else {
+			c.add(c.unknownRule, child(path, k), "unknown field %s", quote(k))
 		}
 	}
 }
@@ -253,10 +276,10 @@ func (c *checker) items(path string, p map[string]any, f *field) {
 	it := p["items"].(map[string]any)
 	titled := has(it, "anyOf")
 	if titled {
-		c.unknownKeys(ipath, it, keys("type", "anyOf"))
+		c.unknownKeys(ipath, it, titledItemsKeys)
 		f.options = c.titledOptions(ipath, it, "anyOf")
 	} else {
-		c.unknownKeys(ipath, it, keys("type", "enum"))
+		c.unknownKeys(ipath, it, enumItemsKeys)
 		f.options = c.enumValues(ipath, it, "enum")
 	}
 	if t, present := it["type"]; (present || !titled) && t != "string" {
@@ -304,7 +327,7 @@ func (c *checker) titledOptions(path string, p map[string]any, key string) []str
 			c.add(ruleEliEnum, opath, "an option must be an object with const and title, got %s", kindOf(v))
 			continue
 		}
-		c.unknownKeys(opath, o, keys("const", "title"))
+		c.unknownKeys(opath, o, optionKeys)
 		if c.required(ruleEliEnum, opath, o, "title", kindString) {
 			c.optionLabel(opath+"/title", o["title"])
 		}

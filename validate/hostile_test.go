@@ -92,17 +92,12 @@ func TestOrderMatchesFullRecording(t *testing.T) {
 			check(t, []byte(raw), doc, vs, opt1125.Limits.resolved())
 		})
 	}
-	for _, f := range loadFixtures(t, "requests") {
-		for _, opt := range f.options() {
-			doc, vs := Request(f.params(), opt)
-			t.Run(f.name+"@"+opt.Era, func(t *testing.T) { check(t, f.params(), doc, vs, opt.Limits.resolved()) })
-		}
-	}
-	for _, f := range loadFixtures(t, "results") {
-		for _, opt := range f.options() {
-			req, _ := Request(f.Request, opt)
-			doc, vs := Result(f.result(), req, opt)
-			t.Run(f.name+"@"+opt.Era, func(t *testing.T) { check(t, f.result(), doc, vs, opt.Limits.resolved()) })
+	for _, k := range fixtureKinds {
+		for _, f := range loadFixtures(t, k.dir) {
+			for _, opt := range f.options() {
+				doc, vs := k.check(f, opt)
+				t.Run(f.name+"@"+opt.Era, func(t *testing.T) { check(t, k.raw(f), doc, vs, opt.Limits.resolved()) })
+			}
 		}
 	}
 }
