@@ -73,16 +73,18 @@ func (c *checker) elicitKeys(mode string) keySet {
 	return s
 }
 
-// elicitMode returns the mode the request uses. Without a mode member it
-// is inferred as the Go SDK infers it: url when url or elicitationId is
-// present, form otherwise.
+// elicitMode returns the mode the request uses. Without a mode member, or
+// with an empty one (which the Go SDK's client reads as absent), it is
+// inferred as the SDK infers it: url when url or elicitationId is present,
+// form otherwise.
 func (c *checker) elicitMode(doc Document) string {
 	v, present := doc["mode"]
 	mode, isStr := v.(string)
+	absent := !present || (isStr && mode == "")
 	switch {
-	case !present && (has(doc, "url") || has(doc, "elicitationId")):
+	case absent && (has(doc, "url") || has(doc, "elicitationId")):
 		mode = modeURL
-	case !present:
+	case absent:
 		mode = modeForm
 	case !isStr:
 		c.add(ruleEliMode, "/mode", "mode must be a string, got %s", kindOf(v))

@@ -93,7 +93,10 @@ func (c *checker) root(path string, v any, seen map[string]bool) {
 // says a root's URI must start with file://; it must also parse, name an
 // absolute path, and hold no control or invisible format character, which
 // would show a person one path and give the server another. A space is
-// accepted: hosts send paths with spaces unescaped.
+// accepted: hosts send paths with spaces unescaped. A . or .. segment
+// (escaped or not) is refused: a root must name its directory directly,
+// so that a prefix compared with it (servers.<name>.roots.allow, policy)
+// means what it says.
 func rootURIProblem(s string) string {
 	if len(s) < len("file://") || !strings.EqualFold(s[:len("file://")], "file://") {
 		return "uri must start with file://"
@@ -109,6 +112,19 @@ func rootURIProblem(s string) string {
 		return "uri does not parse as a URI"
 	case u.Opaque != "" || !strings.HasPrefix(u.Path, "/"):
 		return "uri must name an absolute path"
+	case dotSegment(u.Path):
+		return "uri path has a . or .. segment: it must name its directory directly"
 	}
 	return ""
+}
+
+// dotSegment reports whether the (unescaped) path has a "." or ".."
+// segment.
+func dotSegment(path string) bool {
+	for seg := range strings.SplitSeq(path, "/") {
+		if seg == "." || seg == ".." {
+			return true
+		}
+	}
+	return false
 }

@@ -50,6 +50,8 @@ func urlProblem(s string) string {
 		return "url scheme " + quote(u.Scheme) + " is not http or https"
 	case u.Opaque != "" || u.Host == "" || u.Hostname() == "":
 		return "url has no host"
+	case strings.Contains(u.Host, "%"):
+		return "url host holds a percent escape: a browser would go to another host than the one shown"
 	}
 	return ""
 }
