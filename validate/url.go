@@ -50,7 +50,7 @@ func urlProblem(s string) string {
 		return "url scheme " + quote(u.Scheme) + " is not http or https"
 	case u.Opaque != "" || u.Host == "" || u.Hostname() == "":
 		return "url has no host"
-	case strings.Contains(u.Host, "%"):
+	case strings.Contains(rawHost(s), "%"):
 		return "url host holds a percent escape: a browser would go to another host than the one shown"
 	}
 	return ""
@@ -66,4 +66,20 @@ func visible(s string) bool {
 		}
 	}
 	return true
+}
+
+// rawHost returns the host of URL s as written (url.Parse unescapes it):
+// what follows "//" and any userinfo, up to the path, query or fragment.
+func rawHost(s string) string {
+	_, rest, ok := strings.Cut(s, "//")
+	if !ok {
+		return ""
+	}
+	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+		rest = rest[:i]
+	}
+	if i := strings.LastIndexByte(rest, '@'); i >= 0 {
+		rest = rest[i+1:]
+	}
+	return rest
 }
