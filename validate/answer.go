@@ -31,7 +31,7 @@ type problem struct {
 	msg  string
 }
 
-func bad(kind problemKind, format string, args ...any) problem {
+func problemOf(kind problemKind, format string, args ...any) problem {
 	return problem{kind, fmt.Sprintf(format, args...)}
 }
 
@@ -41,38 +41,38 @@ func (f *field) check(v any) problem {
 	case "string":
 		s, ok := v.(string)
 		if !ok {
-			return bad(probType, "must be a string, got %s", kindOf(v))
+			return problemOf(probType, "must be a string, got %s", kindOf(v))
 		}
 		return f.checkString(s)
 	case "number", "integer":
 		return f.checkNumber(v)
 	case "boolean":
 		if _, ok := v.(bool); !ok {
-			return bad(probType, "must be a boolean, got %s", kindOf(v))
+			return problemOf(probType, "must be a boolean, got %s", kindOf(v))
 		}
 		return problem{}
 	case "array":
 		return f.checkSelection(v)
 	}
-	return bad(probType, "belongs to a field the request did not define usably")
+	return problemOf(probType, "belongs to a field the request did not define usably")
 }
 
 // checkString checks a string value: options, length in characters, format.
 func (f *field) checkString(s string) problem {
 	if f.enum {
 		if !slices.Contains(f.options, s) {
-			return bad(probOption, "is not one of the options")
+			return problemOf(probOption, "is not one of the options")
 		}
 		return problem{}
 	}
 	n := utf8.RuneCountInString(s)
 	switch {
 	case f.hasMinLen && n < f.minLen:
-		return bad(probConstraint, "is shorter than minLength %d", f.minLen)
+		return problemOf(probConstraint, "is shorter than minLength %d", f.minLen)
 	case f.hasMaxLen && n > f.maxLen:
-		return bad(probConstraint, "is longer than maxLength %d", f.maxLen)
+		return problemOf(probConstraint, "is longer than maxLength %d", f.maxLen)
 	case f.format != "" && !validFormat(f.format, s):
-		return bad(probConstraint, "is not a valid %s", f.format)
+		return problemOf(probConstraint, "is not a valid %s", f.format)
 	}
 	return problem{}
 }
@@ -81,18 +81,18 @@ func (f *field) checkString(s string) problem {
 // within the bounds.
 func (f *field) checkNumber(v any) problem {
 	if !isNumberValue(v) {
-		return bad(probType, "must be a number, got %s", kindOf(v))
+		return problemOf(probType, "must be a number, got %s", kindOf(v))
 	}
 	x, ok := finite(v)
 	switch {
 	case !ok:
-		return bad(probType, "is a number out of range")
+		return problemOf(probType, "is a number out of range")
 	case f.kind == "integer" && x != math.Trunc(x):
-		return bad(probType, "must be an integer")
+		return problemOf(probType, "must be an integer")
 	case f.hasMin && x < f.min:
-		return bad(probConstraint, "is below minimum %g", f.min)
+		return problemOf(probConstraint, "is below minimum %g", f.min)
 	case f.hasMax && x > f.max:
-		return bad(probConstraint, "is above maximum %g", f.max)
+		return problemOf(probConstraint, "is above maximum %g", f.max)
 	}
 	return problem{}
 }
@@ -102,26 +102,26 @@ func (f *field) checkNumber(v any) problem {
 func (f *field) checkSelection(v any) problem {
 	list, ok := v.([]any)
 	if !ok {
-		return bad(probType, "must be an array of options, got %s", kindOf(v))
+		return problemOf(probType, "must be an array of options, got %s", kindOf(v))
 	}
 	seen := map[string]bool{}
 	for i, e := range list {
 		s, ok := e.(string)
 		switch {
 		case !ok:
-			return bad(probType, "item %d must be a string, got %s", i, kindOf(e))
+			return problemOf(probType, "item %d must be a string, got %s", i, kindOf(e))
 		case !slices.Contains(f.options, s):
-			return bad(probOption, "item %d is not one of the options", i)
+			return problemOf(probOption, "item %d is not one of the options", i)
 		case seen[s]:
-			return bad(probOption, "item %d repeats an option", i)
+			return problemOf(probOption, "item %d repeats an option", i)
 		}
 		seen[s] = true
 	}
 	switch {
 	case f.hasMinItems && len(list) < f.minItems:
-		return bad(probConstraint, "has fewer items than minItems %d", f.minItems)
+		return problemOf(probConstraint, "has fewer items than minItems %d", f.minItems)
 	case f.hasMaxItems && len(list) > f.maxItems:
-		return bad(probConstraint, "has more items than maxItems %d", f.maxItems)
+		return problemOf(probConstraint, "has more items than maxItems %d", f.maxItems)
 	}
 	return problem{}
 }
