@@ -7,9 +7,23 @@ import (
 	"strings"
 )
 
-// factsOf derives the numbers policies most often need from a validated
-// request, so rules stay short and every policy counts the same way.
-func factsOf(req map[string]any) map[string]any {
+// factsOf derives what policies most often need from the validated
+// documents of a request of kind k (and, at the result stage, its result),
+// so rules stay short and every policy counts the same way. Each kind has
+// facts of its own (facts_elicitation.go, facts_roots.go).
+func factsOf(k Kind, req, res map[string]any) map[string]any {
+	switch k {
+	case KindElicitation:
+		return elicitationFacts(req, res)
+	case KindRoots:
+		return rootsFacts(res)
+	}
+	return samplingFacts(req)
+}
+
+// samplingFacts are a sampling request's facts: counts, sizes, texts and
+// tools.
+func samplingFacts(req map[string]any) map[string]any {
 	f := facts{types: map[string]bool{}}
 	if req == nil {
 		return f.document(nil)
@@ -76,6 +90,7 @@ func (f *facts) document(req map[string]any) map[string]any {
 	}
 	names := toolNames(req)
 	folded, hidden := foldTexts(f.texts)
+	stems := secretStemsIn(screenedTexts(f.texts, folded, hidden))
 	return map[string]any{
 		"message_count":     f.messages,
 		"text_bytes":        f.textBytes,
@@ -85,7 +100,7 @@ func (f *facts) document(req map[string]any) map[string]any {
 		"texts":             nonNil(f.texts),
 		"folded_texts":      folded,
 		"hidden_text":       hidden,
-		"secret_stems":      secretStemsIn(screenedTexts(f.texts, folded, hidden)),
+		"secret_stems":      stems,
 		"tool_names":        names,
 		"tool_result_count": f.toolResults,
 		"include_context":   include,

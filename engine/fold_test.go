@@ -82,7 +82,7 @@ func TestFactsFoldTexts(t *testing.T) {
 		map[string]any{"role": "user", "content": map[string]any{"type": "text", "text": "the p\u0430ssword"}},
 		map[string]any{"role": "user", "content": map[string]any{"type": "text", "text": "hi\U000E006B\U000E0065\U000E0079"}},
 	}}
-	f := factsOf(req)
+	f := factsOf(KindSampling, req, nil)
 	if got := f["folded_texts"].([]any); len(got) != 2 || got[0] != "the password" || got[1] != "hi" {
 		t.Errorf("folded_texts = %q", got)
 	}
@@ -92,7 +92,7 @@ func TestFactsFoldTexts(t *testing.T) {
 	if got := f["secret_stems"].([]any); len(got) != 2 || got[0] != "key" || got[1] != "pass" {
 		t.Errorf("secret_stems = %v, want [key pass]", got)
 	}
-	plain := factsOf(map[string]any{"messages": []any{map[string]any{"role": "user", "content": map[string]any{"type": "text", "text": "plain"}}}})
+	plain := factsOf(KindSampling, map[string]any{"messages": []any{map[string]any{"role": "user", "content": map[string]any{"type": "text", "text": "plain"}}}}, nil)
 	if got := plain["folded_texts"].([]any); len(got) != 0 || plain["hidden_text"] != "" {
 		t.Errorf("plain text: folded_texts %q, hidden_text %q", got, plain["hidden_text"])
 	}

@@ -66,6 +66,12 @@ type Request struct {
 	Origin Origin                `json:"origin"`
 	Caps   validate.Capabilities `json:"caps"`
 	Params []byte                `json:"-"`
+	// Approved lists the reason codes a person approved for this item at
+	// the request stage; the relay sets it for the result stage after an
+	// approval, and input.approved_codes carries it: a review reason with
+	// one of these codes is satisfied there, so an approval is not asked
+	// for twice (a new code still holds the item).
+	Approved []string `json:"approved,omitempty"`
 }
 
 // kindOf is r's kind, sampling when unset.
@@ -84,17 +90,19 @@ func (r Request) kindOf() Kind {
 // by validation), and the document then says {}.
 func buildInput(stage Stage, s Request, request, result validate.Document, approval *Approval, usage Usage) map[string]any {
 	in := map[string]any{
-		"version":    InputVersion,
-		"stage":      string(stage),
-		"server":     serverInput(s.Server),
-		"host":       hostInput(s.Host),
-		"origin":     map[string]any{"method": s.Origin.Method, "name": s.Origin.Name, "round": s.Origin.Round},
-		"request":    request,
-		"result":     nil,
-		"facts":      factsOf(request),
-		"usage":      usage.document(),
-		"approval":   nil,
-		"violations": []any{},
+		"version":        InputVersion,
+		"kind":           string(s.kindOf()),
+		"stage":          string(stage),
+		"server":         serverInput(s.Server),
+		"host":           hostInput(s.Host),
+		"origin":         map[string]any{"method": s.Origin.Method, "name": s.Origin.Name, "round": s.Origin.Round},
+		"request":        request,
+		"result":         nil,
+		"facts":          factsOf(s.kindOf(), request, result),
+		"usage":          usage.document(),
+		"approval":       nil,
+		"approved_codes": approvedCodes(stage, s.Approved),
+		"violations":     []any{},
 	}
 	if result != nil {
 		in["result"] = result
@@ -108,6 +116,20 @@ func buildInput(stage Stage, s Request, request, result validate.Document, appro
 		}
 	}
 	return in
+}
+
+// approvedCodes is input.approved_codes: the codes approved at the request
+// stage, at the result stage only (a request-stage decision has nothing
+// approved before it), never null.
+func approvedCodes(stage Stage, codes []string) []any {
+	if stage != StageResult {
+		return []any{}
+	}
+	out := make([]any, len(codes))
+	for i, c := range codes {
+		out[i] = c
+	}
+	return out
 }
 
 func serverInput(s Server) map[string]any {

@@ -356,11 +356,11 @@ func canaryCases(t *testing.T, c *canaries) []canaryCase {
 		tool := c.word()
 		rs := maximalResults(c, tool)
 		cases = append(cases, canaryCase{name: "maximal " + era, s: sampling(era, maximalRequest(c, era, tool)),
-			results: encode(rs[0], rs[1], gen.definition("result")), invalidResults: 1})
+			results: encode(rs[0], rs[1], gen.definition("sampling_result")), invalidResults: 1})
 	}
 	// Invalid from its era on, so no completion is ever checked against it.
 	// A member the params do not have puts a canary in a violation's path.
-	params := gen.definition("request").(map[string]any)
+	params := gen.definition("sampling_request").(map[string]any)
 	params[c.word()] = c.word()
 	generated := sampling(c.word(), params)
 	generated.Host.Protocol = c.word()
@@ -496,27 +496,55 @@ func TestDecisionLogMasksEverythingTheUpstreamWrote(t *testing.T) {
 	checkFactsCovered(t, contentEvents, needles)
 }
 
-// checkFactsCovered: every fact the schema types as free text (a string,
-// or a list of strings, without an enum) held a canary in some event, so
-// the masked log was tested on each.
+// checkFactsCovered: every fact of every kind the schema types as free
+// text (a string without an enum, a list of them, or an object holding
+// one, such as an elicitation's fields and url) held a canary in some
+// event of that kind, so the masked log was tested on each.
 func checkFactsCovered(t *testing.T, events []map[string]any, needles map[string]string) {
 	t.Helper()
 	g := newSchemaGen(t, &canaries{})
-	facts := g.schema["definitions"].(map[string]any)["facts"].(map[string]any)["properties"].(map[string]any)
-	for name, p := range facts {
-		node := p.(map[string]any)
-		if items, ok := node["items"].(map[string]any); ok {
-			node = items
-		}
-		if node["type"] != "string" || node["enum"] != nil {
+	defs := g.schema["definitions"].(map[string]any)
+	for _, kind := range []Kind{KindSampling, KindElicitation, KindRoots} {
+		facts := defs[string(kind)+"_facts"].(map[string]any)["properties"].(map[string]any)
+		if !slices.ContainsFunc(events, func(ev map[string]any) bool { return ev["input"].(map[string]any)["kind"] == string(kind) }) {
 			continue
 		}
-		var found []leak
-		for _, ev := range events {
-			findLeaks(ev["input"].(map[string]any)["facts"].(map[string]any)[name], name, needles, &found)
-		}
-		if len(found) == 0 {
-			t.Errorf("facts.%s held no canary in any event: the test does not exercise it", name)
+		for name, p := range facts {
+			if !freeText(defs, p.(map[string]any)) {
+				continue
+			}
+			var found []leak
+			for _, ev := range events {
+				if in := ev["input"].(map[string]any); in["kind"] == string(kind) {
+					findLeaks(in["facts"].(map[string]any)[name], name, needles, &found)
+				}
+			}
+			if len(found) == 0 {
+				t.Errorf("%s facts.%s held no canary in any event: the test does not exercise it", kind, name)
+			}
 		}
 	}
+}
+
+// freeText reports whether a schema node can hold text someone else wrote.
+func freeText(defs map[string]any, node map[string]any) bool {
+	if ref, ok := node["$ref"].(string); ok {
+		return freeText(defs, defs[strings.TrimPrefix(ref, "#/definitions/")].(map[string]any))
+	}
+	if variants, ok := node["anyOf"].([]any); ok {
+		return slices.ContainsFunc(variants, func(v any) bool { return freeText(defs, v.(map[string]any)) })
+	}
+	switch node["type"] {
+	case "string":
+		return node["enum"] == nil
+	case "array":
+		return freeText(defs, node["items"].(map[string]any))
+	case "object":
+		for _, p := range node["properties"].(map[string]any) {
+			if freeText(defs, p.(map[string]any)) {
+				return true
+			}
+		}
+	}
+	return false
 }

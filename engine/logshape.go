@@ -115,6 +115,7 @@ func newInputShape() *shape {
 	block := blockShape()
 	return members(map[string]*shape{
 		"version": words(InputVersion), // mcpx-fw's constant
+		"kind":    words(string(KindSampling), string(KindElicitation), string(KindRoots)),
 		"stage":   words(string(StageRequest), string(StageResult)),
 		"server": members(map[string]*shape{
 			"name":     asGiven,       // the operator's configured name
@@ -145,7 +146,11 @@ func newInputShape() *shape {
 			"at":          asGiven, // formatted by mcpx-fw
 			"edited":      boolShape,
 		}),
-		"violations": listOf(opaque),
+		// Reason codes, which the decision log keeps wherever they
+		// appear: the policy author's words, set by the relay from the
+		// request stage's reasons.
+		"approved_codes": listOf(asGiven),
+		"violations":     listOf(opaque),
 	})
 }
 

@@ -64,7 +64,7 @@ func (e *Engine) entry(as *assessment, s Request, result []byte, fresh bool) rev
 	}
 	return review.Entry{
 		Decision:      decisionRow(*v, s),
-		Usage:         charge(v.Stage, fresh, v.Outcome, as.request, as.result, result),
+		Usage:         charge(s.kindOf(), v.Stage, fresh, v.Outcome, as.request, as.result, result),
 		Review:        item,
 		ReviewTimeout: e.timeout,
 	}

@@ -22,7 +22,8 @@ var DefaultUsageWindows = map[string]time.Duration{"minute": time.Minute, "hour"
 // can write input.usage.day.
 var windowName = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
 
-// Usage is a server's use of sampling per window, as input.usage shows it.
+// Usage is a server's use of sampling (and elicitation, see charge) per
+// window, as input.usage shows it.
 // A nil Usage passed to Preview means "read it from the store".
 type Usage map[string]review.Usage
 
@@ -67,8 +68,19 @@ func (u Usage) document() map[string]any {
 // counts once when it arrives; if it may reach the model (passed, or held
 // for a person who may let it through) it reserves its maxTokens; its
 // completion then releases the part of the reservation it did not use.
-func charge(stage Stage, fresh bool, outcome Outcome, request, result validate.Document, raw []byte) review.Usage {
-	if !fresh {
+//
+// Tokens are sampling's alone. An elicitation counts as a request, in the
+// same counters (a loop asking the user over and over is what the burst
+// allowance is for), and costs no tokens; a roots list counts nothing:
+// upstreams ask for it on every change of the list, and counting it would
+// push their sampling into the burst allowance.
+func charge(kind Kind, stage Stage, fresh bool, outcome Outcome, request, result validate.Document, raw []byte) review.Usage {
+	switch {
+	case !fresh || kind == KindRoots:
+		return review.Usage{}
+	case kind == KindElicitation && stage == StageRequest:
+		return review.Usage{Requests: 1}
+	case kind == KindElicitation:
 		return review.Usage{}
 	}
 	reserved := min(documentInt(request["maxTokens"]), maxCharge)

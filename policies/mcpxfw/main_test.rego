@@ -11,6 +11,7 @@ config := {"default": "review", "servers": {
 # request is a plain one-message request from server, changed by facts.
 request(server, facts) := {
 	"version": "mcpxfw/v1",
+	"kind": "sampling",
 	"stage": "request",
 	"server": {"name": server, "label": "", "protocol": "2025-11-25", "reported": {}},
 	"host": {"protocol": "2025-11-25", "capabilities": {"sampling": {}}},
@@ -31,6 +32,7 @@ request(server, facts) := {
 	),
 	"usage": usage(0, 0),
 	"approval": null,
+	"approved_codes": [],
 	"violations": [],
 }
 
@@ -236,4 +238,63 @@ test_fallback_deny_rules_count if {
 		with data.mcpxfw["default"].deny as {{"code": "closed", "message": "no strangers"}}
 		with data.mcpxfw.config as config
 	summary(d) == {"outcome": "deny", "deny": ["closed"], "review": ["unknown-server"]}
+}
+
+# with_approved_codes is doc at the result stage after a person approved
+# codes at the request stage.
+with_approved_codes(doc, codes) := object.union(doc, {"approved_codes": codes})
+
+# An operator's rule that does not test the stage fires at both.
+stageless_review := {{"code": "g", "message": "held at every stage"}}
+
+test_approved_codes[note] if {
+	some note, tc in {
+		"an approved code is satisfied at the result stage": {
+			"in": with_approved_codes(result(request("everything", {}), "General Kenobi"), ["g"]),
+			"want": {"outcome": "permit", "deny": [], "review": []},
+		},
+		"without approved codes the stageless rule holds the result again": {
+			"in": result(request("everything", {}), "General Kenobi"),
+			"want": {"outcome": "review", "deny": [], "review": ["g"]},
+		},
+		"a new code still holds; only it is listed": {
+			"in": with_approved_codes(result(request("everything", {}), "AKIAIOSFODNN7EXAMPLE"), ["g"]),
+			"want": {"outcome": "review", "deny": [], "review": ["secret-in-completion"]},
+		},
+		"an approved code never satisfies a deny": {
+			"in": with_approved_codes(result(request("everything", {"include_context": "thisServer"}), "hi"), ["g", "include-context"]),
+			"want": {"outcome": "deny", "deny": ["include-context"], "review": []},
+		},
+	}
+	d := mcpxfw.decision with input as tc.in
+		with data.mcpxfw.config as config
+		with data.mcpxfw.global.review as stageless_review
+	summary(d) == tc.want
+}
+
+# A request held only by the configured default and approved is not held
+# by the default again when its answer comes back.
+test_approved_default_satisfied if {
+	doc := with_approved_codes(result(request("quiet", {}), "hi"), ["default-outcome"])
+	d := mcpxfw.decision with input as doc
+		with data.mcpxfw.servers as {"quiet": {"deny": set()}}
+		with data.mcpxfw.config as {"default": "review", "servers": {"quiet": {}}}
+	d == {"outcome": "permit", "deny": [], "review": []}
+}
+
+test_unapproved_default_still_holds if {
+	doc := with_approved_codes(result(request("quiet", {}), "hi"), ["g"])
+	d := mcpxfw.decision with input as doc
+		with data.mcpxfw.servers as {"quiet": {"deny": set()}}
+		with data.mcpxfw.config as {"default": "review", "servers": {"quiet": {}}}
+	summary(d) == {"outcome": "review", "deny": [], "review": ["default-outcome"]}
+}
+
+# A default of deny is a deny, whatever was approved.
+test_approved_default_deny_still_denies if {
+	doc := with_approved_codes(result(request("quiet", {}), "hi"), ["default-outcome"])
+	d := mcpxfw.decision with input as doc
+		with data.mcpxfw.servers as {"quiet": {"deny": set()}}
+		with data.mcpxfw.config as {"default": "deny", "servers": {"quiet": {}}}
+	summary(d) == {"outcome": "deny", "deny": ["default-outcome"], "review": []}
 }

@@ -5,12 +5,15 @@
 # Reasons come from data.mcpxfw.global (every server) and from the server's
 # own package data.mcpxfw.servers[name], or data.mcpxfw.default when the
 # server has none. Any deny wins, and so does a configured default of deny
-# when no rule decided; then any review, unless a person already approved;
-# then an approval or the package's permit; then the configured default.
+# when no rule decided; then any review still holding the item (one whose
+# code a person approved at the request stage no longer does), unless a
+# person already approved; then an approval, approved codes covering every
+# review, or the package's permit; then the configured default.
 package mcpxfw
 
 # decision is the whole answer: an outcome word and the sorted reasons
-# behind it. mcpx-fw treats anything else as "the policy could not decide".
+# behind it (under review, only those still holding the item). mcpx-fw
+# treats anything else as "the policy could not decide".
 decision := {
 	"outcome": outcome,
 	"deny": listed("deny"),
@@ -23,10 +26,12 @@ outcome := "deny" if {
 	undecided
 	configured_default == "deny"
 } else := "review" if {
-	count(review_reasons) > 0
+	count(held_reasons) > 0
 	not approved
 } else := "permit" if {
 	approved
+} else := "permit" if {
+	satisfied
 } else := "permit" if {
 	package_permits
 } else := configured_default
@@ -40,8 +45,9 @@ own_package if data.mcpxfw.servers[input.server.name].review
 
 own_package if data.mcpxfw.servers[input.server.name].permit
 
-# reasons gathers both kinds for listed.
-reasons := {"deny": deny_reasons, "review": review_reasons}
+# reasons gathers both kinds for listed: the denies, and the reviews still
+# holding the item.
+reasons := {"deny": deny_reasons, "review": held_reasons}
 
 deny_reasons contains r if some r in data.mcpxfw.global.deny
 
@@ -59,6 +65,38 @@ review_reasons contains r if some r in data.mcpxfw.servers[input.server.name].re
 review_reasons contains r if {
 	not own_package
 	some r in data.mcpxfw["default"].review
+}
+
+# approved_codes are the reason codes a person approved for this item at the
+# request stage; mcpx-fw sets them at the result stage. An approval covers
+# the reasons the person saw: a review reason with one of these codes is
+# satisfied, so an approved request is not held again for the same reason
+# when its answer comes back; a new code still holds it.
+approved_codes := {code | some code in input.approved_codes}
+
+# held_reasons are the review reasons no approved code satisfies.
+held_reasons contains r if {
+	some r in review_reasons
+	not r.code in approved_codes
+}
+
+# satisfied is true when every reason to hold the item was approved at the
+# request stage: the review reasons, or the configured default of review.
+satisfied if {
+	count(review_reasons) > 0
+	count(held_reasons) == 0
+}
+
+satisfied if default_approved("review")
+
+# default_approved(kind) is true when the configured default decides, as
+# kind, and a person approved it at the request stage. Only a review can
+# be approved; a default of deny is a deny.
+default_approved(kind) if {
+	kind == "review"
+	undecided
+	configured_default == kind
+	"default-outcome" in approved_codes
 }
 
 # package_permits is true when the deciding package says permit, exactly.
@@ -93,6 +131,7 @@ undecided if {
 listed(kind) := sort(reasons[kind] | {default_reason}) if {
 	undecided
 	configured_default == kind
+	not default_approved(kind)
 } else := sort(reasons[kind])
 
 default_reason := {

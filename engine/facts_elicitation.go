@@ -1,0 +1,184 @@
+package engine
+
+import (
+	"slices"
+	"strings"
+)
+
+// elicitationFacts are an elicitation's facts: its mode, the form's fields
+// and texts screened as a prompt's are (folded, hidden text, secret
+// stems), the URL's parts, and at the result stage the texts of an
+// accepted answer screened the same way. A form asking for a password and
+// an answer carrying a key are found with the words and screens sampling
+// uses.
+func elicitationFacts(req, res map[string]any) map[string]any {
+	message, _ := req["message"].(string)
+	fields := formFields(req)
+	texts := append([]any{message}, fieldTexts(fields)...)
+	folded, hidden := foldTexts(texts)
+	answers := answerTexts(res)
+	answerFolded, answerHidden := foldTexts(answers)
+	names := make([]any, len(fields))
+	docs := make([]any, len(fields))
+	for i, f := range fields {
+		names[i], docs[i] = f.name, f.document()
+	}
+	return map[string]any{
+		"mode":                elicitationMode(req),
+		"message_bytes":       len(message),
+		"fields":              docs,
+		"field_names":         names,
+		"texts":               texts,
+		"folded_texts":        folded,
+		"hidden_text":         hidden,
+		"secret_stems":        secretStemsIn(screenedTexts(texts, folded, hidden)),
+		"url":                 urlFacts(req),
+		"answer_texts":        answers,
+		"answer_folded_texts": answerFolded,
+		"answer_hidden_text":  answerHidden,
+		"answer_secret_stems": secretStemsIn(screenedTexts(answers, answerFolded, answerHidden)),
+	}
+}
+
+// elicitationMode is the request's mode: as given, else as the SDKs infer
+// it (a requestedSchema makes a form, a url a URL request).
+func elicitationMode(req map[string]any) string {
+	if m, ok := req["mode"].(string); ok && m != "" {
+		return m
+	}
+	if _, ok := req["url"]; ok {
+		return "url"
+	}
+	return "form"
+}
+
+// formField is one property of a form's requestedSchema as the facts
+// describe it.
+type formField struct {
+	name, kind, format, title, description string
+	required, hasDefault, multi            bool
+	enumTitles                             []any
+	enumCount                              int
+}
+
+func (f formField) document() map[string]any {
+	return map[string]any{
+		"name": f.name, "type": f.kind, "format": f.format, "title": f.title, "description": f.description,
+		"required": f.required, "has_default": f.hasDefault, "enum_count": f.enumCount, "multi": f.multi,
+	}
+}
+
+// formFields lists the requestedSchema's properties sorted by name (a
+// JSON object has no order a policy could rely on).
+func formFields(req map[string]any) []formField {
+	schema, _ := req["requestedSchema"].(map[string]any)
+	props, _ := schema["properties"].(map[string]any)
+	required := map[string]bool{}
+	if list, ok := schema["required"].([]any); ok {
+		for _, r := range list {
+			if s, ok := r.(string); ok {
+				required[s] = true
+			}
+		}
+	}
+	out := make([]formField, 0, len(props))
+	for name, p := range props {
+		prop, _ := p.(map[string]any)
+		out = append(out, fieldOf(name, prop, required[name]))
+	}
+	slices.SortFunc(out, func(a, b formField) int { return strings.Compare(a.name, b.name) })
+	return out
+}
+
+func fieldOf(name string, prop map[string]any, required bool) formField {
+	f := formField{name: name, required: required}
+	f.kind, _ = prop["type"].(string)
+	f.format, _ = prop["format"].(string)
+	f.title, _ = prop["title"].(string)
+	f.description, _ = prop["description"].(string)
+	_, f.hasDefault = prop["default"]
+	f.multi = f.kind == "array"
+	options := prop
+	if f.multi {
+		options, _ = prop["items"].(map[string]any)
+	}
+	f.enumCount, f.enumTitles = enumOf(options)
+	return f
+}
+
+// enumOf counts the choices of an enum schema in any of SEP-1330's forms
+// (enum with or without enumNames, oneOf or anyOf of {const, title}) and
+// lists the titles the user would read.
+func enumOf(s map[string]any) (int, []any) {
+	var titles []any
+	if names, ok := s["enumNames"].([]any); ok {
+		titles = append(titles, stringsOf(names)...)
+	}
+	if values, ok := s["enum"].([]any); ok {
+		return len(values), titles
+	}
+	for _, key := range []string{"oneOf", "anyOf"} {
+		if opts, ok := s[key].([]any); ok {
+			for _, o := range opts {
+				if om, ok := o.(map[string]any); ok {
+					if t, ok := om["title"].(string); ok {
+						titles = append(titles, t)
+					}
+				}
+			}
+			return len(opts), titles
+		}
+	}
+	return 0, titles
+}
+
+// fieldTexts are the texts a form shows besides its message: every
+// field's title, description and enum titles, in field order.
+func fieldTexts(fields []formField) []any {
+	var out []any
+	for _, f := range fields {
+		if f.title != "" {
+			out = append(out, f.title)
+		}
+		if f.description != "" {
+			out = append(out, f.description)
+		}
+		out = append(out, f.enumTitles...)
+	}
+	return out
+}
+
+// answerTexts are the string values of an accepted answer's content, in
+// field-name order, a multi-select's choices one by one: what the user
+// typed or picked, which goes back to the upstream.
+func answerTexts(res map[string]any) []any {
+	out := []any{}
+	if res["action"] != "accept" {
+		return out
+	}
+	content, _ := res["content"].(map[string]any)
+	names := make([]string, 0, len(content))
+	for k := range content {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	for _, k := range names {
+		switch v := content[k].(type) {
+		case string:
+			out = append(out, v)
+		case []any:
+			out = append(out, stringsOf(v)...)
+		}
+	}
+	return out
+}
+
+func stringsOf(l []any) []any {
+	out := make([]any, 0, len(l))
+	for _, v := range l {
+		if s, ok := v.(string); ok {
+			out = append(out, s)
+		}
+	}
+	return out
+}
