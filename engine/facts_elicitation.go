@@ -15,19 +15,24 @@ func elicitationFacts(req, res map[string]any) map[string]any {
 	message, _ := req["message"].(string)
 	fields := formFields(req)
 	texts := append([]any{message}, fieldTexts(fields)...)
-	folded, hidden := foldTexts(texts)
-	answers := answerTexts(res)
-	answerFolded, answerHidden := foldTexts(answers)
 	names := make([]any, len(fields))
 	docs := make([]any, len(fields))
 	for i, f := range fields {
 		names[i], docs[i] = f.name, f.document()
 	}
+	folded, hidden := foldTexts(texts)
+	// A field without a title is shown by its name: fold the names too,
+	// and count what tag characters in them spell as hidden text.
+	foldedNames, hiddenInNames := foldTexts(names)
+	hidden = joinLines(hidden, hiddenInNames)
+	answers := answerTexts(res)
+	answerFolded, answerHidden := foldTexts(answers)
 	return map[string]any{
 		"mode":                elicitationMode(req),
 		"message_bytes":       len(message),
 		"fields":              docs,
 		"field_names":         names,
+		"folded_field_names":  foldedNames,
 		"texts":               texts,
 		"folded_texts":        folded,
 		"hidden_text":         hidden,
@@ -181,4 +186,15 @@ func stringsOf(l []any) []any {
 		}
 	}
 	return out
+}
+
+// joinLines joins the hidden texts of two lists of texts, one line each.
+func joinLines(a, b string) string {
+	switch {
+	case a == "":
+		return b
+	case b == "":
+		return a
+	}
+	return a + "\n" + b
 }

@@ -13,26 +13,36 @@ review contains {
 	"code": "tools-offered",
 	"message": $"the request offers {count(input.request.tools)} tool(s) to the model",
 } if {
+	lib.sampling
 	lib.request_stage
 	input.facts.has_tools
 }
 
 review contains lib.asks_for_secrets_reason if {
+	lib.sampling
 	lib.request_stage
 	lib.asks_for_secrets
 }
 
-# A server the operator never configured has no cap and no owner.
+# A server the operator never configured has no cap and no owner, whatever
+# it asks for. A roots list is judged when the host's list comes back, so
+# it is held there too (a request-stage approval of it carries over in
+# input.approved_codes).
 review contains {
 	"code": "unknown-server",
 	"message": $"server {input.server.name} is not in the mcpx-fw configuration",
 } if {
-	lib.request_stage
+	unknown_server_stage
 	not configured
 }
 
+unknown_server_stage if lib.request_stage
+
+unknown_server_stage if lib.roots
+
 # The model may have been talked into leaking a secret it saw elsewhere.
 review contains lib.secret_in_completion_reason if {
+	lib.sampling
 	lib.result_stage
 	lib.secret_in_completion
 }

@@ -79,3 +79,17 @@ test_request_ignores_completion_rule if {
 	doc := object.union(request({}, {}), {"result": {"content": {"type": "text", "text": "AKIAIOSFODNN7EXAMPLE"}}})
 	codes(doc) == set()
 }
+
+# Another kind from server at stage, with facts.
+kind_input(kind, server, stage, facts) := {"kind": kind, "stage": stage, "server": {"name": server}, "facts": facts}
+
+test_other_kinds[note] if {
+	some note, tc in {
+		"elicitation from a stranger": {"in": kind_input("elicitation", "stranger", "request", {"mode": "form"}), "want": {"unknown-server"}},
+		"roots list for a stranger": {"in": kind_input("roots", "stranger", "result", {"root_uris": []}), "want": {"unknown-server"}},
+		"roots from a configured server": {"in": kind_input("roots", "notes", "result", {"root_uris": []}), "want": set()},
+		"elicitation answer from a stranger": {"in": kind_input("elicitation", "stranger", "result", {"mode": "form"}), "want": set()},
+		"sampling rules stay out of elicitation": {"in": kind_input("elicitation", "notes", "request", {"has_tools": true, "texts": ["your password"]}), "want": set()},
+	}
+	codes(tc.in) == tc.want
+}

@@ -1,6 +1,36 @@
 # Package mcpxfw.lib holds helpers shared by the fallback and the per-server
-# packages, so every package recognises secrets and stages the same way.
+# packages, so every package recognises secrets, kinds and stages the same
+# way.
 package mcpxfw.lib
+
+# sampling is true for a sampling request: the upstream asks the user's
+# model for a completion. Every rule about prompts, tools, tokens and
+# completions is scoped to it, so nothing of sampling fires on another
+# kind. An input without a kind (written before there were kinds) is a
+# sampling request, as mcpx-fw reads a review item without one.
+sampling if input.kind == "sampling"
+
+sampling if not input.kind
+
+# elicitation is true when the upstream asks the user for information: a
+# form to fill in, or a URL to visit.
+elicitation if input.kind == "elicitation"
+
+# roots is true when the upstream asks for the user's roots; the host's
+# list is judged at the result stage.
+roots if input.kind == "roots"
+
+# form is true for an elicitation asking the user to fill in a form.
+form if {
+	elicitation
+	input.facts.mode == "form"
+}
+
+# url_mode is true for an elicitation sending the user to a URL.
+url_mode if {
+	elicitation
+	input.facts.mode == "url"
+}
 
 # request_stage is true while mcpx-fw decides whether the host's model may
 # answer; rules about the prompt belong here.
@@ -112,3 +142,92 @@ completion_texts contains json.marshal(block.input) if {
 blocks(content) := content if is_array(content)
 
 blocks(content) := [content] if is_object(content)
+
+# form_asks_secret is true when a form asks for a secret or a credential by
+# a field's name, title, description or enum titles, or by its message
+# (read as the user reads them: lib.screened_texts, and the field names
+# with camelCase split into words). The spec forbids servers to ask for
+# those in form mode: a credential goes through URL mode, to the party
+# that needs it, never through the client.
+form_asks_secret if {
+	form
+	some text in array.concat(screened_texts, field_words)
+	regex.match(form_secret_pattern, text)
+}
+
+form_asks_secret if {
+	form
+	some name in field_words
+	regex.match(field_secret_pattern, name)
+}
+
+# field_words are the form's field names as words: "userPassword" reads
+# "user Password", so the whole-word patterns find it; the names as a
+# reader sees them (facts.folded_field_names) too.
+field_words := [regex.replace(name, `([a-z0-9])([A-Z])`, "$1 $2") |
+	some name in array.concat(input.facts.field_names, input.facts.folded_field_names)
+]
+
+# form_secret_pattern matches the words for secrets and credentials a form
+# may ask for: passwords and passphrases, keys, access tokens, session
+# cookies, payment card numbers and their security codes, social security
+# numbers, one-time and recovery codes; case-insensitively and as whole
+# words ("_" and "-" separate words, so api_key and card-number match).
+form_secret_pattern := `(?i)(^|[^a-z0-9])(pass(words?|wd|phrases?|codes?)|pin[ _-]?(codes?|numbers?)|secrets?|(api|private|secret|ssh|access|signing|encryption|license)[ _-]?keys?|credentials?|(access|auth(entication)?|bearer|refresh|session|api|id)[ _-]?tokens?|session[ _-]?cookies?|client[ _-]?secrets?|(credit|debit|payment)[ _-]?cards?|card[ _-]?(numbers?|no|nums?)|cc[ _-]?(numbers?|num)|cvv2?|cvc2?|csc|security[ _-]?codes?|ssn|social[ _-]?security([ _-]?numbers?)?|one[ _-]?time[ _-]?(pass(words?|codes?)|codes?|pins?)|otp|totp|2fa([ _-]?codes?)?|mfa([ _-]?codes?)?|verification[ _-]?codes?|recovery[ _-]?(codes?|phrases?|keys?)|seed[ _-]?phrases?|mnemonic|iban|routing[ _-]?numbers?)($|[^a-z0-9])`
+
+# field_secret_pattern matches field names too short to say more than what
+# they hold: a field named token, pin or cookie asks for one, where a
+# message about tokens or cookies need not.
+field_secret_pattern := `(?i)(^|[^a-z0-9])(tokens?|pins?|cookies?)($|[^a-z0-9])`
+
+# form_asks_secret_reason is the deny reason for form_asks_secret.
+form_asks_secret_reason := {
+	"code": "form-asks-secret",
+	"message": "the form asks for a password, key, token, card number or other secret; servers must not ask for those in form mode",
+}
+
+# secret_in_answer is true when the user's accepted answer carries
+# something shaped like a secret, or words about one: the form may have
+# talked the user into pasting a credential.
+secret_in_answer if {
+	some text in answer_texts
+	looks_like_secret(text)
+}
+
+secret_in_answer if {
+	count(input.facts.answer_secret_stems) > 0
+	some text in answer_texts
+	regex.match(secret_request_pattern, text)
+}
+
+# answer_texts are the accepted answer's string values as written, as a
+# reader sees them, and what tag characters in them spell.
+answer_texts := array.concat(
+	array.concat(input.facts.answer_texts, input.facts.answer_folded_texts),
+	[t | t := input.facts.answer_hidden_text; t != ""],
+)
+
+# secret_in_answer_reason is the review reason for secret_in_answer.
+secret_in_answer_reason := {
+	"code": "secret-in-answer",
+	"message": "the user's answer contains something shaped like a secret, or mentions one",
+}
+
+# root_allowed(uri, prefixes) is true when uri is one of prefixes or
+# continues one at a path boundary ("file:///repo" covers
+# "file:///repo/src", never "file:///repo-secrets"), as mcpx-fw narrows a
+# roots list by servers.<name>.roots.allow.
+root_allowed(uri, prefixes) if {
+	some prefix in prefixes
+	prefix != ""
+	under_prefix(uri, prefix)
+}
+
+under_prefix(uri, prefix) if uri == prefix
+
+under_prefix(uri, prefix) if {
+	endswith(prefix, "/")
+	startswith(uri, prefix)
+}
+
+under_prefix(uri, prefix) if startswith(uri, concat("", [prefix, "/"]))

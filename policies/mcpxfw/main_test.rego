@@ -298,3 +298,73 @@ test_approved_default_deny_still_denies if {
 		with data.mcpxfw.config as {"default": "deny", "servers": {"quiet": {}}}
 	summary(d) == {"outcome": "deny", "deny": ["default-outcome"], "review": []}
 }
+
+# elicitation is a form (or, with url set, a URL request) from server at
+# the request stage, changed by facts.
+elicitation(server, facts) := object.union(request(server, {}), {
+	"kind": "elicitation",
+	"request": {"mode": "form", "message": "Tell us more", "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}}},
+	"facts": object.union(
+		{
+			"mode": "form", "message_bytes": 12, "field_names": ["name"], "folded_field_names": [],
+			"fields": [{
+				"name": "name", "type": "string", "format": "", "title": "", "description": "",
+				"required": false, "has_default": false, "enum_count": 0, "multi": false,
+			}],
+			"texts": ["Tell us more"], "folded_texts": [], "hidden_text": "", "secret_stems": [], "url": null,
+			"answer_texts": [], "answer_folded_texts": [], "answer_hidden_text": "", "answer_secret_stems": [],
+		},
+		facts,
+	),
+})
+
+https_url := {
+	"scheme": "https", "host": "example.com", "port": null, "userinfo": false,
+	"registrable_domain": "example.com", "punycode": false, "mixed_script": false, "unicode_host": "example.com",
+}
+
+roots_list(server, uris) := object.union(request(server, {}), {
+	"kind": "roots",
+	"stage": "result",
+	"request": {},
+	"result": {"roots": [{"uri": u} | some u in uris]},
+	"facts": {"root_count": count(uris), "root_uris": uris},
+})
+
+test_other_kinds[note] if {
+	some note, tc in {
+		"a form permitted": {
+			"in": elicitation("everything", {}),
+			"want": {"outcome": "permit", "deny": [], "review": []},
+		},
+		"a form asking for a password denied": {
+			"in": elicitation("everything", {"field_names": ["password"]}),
+			"want": {"outcome": "deny", "deny": ["form-asks-secret"], "review": []},
+		},
+		"a URL outside allowed_hosts held": {
+			"in": elicitation("everything", {"mode": "url", "url": https_url}),
+			"want": {"outcome": "review", "deny": [], "review": ["url-host-not-allowed"]},
+		},
+		"an elicitation from a stranger held": {
+			"in": elicitation("stranger", {}),
+			"want": {"outcome": "review", "deny": [], "review": ["unknown-server"]},
+		},
+		"an answer with a key held": {
+			"in": object.union(elicitation("everything", {"answer_texts": ["AKIAIOSFODNN7EXAMPLE"]}), {"stage": "result", "result": {"action": "accept", "content": {"name": "AKIAIOSFODNN7EXAMPLE"}}}),
+			"want": {"outcome": "review", "deny": [], "review": ["secret-in-answer"]},
+		},
+		"a roots list passes": {
+			"in": roots_list("notes", ["file:///repo"]),
+			"want": {"outcome": "permit", "deny": [], "review": []},
+		},
+		"a stranger's roots list held": {
+			"in": roots_list("stranger", ["file:///repo"]),
+			"want": {"outcome": "review", "deny": [], "review": ["unknown-server"]},
+		},
+		"a stranger's roots list approved at the request stage passes": {
+			"in": object.union(roots_list("stranger", ["file:///repo"]), {"approved_codes": ["unknown-server"]}),
+			"want": {"outcome": "permit", "deny": [], "review": []},
+		},
+	}
+	summary(decide(tc.in)) == tc.want
+}

@@ -11,6 +11,7 @@ deny contains {
 	"code": "no-tools",
 	"message": "everything may not offer tools to the model",
 } if {
+	lib.sampling
 	lib.request_stage
 	input.facts.has_tools
 }
@@ -19,22 +20,26 @@ review contains {
 	"code": "long",
 	"message": $"maxTokens {input.facts.max_tokens} is over this server's 1000",
 } if {
+	lib.sampling
 	lib.request_stage
 	input.facts.max_tokens > 1000
 }
 
 review contains lib.asks_for_secrets_reason if {
+	lib.sampling
 	lib.request_stage
 	lib.asks_for_secrets
 }
 
 review contains lib.secret_in_completion_reason if {
+	lib.sampling
 	lib.result_stage
 	lib.secret_in_completion
 }
 
 # Short text-only prompts are what the reference server sends.
 permit if {
+	lib.sampling
 	lib.request_stage
 	every kind in input.facts.block_types {
 		kind == "text"
@@ -44,3 +49,11 @@ permit if {
 
 # Completions pass unless a review rule above holds them.
 permit if lib.result_stage
+
+# The reference server's forms and URL requests, and its roots requests,
+# pass unless a global rule holds them (a form asking for a secret, a URL
+# host not in allowed_hosts).
+permit if {
+	lib.request_stage
+	not lib.sampling
+}

@@ -78,3 +78,14 @@ test_result_ignores_request_rules if {
 	deny_codes(doc) == set()
 	review_codes(doc) == set()
 }
+
+test_other_kinds_permitted[kind] if {
+	some kind in {"elicitation", "roots"}
+	everything.permit with input as {"kind": kind, "stage": "request", "server": {"name": "everything"}, "facts": {}}
+}
+
+# Its sampling rules do not fire on an elicitation carrying sampling's facts.
+test_sampling_rules_scoped if {
+	doc := object.union(request({"has_tools": true, "max_tokens": 5000}), {"kind": "elicitation"})
+	count(everything.deny) + count(everything.review) == 0 with input as doc
+}

@@ -3,7 +3,9 @@
 # comments. That work is text in, text out, so media is refused, answers are
 # capped, and a system prompt that steers the model towards running tools or
 # commands waits for a person: a review comment never needs one. The name
-# has a hyphen, so the package name is quoted.
+# has a hyphen, so the package name is quoted. It may see the user's roots
+# (a repository checkout); it has no reason to ask the user anything, so an
+# elicitation falls to the configured default.
 package mcpxfw.servers["github-mcp"]
 
 import data.mcpxfw.lib
@@ -21,6 +23,7 @@ deny contains {
 	"code": "media",
 	"message": $"github-mcp may not send {kind} content to the model",
 } if {
+	lib.sampling
 	lib.request_stage
 	some kind in input.facts.block_types
 	kind in {"image", "audio"}
@@ -30,6 +33,7 @@ deny contains {
 	"code": "too-many-tokens",
 	"message": $"maxTokens {input.facts.max_tokens} is over github-mcp's {max_tokens}",
 } if {
+	lib.sampling
 	lib.request_stage
 	input.facts.max_tokens > max_tokens
 }
@@ -40,6 +44,7 @@ deny contains {
 	"code": "media-completion",
 	"message": $"the completion holds {block.type} content; github-mcp gets text only",
 } if {
+	lib.sampling
 	lib.result_stage
 	some block in lib.blocks(input.result.content)
 	block.type in {"image", "audio"}
@@ -51,6 +56,7 @@ review contains {
 	"code": "tool-execution",
 	"message": "the system prompt asks the model to run tools or commands",
 } if {
+	lib.sampling
 	lib.request_stage
 	prompt := lower(input.request.systemPrompt)
 	regex.match(run_verbs, prompt)
@@ -61,16 +67,19 @@ review contains {
 	"code": "tools-offered",
 	"message": $"the request offers {count(input.facts.tool_names)} tool(s) to the model",
 } if {
+	lib.sampling
 	lib.request_stage
 	input.facts.has_tools
 }
 
 review contains lib.asks_for_secrets_reason if {
+	lib.sampling
 	lib.request_stage
 	lib.asks_for_secrets
 }
 
 review contains lib.secret_in_completion_reason if {
+	lib.sampling
 	lib.result_stage
 	lib.secret_in_completion
 }
@@ -85,6 +94,7 @@ runnable_things := `\b(tools?|commands?|shell|scripts?|terminal|bash)\b`
 
 # Short text-only prompts are what a review assistant sends.
 permit if {
+	lib.sampling
 	lib.request_stage
 	every kind in input.facts.block_types {
 		kind == "text"
@@ -94,3 +104,9 @@ permit if {
 
 # Completions pass unless a review rule above holds them.
 permit if lib.result_stage
+
+# A roots request passes; the list itself is judged when it comes back.
+permit if {
+	lib.request_stage
+	lib.roots
+}

@@ -134,3 +134,13 @@ test_request_ignores_completion_media if {
 	doc := object.union(request({}, {}), {"result": {"content": {"type": "image", "data": "QUJD", "mimeType": "image/png"}}})
 	deny_codes(doc) == set()
 }
+
+test_roots_request_permitted if {
+	github.permit with input as {"kind": "roots", "stage": "request", "server": {"name": "github-mcp"}, "facts": {}}
+}
+
+# An elicitation is not this server's business: nothing permits it at the
+# request stage, so the configured default decides.
+test_elicitation_not_permitted if {
+	not github.permit with input as {"kind": "elicitation", "stage": "request", "server": {"name": "github-mcp"}, "facts": {"mode": "form"}}
+}
