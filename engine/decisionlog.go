@@ -16,7 +16,7 @@ const decisionPath = "mcpxfw/decision"
 // decisionLog writes one JSON line per decision in OPA's decision-log
 // (EventV1) shape, so existing OPA tooling can read it. Unless content
 // logging was turned on, everything an upstream or a host wrote is
-// replaced by salted digests (see inputShape for what is kept and why):
+// replaced by salted digests (see inputShapes for what is kept and why):
 // equal texts still correlate, but nothing readable leaks.
 type decisionLog struct {
 	mu      sync.Mutex

@@ -21,7 +21,7 @@ type Config struct {
 	DecisionLog io.Writer
 	// IncludeContent logs the input as the policy saw it, and reasons and
 	// errors as written. Default false: everything an upstream or a host
-	// wrote is replaced by salted digests (see inputShape).
+	// wrote is replaced by salted digests (see inputShapes).
 	IncludeContent bool
 	// LogSalt keys the digests that replace text in the decision log (see
 	// LoadLogSalt). Default: a random salt per process, so digests then

@@ -67,6 +67,7 @@ func (c *canaries) needles() map[string]string {
 	}
 	for _, w := range c.all {
 		add(w, w)
+		add(w, strings.ToLower(w)) // a URL's host is lower-cased
 		for pad := range 3 {
 			enc := base64.StdEncoding.EncodeToString([]byte(strings.Repeat("\x00", pad) + w))
 			add(w, enc[4:len(enc)-4]) // the part no neighbouring byte changes
@@ -366,11 +367,87 @@ func canaryCases(t *testing.T, c *canaries) []canaryCase {
 	generated.Host.Protocol = c.word()
 	generated.Origin.Method = c.word()
 	cases = append(cases, canaryCase{name: "schema-generated", s: generated, invalid: true})
+	cases = append(cases, elicitationCanaryCases(t, c, gen, sampling)...)
 	tool := c.word()
 	rs := maximalResults(c, tool)
 	cases = append(cases, canaryCase{name: "quoting policy", policy: "../testdata/policies/quoting",
 		s: sampling("2025-11-25", maximalRequest(c, "2025-11-25", tool)), results: encode(rs[0], rs[1])})
 	return cases
+}
+
+// maximalForm is a valid form with a canary in every string an upstream
+// writes: the message, field names (one spelt with a zero-width space, one
+// hiding tag characters), titles, descriptions, enum values and titles in
+// every SEP-1330 form, defaults and the required list.
+func maximalForm(c *canaries) (map[string]any, []string) {
+	option := func() map[string]any { return map[string]any{"const": c.word(), "title": c.text()} }
+	names := []string{c.word() + "\u200b" + c.word(), c.word(), c.word() + tagged(c.word()), c.word(), c.word(), c.word()}
+	props := map[string]any{
+		names[0]: map[string]any{"type": "string", "title": c.text(), "description": c.text(), "minLength": 1, "maxLength": 50,
+			"format": "email", "default": c.word()},
+		names[1]: map[string]any{"type": "integer", "title": c.word(), "minimum": 1, "maximum": 9, "default": 3},
+		names[2]: map[string]any{"type": "string", "enum": []any{c.word(), c.word()}, "enumNames": []any{c.text(), c.text()}},
+		names[3]: map[string]any{"type": "string", "oneOf": []any{option(), option()}, "default": c.word()},
+		names[4]: map[string]any{"type": "array", "title": c.word(), "minItems": 1, "maxItems": 2,
+			"items": map[string]any{"anyOf": []any{option(), option()}}, "default": []any{c.word()}},
+		names[5]: map[string]any{"type": "boolean", "description": c.text(), "default": true},
+	}
+	return map[string]any{
+		"mode":            "form",
+		"message":         c.text(),
+		"requestedSchema": map[string]any{"type": "object", "properties": props, "required": []any{names[0], names[3]}},
+	}, names
+}
+
+// elicitationCanaryCases are a maximal form with every answer the host may
+// give, a URL request with canaries in its host (in Unicode and mixing
+// scripts), path, query and user information, a roots list, and
+// documents generated from the schema's elicitation and roots
+// definitions.
+func elicitationCanaryCases(t *testing.T, c *canaries, gen *schemaGen, request func(string, any) Request) []canaryCase {
+	t.Helper()
+	kinded := func(k Kind, params any) Request {
+		s := request("2025-11-25", params)
+		s.Kind, s.Caps = k, validate.Capabilities{Form: true, URL: true}
+		return s
+	}
+	encode := func(docs ...any) [][]byte {
+		var out [][]byte
+		for _, d := range docs {
+			b, err := json.Marshal(d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, b)
+		}
+		return out
+	}
+	form, names := maximalForm(c)
+	answer := map[string]any{"action": "accept", "_meta": c.object(), "content": map[string]any{
+		names[0]: c.text(), names[1]: 4, names[2]: c.word(), names[3]: c.word(), names[4]: []any{c.text()}, names[5]: false,
+	}}
+	urlRequest := map[string]any{"mode": "url", "message": c.text(), "elicitationId": c.word(),
+		"url": "https://" + c.word() + ":" + c.word() + "@" + c.word() + "\u0430." + c.word() + ".example:8443/" + c.word() + "?q=" + c.word() + "#" + c.word()}
+	plainURL := map[string]any{"mode": "url", "message": c.word(), "elicitationId": c.word(),
+		"url": "https://" + c.word() + ".example.com/" + c.word()}
+	roots := map[string]any{"_meta": c.object(), "roots": []any{
+		map[string]any{"uri": "file:///" + c.word(), "name": c.text(), "_meta": c.object()},
+		map[string]any{"uri": "file:///" + c.word() + "/" + c.word()},
+	}}
+	generated := func(k Kind, def string) Request {
+		params := gen.definition(def).(map[string]any)
+		params[c.word()] = c.word()
+		return kinded(k, params)
+	}
+	return []canaryCase{
+		{name: "maximal form", s: kinded(KindElicitation, form), results: encode(answer,
+			map[string]any{"action": "decline"}, map[string]any{"action": "cancel"}, gen.definition("elicitation_result")), invalidResults: 1},
+		{name: "url", s: kinded(KindElicitation, urlRequest), results: encode(map[string]any{"action": "accept"})},
+		{name: "plain url", s: kinded(KindElicitation, plainURL)},
+		{name: "roots", s: kinded(KindRoots, map[string]any{}), results: encode(roots, gen.definition("roots_result")), invalidResults: 1},
+		{name: "schema-generated elicitation", s: generated(KindElicitation, "elicitation_request"), invalid: true},
+		{name: "schema-generated roots", s: generated(KindRoots, "roots_request"), invalid: true},
+	}
 }
 
 // run decides every case, request then completions, and returns the
@@ -506,9 +583,6 @@ func checkFactsCovered(t *testing.T, events []map[string]any, needles map[string
 	defs := g.schema["definitions"].(map[string]any)
 	for _, kind := range []Kind{KindSampling, KindElicitation, KindRoots} {
 		facts := defs[string(kind)+"_facts"].(map[string]any)["properties"].(map[string]any)
-		if !slices.ContainsFunc(events, func(ev map[string]any) bool { return ev["input"].(map[string]any)["kind"] == string(kind) }) {
-			continue
-		}
 		for name, p := range facts {
 			if !freeText(defs, p.(map[string]any)) {
 				continue
@@ -547,4 +621,38 @@ func freeText(defs map[string]any, node map[string]any) bool {
 		}
 	}
 	return false
+}
+
+// Masked, the log still shows what kind of elicitation was decided and
+// the URL's marks (scheme, port, userinfo, punycode, mixed script) and the
+// form's shape (types, formats, counts), while the host and every text
+// are digests.
+func TestDecisionLogKeepsElicitationShape(t *testing.T) {
+	r := newLogRun(t, shippedPolicies, false)
+	caps := validate.Capabilities{Form: true, URL: true}
+	url := Request{Kind: KindElicitation, Server: Server{Name: "notes"}, Caps: caps,
+		Params: []byte(`{"mode":"url","message":"Sign in","elicitationId":"e1","url":"https://xn--pple-43d.example:8443/a"}`)}
+	form := Request{Kind: KindElicitation, Server: Server{Name: "notes"}, Caps: caps,
+		Params: []byte(`{"mode":"form","message":"Hi","requestedSchema":{"type":"object","properties":{"when":{"type":"string","format":"date"}}}}`)}
+	r.e.Decide(t.Context(), url)
+	r.e.Decide(t.Context(), form)
+	events := r.events(t)
+	if len(events) != 2 {
+		t.Fatalf("%d events, want 2", len(events))
+	}
+	facts := events[0]["input"].(map[string]any)["facts"].(map[string]any)
+	u := facts["url"].(map[string]any)
+	if events[0]["input"].(map[string]any)["kind"] != "elicitation" || facts["mode"] != "url" || u["scheme"] != "https" ||
+		u["punycode"] != true || u["mixed_script"] != true || u["userinfo"] != false || fmt.Sprint(u["port"]) != "8443" {
+		t.Errorf("url facts not kept: %v", facts)
+	}
+	for _, k := range []string{"host", "unicode_host", "registrable_domain"} {
+		if s, _ := u[k].(string); !strings.HasPrefix(s, "hmac-sha256:") {
+			t.Errorf("url.%s = %v, want a digest", k, u[k])
+		}
+	}
+	field := events[1]["input"].(map[string]any)["facts"].(map[string]any)["fields"].([]any)[0].(map[string]any)
+	if field["type"] != "string" || field["format"] != "date" || field["required"] != false || !strings.HasPrefix(field["name"].(string), "hmac-sha256:") {
+		t.Errorf("field facts: %v", field)
+	}
 }

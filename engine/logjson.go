@@ -25,7 +25,7 @@ type logEncoder struct {
 
 // event appends the line for one decision: the members of OPA's EventV1
 // that mcpx-fw fills in, in EventV1's order. Masking, the input is written
-// as inputShape allows, the reasons' and violations' messages and the
+// as its kind's shape (inputShapes) allows, the reasons' and violations' messages and the
 // error's quoted part are digested, and masked lists where.
 func (e *logEncoder) event(v Verdict, input map[string]any, revision string, metrics map[string]int64) {
 	e.buf = append(e.buf, `{"labels":{"policy_revision":`...)
@@ -38,7 +38,7 @@ func (e *logEncoder) event(v Verdict, input map[string]any, revision string, met
 	e.string(decisionPath)
 	e.buf = append(e.buf, `,"input":`...)
 	if e.masking {
-		e.masked(inputShape, input)
+		e.masked(inputShapeOf(input), input)
 	} else {
 		e.value(input)
 	}

@@ -75,7 +75,7 @@ func maskedCopyAs(m *masker, s *shape, v any) (any, bool) {
 	case oneOf, revision:
 		w, ok := v.(string)
 		return v, ok && (s.words[w] || s.kind == revision && isRevision(w))
-	case object, table:
+	case object, table, keyed:
 		obj, ok := v.(map[string]any)
 		if !ok {
 			return nil, false
@@ -86,7 +86,7 @@ func maskedCopyAs(m *masker, s *shape, v any) (any, bool) {
 			case s.kind == table:
 				out[k] = maskedCopy(m, s.elem, val)
 			case f == nil:
-				out[m.digestText(k)] = maskedCopy(m, opaque, val)
+				out[m.digestText(k)] = maskedCopy(m, s.stranger(), val)
 			default:
 				out[k] = maskedCopy(m, f, val)
 			}
@@ -172,7 +172,7 @@ func TestLogEncoderMatchesJSONMarshal(t *testing.T) {
 				if !content {
 					m := &masker{}
 					m.reset(&d.macs)
-					want = referenceEvent(maskedVerdictCopy(m, v), maskedCopy(m, inputShape, input), "abc123", metrics[i], maskedPaths)
+					want = referenceEvent(maskedVerdictCopy(m, v), maskedCopy(m, inputShapeOf(input), input), "abc123", metrics[i], maskedPaths)
 					if v.Err != nil {
 						want.Error = textError(m.errorText(v.Err))
 					}

@@ -117,7 +117,7 @@ func (e *logEncoder) maskedAs(s *shape, v any) bool {
 		return e.keptNumber(v)
 	case boolean, oneOf, revision:
 		return e.keptWord(s, v)
-	case object, table, list, content:
+	case object, table, keyed, list, content:
 		return e.maskedContainer(s, v)
 	}
 	return false
@@ -146,7 +146,7 @@ func (e *logEncoder) maskedContainer(s *shape, v any) bool {
 	switch c := v.(type) {
 	case map[string]any:
 		switch s.kind {
-		case object:
+		case object, keyed:
 			e.maskedObject(s, c)
 		case table:
 			e.maskedTable(s.elem, c)
@@ -228,8 +228,9 @@ func (e *logEncoder) maskedMembers(s *shape, m map[string]any, keys []string) {
 
 // maskedStrangers appends an object some of whose members s does not
 // define: their names are digested too, so the members are sorted by the
-// names written. Only a request that failed validation, or a free-form
-// part the shapes keep, has such members.
+// names written. Only a request that failed validation, a free-form part
+// the shapes keep, or a keyed object (whose values are shaped as its
+// elem) has such members.
 func (e *logEncoder) maskedStrangers(s *shape, m map[string]any, keys []string) {
 	type member struct{ out, in string }
 	list := make([]member, len(keys))
@@ -247,7 +248,7 @@ func (e *logEncoder) maskedStrangers(s *shape, m map[string]any, keys []string) 
 		}
 		e.string(mb.out)
 		e.buf = append(e.buf, ':')
-		e.masked(cmp.Or(s.fields[mb.in], opaque), m[mb.in])
+		e.masked(cmp.Or(s.fields[mb.in], s.stranger()), m[mb.in])
 	}
 	e.buf = append(e.buf, '}')
 }
@@ -299,7 +300,9 @@ var pathWords = func() map[string]bool {
 		}
 		walk(s.elem)
 	}
-	walk(inputShape.fields["request"])
-	walk(inputShape.fields["result"])
+	for _, s := range inputShapes {
+		walk(s.fields["request"])
+		walk(s.fields["result"])
+	}
 	return words
 }()

@@ -38,6 +38,9 @@ const (
 	// table: an object whose member names were configured by the operator
 	// (usage windows), its values shaped elem.
 	table
+	// keyed: an object whose member names an upstream or a host wrote (a
+	// form's field names): each name digested, each value shaped elem.
+	keyed
 )
 
 // maxKeptNumber bounds the spelling of a number kept in clear: a number
@@ -49,7 +52,16 @@ type shape struct {
 	kind   shapeKind
 	words  map[string]bool   // oneOf
 	fields map[string]*shape // object
-	elem   *shape            // list, content, table
+	elem   *shape            // list, content, table, keyed
+}
+
+// stranger is the shape of a member s does not name: its elem for a keyed
+// object, else opaque.
+func (s *shape) stranger() *shape {
+	if s.kind == keyed {
+		return s.elem
+	}
+	return opaque
 }
 
 // The shapes of single values.
@@ -72,6 +84,8 @@ func words(ws ...string) *shape {
 func members(fields map[string]*shape) *shape { return &shape{kind: object, fields: fields} }
 
 func listOf(elem *shape) *shape { return &shape{kind: list, elem: elem} }
+
+func keyedBy(elem *shape) *shape { return &shape{kind: keyed, elem: elem} }
 
 // isRevision reports whether s is shaped as MCP names protocol revisions,
 // a date: YYYY-MM-DD.
@@ -107,12 +121,28 @@ var (
 	stopWords = words("endTurn", "stopSequence", "maxTokens", "toolUse")
 )
 
-// inputShape is the whole input document as the masked log writes it. Every
-// field kept in clear says why it is safe; everything else is digested.
-var inputShape = newInputShape()
+// inputShapes are the whole input document of each kind as the masked log
+// writes it. Every field kept in clear says why it is safe; everything
+// else is digested.
+var inputShapes = map[Kind]*shape{
+	KindSampling:    newInputShape(requestShape(blockShape()), resultShape(blockShape()), factsShape()),
+	KindElicitation: newInputShape(elicitationShape(), elicitationResultShape(), elicitationFactsShape()),
+	KindRoots:       newInputShape(rootsShape(), rootsResultShape(), rootsFactsShape()),
+}
 
-func newInputShape() *shape {
-	block := blockShape()
+// inputShapeOf is the shape of input, by the kind it names (mcpx-fw always
+// names one; a document naming none is sampling's, as a Request without a
+// kind is).
+func inputShapeOf(input map[string]any) *shape {
+	if k, ok := input["kind"].(string); ok && inputShapes[Kind(k)] != nil {
+		return inputShapes[Kind(k)]
+	}
+	return inputShapes[KindSampling]
+}
+
+// newInputShape is the input document with a kind's request, result and
+// facts.
+func newInputShape(request, result, facts *shape) *shape {
 	return members(map[string]*shape{
 		"version": words(InputVersion), // mcpx-fw's constant
 		"kind":    words(string(KindSampling), string(KindElicitation), string(KindRoots)),
@@ -134,9 +164,9 @@ func newInputShape() *shape {
 			"name":   opaque,                                                   // a tool, prompt or resource the upstream named
 			"round":  numberShape,
 		}),
-		"request": requestShape(block),
-		"result":  resultShape(block),
-		"facts":   factsShape(),
+		"request": request,
+		"result":  result,
+		"facts":   facts,
 		"usage": {kind: table, elem: members(map[string]*shape{ // window names are configured
 			"requests": numberShape, "requested_tokens": numberShape, "returned_tokens": numberShape, "tokens": numberShape,
 		})},
@@ -260,4 +290,104 @@ func factsShape() *shape {
 var maskedPaths = []string{
 	"/input/server/reported", "/input/origin/name", "/input/request", "/input/result",
 	"/input/facts", "/result/reasons", "/result/violations", "/error",
+}
+
+// The vocabularies of elicitation kept in clear.
+var (
+	modeWords   = words("form", "url")
+	fieldWords  = words("string", "number", "integer", "boolean", "array")
+	formatWords = words("email", "uri", "date", "date-time")
+	actionWords = words("accept", "decline", "cancel")
+	// schemeWords are the schemes a URL is commonly given with; any other
+	// (an upstream may write any word there) is digested.
+	schemeWords = words("https", "http", "mailto", "javascript", "data", "file", "ftp", "ws", "wss")
+)
+
+// elicitationShape is ElicitRequestParams: the mode, the form's shape
+// (types, formats, bounds) stay; the message, every field name, title,
+// description, enum value and title, every default, the URL and its id
+// go. The URL goes whole, host included: the upstream wrote all of it,
+// and a host can carry data as well as any text ("<user's secret>.evil.example").
+// Its facts keep what a reader of the log needs to tell URLs apart
+// without reading them: scheme, port, userinfo, punycode, mixed script.
+func elicitationShape() *shape {
+	option := members(map[string]*shape{"const": opaque, "title": opaque})
+	field := members(map[string]*shape{
+		"type": fieldWords, "title": opaque, "description": opaque, "format": formatWords,
+		"minLength": numberShape, "maxLength": numberShape, "minimum": numberShape, "maximum": numberShape,
+		"minItems": numberShape, "maxItems": numberShape,
+		"default": opaque, "enum": listOf(opaque), "enumNames": listOf(opaque),
+		"oneOf": listOf(option), "anyOf": listOf(option),
+		"items": members(map[string]*shape{
+			"type": fieldWords, "enum": listOf(opaque), "oneOf": listOf(option), "anyOf": listOf(option),
+		}),
+	})
+	return members(map[string]*shape{
+		"mode":    modeWords,
+		"message": opaque,
+		"requestedSchema": members(map[string]*shape{
+			"type":       words("object"),
+			"properties": keyedBy(field),
+			"required":   listOf(opaque), // field names
+			"$schema":    opaque,
+		}),
+		"url":           opaque,
+		"elicitationId": opaque,
+		"_meta":         opaque,
+	})
+}
+
+// elicitationResultShape is ElicitResult: the action stays; every answer
+// is the user's, name and value.
+func elicitationResultShape() *shape {
+	return members(map[string]*shape{
+		"action":  actionWords,
+		"content": keyedBy(opaque),
+		"_meta":   opaque,
+	})
+}
+
+// elicitationFactsShape keeps counts, booleans and mcpx-fw's words; the
+// texts, field names, titles, the URL's host in both forms and its
+// registrable domain are the upstream's words, the answers the user's.
+func elicitationFactsShape() *shape {
+	stems := listOf(words(secretStems...))
+	return members(map[string]*shape{
+		"mode":          modeWords,
+		"message_bytes": numberShape,
+		"fields": listOf(members(map[string]*shape{
+			"name": opaque, "type": fieldWords, "format": formatWords, "title": opaque, "description": opaque,
+			"required": boolShape, "has_default": boolShape, "enum_count": numberShape, "multi": boolShape,
+		})),
+		"field_names":        listOf(opaque),
+		"folded_field_names": listOf(opaque),
+		"texts":              listOf(opaque),
+		"folded_texts":       listOf(opaque),
+		"hidden_text":        opaque,
+		"secret_stems":       stems,
+		"url": members(map[string]*shape{
+			"scheme": schemeWords, "host": opaque, "port": numberShape, "userinfo": boolShape,
+			"registrable_domain": opaque, "punycode": boolShape, "mixed_script": boolShape, "unicode_host": opaque,
+		}),
+		"answer_texts":        listOf(opaque),
+		"answer_folded_texts": listOf(opaque),
+		"answer_hidden_text":  opaque,
+		"answer_secret_stems": stems,
+	})
+}
+
+// rootsShape is ListRootsRequest's params, {} but for a _meta.
+func rootsShape() *shape { return members(map[string]*shape{"_meta": opaque}) }
+
+// rootsResultShape is ListRootsResult: every URI and name is the host's,
+// and names the user's files.
+func rootsResultShape() *shape {
+	return members(map[string]*shape{
+		"roots": listOf(members(map[string]*shape{"uri": opaque, "name": opaque, "_meta": opaque})),
+		"_meta": opaque,
+	})
+}
+
+func rootsFactsShape() *shape {
+	return members(map[string]*shape{"root_count": numberShape, "root_uris": listOf(opaque)})
 }
