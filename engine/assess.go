@@ -27,7 +27,7 @@ func (e *Engine) assess(ctx context.Context, stage Stage, s Request, result []by
 	start := time.Now()
 	as := assessment{verdict: newVerdict(stage)}
 	var violations []validate.Violation
-	as.request, as.result, violations = e.validated(stage, s, result)
+	as.request, as.result, violations = e.validated(stage, s, result, &as.verdict)
 	as.timings.validate = time.Since(start)
 	if len(violations) > 0 {
 		as.verdict.Outcome, as.verdict.Violations = OutcomeBlocker, violations
@@ -44,15 +44,26 @@ func (e *Engine) assess(ctx context.Context, stage Stage, s Request, result []by
 	return as
 }
 
-// validated runs structural validation for the stage: the request always
-// (it may have been edited), the result at the result stage, each by the
-// rules of the request's kind.
-func (e *Engine) validated(stage Stage, s Request, result []byte) (req, res validate.Document, violations []validate.Violation) {
+// validated runs structural validation for the stage, each document by
+// the rules of the request's kind: the request, unless s carries its
+// validation of these very bytes (s.Validated), and the result at the
+// result stage. A clean request's validation goes into v.Validated, for
+// the next stage.
+func (e *Engine) validated(stage Stage, s Request, result []byte, v *Verdict) (req, res validate.Document, violations []validate.Violation) {
 	opts := e.options(s)
-	rules := rulesOf(s.kindOf())
-	req, violations = rules.request(s.Params, opts)
-	if len(violations) > 0 || stage != StageResult {
-		return req, nil, violations
+	rules := e.rulesOf(s.kindOf())
+	req, ok := s.Validated.document(s, opts)
+	switch {
+	case ok:
+		v.Validated = s.Validated
+	default:
+		if req, violations = rules.request(s.Params, opts); len(violations) > 0 {
+			return req, nil, violations
+		}
+		v.Validated = newValidated(s, opts, req)
+	}
+	if stage != StageResult {
+		return req, nil, nil
 	}
 	res, violations = rules.result(result, req, opts)
 	return req, res, violations

@@ -46,6 +46,9 @@ type Engine struct {
 
 	// reloaded, when set (by tests), hears about every reload attempt.
 	reloaded func(revision string, err error)
+	// rulesOf gives the validation rules of a kind: the package's rulesOf,
+	// or (in tests) a wrapper counting what is validated.
+	rulesOf func(Kind) rules
 }
 
 // New loads and compiles the policy; an engine never starts without one.
@@ -65,6 +68,7 @@ func New(ctx context.Context, cfg Config, store *review.Store, log *zap.Logger) 
 		dlog:      newDecisionLog(cfg.DecisionLog, cfg.IncludeContent, cfg.LogSalt, log.Named("engine")),
 		timeout:   cfg.ReviewTimeout,
 		limits:    cfg.Limits,
+		rulesOf:   rulesOf,
 	}
 	if store != nil {
 		if e.usageRead, err = store.UsageReader(ctx, windows); err != nil {
@@ -94,7 +98,7 @@ func (e *Engine) Decide(ctx context.Context, s Request) Verdict {
 // request that breaks a rule is recorded as a blocker and Screen returns
 // false; a clean one returns true and goes on to Decide once decoded.
 func (e *Engine) Screen(ctx context.Context, s Request) (Verdict, bool) {
-	req, violations := rulesOf(s.kindOf()).request(s.Params, e.options(s))
+	req, violations := e.rulesOf(s.kindOf()).request(s.Params, e.options(s))
 	if len(violations) == 0 {
 		return Verdict{}, true
 	}
@@ -107,14 +111,17 @@ func (e *Engine) Screen(ctx context.Context, s Request) (Verdict, bool) {
 	return a.verdict, false
 }
 
-// Check judges the host's completion before the upstream sees it.
+// Check judges the host's completion before the upstream sees it. The
+// request is validated again unless s.Validated (the request stage's
+// Verdict.Validated) was made from the same bytes.
 func (e *Engine) Check(ctx context.Context, s Request, result []byte) Verdict {
 	return e.judge(ctx, StageResult, s, result, nil)
 }
 
 // Reconsider judges an approved escalation again, with the approval in the
 // input: the policy's review rules are satisfied, its deny rules still win,
-// and the request (or result) is validated again in case it changed.
+// and the request (or result) is validated again in case it changed (the
+// request not when s.Validated shows these bytes validated already).
 // result is nil at the request stage.
 func (e *Engine) Reconsider(ctx context.Context, s Request, result []byte, a Approval) Verdict {
 	stage := StageRequest

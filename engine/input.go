@@ -72,6 +72,11 @@ type Request struct {
 	// one of these codes is satisfied there, so an approval is not asked
 	// for twice (a new code still holds the item).
 	Approved []string `json:"approved,omitempty"`
+	// Validated is the request stage's validation of Params
+	// (Verdict.Validated), handed back for the result stage and for a
+	// re-decision after approval so the same bytes are not validated
+	// again. nil, or made from other bytes: Params is validated.
+	Validated *Validated `json:"-"`
 }
 
 // kindOf is r's kind, sampling when unset.

@@ -33,6 +33,10 @@ type Verdict struct {
 	ReviewID string `json:"review_id,omitempty"`
 	// Err explains an OutcomeError. It is for logs; it never goes on the wire.
 	Err error `json:"-"`
+	// Validated is the request's clean validation, nil when the request
+	// broke a rule (or was not validated): set it as the Request's
+	// Validated for the next stage of the same request.
+	Validated *Validated `json:"-"`
 }
 
 // ReasonCodes lists the codes of the reasons and violations, the only part of
