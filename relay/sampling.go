@@ -91,6 +91,7 @@ func (t *stage) cleared(in *mcp.CreateMessageWithToolsParams) (*cleared, error) 
 		return nil, wireError(t.v)
 	}
 	c := &cleared{s: t.s, params: forwardable(in), decisionID: t.v.DecisionID, reviewID: t.reviewID, answer: t.answer}
+	c.s.Validated = t.v.Validated // the result stage does not validate the request again
 	if t.edited != nil {
 		c.s.Params, c.params = t.edited, new(mcp.CreateMessageWithToolsParams)
 		if err := json.Unmarshal(t.edited, c.params); err != nil {

@@ -146,6 +146,7 @@ func (p *Proxy) approved(ctx context.Context, u *upstream, s engine.Request, res
 		result = st.edited
 	}
 	a := engine.Approval{DecisionID: v.DecisionID, By: it.DecidedBy, At: it.DecidedAt, Edited: st.edited != nil}
+	s.Validated = v.Validated // spares validating unedited bytes again
 	st.Verdict = p.eng.Reconsider(ctx, s, result, a)
 	state, note := review.StateDelivered, releaseNote(it)
 	if st.Outcome != engine.OutcomePass {
