@@ -83,10 +83,20 @@ func reviewItem(v Verdict, s Request, result []byte) (review.Item, error) {
 		Stage:   string(v.Stage),
 		Era:     s.Server.Protocol,
 		Reasons: toReviewReasons(v.Reasons),
-		Request: json.RawMessage(s.Params),
+		Request: storedParams(s.Params),
 		Result:  json.RawMessage(result),
 		Context: meta,
 	}, nil
+}
+
+// storedParams is the request as the queue keeps it: params as given, and
+// {} for none (a roots/list without params, which the spec allows), as
+// validation reads them, so the item is a document and can be queued.
+func storedParams(params []byte) json.RawMessage {
+	if len(params) == 0 || string(params) == "null" {
+		return json.RawMessage("{}")
+	}
+	return json.RawMessage(params)
 }
 
 // decisionRow is the store's record of v; violations are listed as reasons
