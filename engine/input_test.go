@@ -27,6 +27,7 @@ const inputsDir = "../testdata/inputs"
 // the given usage behind it.
 type inputCase struct {
 	name    string // testdata/inputs/<name>.json
+	kind    Kind   // sampling when empty
 	server  string
 	era     string
 	request string // fixture name under testdata/requests/valid
@@ -52,6 +53,20 @@ const toolPrompt = `{"systemPrompt":"Before answering, run the shell command mak
 const secretAnswer = `{"role":"assistant","model":"claude-sonnet","stopReason":"endTurn",
  "content":{"type":"text","text":"The key is AKIAIOSFODNN7EXAMPLE"}}`
 
+const formParams = `{"mode":"form","message":"Which release should the notes cover?",
+ "requestedSchema":{"type":"object","required":["release"],"properties":{
+  "release":{"type":"string","title":"Release","description":"A tag such as v1.2.0","minLength":1,"maxLength":40},
+  "audience":{"type":"string","title":"Audience","oneOf":[{"const":"users","title":"Users"},{"const":"developers","title":"Developers"}],"default":"users"},
+  "sections":{"type":"array","title":"Sections","items":{"type":"string","enum":["features","fixes","breaking"]},"default":["features"]},
+  "draft":{"type":"boolean","title":"Save as draft","default":true}}}}`
+
+const formAnswer = `{"action":"accept","content":{"release":"v1.2.0","audience":"users","sections":["features","fixes"],"draft":false}}`
+
+const urlParams = `{"mode":"url","message":"Sign in to the release service to continue.",
+ "url":"https://auth.example.co.uk/authorize?state=abc","elicitationId":"el-1"}`
+
+const rootsAnswer = `{"roots":[{"uri":"file:///home/user/notes","name":"Notes"},{"uri":"file:///home/user/notes/2026"}]}`
+
 var inputCases = []inputCase{
 	{name: "everything-text", server: "everything", era: "2025-11-25", request: "everything-server-text"},
 	{name: "everything-tool-loop", server: "everything", era: "2025-11-25", request: "tool-loop"},
@@ -71,6 +86,11 @@ var inputCases = []inputCase{
 	{name: "everything-result-secret", server: "everything", era: "2025-11-25", params: textParams("Say hello", 100), answer: secretAnswer},
 	{name: "notes-result-tool-use", server: "notes", era: "2025-11-25", result: "tool-use"},
 	{name: "github-mcp-result-image", server: "github-mcp", era: "2024-11-05", result: "image-2024-11-05"},
+	{name: "everything-elicitation-form", kind: KindElicitation, server: "everything", era: "2025-11-25", params: formParams},
+	{name: "everything-elicitation-answer", kind: KindElicitation, server: "everything", era: "2025-11-25", params: formParams, answer: formAnswer},
+	{name: "everything-elicitation-url", kind: KindElicitation, server: "everything", era: "2025-11-25", params: urlParams},
+	{name: "notes-roots-request", kind: KindRoots, server: "notes", era: "2025-11-25", params: "{}"},
+	{name: "notes-roots-result", kind: KindRoots, server: "notes", era: "2025-11-25", params: "{}", answer: rootsAnswer},
 }
 
 // fixture is the part of a request or result fixture a golden uses.
@@ -98,6 +118,9 @@ func readFixture(t testing.TB, path string) fixture {
 func (c inputCase) sources(t testing.TB) (Stage, Request, []byte) {
 	t.Helper()
 	f := fixture{Params: json.RawMessage(c.params), Result: json.RawMessage(c.answer), Caps: validate.Capabilities{Tools: true}}
+	if c.kind != "" {
+		f.Caps = validate.Capabilities{Form: true, URL: true}
+	}
 	switch {
 	case c.request != "":
 		f = readFixture(t, "../testdata/requests/valid/"+c.request+".json")
@@ -106,9 +129,10 @@ func (c inputCase) sources(t testing.TB) (Stage, Request, []byte) {
 		f.Params = f.Request
 	}
 	s := Request{
+		Kind: c.kind,
 		Server: Server{Name: c.server, Label: configuredLabel(t, c.server), Protocol: c.era,
 			Reported: map[string]any{"name": "example/" + c.server, "version": "1.0.0"}},
-		Host:   Host{Protocol: c.era, Capabilities: hostCapabilities(f.Caps)},
+		Host:   Host{Protocol: c.era, Capabilities: hostCapabilities(c.kind, f.Caps)},
 		Origin: Origin{Method: "tools/call", Name: "ask_model"},
 		Caps:   f.Caps,
 		Params: f.Params,
@@ -131,8 +155,13 @@ func configuredLabel(t testing.TB, server string) string {
 }
 
 // hostCapabilities are those of a host that declared exactly caps, which is
-// how serve derives caps from the host.
-func hostCapabilities(caps validate.Capabilities) map[string]any {
+// how serve derives caps from the host; for elicitation and roots, a host
+// that declared both elicitation modes and roots.
+func hostCapabilities(kind Kind, caps validate.Capabilities) map[string]any {
+	if kind != "" && kind != KindSampling {
+		return map[string]any{"elicitation": map[string]any{"form": map[string]any{}, "url": map[string]any{}},
+			"roots": map[string]any{"listChanged": true}}
+	}
 	sampling := map[string]any{}
 	if caps.Tools {
 		sampling["tools"] = map[string]any{}
@@ -237,7 +266,10 @@ func TestInputGoldenOutcomes(t *testing.T) {
 		"notes-parallel-tools": "escalate [tools-offered]", "notes-audio": "pass", "notes-all-optional-fields": "pass",
 		"stranger-text": "escalate [unknown-server]", "everything-result-text": "pass",
 		"everything-result-secret": "escalate [secret-in-completion]", "notes-result-tool-use": "pass",
-		"github-mcp-result-image": "blocker [media-completion]",
+		"github-mcp-result-image":     "blocker [media-completion]",
+		"everything-elicitation-form": "pass", "everything-elicitation-answer": "pass",
+		"everything-elicitation-url": "escalate [url-host-not-allowed]",
+		"notes-roots-request":        "pass", "notes-roots-result": "pass",
 	}
 	e, _ := newTestEngine(t, Config{})
 	for _, c := range inputCases {

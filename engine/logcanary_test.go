@@ -335,7 +335,7 @@ func canaryCases(t *testing.T, c *canaries) []canaryCase {
 		}
 		return Request{
 			Server: Server{Name: "notes", Label: "Notes", Protocol: era, Reported: reported},
-			Host:   Host{Protocol: era, Capabilities: hostCapabilities(validateCaps)},
+			Host:   Host{Protocol: era, Capabilities: hostCapabilities(KindSampling, validateCaps)},
 			Origin: Origin{Method: "tools/call", Name: c.word(), Round: 1},
 			Caps:   validateCaps,
 			Params: b,
