@@ -14,7 +14,7 @@ import (
 func elicitationFacts(req, res map[string]any) map[string]any {
 	message, _ := req["message"].(string)
 	fields := formFields(req)
-	texts := append([]any{message}, fieldTexts(fields)...)
+	texts := append(append([]any{message}, schemaTexts(req)...), fieldTexts(fields)...)
 	names := make([]any, len(fields))
 	docs := make([]any, len(fields))
 	for i, f := range fields {
@@ -137,7 +137,20 @@ func enumOf(s map[string]any) (int, []any) {
 	return 0, titles
 }
 
-// fieldTexts are the texts a form shows besides its message: every
+// schemaTexts are the form's own title and description, when it has them.
+func schemaTexts(req map[string]any) []any {
+	schema, _ := req["requestedSchema"].(map[string]any)
+	var out []any
+	for _, key := range []string{"title", "description"} {
+		if t, ok := schema[key].(string); ok && t != "" {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// fieldTexts are the texts a form shows besides its message and its own
+// title and description: every
 // field's title, description and enum titles, in field order.
 func fieldTexts(fields []formField) []any {
 	var out []any

@@ -378,25 +378,30 @@ func canaryCases(t *testing.T, c *canaries) []canaryCase {
 // maximalForm is a valid form with a canary in every string an upstream
 // writes: the message, field names (one spelt with a zero-width space, one
 // hiding tag characters), titles, descriptions, enum values and titles in
-// every SEP-1330 form, defaults and the required list.
-func maximalForm(c *canaries) (map[string]any, []string) {
+// every SEP-1330 form, defaults and the required list; choices are the
+// values its enum, single- and multi-select fields may be answered with.
+func maximalForm(c *canaries) (form map[string]any, names []string, choices []any) {
 	option := func() map[string]any { return map[string]any{"const": c.word(), "title": c.text()} }
-	names := []string{c.word() + "\u200b" + c.word(), c.word(), c.word() + tagged(c.word()), c.word(), c.word(), c.word()}
+	names = []string{c.word() + "\u200b" + c.word(), c.word(), c.word() + tagged(c.word()), c.word(), c.word(), c.word(), c.word()}
+	single, multi, values := []any{option(), option()}, []any{option(), option()}, []any{c.word(), c.word()}
 	props := map[string]any{
 		names[0]: map[string]any{"type": "string", "title": c.text(), "description": c.text(), "minLength": 1, "maxLength": 50,
-			"format": "email", "default": c.word()},
+			"format": "email", "default": c.word() + "@" + strings.ToLower(c.word()) + ".example"},
 		names[1]: map[string]any{"type": "integer", "title": c.word(), "minimum": 1, "maximum": 9, "default": 3},
-		names[2]: map[string]any{"type": "string", "enum": []any{c.word(), c.word()}, "enumNames": []any{c.text(), c.text()}},
-		names[3]: map[string]any{"type": "string", "oneOf": []any{option(), option()}, "default": c.word()},
+		names[2]: map[string]any{"type": "string", "enum": values, "enumNames": []any{c.text(), c.text()}},
+		names[3]: map[string]any{"type": "string", "oneOf": single, "default": single[1].(map[string]any)["const"]},
 		names[4]: map[string]any{"type": "array", "title": c.word(), "minItems": 1, "maxItems": 2,
-			"items": map[string]any{"anyOf": []any{option(), option()}}, "default": []any{c.word()}},
+			"items": map[string]any{"anyOf": multi}, "default": []any{multi[0].(map[string]any)["const"]}},
 		names[5]: map[string]any{"type": "boolean", "description": c.text(), "default": true},
+		names[6]: map[string]any{"type": "string", "description": c.word()},
 	}
 	return map[string]any{
-		"mode":            "form",
-		"message":         c.text(),
-		"requestedSchema": map[string]any{"type": "object", "properties": props, "required": []any{names[0], names[3]}},
-	}, names
+		"mode":    "form",
+		"message": c.text(),
+		"requestedSchema": map[string]any{"type": "object", "properties": props, "required": []any{names[0], names[3]},
+			"title": c.text(), "description": c.text(), "additionalProperties": false},
+		"task": map[string]any{"ttl": 1000},
+	}, names, []any{values[0], single[0].(map[string]any)["const"], multi[1].(map[string]any)["const"]}
 }
 
 // elicitationCanaryCases are a maximal form with every answer the host may
@@ -422,9 +427,10 @@ func elicitationCanaryCases(t *testing.T, c *canaries, gen *schemaGen, request f
 		}
 		return out
 	}
-	form, names := maximalForm(c)
+	form, names, choices := maximalForm(c)
 	answer := map[string]any{"action": "accept", "_meta": c.object(), "content": map[string]any{
-		names[0]: c.text(), names[1]: 4, names[2]: c.word(), names[3]: c.word(), names[4]: []any{c.text()}, names[5]: false,
+		names[0]: c.word() + "@" + strings.ToLower(c.word()) + ".example", names[1]: 4, names[2]: choices[0], names[3]: choices[1],
+		names[4]: []any{choices[2]}, names[5]: false, names[6]: c.text(),
 	}}
 	urlRequest := map[string]any{"mode": "url", "message": c.text(), "elicitationId": c.word(),
 		"url": "https://" + c.word() + ":" + c.word() + "@" + c.word() + "\u0430." + c.word() + ".example:8443/" + c.word() + "?q=" + c.word() + "#" + c.word()}

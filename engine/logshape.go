@@ -326,11 +326,15 @@ func elicitationShape() *shape {
 		"mode":    modeWords,
 		"message": opaque,
 		"requestedSchema": members(map[string]*shape{
-			"type":       words("object"),
-			"properties": keyedBy(field),
-			"required":   listOf(opaque), // field names
-			"$schema":    opaque,
+			"type":                 words("object"),
+			"properties":           keyedBy(field),
+			"required":             listOf(opaque), // field names
+			"$schema":              opaque,
+			"title":                opaque,
+			"description":          opaque,
+			"additionalProperties": boolShape,
 		}),
+		"task":          members(map[string]*shape{"ttl": numberShape}),
 		"url":           opaque,
 		"elicitationId": opaque,
 		"_meta":         opaque,
