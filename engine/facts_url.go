@@ -152,6 +152,11 @@ func scriptOf(r rune) string {
 	case !unicode.IsLetter(r):
 		return ""
 	}
+	for _, name := range commonScripts {
+		if unicode.Is(unicode.Scripts[name], r) {
+			return name
+		}
+	}
 	for name, table := range unicode.Scripts {
 		if name != "Common" && name != "Inherited" && unicode.Is(table, r) {
 			return name
@@ -159,3 +164,9 @@ func scriptOf(r rune) string {
 	}
 	return ""
 }
+
+// commonScripts are tried first: the scripts host names are mostly written
+// in, so a long IDN host costs a few table lookups per letter, not one per
+// script Unicode has.
+var commonScripts = []string{"Latin", "Cyrillic", "Greek", "Han", "Hiragana", "Katakana", "Hangul",
+	"Arabic", "Hebrew", "Armenian", "Georgian", "Thai", "Devanagari"}
