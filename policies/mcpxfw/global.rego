@@ -186,3 +186,18 @@ deny contains {
 	some uri in input.facts.root_uris
 	not lib.root_allowed(uri, allow)
 }
+
+# The host shows a form's texts to the user as they are. Terminal escapes
+# (clear the screen, draw "Approve all"), C1 controls and text-direction
+# overrides make what the user reads differ from what the text says, so a
+# person sees the form first; the review shows them escaped. A prompt is
+# read by a model, not drawn for the user, so this holds elicitation only.
+review contains {
+	"code": "control-characters",
+	"message": "the elicitation's texts or field names carry terminal control or text-direction characters",
+} if {
+	lib.request_stage
+	lib.elicitation
+	some text in array.concat(input.facts.texts, input.facts.field_names)
+	regex.match(lib.control_pattern, text)
+}

@@ -231,3 +231,9 @@ under_prefix(uri, prefix) if {
 }
 
 under_prefix(uri, prefix) if startswith(uri, concat("", [prefix, "/"]))
+
+# control_pattern matches the characters that change how text is drawn
+# rather than what it says: C0 controls but tab and line feed, DEL, C1
+# controls, and the bidirectional embedding, override and isolate
+# characters.
+control_pattern := `[\x00-\x08\x0b-\x1f\x7f-\x9f\x{202a}-\x{202e}\x{2066}-\x{2069}]`
