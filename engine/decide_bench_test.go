@@ -206,3 +206,25 @@ func naiveDecisionQuery(tb testing.TB) rego.PreparedEvalQuery {
 	}
 	return q
 }
+
+// BenchmarkDecideElicitation measures one elicitation decision on the
+// shipped policy (validation, facts, evaluation, as Preview decides) for a
+// four-field form and a URL request, and the form's masked log event.
+func BenchmarkDecideElicitation(b *testing.B) {
+	e := benchEngine(b, Config{})
+	usage := Usage{"minute": review.Usage{Requests: 1}, "hour": review.Usage{Requests: 1}}
+	for _, c := range []struct{ name, params string }{{"form", formParams}, {"url", urlParams}} {
+		s := kindRequest(KindElicitation, "everything", c.params)
+		if v, _ := e.Preview(b.Context(), StageRequest, s, nil, usage); len(v.Violations) > 0 {
+			b.Fatalf("%s: %v", c.name, v.Violations)
+		}
+		b.Run(c.name+"/validate+decide", func(b *testing.B) {
+			timeDecisions(b, func() { e.Preview(b.Context(), StageRequest, s, nil, usage) })
+		})
+		v, input := e.Preview(b.Context(), StageRequest, s, nil, usage)
+		b.Run(c.name+"/log-only", func(b *testing.B) {
+			d := newDecisionLog(io.Discard, false, nil, zap.NewNop())
+			timeDecisions(b, func() { d.write(v, input, "rev", nil) })
+		})
+	}
+}
