@@ -17,6 +17,7 @@ import (
 type itemJSON struct {
 	ID        string          `json:"id"`
 	Server    string          `json:"server"`
+	Kind      string          `json:"kind"` // sampling, elicitation or roots
 	Stage     string          `json:"stage"`
 	State     string          `json:"state"`
 	CreatedAt time.Time       `json:"created_at"`
@@ -43,7 +44,7 @@ func summary(it review.Item) itemJSON {
 	if reasons == nil {
 		reasons = []review.Reason{}
 	}
-	return itemJSON{ID: it.ID, Server: it.Server, Stage: it.Stage, State: string(it.State),
+	return itemJSON{ID: it.ID, Server: it.Server, Kind: string(itemKind(it)), Stage: it.Stage, State: string(it.State),
 		CreatedAt: it.CreatedAt.UTC(), ExpiresAt: it.ExpiresAt.UTC(), Reasons: reasons}
 }
 
@@ -72,9 +73,9 @@ func renderList(w io.Writer, items []review.Item, now time.Time) {
 		return
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tSERVER\tSTAGE\tSTATE\tLEFT\tREASONS")
+	fmt.Fprintln(tw, "ID\tSERVER\tKIND\tSTAGE\tSTATE\tLEFT\tREASONS")
 	for _, it := range items {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", inert.Word(it.ID), inert.Line(it.Server), inert.Word(it.Stage),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", inert.Word(it.ID), inert.Line(it.Server), inert.Word(string(itemKind(it))), inert.Word(it.Stage),
 			inert.Word(string(it.State)), left(it, now), reasonCodes(it.Reasons))
 	}
 	_ = tw.Flush()

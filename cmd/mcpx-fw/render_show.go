@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/mcpx-fw/mcpx-fw/cmd/mcpx-fw/inert"
+	"github.com/mcpx-fw/mcpx-fw/engine"
 	"github.com/mcpx-fw/mcpx-fw/engine/review"
 )
 
@@ -41,7 +42,7 @@ func renderShow(out io.Writer, it review.Item, o showOptions) {
 		return
 	}
 	v := &view{full: o.full}
-	v.request(w, decodeObject(it.Request))
+	v.renderRequest(w, it)
 	v.renderCompletion(w, it)
 	v.renderOperatorWork(w, it)
 	if v.folded > 0 {
@@ -58,6 +59,9 @@ func renderShow(out io.Writer, it review.Item, o showOptions) {
 func renderHeader(w io.Writer, it review.Item, now time.Time) {
 	fmt.Fprintf(w, "Review %s  (decision %s)\n", inert.Word(it.ID), inert.Word(it.DecisionID))
 	fmt.Fprintf(w, "Server:   %s — %s\n", inert.Line(it.Server), inert.Line(it.Label))
+	if itemKind(it) != engine.KindSampling {
+		fmt.Fprintf(w, "Kind:     %s\n", kindWords(it))
+	}
 	fmt.Fprintf(w, "Stage:    %s   Protocol: %s   State: %s\n", stageWords(it), inert.Word(it.Era), inert.Word(string(it.State)))
 	if it.Parent != "" {
 		fmt.Fprintf(w, "Follows:  review %s, which let the request through\n", inert.Word(it.Parent))
@@ -83,9 +87,45 @@ func reasonLines(rs []review.Reason) []string {
 // stageWords says what is held at each stage.
 func stageWords(it review.Item) string {
 	if it.Stage == review.StageResult {
-		return "result (the completion is held)"
+		return "result (" + heldWords(it) + ")"
 	}
-	return "request (the prompt is held)"
+	return "request (" + heldWords(it) + ")"
+}
+
+// kindWords say what the upstream asks of the host, and for elicitation
+// in which mode.
+func kindWords(it review.Item) string {
+	switch k := itemKind(it); k {
+	case engine.KindElicitation:
+		switch mode := elicitMode(decodeObject(it.Request)); mode {
+		case "form":
+			return "elicitation, form mode: the upstream asks the user to fill in a form"
+		case "url":
+			return "elicitation, url mode: the upstream sends the user to a web page"
+		default:
+			return "elicitation, mode " + inert.Word(mode)
+		}
+	case engine.KindRoots:
+		return "roots: the upstream asks which folders and files the host shares"
+	default:
+		return inert.Word(string(k))
+	}
+}
+
+// renderRequest lays out the request by its kind; a kind this build does
+// not know is shown member by member.
+func (v *view) renderRequest(w io.Writer, it review.Item) {
+	switch itemKind(it) {
+	case engine.KindSampling:
+		v.request(w, decodeObject(it.Request))
+	case engine.KindElicitation:
+		v.elicitation(w, it.Request)
+	case engine.KindRoots:
+		v.rootsRequest(w, decodeObject(it.Request))
+	default:
+		fmt.Fprintln(w, "\nRequest:")
+		writeLines(w, "  ", v.members(decodeObject(it.Request), nil))
+	}
 }
 
 func renderDecided(w io.Writer, it review.Item) {
@@ -121,6 +161,24 @@ func approvalWords(it review.Item) string {
 // renderCompletion shows a held completion after the request it answers.
 func (v *view) renderCompletion(w io.Writer, it review.Item) {
 	if len(it.Result) == 0 {
+		return
+	}
+	held := ""
+	if it.State == review.StatePending {
+		held = " (held: the upstream gets it only if you approve)"
+	}
+	switch itemKind(it) {
+	case engine.KindSampling:
+	case engine.KindElicitation:
+		fmt.Fprintf(w, "\nAnswer%s:\n", held)
+		v.elicitAnswer(w, it.Request, decodeObject(it.Result))
+		return
+	case engine.KindRoots:
+		v.roots(w, it, decodeObject(it.Result))
+		return
+	default:
+		fmt.Fprintf(w, "\nResult%s:\n", held)
+		writeLines(w, "  ", v.members(decodeObject(it.Result), nil))
 		return
 	}
 	if it.State == review.StatePending {

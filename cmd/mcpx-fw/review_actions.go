@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/mcpx-fw/mcpx-fw/cmd/mcpx-fw/inert"
+	"github.com/mcpx-fw/mcpx-fw/engine"
 	"github.com/mcpx-fw/mcpx-fw/engine/review"
 )
 
@@ -21,20 +22,33 @@ type action struct {
 // allow operator answers.
 func actionsFor(it review.Item, configPath string, answers bool) []action {
 	cmd := func(verb, extra string) string { return reviewCmd(verb, it, configPath, extra) }
+	kind := itemKind(it)
 	var out []action
-	if it.Stage == review.StageResult {
+	switch {
+	case it.Stage == review.StageResult && kind == engine.KindSampling:
 		out = append(out,
 			action{"approve", cmd("approve", ""), "deliver this completion to the upstream"},
 			action{"edit", cmd("approve", " --edit"), "change or redact its text first, then deliver it"})
-	} else if hostSamples(it) {
+	case it.Stage == review.StageResult && kind == engine.KindElicitation:
+		out = append(out, action{"approve", cmd("approve", ""), "deliver the user's answer to the upstream"})
+	case it.Stage == review.StageResult:
+		out = append(out, action{"approve", cmd("approve", ""), "deliver this list to the upstream"})
+	case !hostOffers(it):
+	case kind == engine.KindSampling:
 		out = append(out,
 			action{"approve", cmd("approve", ""), "let the host's model answer it as shown"},
 			action{"edit", cmd("approve", " --edit"), "change the prompt first, then let the model answer"})
+	case kind == engine.KindElicitation:
+		out = append(out,
+			action{"approve", cmd("approve", ""), "let the host ask the user as shown"},
+			action{"edit", cmd("approve", " --edit"), "change the message or the fields' texts first, then let the host ask"})
+	default:
+		out = append(out, action{"approve", cmd("approve", ""), "let the host answer (its answer is checked again)"})
 	}
-	if answers && it.Stage == review.StageRequest {
+	if answers && it.Stage == review.StageRequest && kind == engine.KindSampling {
 		out = append(out, action{"answer", cmd("answer", ` --text "…"`), "write the completion yourself (the upstream sees model \"human\")"})
 	}
-	return append(out, action{"reject", cmd("reject", ` --reason "…"`), "refuse it: the upstream gets -1 (user rejected); the reason stays here"})
+	return append(out, action{"reject", cmd("reject", ` --reason "…"`), "refuse it: the upstream gets " + rejectWords(it) + "; the reason stays here"})
 }
 
 // reviewCmd is the exact command line to run verb on it, with the
@@ -50,21 +64,22 @@ func reviewCmd(verb string, it review.Item, configPath, extra string) string {
 	return fmt.Sprintf("mcpx-fw review %s %s%s%s", verb, inert.Word(it.ID), cfg, extra)
 }
 
-// hostSamples reports whether the host the item's request came through can
-// sample; when unknown, it assumes so and lets serve decide.
-func hostSamples(it review.Item) bool {
+// hostOffers reports whether the host the item's request came through
+// declared the capability its kind needs (sampling, elicitation, roots);
+// when unknown, it assumes so and lets serve decide.
+func hostOffers(it review.Item) bool {
 	s, err := itemSampling(it)
 	if err != nil || s.Host.Capabilities == nil {
 		return true
 	}
-	_, ok := s.Host.Capabilities["sampling"]
+	_, ok := s.Host.Capabilities[string(itemKind(it))]
 	return ok
 }
 
 // renderActions prints the actions as the end of show, each command
 // whole so that it can be copied.
 func renderActions(w *rowWriter, it review.Item, acts []action) {
-	fmt.Fprintf(w, "\nTo decide (if nobody does by %s, the upstream gets -32603 \"expired\"):\n", it.ExpiresAt.Format("15:04:05 MST"))
+	fmt.Fprintf(w, "\nTo decide (if nobody does by %s, the upstream gets %s):\n", it.ExpiresAt.Format("15:04:05 MST"), expiryWords(it))
 	for _, a := range acts {
 		_ = w.whole("  " + a.Command + "\n")
 		fmt.Fprintf(w, "      %s\n", a.Effect)

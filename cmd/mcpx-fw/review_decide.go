@@ -102,8 +102,12 @@ func approvable(it review.Item) error {
 	if it.State != review.StatePending {
 		return withCode(exitFailure, &review.DecidedError{Item: it})
 	}
-	if it.Stage == review.StageRequest && !hostSamples(it) {
+	switch {
+	case it.Stage != review.StageRequest || hostOffers(it):
+	case itemKind(it) == engine.KindSampling:
 		return withCode(exitFailure, fmt.Errorf("%s: the host cannot sample, so approving gets no answer; write one: mcpx-fw review answer %s --text \"…\"", it.ID, it.ID))
+	default:
+		return withCode(exitFailure, fmt.Errorf("%s: the host did not declare %s, so approving gets no answer; reject it: mcpx-fw review reject %s", it.ID, itemKind(it), it.ID))
 	}
 	return nil
 }
@@ -133,7 +137,8 @@ func reviewRejectCommand() *cobra.Command {
 	return c
 }
 
-// itemSampling is the sampling request an item holds, as the engine saw it.
+// itemSampling is the request an item holds, as the engine saw it (its
+// kind included).
 func itemSampling(it review.Item) (engine.Request, error) {
 	var s engine.Request
 	if err := json.Unmarshal(it.Context, &s); err != nil {

@@ -87,8 +87,8 @@ func printArrival(out io.Writer, s screen, it review.Item, show string, acts []a
 		return writeJSONLine(out, j)
 	}
 	w := s.rows(out)
-	fmt.Fprintf(w, "%s  %s (%s)  %s  expires %s\n", inert.Word(it.ID), inert.Line(it.Server), inert.Line(it.Label),
-		inert.Word(it.Stage), it.ExpiresAt.Local().Format(time.TimeOnly))
+	fmt.Fprintf(w, "%s  %s (%s)  %s %s  expires %s\n", inert.Word(it.ID), inert.Line(it.Server), inert.Line(it.Label),
+		inert.Word(string(itemKind(it))), inert.Word(it.Stage), it.ExpiresAt.Local().Format(time.TimeOnly))
 	writeLines(w, fmt.Sprintf("  %-8s ", "why:"), reasonLines(it.Reasons))
 	commands := fmt.Sprintf("  %-8s %s\n", "look:", show)
 	for _, a := range acts {

@@ -1,0 +1,66 @@
+package main
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/mcpx-fw/mcpx-fw/engine/review"
+)
+
+// elicitSeeds are the elicitation and roots documents of the golden show
+// tests, each with an answer, and the stored elicitation fixtures.
+func elicitSeeds() [][2]string {
+	return [][2]string{
+		{formRequest, formAnswer},
+		{formRequest, `{"action":"decline"}`},
+		{`{"mode":"url","message":"m","url":"https://user@xn--pypal-4ve.com:8443/a?b#c","elicitationId":"e"}`, `{"action":"accept"}`},
+		{`{"mode":"url","message":"m","url":"https://ex\u0430mple.\u4f8b\u3048.jp/\u202e","elicitationId":"e"}`, `{"action":"cancel"}`},
+		{`{"message":"m","url":"javascript:alert(1)"}`, `{"action":"accept","content":{"x":"\u001b[2J"}}`},
+		{`{}`, `{"roots":[{"uri":"file:///a","name":"a\u202e"},{"uri":"file:///b"}]}`},
+		{`{"mode":"form","message":"m","requestedSchema":{"type":"object","properties":{"a":{"type":"array","items":{"oneOf":[{"const":1}]}}},"required":["b",1]}}`,
+			`{"action":"accept","content":[1]}`},
+	}
+}
+
+// FuzzRenderElicitation: for any bytes stored as an elicitation or roots
+// review's request and result, and any text in its other fields, what
+// review show prints (folded and --full, at either stage, on a screen of
+// any width), its list and watch lines and the edit document hold nothing
+// a terminal could obey: no control but newline, no format or other
+// invisible character, no more than inert.MaxMarks combining marks in a
+// row, only valid UTF-8; the rows are cut as FuzzRenderShow checks. For a
+// form the unchanged edit document applies back to exactly the request.
+func FuzzRenderElicitation(f *testing.F) {
+	for i, s := range elicitSeeds() {
+		f.Add([]byte(s[0]), []byte(s[1]), "quoted \x1b[2J\u202e", uint8(i))
+	}
+	f.Fuzz(checkRenderElicitation)
+}
+
+func checkRenderElicitation(t *testing.T, request, result []byte, text string, pick uint8) {
+	{
+		it := fuzzItem(request, result, text, pick)
+		it.Context = []byte(`{"kind":"elicitation"}`)
+		if pick&0x40 != 0 {
+			it.Context = []byte(`{"kind":"roots"}`)
+		}
+		s := screen{width: minWidth + 3*int(pick>>2&0xf), wideAmbiguous: pick&0x80 != 0}
+		for _, full := range []bool{false, true} {
+			show := func(s screen) string {
+				var out bytes.Buffer
+				renderShow(&out, it, showOptions{now: it.CreatedAt, full: full, acts: actionsFor(it, "", true), fullCmd: "show --full", screen: s})
+				return out.String()
+			}
+			out := show(s)
+			checkInertOutput(t, "show", out)
+			if sunk := sinkOf([]byte(out)); sunk != out {
+				t.Fatalf("show relies on the sink: it changed\n%q\nto\n%q", out, sunk)
+			}
+			checkShowRows(t, s, out, show(screen{width: 1 << 30}))
+		}
+		var out bytes.Buffer
+		renderList(&out, []review.Item{it}, it.CreatedAt)
+		_ = printArrival(&out, s, it, "show", actionsFor(it, "", false), false)
+		checkInertOutput(t, "list and watch", out.String())
+	}
+}
