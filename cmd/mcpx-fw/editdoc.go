@@ -10,6 +10,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/mcpx-fw/mcpx-fw/cmd/mcpx-fw/inert"
+	"github.com/mcpx-fw/mcpx-fw/engine"
 	"github.com/mcpx-fw/mcpx-fw/engine/review"
 )
 
@@ -85,11 +86,17 @@ func renderEditDoc(it review.Item, value json.RawMessage, help bool) ([]byte, er
 	}
 	var root *yaml.Node
 	var v view
-	if it.Stage == review.StageResult {
+	if err := editRefusal(it); err != nil {
+		return nil, err
+	}
+	switch {
+	case itemKind(it) == engine.KindElicitation:
+		root = elicitNode(it, value, obj)
+	case it.Stage == review.StageResult:
 		root = mapping("content", blocksNode(obj["content"]))
 		root.HeadComment = fmt.Sprintf(resultHelp, inert.Word(it.ID), inert.Line(it.Server), inert.Line(it.Label),
 			v.word(obj["role"]), v.word(orNone(obj["model"])), v.word(orNone(obj["stopReason"])))
-	} else {
+	default:
 		root = requestNode(obj)
 		root.HeadComment = fmt.Sprintf(requestHelp, inert.Word(it.ID), inert.Line(it.Server), inert.Line(it.Label))
 	}
@@ -185,6 +192,15 @@ func applyEdit(it review.Item, original json.RawMessage, buf []byte) (json.RawMe
 	obj, err := decodeJSON(original)
 	if err != nil {
 		return nil, err
+	}
+	if err := editRefusal(it); err != nil {
+		return nil, err
+	}
+	if itemKind(it) == engine.KindElicitation {
+		if err := checkElicitKeys(buf); err != nil {
+			return nil, err
+		}
+		return applyElicit(original, obj, buf)
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(buf))
 	dec.KnownFields(true)

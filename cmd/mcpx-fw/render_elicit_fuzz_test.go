@@ -2,9 +2,12 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"testing"
 
+	"github.com/mcpx-fw/mcpx-fw/engine"
 	"github.com/mcpx-fw/mcpx-fw/engine/review"
+	"github.com/mcpx-fw/mcpx-fw/validate"
 )
 
 // elicitSeeds are the elicitation and roots documents of the golden show
@@ -62,5 +65,30 @@ func checkRenderElicitation(t *testing.T, request, result []byte, text string, p
 		renderList(&out, []review.Item{it}, it.CreatedAt)
 		_ = printArrival(&out, s, it, "show", actionsFor(it, "", false), false)
 		checkInertOutput(t, "list and watch", out.String())
+		fuzzElicitEditDoc(t, it)
+	}
+}
+
+// fuzzElicitEditDoc: the edit document of an elicitation request holds
+// nothing obeyable and, unchanged, applies back to exactly a request validate.Elicitation accepts.
+func fuzzElicitEditDoc(t *testing.T, it review.Item) {
+	if it.Stage != review.StageRequest || itemKind(it) != engine.KindElicitation {
+		return
+	}
+	doc, err := editDoc(it, it.Request)
+	if err != nil {
+		return // not an object: approve --edit refuses it too
+	}
+	checkInertOutput(t, "the edit document", string(doc))
+	opt := validate.Options{Era: "2025-11-25", Caps: validate.Capabilities{Form: true, URL: true}}
+	if _, vs := validate.Elicitation(it.Request, opt); len(vs) > 0 || !json.Valid(it.Request) {
+		return
+	}
+	got, err := applyEdit(it, it.Request, doc)
+	if err != nil {
+		t.Fatalf("the unchanged edit document is refused: %v\n%s", err, doc)
+	}
+	if !equalJSON(it.Request, got) {
+		t.Fatalf("the unchanged edit document changes the request:\n%s\n%s\ndocument:\n%s", it.Request, got, doc)
 	}
 }

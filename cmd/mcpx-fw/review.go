@@ -140,6 +140,9 @@ func writeEditDoc(w io.Writer, it review.Item) error {
 	if it.State != review.StatePending {
 		return withCode(exitFailure, &review.DecidedError{Item: it})
 	}
+	if err := editRefusal(it); err != nil {
+		return withCode(exitFailure, err)
+	}
 	doc, err := editDoc(it, editable(it))
 	if err != nil {
 		return err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
@@ -62,13 +63,14 @@ func approve(ctx context.Context, c *cobra.Command, rt *runtime, id string, o ap
 		return err
 	}
 	var e *review.Edit
+	var kept string
 	if o.edit || o.editFile != "" {
-		if e, err = editItem(c, it, o.editFile); err != nil {
+		if e, kept, err = editItem(c, it, o.editFile); err != nil {
 			return err
 		}
 	}
 	if err := recheck(ctx, rt, it, e); err != nil {
-		return err
+		return keepEdit(err, it, kept)
 	}
 	if e == nil {
 		it, err = rt.store.Approve(ctx, it.ID, operator(), o.note)
@@ -76,7 +78,10 @@ func approve(ctx context.Context, c *cobra.Command, rt *runtime, id string, o ap
 		it, err = rt.store.ApproveEdited(ctx, it.ID, operator(), o.note, *e)
 	}
 	if err != nil {
-		return decideError(err)
+		return keepEdit(decideError(err), it, kept)
+	}
+	if kept != "" {
+		os.Remove(kept)
 	}
 	fmt.Fprintf(c.OutOrStdout(), "%s %s (decision %s); %s\n", approvedWord(e), it.ID, it.DecisionID, nextStep(it))
 	return nil

@@ -19,39 +19,60 @@ import (
 
 // editItem asks the operator for their version of a pending item: in an
 // editor, or from file. It returns nil when nothing changed, which makes
-// the approval a plain one.
-func editItem(c *cobra.Command, it review.Item, file string) (*review.Edit, error) {
+// the approval a plain one. An edit made in the editor is kept in its file
+// until the approval is done: kept is that file's path, which the caller
+// removes once approved (and names, with keepEdit, when it refuses). A
+// refused edit is never lost.
+func editItem(c *cobra.Command, it review.Item, file string) (e *review.Edit, kept string, err error) {
+	if err := editRefusal(it); err != nil {
+		return nil, "", withCode(exitFailure, err)
+	}
 	original := editable(it)
 	doc, err := editDoc(it, original)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", it.ID, err)
+		return nil, "", fmt.Errorf("%s: %w", it.ID, err)
 	}
-	buf, err := readEdit(c, it, doc, file)
+	buf, kept, err := readEdit(c, it, doc, file)
 	if err != nil {
-		return nil, withCode(exitFailure, fmt.Errorf("%s: %w; the review is still pending", it.ID, err))
+		return nil, "", withCode(exitFailure, fmt.Errorf("%s: %w; the review is still pending", it.ID, err))
+	}
+	unchanged := func() (*review.Edit, string, error) {
+		if kept != "" {
+			os.Remove(kept)
+		}
+		return nil, "", nil
 	}
 	if len(bytes.TrimSpace(buf)) == 0 {
-		return nil, withCode(exitFailure, fmt.Errorf("%s: approval cancelled (the edit is empty); the review is still pending", it.ID))
+		unchanged()
+		return nil, "", withCode(exitFailure, fmt.Errorf("%s: approval cancelled (the edit is empty); the review is still pending", it.ID))
 	}
 	if bytes.Equal(buf, doc) {
-		return nil, nil
+		return unchanged()
 	}
 	value, err := applyEdit(it, original, buf)
 	if err != nil {
-		return nil, withCode(exitFailure, fmt.Errorf("%s: the edit is refused: %w; the review is still pending", it.ID, err))
+		return nil, "", keepEdit(withCode(exitFailure, fmt.Errorf("%s: the edit is refused: %w; the review is still pending", it.ID, err)), it, kept)
 	}
 	if equalJSON(value, original) {
-		return nil, nil
+		return unchanged()
 	}
 	before, err := editBody(it, original)
-	if err != nil {
-		return nil, err
+	if err == nil {
+		var after []byte
+		if after, err = editBody(it, value); err == nil {
+			return &review.Edit{Value: value, Diff: lineDiff(string(before), string(after))}, kept, nil
+		}
 	}
-	after, err := editBody(it, value)
-	if err != nil {
-		return nil, err
+	return nil, "", keepEdit(err, it, kept)
+}
+
+// keepEdit adds to err where the operator's refused edit is kept and how
+// to try it again.
+func keepEdit(err error, it review.Item, kept string) error {
+	if kept == "" {
+		return err
 	}
-	return &review.Edit{Value: value, Diff: lineDiff(string(before), string(after))}, nil
+	return fmt.Errorf("%w\nYour edit is kept in %s; fix it and run: mcpx-fw review approve %s --edit-file %s", err, kept, it.ID, kept)
 }
 
 // editable is what an edit replaces: the request, or at the result stage
@@ -64,34 +85,43 @@ func editable(it review.Item) json.RawMessage {
 }
 
 // readEdit returns the edited document: file's content ("-" for stdin), or
-// what the operator saved in their editor.
-func readEdit(c *cobra.Command, it review.Item, doc []byte, file string) ([]byte, error) {
+// what the operator saved in their editor, with the path of the file that
+// keeps it.
+func readEdit(c *cobra.Command, it review.Item, doc []byte, file string) ([]byte, string, error) {
 	switch file {
 	case "":
 		return editInEditor(it, doc)
 	case "-":
-		return io.ReadAll(c.InOrStdin())
+		b, err := io.ReadAll(c.InOrStdin())
+		return b, "", err
 	}
-	return os.ReadFile(file)
+	b, err := os.ReadFile(file)
+	return b, "", err
 }
 
 // editInEditor writes doc to a private temporary file, opens the editor on
-// it and reads it back. The file holds prompt text, so it is 0600 and
-// removed afterwards.
-func editInEditor(it review.Item, doc []byte) ([]byte, error) {
+// it and reads it back. The file holds prompt text, so it is 0600; it is
+// removed when the editor fails, else kept for the caller (see editItem).
+func editInEditor(it review.Item, doc []byte) ([]byte, string, error) {
 	f, err := os.CreateTemp("", "mcpx-fw-"+it.ID+"-*.yaml")
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	defer os.Remove(f.Name())
 	_, err = f.Write(doc)
 	if err = errors.Join(err, f.Close()); err != nil {
-		return nil, err
+		os.Remove(f.Name())
+		return nil, "", err
 	}
 	if err := editorCommand(f.Name()).Run(); err != nil {
-		return nil, fmt.Errorf("the editor failed: %w", err)
+		os.Remove(f.Name())
+		return nil, "", fmt.Errorf("the editor failed: %w", err)
 	}
-	return os.ReadFile(f.Name())
+	b, err := os.ReadFile(f.Name())
+	if err != nil {
+		os.Remove(f.Name())
+		return nil, "", err
+	}
+	return b, f.Name(), nil
 }
 
 // editorCommand runs $VISUAL, else $EDITOR, else vi on path, attached to

@@ -1,0 +1,173 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpx-fw/mcpx-fw/engine/review"
+)
+
+const urlRequest = `{"mode":"url","message":"Sign in to connect your calendar.","url":"https://auth.example.com/oauth/authorize?client_id=abc","elicitationId":"el-42"}`
+
+// TestElicitEditDocGolden pins the edit document of a form and of a URL
+// request; roots and a user's answer have none, and say so.
+func TestElicitEditDocGolden(t *testing.T) {
+	for name, req := range map[string]string{"elicit-form.yaml": formRequest, "elicit-url.yaml": urlRequest} {
+		t.Run(name, func(t *testing.T) {
+			it := kindItem(t, "elicitation", req, "")
+			doc, err := editDoc(it, it.Request)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkInertOutput(t, "the edit document", string(doc))
+			checkGolden(t, filepath.Join("editdoc", name), string(doc))
+		})
+	}
+	for _, it := range []review.Item{kindItem(t, "roots", `{}`, ""), kindItem(t, "roots", `{}`, `{"roots":[]}`),
+		kindItem(t, "elicitation", formRequest, formAnswer)} {
+		if _, err := editDoc(it, editable(it)); err == nil || !strings.Contains(err.Error(), "cannot be edited: approve it as it is or reject it") {
+			t.Errorf("%s at the %s stage: the edit document is %v, want a refusal", itemKind(it), it.Stage, err)
+		}
+	}
+}
+
+// TestElicitEditRoundTrip: the unchanged document applies back to exactly
+// the request, hostile text included, and an edit of the texts changes
+// only them, keeping the fields in the order the upstream wrote them.
+func TestElicitEditRoundTrip(t *testing.T) {
+	h := func(s string) string { b, _ := json.Marshal(s + hostile); return string(b) }
+	hostileForm := `{"message":` + h("m") + `,"requestedSchema":{"type":"object","properties":{"z":{"type":"string","title":` + h("t") +
+		`},"a":{"type":"string","oneOf":[{"const":` + h("c") + `,"title":` + h("ct") + `}]},` + h("k") + `:{"type":"string","enum":["x"],"enumNames":[` + h("en") + `]}},"required":["z"]}}`
+	for _, req := range []string{formRequest, urlRequest, hostileForm} {
+		it := kindItem(t, "elicitation", req, "")
+		doc, err := editDoc(it, it.Request)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkInertOutput(t, "the edit document", string(doc))
+		got, err := applyEdit(it, it.Request, doc)
+		if err != nil {
+			t.Fatalf("the unchanged document is refused: %v\n%s", err, doc)
+		}
+		if !sameJSON(t, it.Request, got) {
+			t.Errorf("the unchanged document changes the request:\n%s\n%s", req, got)
+		}
+	}
+
+	it := kindItem(t, "elicitation", formRequest, "")
+	doc, _ := editDoc(it, it.Request)
+	edited := strings.NewReplacer("Please tell us about yourself.", "Tell us a little.", `title: Full name`, `title: Your name`,
+		"As on your passport", "Any name you like", "title: Green", "title: Verde", "title: Pro plan", "title: Paid plan",
+		"title: Beta", "title: B").Replace(string(doc))
+	got, err := applyEdit(it, it.Request, []byte(edited))
+	if err != nil {
+		t.Fatalf("a text edit is refused: %v\n%s", err, edited)
+	}
+	want := strings.NewReplacer("Please tell us about yourself.", "Tell us a little.", `"Full name"`, `"Your name"`,
+		"As on your passport", "Any name you like", `"Green"`, `"Verde"`, `"Pro plan"`, `"Paid plan"`, `"Beta"`, `"B"`).Replace(formRequest)
+	if !sameJSON(t, json.RawMessage(want), got) {
+		t.Errorf("the edit gave\n%s\nwant\n%s", got, want)
+	}
+	var order struct {
+		RequestedSchema struct {
+			Properties json.RawMessage `json:"properties"`
+		} `json:"requestedSchema"`
+	}
+	_ = json.Unmarshal(got, &order)
+	if keys := strings.Join(objectKeys(order.RequestedSchema.Properties), ","); keys != "name,email,birthday,age,height,newsletter,size,color,plan,days,tags" {
+		t.Errorf("the edit reordered the fields: %s", keys)
+	}
+}
+
+// TestElicitEditShapeRefused: an edit that would change what the user is
+// asked for (a field's type, constraint, required, default, choice value,
+// name, the number of fields, a key the document has no place for, the
+// URL) is refused in one line naming the field or key; the message and
+// texts alone may change.
+func TestElicitEditShapeRefused(t *testing.T) {
+	form := kindItem(t, "elicitation", formRequest, "")
+	formDoc, _ := editDoc(form, form.Request)
+	url := kindItem(t, "elicitation", urlRequest, "")
+	urlDoc, _ := editDoc(url, url.Request)
+	cases := []struct {
+		name, old, new, want string
+		url                  bool
+	}{
+		{"constraint", `"maxLength":100`, `"maxLength":100000`, `field 1 ("name"): its shape changed (maxLength)`, false},
+		{"type", `{"format":"email","type":"string"}`, `{"format":"email","type":"number"}`, `field 2 ("email"): its shape changed (type)`, false},
+		{"required", `"type":"string"} required`, `"type":"string"} optional`, `field 1 ("name"): its shape changed (required/optional)`, false},
+		{"default", `"default":30`, `"default":99`, `field 4 ("age"): its shape changed (default)`, false},
+		{"enum value", `"enum":["s","m","l"]`, `"enum":["s","m","xl"]`, `field 7 ("size"): its shape changed (enum)`, false},
+		{"choice value", "value: '\"g\"'", "value: '\"x\"'", `field 8 ("color"), choice 2: its value changed`, false},
+		{"name", "name: birthday", "name: ssn", `field 3 ("birthday"): its name changed to "ssn"`, false},
+		{"added key", "  - name: birthday\n", "  - name: birthday\n    type: password\n", `a field cannot hold "type"`, false},
+		{"root key", "message: |", "requestedSchema: {}\nmessage: |", `the document cannot hold "requestedSchema"`, false},
+		{"url", "auth.example.com", "evil.example", "the shape line changed", true},
+		{"url field", "shape:", "fields: [{name: x, shape: y}]\nshape:", "a URL request has no fields", true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			it, doc := form, string(formDoc)
+			if c.url {
+				it, doc = url, string(urlDoc)
+			}
+			if !strings.Contains(doc, c.old) {
+				t.Fatalf("the document lacks %q:\n%s", c.old, doc)
+			}
+			_, err := applyEdit(it, it.Request, []byte(strings.Replace(doc, c.old, c.new, 1)))
+			if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+				t.Errorf("the edit gives %v; want one line with %q", err, c.want)
+			}
+		})
+	}
+	// Removing a field.
+	cut := regexp.MustCompile(`(?s)  - name: birthday\n.*?(  - name: age)`).ReplaceAllString(string(formDoc), "$1")
+	if _, err := applyEdit(form, form.Request, []byte(cut)); err == nil || !strings.Contains(err.Error(), "the form has 11 fields and the edit 10") {
+		t.Errorf("removing a field gives %v", err)
+	}
+}
+
+// TestElicitEditRefusedIsKept: approve --edit on a form whose edit changes
+// its shape refuses it naming the field, leaves the review pending, and
+// keeps the edit in its file, naming the file and the command that tries
+// it again; --edit on roots is refused with a clear line.
+func TestElicitEditRefusedIsKept(t *testing.T) {
+	cfg := testConfig(t, repoPath(t, "policies"), time.Minute, peerServer("peer", 1000))
+	st := openStore(t, cfg)
+	form, err := st.Add(t.Context(), kindItem(t, "elicitation", formRequest, ""), time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("TMPDIR", t.TempDir())
+	t.Setenv("VISUAL", "")
+	t.Setenv("EDITOR", `sed -i 's/"maxLength":100,/"maxLength":5000,/; s/Please tell us/Kindly tell us/'`)
+	res := runCLI(t, "review", "approve", form.ID, "--edit", "--config", cfg)
+	if res.code != 1 || !strings.Contains(res.stderr, `the edit is refused: field 1 ("name"): its shape changed (maxLength)`) {
+		t.Fatalf("approve --edit: exit %d, %s", res.code, res.stderr)
+	}
+	m := regexp.MustCompile(`Your edit is kept in (\S+); fix it and run: mcpx-fw review approve ` + form.ID + ` --edit-file (\S+)`).FindStringSubmatch(res.stderr)
+	if m == nil || m[1] != m[2] {
+		t.Fatalf("the refusal does not say where the edit is kept:\n%s", res.stderr)
+	}
+	kept, err := os.ReadFile(m[1])
+	if err != nil || !strings.Contains(string(kept), "Kindly tell us") || !strings.Contains(string(kept), `"maxLength":5000`) {
+		t.Errorf("the kept file does not hold the edit: %v\n%s", err, kept)
+	}
+	if it, _ := st.Get(t.Context(), form.ID); it.State != review.StatePending {
+		t.Errorf("after the refused edit the review is %s", it.State)
+	}
+
+	roots, err := st.Add(t.Context(), kindItem(t, "roots", `{}`, ""), time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res = runCLI(t, "review", "approve", roots.ID, "--edit", "--config", cfg)
+	if res.code != 1 || !strings.Contains(res.stderr, "a roots request or list cannot be edited: approve it as it is or reject it") {
+		t.Errorf("approve --edit on roots: exit %d, %s", res.code, res.stderr)
+	}
+}
