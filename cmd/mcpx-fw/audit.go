@@ -55,10 +55,11 @@ access to the state dir.`,
 				if err != nil {
 					return err
 				}
+				kinds := auditKinds(ctx, rt.store, entries)
 				if asJSON {
-					return writeJSONLines(c.OutOrStdout(), entries)
+					return writeJSONLines(c.OutOrStdout(), withKinds(entries, kinds))
 				}
-				renderAudit(c.OutOrStdout(), entries)
+				renderAudit(c.OutOrStdout(), entries, kinds)
 				return nil
 			})
 		},
@@ -111,15 +112,15 @@ func parseSince(s string, now time.Time) (time.Time, error) {
 // configured server name, the OS user, digests, fixed words), so its rows
 // are not cut for the screen as show's are: a terminal that wraps the
 // table can only bring the firewall's own words to the start of a row.
-func renderAudit(w io.Writer, entries []review.AuditEntry) {
+func renderAudit(w io.Writer, entries []review.AuditEntry, kinds map[string]string) {
 	if len(entries) == 0 {
 		fmt.Fprintln(w, "no audit entries")
 		return
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "SEQ\tTIME\tEVENT\tREVIEW\tSERVER\tSTAGE\tOPERATOR\tOUTCOME\tDECISION\tREQUEST\tRESULT\tPOLICY")
+	fmt.Fprintln(tw, "SEQ\tTIME\tEVENT\tREVIEW\tSERVER\tKIND\tSTAGE\tOPERATOR\tOUTCOME\tDECISION\tREQUEST\tRESULT\tPOLICY")
 	for _, e := range entries {
-		cells := []string{string(e.Event), e.ItemID, e.Server, e.Stage, orDash(e.Operator), string(e.Outcome), e.DecisionID,
+		cells := []string{string(e.Event), e.ItemID, e.Server, orDash(kinds[e.ItemID]), e.Stage, orDash(e.Operator), string(e.Outcome), e.DecisionID,
 			short(e.RequestDigest), short(e.ResultDigest), short(e.PolicyRevision)}
 		for i, c := range cells {
 			cells[i] = inert.Line(c)
@@ -127,6 +128,38 @@ func renderAudit(w io.Writer, entries []review.AuditEntry) {
 		fmt.Fprintf(tw, "%d\t%s\t%s\n", e.Seq, e.At.Local().Format(time.DateTime), strings.Join(cells, "\t"))
 	}
 	_ = tw.Flush()
+}
+
+// auditKinds is the kind of each item the entries name, read from the
+// item (an audit entry predates kinds and its hash covers only its own
+// fields); an item no longer in the store has none.
+func auditKinds(ctx context.Context, st *review.Store, entries []review.AuditEntry) map[string]string {
+	kinds := map[string]string{}
+	for _, e := range entries {
+		if _, ok := kinds[e.ItemID]; ok {
+			continue
+		}
+		kinds[e.ItemID] = ""
+		if it, err := st.Get(ctx, e.ItemID); err == nil {
+			kinds[e.ItemID] = string(itemKind(it))
+		}
+	}
+	return kinds
+}
+
+// auditLine is one line of audit --json: the entry, and the kind of its
+// item (not part of the hash chain).
+type auditLine struct {
+	review.AuditEntry
+	Kind string `json:"kind,omitempty"`
+}
+
+func withKinds(entries []review.AuditEntry, kinds map[string]string) []auditLine {
+	out := make([]auditLine, len(entries))
+	for i, e := range entries {
+		out[i] = auditLine{e, kinds[e.ItemID]}
+	}
+	return out
 }
 
 func short(digest string) string {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -156,5 +157,43 @@ func TestListShowsKind(t *testing.T) {
 	b.Reset()
 	if err := printArrival(&b, screen{}, items[1], "show", nil, true); err != nil || !strings.Contains(b.String(), `"kind":"roots"`) {
 		t.Errorf("watch --json does not name the kind: %v\n%s", err, b.String())
+	}
+}
+
+// TestAuditNamesKind: audit names the kind of each entry's item, in the
+// table and in --json, and the chain still verifies (the kind is read
+// from the item, not written into the entry).
+func TestAuditNamesKind(t *testing.T) {
+	cfg := testConfig(t, repoPath(t, "policies"), time.Minute, peerServer("peer", 1000))
+	st := openStore(t, cfg)
+	want := map[string]string{}
+	for _, kind := range []string{"elicitation", "roots", "sampling"} {
+		it, err := st.Add(t.Context(), kindItem(t, kind, `{}`, ""), time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want[it.ID] = kind
+	}
+	res := runCLI(t, "audit", "--config", cfg)
+	if res.code != 0 || !strings.Contains(res.stdout, " SERVER  KIND ") {
+		t.Fatalf("audit: exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	for id, kind := range want {
+		if !regexp.MustCompile(id + ` +peer +` + kind + ` +request `).MatchString(res.stdout) {
+			t.Errorf("audit does not name %s as %s:\n%s", id, kind, res.stdout)
+		}
+	}
+	res = runCLI(t, "audit", "--json", "--config", cfg)
+	for _, line := range strings.Split(strings.TrimSpace(res.stdout), "\n") {
+		var e struct {
+			ID   string `json:"review_id"`
+			Kind string `json:"kind"`
+		}
+		if err := json.Unmarshal([]byte(line), &e); err != nil || e.Kind != want[e.ID] {
+			t.Errorf("audit --json line %s: kind %q, want %q (%v)", line, e.Kind, want[e.ID], err)
+		}
+	}
+	if res := runCLI(t, "audit", "--verify", "--config", cfg); res.code != 0 {
+		t.Errorf("audit --verify: exit %d %s", res.code, res.stderr)
 	}
 }
