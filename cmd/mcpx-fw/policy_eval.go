@@ -22,37 +22,54 @@ const defaultEvalEra = "2025-11-25"
 
 // evalFlags are policy eval's options.
 type evalFlags struct {
-	server, stage, era string
-	json               bool
+	server, stage, era, kind string
+	json                     bool
 }
 
 func policyEvalCommand() *cobra.Command {
 	var f evalFlags
 	c := &cobra.Command{
-		Use:   "eval --server NAME [--stage request|result] [--era E] [--json] FILE",
-		Short: "Show how serve would decide a saved sampling request (or request and completion)",
-		Long: `eval validates and decides a saved sampling request exactly as serve would,
+		Use:   "eval --server NAME [--kind sampling|elicitation|roots] [--stage request|result] [--era E] [--json] FILE",
+		Short: "Show how serve would decide a saved request (or request and answer): sampling, elicitation or roots",
+		Long: `eval validates and decides a saved request exactly as serve would,
 through the same code, with the config's policy, server settings and the
 server's current usage from the state dir, and prints the validation
 violations, the policy's input document and the verdict with its reasons.
 Nothing is recorded, queued or logged.
 
-FILE is the request's params as JSON ({"messages": [...], "maxTokens": ...}),
-or an object with "request" and optionally:
-  "result"    the completion (CreateMessageResult) for the result stage
+FILE is the request's params as JSON: sampling's ({"messages": [...],
+"maxTokens": ...}), an elicitation's ({"mode": "form", "message": ...,
+"requestedSchema": {...}} or {"mode": "url", "message": ..., "url": ...,
+"elicitationId": ...}), or a roots result ({"roots": [{"uri": ...}]}, whose
+request is {}); or an object with "request" and optionally:
+  "result"    the answer, for the result stage: the completion
+              (CreateMessageResult), the ElicitResult ({"action": "accept",
+              "content": {...}}) or the roots list ({"roots": [...]})
+  "kind"      sampling, elicitation or roots (--kind wins)
   "era"       the upstream's protocol version (default ` + defaultEvalEra + `; --era wins)
   "host"      {"protocol", "capabilities"}: the host's declaration (default: a
-              host that declared sampling with tools and context); sampling
-              tools and context are allowed only when declared, as in serve
+              host that declared sampling with tools and context, elicitation
+              with form and url, and roots); sampling tools and context, and
+              elicitation's form and url modes, are allowed only when
+              declared, as in serve
   "origin"    {"method", "name", "round"}: the host call it belongs to
   "reported"  the upstream's serverInfo
   "usage"     {"minute": {...}, "hour": {...}}: decide with this usage
               instead of the state dir's (what if the server had used more?)
 --stage defaults to result when the file has a result, else request.
+--kind defaults to the file's "kind", else what its shape says: a request
+with requestedSchema, url, elicitationId or mode, or a result with an
+action, is an elicitation; a request of {} or a result with roots is
+roots; anything else is sampling. The kind eval used is printed first.
 
---json prints {"outcome", "decision_id", "reasons", "violations", "input"}.`,
+--json prints {"kind", "outcome", "decision_id", "reasons", "violations", "input"}.`,
 		Example: `  mcpx-fw policy eval --server everything request.json
-  mcpx-fw policy eval --server github-mcp --stage result --json pair.json`,
+  mcpx-fw policy eval --server github-mcp --stage result --json pair.json
+  mcpx-fw policy eval --server everything --kind elicitation form.json
+      where form.json is {"mode": "form", "message": "Your name?",
+        "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}}}
+  mcpx-fw policy eval --server everything roots.json
+      where roots.json is {"roots": [{"uri": "file:///home/me/project"}]}`,
 		Args: args(1, "mcpx-fw policy eval --server NAME FILE"),
 		RunE: func(c *cobra.Command, a []string) error {
 			return policyEval(c, f, a[0])
@@ -60,6 +77,7 @@ or an object with "request" and optionally:
 	}
 	c.Flags().StringVar(&f.server, "server", "", "the configured server name the request comes from (required)")
 	c.Flags().StringVar(&f.stage, "stage", "", "request or result (default: result when FILE has a result)")
+	c.Flags().StringVar(&f.kind, "kind", "", "sampling, elicitation or roots (default: FILE's kind, else inferred from its shape)")
 	c.Flags().StringVar(&f.era, "era", "", "the upstream's protocol version (default: FILE's era, else "+defaultEvalEra+")")
 	c.Flags().BoolVar(&f.json, "json", false, "print JSON for scripts")
 	addWidthFlag(c)
@@ -78,6 +96,10 @@ func policyEval(c *cobra.Command, f evalFlags, path string) error {
 	if err != nil {
 		return err
 	}
+	kind, err := evalKind(f.kind, file)
+	if err != nil {
+		return err
+	}
 	stage, err := evalStage(f.stage, file)
 	if err != nil {
 		return err
@@ -87,17 +109,18 @@ func policyEval(c *cobra.Command, f evalFlags, path string) error {
 		return err
 	}
 	defer rt.close()
-	s := file.sampling(f.server, serverLabel(rt.cfg, f.server), cmp.Or(f.era, file.Era, defaultEvalEra))
+	s := file.engineRequest(kind, f.server, serverLabel(rt.cfg, f.server), cmp.Or(f.era, file.Era, defaultEvalEra))
 	v, input := rt.engine.Preview(c.Context(), stage, s, file.result(), file.Usage)
 	if f.json {
-		return writeJSON(c.OutOrStdout(), evalJSON(v, input))
+		return writeJSON(c.OutOrStdout(), evalJSON(kind, v, input))
 	}
 	w := scr.rows(c.OutOrStdout())
-	return errors.Join(printEval(w, rt, f.server, v, input), w.Flush())
+	return errors.Join(printEval(w, rt, f.server, kind, v, input), w.Flush())
 }
 
 // evalFile is policy eval's FILE in its object form.
 type evalFile struct {
+	Kind     engine.Kind     `json:"kind"`
 	Request  json.RawMessage `json:"request"`
 	Result   json.RawMessage `json:"result"`
 	Era      string          `json:"era"`
@@ -120,6 +143,9 @@ func readEvalFile(path string) (evalFile, error) {
 	if err := json.Unmarshal(b, &probe); err != nil {
 		return evalFile{}, fmt.Errorf("%s: not a JSON object: %w", path, err)
 	}
+	if _, ok := probe["roots"]; ok && len(probe) == 1 {
+		return evalFile{Kind: engine.KindRoots, Request: json.RawMessage(`{}`), Result: b}, nil
+	}
 	if _, ok := probe["request"]; !ok {
 		return evalFile{Request: b}, nil
 	}
@@ -140,12 +166,15 @@ func (f evalFile) result() []byte {
 	return f.Result
 }
 
-// sampling describes the saved request as the relay would: the server as
-// configured, the host as declared, and sampling tools and context allowed
-// exactly when the host declared them.
-func (f evalFile) sampling(server, label, era string) engine.Request {
+// engineRequest describes the saved request as the relay would: its kind,
+// the server as configured, the host as declared, and sampling tools and
+// context, and elicitation's modes, allowed exactly when the host declared
+// them.
+func (f evalFile) engineRequest(kind engine.Kind, server, label, era string) engine.Request {
 	host := engine.Host{Protocol: era, Capabilities: map[string]any{
-		"sampling": map[string]any{"tools": map[string]any{}, "context": map[string]any{}},
+		"sampling":    map[string]any{"tools": map[string]any{}, "context": map[string]any{}},
+		"elicitation": map[string]any{"form": map[string]any{}, "url": map[string]any{}},
+		"roots":       map[string]any{"listChanged": true},
 	}}
 	if f.Host != nil {
 		host = *f.Host
@@ -153,13 +182,55 @@ func (f evalFile) sampling(server, label, era string) engine.Request {
 	sampling, _ := host.Capabilities["sampling"].(map[string]any)
 	_, tools := sampling["tools"]
 	_, context := sampling["context"]
+	elicit, declared := host.Capabilities["elicitation"].(map[string]any)
+	_, form := elicit["form"]
+	_, url := elicit["url"]
+	form = form || declared && len(elicit) == 0 // an empty declaration means form mode
 	return engine.Request{
+		Kind:   kind,
 		Server: engine.Server{Name: server, Label: label, Protocol: era, Reported: f.Reported},
 		Host:   host,
 		Origin: f.Origin,
-		Caps:   validate.Capabilities{Tools: tools, Context: context},
+		Caps:   validate.Capabilities{Tools: tools, Context: context, Form: form, URL: url},
 		Params: f.Request,
 	}
+}
+
+// evalKind is --kind, else the file's kind, else the kind its shape says
+// (see policy eval --help).
+func evalKind(flag string, f evalFile) (engine.Kind, error) {
+	switch k := engine.Kind(cmp.Or(flag, string(f.Kind))); k {
+	case engine.KindSampling, engine.KindElicitation, engine.KindRoots:
+		return k, nil
+	case "":
+		return inferKind(f), nil
+	default:
+		return "", usageError{fmt.Errorf("--kind %q is none of sampling, elicitation, roots", k)}
+	}
+}
+
+// inferKind is the kind a file's shape says: elicitation params or
+// result, roots' empty request or list, else sampling.
+func inferKind(f evalFile) engine.Kind {
+	var req, res map[string]json.RawMessage
+	reqErr := json.Unmarshal(f.Request, &req)
+	_ = json.Unmarshal(f.result(), &res)
+	switch {
+	case hasKey(req, "requestedSchema", "url", "elicitationId", "mode"), hasKey(res, "action"):
+		return engine.KindElicitation
+	case reqErr == nil && len(req) == 0, hasKey(res, "roots"):
+		return engine.KindRoots
+	}
+	return engine.KindSampling
+}
+
+func hasKey(m map[string]json.RawMessage, keys ...string) bool {
+	for _, k := range keys {
+		if _, ok := m[k]; ok {
+			return true
+		}
+	}
+	return false
 }
 
 // evalStage is --stage, or the stage the file implies.
@@ -186,6 +257,7 @@ func serverLabel(cfg *Config, name string) string {
 
 // evalOutput is policy eval --json.
 type evalOutput struct {
+	Kind       engine.Kind          `json:"kind"`
 	Outcome    engine.Outcome       `json:"outcome"`
 	DecisionID string               `json:"decision_id"`
 	Reasons    []engine.Reason      `json:"reasons"`
@@ -194,8 +266,8 @@ type evalOutput struct {
 	Error      string               `json:"error,omitempty"`
 }
 
-func evalJSON(v engine.Verdict, input map[string]any) evalOutput {
-	out := evalOutput{Outcome: v.Outcome, DecisionID: v.DecisionID, Reasons: v.Reasons,
+func evalJSON(kind engine.Kind, v engine.Verdict, input map[string]any) evalOutput {
+	out := evalOutput{Kind: kind, Outcome: v.Outcome, DecisionID: v.DecisionID, Reasons: v.Reasons,
 		Violations: v.Violations, Input: input}
 	if out.Reasons == nil {
 		out.Reasons = []engine.Reason{}
@@ -213,13 +285,13 @@ func evalJSON(v engine.Verdict, input map[string]any) evalOutput {
 // then the verdict and why. Everything the request or the policy wrote
 // goes through inert (a violation's path and message, a reason, the
 // document itself, the error).
-func printEval(w io.Writer, rt *runtime, server string, v engine.Verdict, input map[string]any) error {
+func printEval(w io.Writer, rt *runtime, server string, kind engine.Kind, v engine.Verdict, input map[string]any) error {
 	note := ""
 	if _, ok := rt.cfg.Servers[server]; !ok {
 		note = " (not in the configuration)"
 	}
-	fmt.Fprintf(w, "server:     %s%s\npolicy:     %s (revision %s)\nstage:      %s\n",
-		inert.Line(server), note, inert.Line(rt.cfg.Policy.Dir), inert.Word(rt.engine.Revision()), v.Stage)
+	fmt.Fprintf(w, "kind:       %s\nserver:     %s%s\npolicy:     %s (revision %s)\nstage:      %s\n",
+		kind, inert.Line(server), note, inert.Line(rt.cfg.Policy.Dir), inert.Word(rt.engine.Revision()), v.Stage)
 	fmt.Fprintln(w, "violations:", len(v.Violations))
 	for _, vi := range v.Violations {
 		fmt.Fprintf(w, "  %s at %s: %s\n", inert.Word(vi.Rule), inert.Line(vi.Path), inert.Line(vi.Message))

@@ -85,7 +85,7 @@ func evalEnvelope(t *testing.T, golden map[string]any) string {
 	t.Helper()
 	server := golden["server"].(map[string]any)
 	env := map[string]any{
-		"request": golden["request"], "result": golden["result"], "era": server["protocol"],
+		"kind": golden["kind"], "request": golden["request"], "result": golden["result"], "era": server["protocol"],
 		"host": golden["host"], "origin": golden["origin"], "reported": server["reported"], "usage": golden["usage"],
 	}
 	b, err := json.Marshal(env)
