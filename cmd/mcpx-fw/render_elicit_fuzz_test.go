@@ -2,7 +2,13 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/mcpx-fw/mcpx-fw/engine"
@@ -25,6 +31,37 @@ func elicitSeeds() [][2]string {
 	}
 }
 
+// elicitFixtures are the stored elicitation and roots requests and
+// results (testdata/requests/elicitation, roots, hostile/elicitation), as
+// request and result pairs.
+func elicitFixtures(t testing.TB) [][2]string {
+	t.Helper()
+	var out [][2]string
+	for _, dir := range []string{"elicitation", "roots", filepath.Join("hostile", "elicitation")} {
+		root := filepath.Join("..", "..", "testdata", "requests", dir)
+		err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() || !strings.HasSuffix(path, ".json") {
+				return err
+			}
+			b, err := os.ReadFile(path)
+			if err != nil || len(b) > maxFuzzSeed {
+				return err
+			}
+			var fx map[string]json.RawMessage
+			if json.Unmarshal(b, &fx) != nil || fx["generate"] != nil {
+				return nil
+			}
+			req := cmp.Or(string(stored(fx, "params", "paramsText")), string(stored(fx, "request", "")), `{}`)
+			out = append(out, [2]string{req, cmp.Or(string(stored(fx, "result", "resultText")), `{"action":"decline"}`)})
+			return nil
+		})
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			t.Fatal(err)
+		}
+	}
+	return out
+}
+
 // FuzzRenderElicitation: for any bytes stored as an elicitation or roots
 // review's request and result, and any text in its other fields, what
 // review show prints (folded and --full, at either stage, on a screen of
@@ -34,7 +71,7 @@ func elicitSeeds() [][2]string {
 // row, only valid UTF-8; the rows are cut as FuzzRenderShow checks. For a
 // form the unchanged edit document applies back to exactly the request.
 func FuzzRenderElicitation(f *testing.F) {
-	for i, s := range elicitSeeds() {
+	for i, s := range append(elicitSeeds(), elicitFixtures(f)...) {
 		f.Add([]byte(s[0]), []byte(s[1]), "quoted \x1b[2J\u202e", uint8(i))
 	}
 	f.Fuzz(checkRenderElicitation)
