@@ -22,9 +22,9 @@ import (
 func reviewCommand() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "review",
-		Short: "List, inspect, approve, edit, answer and reject escalated sampling requests",
-		Long: `When a policy says a sampling request (or the completion for one) needs a
-person, serve holds it in the review queue (in state_dir) until an operator
+		Short: "List, inspect, approve, edit, answer and reject escalated requests (sampling, elicitation, roots)",
+		Long: `When a policy says a request an upstream makes of the host (sampling,
+elicitation or roots), or the answer to one, needs a person, serve holds it in the review queue (in state_dir) until an operator
 decides or review.timeout passes. These commands work from any shell with the
 same config (or MCPXFW_STATE_DIR), while serve waits.
 
@@ -91,7 +91,14 @@ temperature, stop sequences, model preferences, metadata), the system prompt,
 every message block by block (tool calls with their input, tool results with
 their content and structured content, resources, media as type and size), and
 every tool offered with its description, schemas and annotations; at stage
-two, the completion in full. Long strings and long lists of plain values are
+two, the completion in full. For an elicitation it shows the mode, the
+message and every field of the form (name, type, constraints, required,
+default, title, description, the choices with their titles), or for URL
+mode the whole URL on a line of its own, then its scheme, host, port, path
+and query, an international host both as Unicode and as xn-- ASCII, and a
+warning for http, a user name before @, a punycode host or one that mixes
+scripts; at stage two, the user's answer against each field. For roots, the
+list the upstream would get. Long strings and long lists of plain values are
 folded, each fold saying how much it hides; --full shows them whole, and
 --json prints the stored request itself.
 

@@ -35,7 +35,11 @@ the request (system prompt, message text, maxTokens, stop sequences) or of the
 completion's text. Tool calls, tool results and media are shown but guarded.
 The edit is validated and decided again (input.approval.edited is true); an
 invalid or denied edit is refused with the reason and the review stays
-pending. Saving it unchanged approves the original. --edit-file FILE does the
+pending, and an edit made in the editor is kept in its file, named in the
+refusal. For an elicitation, the message and each field's title,
+description and choice titles may change, never the form's shape (names,
+types, constraints, required, defaults, choice values) nor a URL; roots
+and a user's answer are approved as they are. Saving it unchanged approves the original. --edit-file FILE does the
 same with a document written beforehand (mcpx-fw review show ID --edit-doc
 prints the one the editor would open).`,
 		Args: args(1, "mcpx-fw review approve rv-… [--edit | --edit-file FILE] [--note T]"),
