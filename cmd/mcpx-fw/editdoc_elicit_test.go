@@ -171,3 +171,24 @@ func TestElicitEditRefusedIsKept(t *testing.T) {
 		t.Errorf("approve --edit on roots: exit %d, %s", res.code, res.stderr)
 	}
 }
+
+// TestAnswerRefusesElicitation: review answer writes completions, which
+// only a sampling request takes; an elicitation or roots review is
+// refused, and stays pending.
+func TestAnswerRefusesElicitation(t *testing.T) {
+	cfg := testConfig(t, repoPath(t, "policies"), time.Minute, peerServer("peer", 1000)+"    operator_answer: true\n")
+	st := openStore(t, cfg)
+	for _, kind := range []string{"elicitation", "roots"} {
+		it, err := st.Add(t.Context(), kindItem(t, kind, formRequest, ""), time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res := runCLI(t, "review", "answer", it.ID, "--text", "hello", "--config", cfg)
+		if res.code != 1 || !strings.Contains(res.stderr, "is "+kind+", which the host answers") {
+			t.Errorf("answer on %s: exit %d, %s", kind, res.code, res.stderr)
+		}
+		if got, _ := st.Get(t.Context(), it.ID); got.State != review.StatePending {
+			t.Errorf("after the refused answer the %s review is %s", kind, got.State)
+		}
+	}
+}

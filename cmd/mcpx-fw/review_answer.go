@@ -76,11 +76,14 @@ func answer(ctx context.Context, c *cobra.Command, rt *runtime, id string, compl
 }
 
 // answerable refuses an answer serve would not take: for a decided item,
-// a completion already held, or a server without operator answers.
+// an elicitation or roots request (only the host answers those), a
+// completion already held, or a server without operator answers.
 func answerable(rt *runtime, it review.Item) error {
 	switch {
 	case it.State != review.StatePending:
 		return withCode(exitFailure, &review.DecidedError{Item: it})
+	case itemKind(it) != engine.KindSampling:
+		return withCode(exitFailure, fmt.Errorf("%s is %s, which the host answers: an operator writes only completions (sampling); approve it or reject it", it.ID, itemKind(it)))
 	case it.Stage != review.StageRequest:
 		return withCode(exitFailure, fmt.Errorf("%s holds a completion already; change it with: mcpx-fw review approve %s --edit", it.ID, it.ID))
 	case !rt.cfg.Servers[it.Server].OperatorAnswer:
