@@ -263,7 +263,11 @@ func (v *view) elicitAnswer(w io.Writer, request json.RawMessage, res map[string
 		for i, name := range propertyOrder(request, props) {
 			label := fmt.Sprintf("[%d] %s", i+1, inert.Word(name))
 			if val, ok := content[name]; ok {
-				writeLines(w, "    ", v.member(label, "", val, 1))
+				lines := v.member(label, "", val, 1)
+				if t := choiceTitles(props[name], val); t != "" && len(lines) == 1 {
+					lines[0] += " — " + t
+				}
+				writeLines(w, "    ", lines)
 			} else {
 				fmt.Fprintf(w, "    %s: (not given)\n", label)
 			}
@@ -351,4 +355,35 @@ func hasAny(m map[string]any, keys ...string) bool {
 		}
 	}
 	return false
+}
+
+// choiceTitles names the titles of the choices a value picks (one, or
+// each of a multi-select), so the operator reads the answer as the user
+// saw it; "" when the field has no titled choices.
+func choiceTitles(p, val any) string {
+	pm, _ := p.(map[string]any)
+	choices := titledChoices(pm)
+	if len(choices) == 0 {
+		return ""
+	}
+	picked, isList := val.([]any)
+	if !isList {
+		picked = []any{val}
+	}
+	byValue := make(map[string]string, len(choices))
+	for _, c := range choices {
+		if _, ok := byValue[c.value]; !ok {
+			byValue[c.value] = c.title
+		}
+	}
+	var titles []string
+	for _, e := range picked {
+		if t, ok := byValue[shapeLine(e)]; ok {
+			titles = append(titles, inert.Quote(t))
+		}
+	}
+	if len(titles) == 0 {
+		return ""
+	}
+	return "title " + strings.Join(titles, ", ")
 }
