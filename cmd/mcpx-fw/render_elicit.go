@@ -55,6 +55,17 @@ func (v *view) form(w io.Writer, raw json.RawMessage, req map[string]any) {
 	for i, name := range names {
 		writeLines(w, "  ", v.field(i+1, name, props[name], required[name]))
 	}
+	rest := v.schemaRest(schema, props)
+	if len(rest) > 0 {
+		fmt.Fprintln(w, "  Other members of the schema:")
+		writeLines(w, "    ", rest)
+	}
+}
+
+// schemaRest lays out what a schema holds besides its properties, the
+// names they require and type object (its own title and description,
+// say), and names a required field it lacks.
+func (v *view) schemaRest(schema, props map[string]any) []string {
 	var skip []string
 	if _, ok := schema["properties"].(map[string]any); ok {
 		skip = append(skip, "properties")
@@ -65,20 +76,17 @@ func (v *view) form(w io.Writer, raw json.RawMessage, req map[string]any) {
 	if schema["type"] == "object" {
 		skip = append(skip, "type")
 	}
+	rest := v.members(schema, nil, skip...)
 	var unknown []string
 	for _, r := range requiredList(schema["required"]) {
 		if _, ok := props[r]; !ok {
 			unknown = append(unknown, inert.Quote(r))
 		}
 	}
-	rest := v.members(schema, nil, skip...)
 	if len(unknown) > 0 {
 		rest = append(rest, "required, but no such field: "+strings.Join(unknown, ", "))
 	}
-	if len(rest) > 0 {
-		fmt.Fprintln(w, "  Other members of the schema:")
-		writeLines(w, "    ", rest)
-	}
+	return rest
 }
 
 // fieldShown are the members of a property that field lays out by name.
