@@ -41,6 +41,37 @@ type Upstream struct {
 	// (mcpx-fw review answer); sampling is then offered to it even when the
 	// host cannot sample.
 	OperatorAnswer bool
+	// Sampling offers sampling to this server when the host can sample (or
+	// OperatorAnswer is set); false never offers it, and the server's
+	// sampling requests are refused as asking for a capability it was not
+	// given. cmd's default is true.
+	Sampling bool
+	// Elicitation is what this server may ask the user through the host.
+	Elicitation ElicitationConfig
+	// Roots is what this server may learn of the host's roots.
+	Roots RootsConfig
+}
+
+// ElicitationConfig is one server's elicitation settings.
+type ElicitationConfig struct {
+	// Enabled offers elicitation to the server when the host declared it,
+	// with the modes (form, url) the host declared; false never offers it.
+	Enabled bool
+	// AllowedHosts are the URL-mode hosts policies let through without a
+	// review (data.mcpxfw.config.servers[name].elicitation.allowed_hosts);
+	// empty: every URL is reviewed.
+	AllowedHosts []string
+}
+
+// RootsConfig is one server's roots settings.
+type RootsConfig struct {
+	// Enabled offers roots to the server when the host declared them (with
+	// listChanged as the host declared it); false never offers them.
+	Enabled bool
+	// Allow are the URI prefixes the server may see of the host's roots;
+	// a root outside every prefix is left out of its list. Empty: the
+	// host's list as the policy passes it.
+	Allow []string
 }
 
 // Config is what the relay needs besides its collaborators.
