@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"fmt"
 	"maps"
 	"slices"
 	"sync"
@@ -19,7 +18,8 @@ import (
 const pushGather = 20 * time.Millisecond
 
 // bridge is one call of a 2026-07-28 host to an upstream that pushes its
-// sampling (revisions up to 2025-11-25), which such a host cannot receive.
+// sampling, elicitation or roots requests (revisions up to 2025-11-25),
+// which such a host cannot receive.
 // The call runs upstream on a session of its own, detached from the host's
 // request; each push is suspended, handed to the host as an input request,
 // and answered when the host retries (SPEC-NOTES §8).
@@ -45,15 +45,16 @@ type bridge struct {
 	timer  *time.Timer      // fails the parked pushes if no retry comes
 }
 
-// push is one suspended sampling request and where its answer goes.
+// push is one suspended request of kind k and where its answer goes.
 type push struct {
 	ctx    context.Context // the push's own: done when the upstream cancels it
-	params *mcp.CreateMessageWithToolsParams
+	k      *kind
+	params mcp.InputRequest
 	reply  chan pushReply
 }
 
 type pushReply struct {
-	res *mcp.CreateMessageWithToolsResult
+	res mcp.InputResponse
 	err error
 }
 
@@ -136,7 +137,8 @@ func (p *Proxy) bridgeCall(ctx context.Context, x *exchange) (mcp.Result, error)
 		return nil, err
 	}
 	b := &bridge{id: randomID(), slot: newBridgeSlot(), done: make(chan bridgeResult, 1), release: release}
-	l := newLink(hostView{era: x.host.era, caps: &mcp.ClientCapabilities{Sampling: x.host.caps.Sampling}})
+	l := newLink(hostView{era: x.host.era, caps: &mcp.ClientCapabilities{Sampling: x.host.caps.Sampling,
+		Elicitation: x.host.caps.Elicitation, RootsV2: x.host.caps.RootsV2}})
 	l.bridge = b.slot
 	u, err := p.connectBridged(l, x.u.cfg)
 	if err != nil {
@@ -218,13 +220,13 @@ func (p *Proxy) bridgeRound(ctx context.Context, x *exchange, b *bridge, batch [
 		}
 		o := x.origin
 		o.Round = b.round
-		c, err := p.requestStage(ctx, b.u, x.host, o, ps.params)
+		c, err := p.requestStage(ctx, b.u, x.host, o, ps.k, ps.params)
 		if err != nil {
 			ps.reply <- pushReply{err: err}
 			continue
 		}
-		key := fmt.Sprintf("sampling-%d-%d", b.round, i+1)
-		out[key], entries[key], b.parked[key] = c.params, handed{s: c.s, reviewID: c.reviewID}, ps
+		key := ps.k.keyPrefix(b.round, i+1)
+		out[key], entries[key], b.parked[key] = c.params, handedOf(c), ps
 	}
 	if len(out) == 0 {
 		return p.bridgeWait(ctx, x, b)
@@ -272,21 +274,17 @@ func (p *Proxy) resumeBridge(ctx context.Context, x *exchange, cont continuation
 			continue
 		}
 		res, err := p.checkAnswer(ctx, x, key, answers[key], entries)
-		r := pushReply{err: err}
-		if err == nil {
-			r.res, _ = res.(*mcp.CreateMessageWithToolsResult)
-		}
-		ps.reply <- r
+		ps.reply <- pushReply{res: res, err: err}
 	}
 	b.parked = nil
 	return p.bridgeWait(ctx, x, b)
 }
 
-// bridgePush is the sampling handler of a bridged session: it suspends the
-// push in the session's call while that call runs, and refuses it
-// otherwise.
-func (p *Proxy) bridgePush(ctx context.Context, u *upstream, params *mcp.CreateMessageWithToolsParams) (*mcp.CreateMessageWithToolsResult, error) {
-	ps := &push{ctx: ctx, params: params, reply: make(chan pushReply, 1)}
+// bridgePush is the handler of a bridged session's pushes, of every kind:
+// it suspends the push in the session's call while that call runs, and
+// refuses it otherwise.
+func (p *Proxy) bridgePush(ctx context.Context, u *upstream, k *kind, params mcp.InputRequest) (mcp.InputResponse, error) {
+	ps := &push{ctx: ctx, k: k, params: params, reply: make(chan pushReply, 1)}
 	if !u.link.bridge.offer(ps) {
 		return nil, p.noHost(u, "a push outside its bridged call")
 	}
@@ -366,7 +364,9 @@ func randomID() string {
 }
 
 // bridged reports whether x must be bridged: a 2026-07-28 host that can
-// sample, calling an upstream that pushes.
+// answer a push (it declared sampling, elicitation or roots), calling an
+// upstream that pushes.
 func bridged(x *exchange) bool {
-	return x.host.modern() && !x.u.modern() && x.host.canSample()
+	return x.host.modern() && !x.u.modern() &&
+		(x.host.canSample() || elicitationKind.declared(x.host) || rootsKind.declared(x.host))
 }

@@ -2,7 +2,9 @@ package relay
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -94,38 +96,63 @@ func relayError(code int64, msg, decisionID string, reasons ...string) *jsonrpc.
 	return &jsonrpc.Error{Code: code, Message: msg, Data: data}
 }
 
-// wireError maps a Verdict that did not pass to the JSON-RPC error the
-// upstream receives (DESIGN §2, wire mapping). It is the only such mapping.
-func wireError(v engine.Verdict) *jsonrpc.Error {
-	code, msg := wireCodeMessage(v)
+// wireError maps a Verdict on a sampling request that did not pass to
+// the JSON-RPC error the upstream receives (DESIGN §2, wire mapping).
+func wireError(v engine.Verdict) *jsonrpc.Error { return wireErrorFor(engine.KindSampling, v) }
+
+// wireErrorFor maps a Verdict on a request of kind k that did not pass to
+// the JSON-RPC error the other side receives (DESIGN §2 and §2a). It is
+// the only such mapping; the messages name the kind, nothing more.
+func wireErrorFor(k engine.Kind, v engine.Verdict) *jsonrpc.Error {
+	code, msg := wireCodeMessage(k, v)
 	return relayError(code, msg, v.DecisionID, v.ReasonCodes()...)
 }
 
-func wireCodeMessage(v engine.Verdict) (int64, string) {
+// invalidResult names what a host returned that broke the rules, per kind.
+var invalidResult = map[engine.Kind]string{
+	engine.KindSampling:    "host returned an invalid completion",
+	engine.KindElicitation: "host returned an invalid elicitation result",
+	engine.KindRoots:       "host returned an invalid roots list",
+}
+
+// kindNoun is how the messages name a request of kind k.
+func kindNoun(k engine.Kind) string {
+	if k == "" {
+		return string(engine.KindSampling)
+	}
+	return string(k)
+}
+
+func wireCodeMessage(k engine.Kind, v engine.Verdict) (int64, string) {
+	noun := kindNoun(k)
+	withheld := "completion withheld by policy"
+	if k == engine.KindElicitation || k == engine.KindRoots {
+		withheld = "answer withheld by policy"
+	}
 	switch {
 	case v.Outcome == engine.OutcomeBlocker && len(v.Violations) > 0 && v.Stage == engine.StageResult:
-		return codeInternal, "host returned an invalid completion: " + validate.Title(v.Violations[0].Rule)
+		return codeInternal, invalidResult[engine.Kind(noun)] + ": " + validate.Title(v.Violations[0].Rule)
 	case v.Outcome == engine.OutcomeBlocker && len(v.Violations) > 0:
 		return codeInvalidParams, validate.Title(v.Violations[0].Rule)
 	case v.Outcome == engine.OutcomeBlocker && hasReason(v, reasonRejected):
-		return codeUserRejected, "User rejected sampling request: rejected by reviewer"
+		return codeUserRejected, "User rejected " + noun + " request: rejected by reviewer"
 	case v.Outcome == engine.OutcomeBlocker && v.Stage == engine.StageResult:
-		return codeUserRejected, "User rejected sampling request: completion withheld by policy"
+		return codeUserRejected, "User rejected " + noun + " request: " + withheld
 	case v.Outcome == engine.OutcomeBlocker:
-		return codeUserRejected, "User rejected sampling request: denied by policy"
+		return codeUserRejected, "User rejected " + noun + " request: denied by policy"
 	case v.Outcome == engine.OutcomeError && hasReason(v, reasonExpired):
 		return codeInternal, reasonMessage(v, reasonExpired)
 	case v.Outcome == engine.OutcomeError && hasReason(v, reasonAbandon):
 		return codeInternal, "review abandoned: the request can no longer be answered"
 	case v.Outcome == engine.OutcomeError && hasReason(v, reasonNoHost):
-		return codeInternal, "no host can answer sampling requests"
+		return codeInternal, "no host can answer " + noun + " requests"
 	case v.Outcome == engine.OutcomeError && hasReason(v, "store-error"):
 		return codeInternal, "review queue unavailable"
 	case v.Outcome == engine.OutcomeError && hasReason(v, "policy-error"):
 		return codeInternal, "policy evaluation failed"
 	}
 	// An error, or a pass/escalate that should never reach here: fail closed.
-	return codeInternal, "sampling request could not be decided"
+	return codeInternal, noun + " request could not be decided"
 }
 
 func hasReason(v engine.Verdict, code string) bool {
@@ -154,28 +181,31 @@ func findReason(v engine.Verdict, code string) (engine.Reason, bool) {
 // upstream's answer to the host, as a result would be, not the firewall's.
 func passedThrough(we *jsonrpc.Error) *jsonrpc.Error { return we }
 
-// errHostRejected: the host refused a sampling request the firewall asked
-// of it. The upstream hears "no" (-1) under the request's decision; what the
-// host wrote (its message and data) stays with the host.
-func errHostRejected(decisionID string) *jsonrpc.Error {
-	return relayError(codeUserRejected, "User rejected sampling request: declined by the host", decisionID, reasonHostRejected)
+// errHostRejected: the host refused a request of kind k the firewall
+// asked of it (-1 from the host). The upstream hears "no" (-1) under the
+// request's decision; what the host wrote (its message and data) stays
+// with the host.
+func errHostRejected(k engine.Kind, decisionID string) *jsonrpc.Error {
+	return relayError(codeUserRejected, "User rejected "+kindNoun(k)+" request: declined by the host", decisionID, reasonHostRejected)
 }
 
-// errHostFailed: the host could not answer (it failed, or did not answer
-// before sampling.host_timeout). Nobody said no.
-func errHostFailed(decisionID string, timedOut bool) *jsonrpc.Error {
-	msg := "host sampling failed: the host could not answer"
+// errHostFailed: the host could not answer a request of kind k (it
+// failed, or did not answer before sampling.host_timeout, which bounds
+// every request the firewall makes of a host). Nobody said no.
+func errHostFailed(k engine.Kind, decisionID string, timedOut bool) *jsonrpc.Error {
+	msg := "host " + kindNoun(k) + " failed: the host could not answer"
 	if timedOut {
-		msg = "host sampling failed: no answer before sampling.host_timeout"
+		msg = "host " + kindNoun(k) + " failed: no answer before sampling.host_timeout"
 	}
 	return relayError(codeInternal, msg, decisionID, reasonHostFailed)
 }
 
-// errNoHostFor: a request passed but nobody can answer it (no host session
-// to push to, or a host that cannot sample). A request refused before any
-// decision gets wireError's no-host verdict instead (see noHost).
-func errNoHostFor(decisionID string) *jsonrpc.Error {
-	return relayError(codeInternal, "no host can answer sampling requests", decisionID, reasonNoHost)
+// errNoHostFor: a request of kind k passed but nobody can answer it (no
+// host session to push to, or a host that did not declare the kind). A
+// request refused before any decision gets wireError's no-host verdict
+// instead (see noHost).
+func errNoHostFor(k engine.Kind, decisionID string) *jsonrpc.Error {
+	return relayError(codeInternal, "no host can answer "+kindNoun(k)+" requests", decisionID, reasonNoHost)
 }
 
 // errShuttingDown: serve is stopping; the request was not served.
@@ -233,10 +263,18 @@ func errAnswerMissing(key string) *jsonrpc.Error {
 	return relayError(codeInvalidParams, fmt.Sprintf("inputResponses has no answer for %q", key), "", reasonAnswerMissing)
 }
 
-// errAnswerInvalid: a 2026-07-28 host's answer to a sampling key is not a
-// sampling result.
-func errAnswerInvalid(key string) *jsonrpc.Error {
-	return relayError(codeInvalidParams, fmt.Sprintf("inputResponses[%q] is not a sampling result", key), "", reasonAnswerInvalid)
+// errAnswerInvalid: a 2026-07-28 host's answer to a key is not a result of
+// the key's kind (k).
+func errAnswerInvalid(k engine.Kind, key string) *jsonrpc.Error {
+	return relayError(codeInvalidParams, fmt.Sprintf("inputResponses[%q] is not %s %s result", key, article(k), kindNoun(k)), "", reasonAnswerInvalid)
+}
+
+// article is "an" before elicitation, else "a".
+func article(k engine.Kind) string {
+	if k == engine.KindElicitation {
+		return "an"
+	}
+	return "a"
 }
 
 // errMaxRounds: one host call took more input-request rounds, or bridged
@@ -386,4 +424,52 @@ func errLimitReached(key string, value int64, server string, perHost bool) *json
 // ends.
 func errSessionLimit(value int) *jsonrpc.Error {
 	return relayError(codeInternal, fmt.Sprintf("http.max_sessions (%d) reached: too many host sessions are open", value), "", reasonSessionLimited)
+}
+
+const reasonNotOffered = "capability-not-offered"
+
+// Elicitation and roots (DESIGN §2a): the same vocabulary, naming the
+// kind (wireErrorFor, errHostRejected, errHostFailed, errNoHostFor,
+// errAnswerInvalid), and the answers a legacy upstream's elicitation gets
+// in place of an error.
+
+// legacyElicitAnswer is what a legacy upstream's elicitation/create gets
+// for the pipeline's answer res or its refusal err: a "no" (-1: policy
+// deny, reviewer reject, an answer withheld by policy, the host's own
+// refusal) is the result {"action":"decline"}; a review that expired
+// (nobody chose) is {"action":"cancel"}; any other refusal (a violation,
+// -32602; could not decide, -32603; an invalid answer from the host,
+// -32603) stays the error it is. A decline or cancel the host sent itself
+// is a result, and passes as sent.
+func legacyElicitAnswer(res *mcp.ElicitResult, err error) (*mcp.ElicitResult, error) {
+	var we *jsonrpc.Error
+	switch {
+	case err == nil:
+		return res, nil
+	case !errors.As(err, &we):
+		return nil, err
+	case we.Code == codeUserRejected:
+		return &mcp.ElicitResult{Action: "decline"}, nil
+	case we.Code == codeInternal && hasReasonCode(we, reasonExpired):
+		return &mcp.ElicitResult{Action: "cancel"}, nil
+	}
+	return nil, err
+}
+
+// errNotOffered: an upstream asked for a capability the firewall never
+// offered it (its server's config turns it off, or the host did not
+// declare it), whether as a push or as an input request. Refused before
+// any decision; the host is not asked.
+func errNotOffered(server, capability string) *jsonrpc.Error {
+	return relayError(codeInvalidParams, fmt.Sprintf("upstream %s asked for %s, which it was not offered", server, capability), "", reasonNotOffered)
+}
+
+// hasReasonCode reports whether one of the firewall's own errors names
+// code among its reason codes.
+func hasReasonCode(we *jsonrpc.Error, code string) bool {
+	var d errorData
+	if json.Unmarshal(we.Data, &d) != nil {
+		return false
+	}
+	return slices.Contains(d.ReasonCodes, code)
 }

@@ -102,10 +102,10 @@ func TestVocabulary(t *testing.T) {
 		decision string
 		reason   string
 	}{
-		{"host rejected", errHostRejected("dc-1"), -1, "User rejected sampling request: declined by the host", "dc-1", reasonHostRejected},
-		{"host failed", errHostFailed("dc-1", false), -32603, "host sampling failed: the host could not answer", "dc-1", reasonHostFailed},
-		{"host timed out", errHostFailed("dc-1", true), -32603, "host sampling failed: no answer before sampling.host_timeout", "dc-1", reasonHostFailed},
-		{"no host for a decision", errNoHostFor("dc-1"), -32603, "no host can answer sampling requests", "dc-1", reasonNoHost},
+		{"host rejected", errHostRejected(engine.KindSampling, "dc-1"), -1, "User rejected sampling request: declined by the host", "dc-1", reasonHostRejected},
+		{"host failed", errHostFailed(engine.KindSampling, "dc-1", false), -32603, "host sampling failed: the host could not answer", "dc-1", reasonHostFailed},
+		{"host timed out", errHostFailed(engine.KindSampling, "dc-1", true), -32603, "host sampling failed: no answer before sampling.host_timeout", "dc-1", reasonHostFailed},
+		{"no host for a decision", errNoHostFor(engine.KindSampling, "dc-1"), -32603, "no host can answer sampling requests", "dc-1", reasonNoHost},
 		{"shutting down", errShuttingDown(), -32603, "the firewall is shutting down", "", reasonShuttingDown},
 		{"not initialized", errNotInitialized(), -32600, "the session is not initialized", "", reasonNotInitialized},
 		{"unknown name", errUnknownName(), -32602, "unknown tool or prompt: names are <server>__<name>, one of the names listed", "", reasonUnknownName},
@@ -115,7 +115,7 @@ func TestVocabulary(t *testing.T) {
 		{"internal", errInternal("result could not be encoded"), -32603, "result could not be encoded", "", reasonInternal},
 		{"state rejected", errStateRejected("expired"), -32602, "requestState rejected: expired", "", reasonStateRejected},
 		{"answer missing", errAnswerMissing("sampling-1-1"), -32602, `inputResponses has no answer for "sampling-1-1"`, "", reasonAnswerMissing},
-		{"answer invalid", errAnswerInvalid("sampling-1-1"), -32602, `inputResponses["sampling-1-1"] is not a sampling result`, "", reasonAnswerInvalid},
+		{"answer invalid", errAnswerInvalid(engine.KindSampling, "sampling-1-1"), -32602, `inputResponses["sampling-1-1"] is not a sampling result`, "", reasonAnswerInvalid},
 		{"max rounds", errMaxRounds("notes", 8), -32603, "upstream notes asked for input in more than 8 rounds of one call (limits.max_rounds)", "", reasonMaxRounds},
 		{"deferred", errDeferred("notes", 3), -32603, "upstream notes kept deferring the call (3 times)", "", reasonDeferred},
 		{"cancelled", errCancelled(), -32603, "cancelled before it could be answered", "", reasonCancelled},
@@ -137,6 +137,15 @@ func TestVocabulary(t *testing.T) {
 		{"limit reached in a host session", errLimitReached("limits.max_in_flight_per_host", 24, "notes", true), -32603,
 			"limits.max_in_flight_per_host (24) reached for server notes in this host session", "", reasonLimitReached},
 		{"session limit", errSessionLimit(32), -32603, "http.max_sessions (32) reached: too many host sessions are open", "", reasonSessionLimited},
+		// Elicitation and roots.
+		{"host rejected an elicitation", errHostRejected(engine.KindElicitation, "dc-1"), -1, "User rejected elicitation request: declined by the host", "dc-1", reasonHostRejected},
+		{"host elicitation failed", errHostFailed(engine.KindElicitation, "dc-1", false), -32603, "host elicitation failed: the host could not answer", "dc-1", reasonHostFailed},
+		{"host roots timed out", errHostFailed(engine.KindRoots, "dc-1", true), -32603, "host roots failed: no answer before sampling.host_timeout", "dc-1", reasonHostFailed},
+		{"no host for an elicitation", errNoHostFor(engine.KindElicitation, "dc-1"), -32603, "no host can answer elicitation requests", "dc-1", reasonNoHost},
+		{"elicitation answer invalid", errAnswerInvalid(engine.KindElicitation, "name"), -32602, `inputResponses["name"] is not an elicitation result`, "", reasonAnswerInvalid},
+		{"roots answer invalid", errAnswerInvalid(engine.KindRoots, "roots"), -32602, `inputResponses["roots"] is not a roots result`, "", reasonAnswerInvalid},
+		{"not offered", errNotOffered("notes", "roots"), -32602, "upstream notes asked for roots, which it was not offered", "", reasonNotOffered},
+		{"missing capability, elicitation", errMissingCapability(false, "elicitation"), -32602, "the host did not declare elicitation, which the upstream asked for", "", reasonMissingCapability},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

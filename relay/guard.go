@@ -21,9 +21,22 @@ import (
 // methodCreateMessage is the legacy sampling request an upstream pushes.
 const methodCreateMessage = "sampling/createMessage"
 
-// screen judges the raw params of a sampling request; a non-nil error is the
-// answer the upstream gets instead of any further processing.
-type screen func(ctx context.Context, params json.RawMessage) *jsonrpc.Error
+// screen judges the raw params of a request of kind k (sampling,
+// elicitation); a non-nil error is the answer the upstream gets instead of
+// any further processing.
+type screen func(ctx context.Context, k *kind, params json.RawMessage) *jsonrpc.Error
+
+// screenedKind is the kind of a push the guard screens on its raw bytes,
+// nil for any other method. A roots/list push carries nothing to screen.
+func screenedKind(method string) *kind {
+	switch method {
+	case methodCreateMessage:
+		return samplingKind
+	case methodElicit:
+		return elicitationKind
+	}
+	return nil
+}
 
 // guard is the raw screening of what an upstream sends, shared by both
 // ways of reaching one: guardedConn applies it to the messages of a
@@ -32,7 +45,7 @@ type screen func(ctx context.Context, params json.RawMessage) *jsonrpc.Error
 // exactly the message the SDK would act on.
 type guard struct {
 	screen screen // pushes
-	inputs screen // sampling entries of input_required results
+	inputs screen // sampling and elicitation entries of input_required results
 	// admit and admitInputs come before either screen (see pushhold.go);
 	// held keeps the hold of each push let through until it is answered.
 	admit       admitter
@@ -47,8 +60,9 @@ type judgement struct {
 	replace *jsonrpc.Response // a refused input_required result: the SDK gets this instead
 }
 
-// judge screens msg on the bytes the upstream sent: a sampling push, or
-// the sampling entries of an input_required result. Anything else passes.
+// judge screens msg on the bytes the upstream sent: a sampling or
+// elicitation push, or the sampling and elicitation entries of an
+// input_required result. Anything else passes.
 // A push is admitted first (refused at once past a limit); the hold of one
 // that passes is kept in g.held until its answer is written.
 func (g guard) judge(ctx context.Context, msg jsonrpc.Message) judgement {
@@ -58,7 +72,8 @@ func (g guard) judge(ctx context.Context, msg jsonrpc.Message) judgement {
 			return judgement{replace: &jsonrpc.Response{ID: msg.ID, Error: werr}}
 		}
 	case *jsonrpc.Request:
-		if g.screen == nil || msg.Method != methodCreateMessage || !msg.IsCall() {
+		k := screenedKind(msg.Method)
+		if g.screen == nil || k == nil || !msg.IsCall() {
 			break
 		}
 		h := g.held.claim(msg.ID) // admitted on its frame (frameScreen.admitFrame)
@@ -67,7 +82,7 @@ func (g guard) judge(ctx context.Context, msg jsonrpc.Message) judgement {
 			h, werr = g.admitPush(msg)
 		}
 		if werr == nil {
-			werr = g.screen(ctx, msg.Params)
+			werr = g.screen(ctx, k, msg.Params)
 		}
 		if werr != nil {
 			h.release()
@@ -78,8 +93,8 @@ func (g guard) judge(ctx context.Context, msg jsonrpc.Message) judgement {
 	return judgement{}
 }
 
-// guardedTransport wraps an upstream transport so that every sampling
-// request the upstream sends is validated on the bytes it sent, before the
+// guardedTransport wraps an upstream transport so that every sampling and
+// elicitation request the upstream sends is validated on the bytes it sent, before the
 // SDK decodes them. Decoding is lossy (duplicate keys collapse, unknown
 // fields vanish, some shapes are refused with the SDK's own messages), so
 // strictness must come first; the typed handler then validates the
@@ -305,13 +320,13 @@ func (f *frameScreen) refill() {
 // hold the method's name are decoded: it can only be written with these
 // letters or with \u escapes.
 func (f *frameScreen) admitFrame(frame []byte) []byte {
-	if f.guard.admit == nil || f.guard.held == nil ||
-		(!bytes.Contains(frame, []byte("createMessage")) && !bytes.Contains(frame, []byte(`\u`))) {
+	if f.guard.admit == nil || f.guard.held == nil || (!bytes.Contains(frame, []byte("createMessage")) &&
+		!bytes.Contains(frame, []byte("elicitation")) && !bytes.Contains(frame, []byte(`\u`))) {
 		return frame
 	}
 	msg, err := jsonrpc.DecodeMessage(frame)
 	req, ok := msg.(*jsonrpc.Request)
-	if err != nil || !ok || req.Method != methodCreateMessage || !req.IsCall() {
+	if err != nil || !ok || screenedKind(req.Method) == nil || !req.IsCall() {
 		return frame
 	}
 	h, werr := f.guard.admitPush(req)
@@ -410,8 +425,8 @@ func (f *frameScreen) judgeDeep(frame []byte) []byte {
 	return nil
 }
 
-// guardedConn answers refused sampling requests itself and hides them from
-// the SDK; every other message passes unchanged.
+// guardedConn answers refused sampling and elicitation requests itself and
+// hides them from the SDK; every other message passes unchanged.
 type guardedConn struct {
 	mcp.Connection
 	guard
@@ -455,8 +470,9 @@ func (c *guardedConn) Close() error {
 	return err
 }
 
-// refusedInputs checks, on the bytes the upstream sent, every sampling
-// entry of an input_required result (2026-07-28), as pushes are checked,
+// refusedInputs checks, on the bytes the upstream sent, every sampling and
+// elicitation entry of an input_required result (2026-07-28), as pushes
+// are checked,
 // and returns the first refusal. A result with a refused entry becomes that
 // refusal: the call fails with it and the upstream is not retried.
 // Capability gates wait for the typed check, which knows the host of the
@@ -465,29 +481,37 @@ func (g guard) refusedInputs(ctx context.Context, resp *jsonrpc.Response) *jsonr
 	if g.inputs == nil || resp.Error != nil || !mayNeedInput(resp.Result) {
 		return nil
 	}
-	entries := samplingInputs(resp.Result)
+	entries := screenedInputs(resp.Result)
 	if werr := g.admitInputRequests(entries); werr != nil {
 		return werr
 	}
-	for _, params := range entries {
-		if werr := g.inputs(ctx, params); werr != nil {
+	for _, e := range entries {
+		if werr := g.inputs(ctx, e.k, e.params); werr != nil {
 			return werr
 		}
 	}
 	return nil
 }
 
-// samplingInputs returns the params of every sampling entry under
-// inputRequests in a result, whatever its resultType says, sorted by
-// entry key. Member names are matched exactly, as the SDK's decoder
+// screenedInput is the raw params of one entry of an input_required
+// result, and its kind.
+type screenedInput struct {
+	k      *kind
+	params json.RawMessage
+}
+
+// screenedInputs returns the params of every sampling and elicitation
+// entry under inputRequests in a result, whatever its resultType says,
+// sorted by entry key. Member names are matched exactly, as the SDK's decoder
 // matches them: a lenient reader (encoding/json folds case) could be told
 // "ResultType":"complete" beside "resultType":"input_required" and skip
 // entries the SDK then acts on. A repeated name counts every time (the SDK
 // merges repeated inputRequests and keeps the last method or params), so
 // no spelling of an entry goes unscreened.
-func samplingInputs(result []byte) []json.RawMessage {
+func screenedInputs(result []byte) []screenedInput {
 	type entry struct {
 		key    string
+		kinds  []*kind
 		params []json.RawMessage
 	}
 	var entries []entry
@@ -496,25 +520,36 @@ func samplingInputs(result []byte) []json.RawMessage {
 			continue
 		}
 		for _, in := range members(m.value) {
-			e, sampling := entry{key: in.key}, false
+			e := entry{key: in.key}
 			for _, f := range members(in.value) {
 				var method string
 				switch f.key {
 				case "method":
-					sampling = sampling || json.Unmarshal(f.value, &method) == nil && method == methodCreateMessage
+					// The SDK keeps the last of repeated methods: params
+					// are screened as every kind named.
+					if json.Unmarshal(f.value, &method) != nil {
+						continue
+					}
+					if k := screenedKind(method); k != nil && !slices.Contains(e.kinds, k) {
+						e.kinds = append(e.kinds, k)
+					}
 				case "params":
 					e.params = append(e.params, f.value)
 				}
 			}
-			if sampling {
+			if len(e.kinds) > 0 {
 				entries = append(entries, e)
 			}
 		}
 	}
 	slices.SortStableFunc(entries, func(a, b entry) int { return strings.Compare(a.key, b.key) })
-	var out []json.RawMessage
+	var out []screenedInput
 	for _, e := range entries {
-		out = append(out, e.params...)
+		for _, k := range e.kinds {
+			for _, params := range e.params {
+				out = append(out, screenedInput{k: k, params: params})
+			}
+		}
 	}
 	return out
 }

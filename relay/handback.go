@@ -16,13 +16,18 @@ import (
 	"github.com/mcpx-fw/mcpx-fw/engine/review"
 )
 
-// handed is a sampling entry given to a 2026-07-28 host: the request as
-// cleared (with an operator's edit in place), and the review it went
-// through, so that the host's completion is checked against it.
+// handed is an entry given to a 2026-07-28 host: its kind, the request as
+// cleared (with an operator's edit in place, and the codes a person
+// approved), and the review it went through, so that the host's answer is
+// checked against it.
 type handed struct {
+	k        *kind
 	s        engine.Request
 	reviewID string
 }
+
+// handedOf is what the result stage needs of a cleared request.
+func handedOf(c *cleared) handed { return handed{k: c.k, s: c.s, reviewID: c.reviewID} }
 
 // handedRounds holds, per sealed requestState, the sampling entries a host
 // has been asked to answer, until it retries or the state expires. The
@@ -97,9 +102,9 @@ func (h *handedRounds) closeAll() {
 }
 
 // handBack answers a 2026-07-28 host's call with the upstream's input
-// requests: each sampling entry has passed the request stage (validation,
-// policy, review) and goes out as cleared; elicitation and roots go out
-// unchanged. The requestState is the firewall's own, sealed; the host's
+// requests: each entry has passed the request stage (validation, policy,
+// review) and goes out as cleared, and its answer will pass the result
+// stage (checkAnswer). The requestState is the firewall's own, sealed; the host's
 // retry resumes the loop (resume).
 func (p *Proxy) handBack(ctx context.Context, x *exchange, reqs mcp.InputRequestMap, upstreamState string, round int, held *hold) (mcp.Result, error) {
 	kept := false
@@ -111,21 +116,23 @@ func (p *Proxy) handBack(ctx context.Context, x *exchange, reqs mcp.InputRequest
 	out := mcp.InputRequestMap{}
 	entries := map[string]handed{}
 	for _, key := range slices.Sorted(maps.Keys(reqs)) {
-		r, ok := reqs[key].(*mcp.CreateMessageWithToolsParams)
-		if !ok {
-			out[key] = reqs[key]
-			continue
+		k := kindOf(reqs[key])
+		if k == nil {
+			return nil, errUnknownInputRequest(x.u.cfg.Name)
 		}
-		if !x.host.canSample() {
-			return nil, missingCapability(x.host, "sampling")
+		if !enabled(x.u, k) {
+			return nil, errNotOffered(x.u.cfg.Name, k.capability)
+		}
+		if !k.declared(x.host) {
+			return nil, missingCapability(x.host, k.capability)
 		}
 		o := x.origin
 		o.Round = round
-		c, err := p.requestStage(ctx, x.u, x.host, o, r)
+		c, err := p.requestStage(ctx, x.u, x.host, o, k, reqs[key])
 		if err != nil {
 			return nil, err
 		}
-		out[key], entries[key] = c.params, handed{s: c.s, reviewID: c.reviewID}
+		out[key], entries[key] = c.params, handedOf(c)
 	}
 	cont := continuation{Server: x.u.cfg.Name, Call: x.digest, State: upstreamState,
 		Keys: slices.Sorted(maps.Keys(out)), Round: round, Expires: time.Now().Add(p.cfg.StateTTL)}
@@ -177,20 +184,21 @@ func (p *Proxy) checkAnswers(ctx context.Context, x *exchange, keys []string, an
 	return responses, nil
 }
 
-// checkAnswer checks the host's answer to one handed-out key.
+// checkAnswer checks the host's answer to one handed-out key: it must be
+// an answer of the entry's kind, and pass the result stage.
 func (p *Proxy) checkAnswer(ctx context.Context, x *exchange, key string, answer mcp.InputResponse, entries map[string]handed) (mcp.InputResponse, error) {
 	if answer == nil {
 		return nil, errAnswerMissing(key)
 	}
 	e, ok := entries[key]
 	if !ok {
-		return answer, nil
+		return nil, errInternal("input request not held") // every key handed out has an entry
 	}
-	res, err := samplingAnswer(answer)
-	if err != nil {
-		return nil, errAnswerInvalid(key)
+	res, ok := e.k.answer(answer)
+	if !ok {
+		return nil, errAnswerInvalid(e.k.name, key)
 	}
-	return p.resultStage(review.WithParent(ctx, e.reviewID), x.u, &e.s, res)
+	return p.resultStage(review.WithParent(ctx, e.reviewID), x.u, e.k, &e.s, res)
 }
 
 // samplingAnswer reads a host's completion in the SDK's one result type.

@@ -63,7 +63,8 @@ func newTestProxy(t *testing.T, names ...string) *Proxy {
 	var ups []Upstream
 	for _, n := range names {
 		servers[n] = map[string]any{"label": "test " + n, "max_tokens": 1000}
-		ups = append(ups, Upstream{Name: n, Label: "test " + n, Command: []string{testUpstream(t)}})
+		ups = append(ups, Upstream{Name: n, Label: "test " + n, Command: []string{testUpstream(t)}, Sampling: true,
+			Elicitation: ElicitationConfig{Enabled: true}, Roots: RootsConfig{Enabled: true}}) // cmd's defaults
 	}
 	eng, err := engine.New(t.Context(), engine.Config{
 		Policy:        engine.PolicyConfig{Dir: "../policies", Timeout: time.Second, Data: map[string]any{"default": "review", "servers": servers}},

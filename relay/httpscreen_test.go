@@ -251,7 +251,7 @@ func TestSSEFilterEventTooLarge(t *testing.T) {
 // the refusal for its id; everything else passes byte for byte.
 func TestScreeningTransport(t *testing.T) {
 	bad := json.RawMessage(`{"bad":true}`)
-	refuse := func(_ context.Context, params json.RawMessage) *jsonrpc.Error {
+	refuse := func(_ context.Context, _ *kind, params json.RawMessage) *jsonrpc.Error {
 		if bytes.Contains(params, []byte("bad")) {
 			return &jsonrpc.Error{Code: codeInvalidParams, Message: "refused"}
 		}

@@ -79,21 +79,22 @@ func (p *Proxy) relayInputs(ctx context.Context, x *exchange, responses mcp.Inpu
 	}
 }
 
-// admitRound admits the sampling entries of one round of input requests
-// together, each one request in flight with its encoded size, or refuses
-// the round. The guard has already refused, on the bytes, a round that
-// would not fit (admitInputRequests); this is the authoritative count, made
-// once the entries are decoded. The hold lasts until the round is answered.
+// admitRound admits the sampling and elicitation entries of one round of
+// input requests together, each one request in flight with its encoded
+// size, or refuses the round. The guard has already refused, on the bytes,
+// a round that would not fit (admitInputRequests); this is the
+// authoritative count, made once the entries are decoded. The hold lasts
+// until the round is answered.
 func (p *Proxy) admitRound(u *upstream, reqs mcp.InputRequestMap) (*hold, *jsonrpc.Error) {
 	var c claim
 	for _, in := range reqs {
-		r, ok := in.(*mcp.CreateMessageWithToolsParams)
-		if !ok {
+		k := kindOf(in)
+		if k == nil || !k.decides {
 			continue
 		}
-		raw, err := json.Marshal(forwardable(r))
+		raw, err := json.Marshal(k.forwardable(in))
 		if err != nil {
-			return nil, errInternal("sampling request could not be encoded")
+			return nil, errInternal(kindNoun(k.name) + " request could not be encoded")
 		}
 		c = c.add(claim{inFlight: 1, bytes: int64(len(raw))})
 	}
@@ -104,8 +105,8 @@ func (p *Proxy) admitRound(u *upstream, reqs mcp.InputRequestMap) (*hold, *jsonr
 }
 
 // relayRound answers one round of input requests for a host older than
-// 2026-07-28: each sampling entry goes through the whole firewall and to
-// the host by push; elicitation and roots go to the host unchanged.
+// 2026-07-28: each entry, whatever its kind, goes through the whole
+// firewall and to the host by push.
 func (p *Proxy) relayRound(ctx context.Context, x *exchange, reqs mcp.InputRequestMap, round int) (mcp.InputResponseMap, error) {
 	out := mcp.InputResponseMap{}
 	for _, key := range slices.Sorted(maps.Keys(reqs)) {
@@ -118,28 +119,23 @@ func (p *Proxy) relayRound(ctx context.Context, x *exchange, reqs mcp.InputReque
 	return out, nil
 }
 
+// relayEntry answers one input request by asking an older host. A refusal
+// fails the call: the upstream is never retried with a refused entry.
 func (p *Proxy) relayEntry(ctx context.Context, x *exchange, in mcp.InputRequest, round int) (mcp.InputResponse, error) {
 	h := x.host
-	switch r := in.(type) {
-	case *mcp.CreateMessageWithToolsParams:
-		if !h.canSample() && !x.u.cfg.OperatorAnswer {
-			return nil, missingCapability(h, "sampling")
-		}
-		o := x.origin
-		o.Round = round
-		return p.firewall(ctx, x.u, h, o, r)
-	case *mcp.ElicitParams:
-		if h.caps.Elicitation == nil {
-			return nil, missingCapability(h, "elicitation")
-		}
-		return h.session.Elicit(ctx, r)
-	case *mcp.ListRootsParams:
-		if h.caps.RootsV2 == nil {
-			return nil, missingCapability(h, "roots")
-		}
-		return h.session.ListRoots(ctx, r)
+	k := kindOf(in)
+	if k == nil {
+		return nil, errUnknownInputRequest(x.u.cfg.Name)
 	}
-	return nil, errUnknownInputRequest(x.u.cfg.Name)
+	if !enabled(x.u, k) {
+		return nil, errNotOffered(x.u.cfg.Name, k.capability)
+	}
+	if !k.declared(h) && !(k == samplingKind && x.u.cfg.OperatorAnswer) {
+		return nil, missingCapability(h, k.capability)
+	}
+	o := x.origin
+	o.Round = round
+	return p.firewall(ctx, x.u, h, o, k, in)
 }
 
 // missingCapability is the error for an input request h cannot answer

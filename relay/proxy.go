@@ -196,6 +196,7 @@ func (p *Proxy) server() *mcp.Server {
 			Prompts: &mcp.PromptCapabilities{ListChanged: true}, Resources: &mcp.ResourceCapabilities{ListChanged: true}},
 	})
 	srv.AddReceivingMiddleware(p.initializeMiddleware, p.forwardMiddleware)
+	srv.AddSendingMiddleware(restoreElicitParams)
 	return srv
 }
 

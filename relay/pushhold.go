@@ -1,7 +1,6 @@
 package relay
 
 import (
-	"encoding/json"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -131,17 +130,17 @@ func (g guard) admitPush(msg *jsonrpc.Request) (*hold, *jsonrpc.Error) {
 	return g.admit(len(msg.Params))
 }
 
-// admitInputRequests refuses an input_required result whose sampling
-// entries, all together, would not fit the upstream's limits now: they are
+// admitInputRequests refuses an input_required result whose sampling and
+// elicitation entries, all together, would not fit the upstream's limits now: they are
 // counted on the bytes, before any is validated or decoded. Those that fit
 // are admitted for real once decoded (admitRound).
-func (g guard) admitInputRequests(entries []json.RawMessage) *jsonrpc.Error {
+func (g guard) admitInputRequests(entries []screenedInput) *jsonrpc.Error {
 	if g.admitInputs == nil || len(entries) == 0 {
 		return nil
 	}
 	var n int64
 	for _, e := range entries {
-		n += int64(len(e))
+		n += int64(len(e.params))
 	}
 	return g.admitInputs(len(entries), n)
 }

@@ -26,12 +26,13 @@ type settlement struct {
 	answer []byte // the operator's completion, request stage only
 }
 
-// stage is one stage of a sampling request: what the engine judges and
+// stage is one stage of a request of kind k: what the engine judges and
 // its verdict, then, once settled, the final verdict. It lives on the
 // heap, so that a goroutine waiting for a review holds a pointer to it
 // rather than copies of it in every frame of the wait.
 type stage struct {
 	u      *upstream
+	k      *kind
 	s      engine.Request
 	result []byte         // the completion; nil at the request stage
 	v      engine.Verdict // the engine's verdict, then the final one (see judge)
@@ -103,7 +104,12 @@ func (p *Proxy) settle(ctx context.Context, t *stage) {
 	case err != nil:
 		st = p.unsettled(v, "store-error", "review queue unavailable", err)
 	case it.State == review.StateApproved:
-		st = p.approved(ctx, t.u, t.s, t.result, v, it)
+		st = p.approved(ctx, t.u, t.k, t.s, t.result, v, it)
+		if v.Stage == engine.StageRequest {
+			// The result stage knows what the person approved: a review
+			// reason with one of these codes is satisfied there.
+			t.s.Approved = approvedCodes(v)
+		}
 	case it.State == review.StateRejected:
 		st = settlement{Verdict: engine.Verdict{Outcome: engine.OutcomeBlocker, DecisionID: v.DecisionID, Stage: v.Stage,
 			ReviewID: v.ReviewID, Reasons: []engine.Reason{{Code: reasonRejected, Message: it.Note}}}}
@@ -132,8 +138,8 @@ func (p *Proxy) ended(ctx context.Context, v engine.Verdict, it review.Item) set
 // approved re-decides an approved item, with the operator's edit in place
 // of the original, and records whether it was delivered; the re-decision
 // is authoritative, whatever the CLI saw.
-func (p *Proxy) approved(ctx context.Context, u *upstream, s engine.Request, result []byte, v engine.Verdict, it review.Item) settlement {
-	st, err := operatorSupplied(u, v.Stage, it)
+func (p *Proxy) approved(ctx context.Context, u *upstream, k *kind, s engine.Request, result []byte, v engine.Verdict, it review.Item) settlement {
+	st, err := operatorSupplied(u, k, v.Stage, it)
 	if err != nil {
 		st.Verdict = p.unsettled(v, err.code, err.msg, err).Verdict
 		p.finish(ctx, it.ID, review.StateFailed, err.msg)
@@ -164,29 +170,33 @@ type supplyError struct{ code, msg string }
 func (e *supplyError) Error() string { return e.msg }
 
 // editedPart names what an edit at stage replaces.
-func editedPart(stage engine.Stage) string {
-	if stage == engine.StageRequest {
+func editedPart(k *kind, stage engine.Stage) string {
+	switch {
+	case stage == engine.StageRequest:
 		return "request"
+	case k == samplingKind:
+		return "completion"
 	}
-	return "completion"
+	return "answer"
 }
 
 // operatorSupplied reads the edit or answer stored with an approval, in
-// canonical form. An answer counts only where this serve lets operators
-// answer: the CLI may run with another config.
-func operatorSupplied(u *upstream, stage engine.Stage, it review.Item) (settlement, *supplyError) {
+// canonical form for kind k. An answer counts only for sampling, and only
+// where this serve lets operators answer: the CLI may run with another
+// config.
+func operatorSupplied(u *upstream, k *kind, stage engine.Stage, it review.Item) (settlement, *supplyError) {
 	var st settlement
 	var err error
 	if it.Edited != nil {
-		if st.edited, err = canonical(stage, it.Edited); err != nil {
-			return st, &supplyError{reasonEditUnreadable, "the operator's edit could not be read as the " + editedPart(stage)}
+		if st.edited, err = k.canonical(stage, it.Edited); err != nil {
+			return st, &supplyError{reasonEditUnreadable, "the operator's edit could not be read as the " + editedPart(k, stage)}
 		}
 	}
 	if it.Answer != nil {
-		if !u.cfg.OperatorAnswer {
+		if !u.cfg.OperatorAnswer || k != samplingKind {
 			return st, &supplyError{reasonAnswerOff, "operator answers are off for server " + u.cfg.Name}
 		}
-		if st.answer, err = canonical(engine.StageResult, it.Answer); err != nil {
+		if st.answer, err = k.canonical(engine.StageResult, it.Answer); err != nil {
 			return st, &supplyError{reasonEditUnreadable, "the operator's answer could not be read as a completion"}
 		}
 	}

@@ -61,7 +61,14 @@ func (p *Proxy) connect(l *link, cfg Upstream, era string) (*upstream, error) {
 			return p.onSampling(ctx, u, req)
 		}
 	}
+	if enabled(u, elicitationKind) && host.Elicitation != nil {
+		opts.Capabilities.Elicitation = host.Elicitation
+	}
+	if enabled(u, rootsKind) && host.RootsV2 != nil {
+		opts.Capabilities.RootsV2 = host.RootsV2
+	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "mcpx-fw", Version: p.cfg.Version}, opts)
+	client.AddReceivingMiddleware(p.interceptPushes(u))
 	if !offered {
 		client.AddReceivingMiddleware(p.refuseSampling(u))
 	}
@@ -117,12 +124,21 @@ func (u *upstream) capsFor(h hostView) validate.Capabilities {
 	return u.caps
 }
 
-// capsOf is the sampling sub-capabilities h declared.
+// capsOf is the sampling sub-capabilities and the elicitation modes h
+// declared. An elicitation capability naming neither mode offers form
+// (the spec's reading of `{}`, as the SDK's).
 func capsOf(h hostView) validate.Capabilities {
-	if !h.canSample() {
-		return validate.Capabilities{}
+	var c validate.Capabilities
+	if h.canSample() {
+		c.Tools, c.Context = h.caps.Sampling.Tools != nil, h.caps.Sampling.Context != nil
 	}
-	return validate.Capabilities{Tools: h.caps.Sampling.Tools != nil, Context: h.caps.Sampling.Context != nil}
+	if h.caps == nil {
+		return c
+	}
+	if e := h.caps.Elicitation; e != nil {
+		c.Form, c.URL = e.Form != nil || e.URL == nil, e.URL != nil
+	}
+	return c
 }
 
 func advertised(c validate.Capabilities) *mcp.SamplingCapabilities {
@@ -136,27 +152,28 @@ func advertised(c validate.Capabilities) *mcp.SamplingCapabilities {
 	return s
 }
 
-// screenFor validates the raw sampling params u sends (see guardedTransport).
+// screenFor validates the raw params of a request of kind k u pushes
+// (see guardedTransport).
 func (p *Proxy) screenFor(u *upstream) screen {
-	return func(ctx context.Context, params json.RawMessage) *jsonrpc.Error {
-		v, ok := p.eng.Screen(ctx, p.sampling(u, u.link.host, engine.Origin{}, params))
+	return func(ctx context.Context, k *kind, params json.RawMessage) *jsonrpc.Error {
+		v, ok := p.eng.Screen(ctx, p.describe(u, u.link.host, engine.Origin{}, k, params))
 		if ok {
 			return nil
 		}
-		return wireError(v)
+		return wireErrorFor(k.name, v)
 	}
 }
 
-// screenInputsFor validates the raw sampling entries of u's input_required
-// results. The host of the call is not known on the wire, so every
-// sampling capability counts as offered here; the typed check that follows
-// applies the host's.
+// screenInputsFor validates the raw sampling and elicitation entries of
+// u's input_required results. The host of the call is not known on the
+// wire, so every sampling capability counts as offered here; the typed
+// check that follows applies the host's.
 func (p *Proxy) screenInputsFor(u *upstream) screen {
-	return func(ctx context.Context, params json.RawMessage) *jsonrpc.Error {
-		s := p.sampling(u, u.link.host, engine.Origin{}, params)
-		s.Caps = validate.Capabilities{Tools: true, Context: true}
+	return func(ctx context.Context, k *kind, params json.RawMessage) *jsonrpc.Error {
+		s := p.describe(u, u.link.host, engine.Origin{}, k, params)
+		s.Caps = validate.Capabilities{Tools: true, Context: true, Form: true, URL: true}
 		if v, ok := p.eng.Screen(ctx, s); !ok {
-			return wireError(v)
+			return wireErrorFor(k.name, v)
 		}
 		return nil
 	}
