@@ -1,0 +1,296 @@
+package relay
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.uber.org/zap"
+
+	"github.com/mcpx-fw/mcpx-fw/engine"
+	"github.com/mcpx-fw/mcpx-fw/engine/review"
+	"github.com/mcpx-fw/mcpx-fw/relay/peer"
+)
+
+// inputPolicy is the test's own server package for the peer, beside the
+// shipped composition (main.rego): elicitations are decided by their
+// message, everything else passes.
+const inputPolicy = `package mcpxfw.servers.peer
+
+deny contains {"code": "test-deny", "message": "the test denies it"} if {
+	input.kind == "elicitation"
+	input.request.message == "deny me"
+}
+
+review contains {"code": "test-review", "message": "the test holds it"} if {
+	input.kind == "elicitation"
+	input.stage == "request"
+	input.request.message == "review me"
+}
+
+# At both stages: an approval at the first must cover the second.
+review contains {"code": "test-review-always", "message": "the test holds it at every stage"} if {
+	input.kind == "elicitation"
+	input.request.message == "review always"
+}
+
+# A new reason at the result stage still holds an approved request.
+review contains {"code": "test-review-answer", "message": "the test holds this answer"} if {
+	input.kind == "elicitation"
+	input.stage == "result"
+	input.result.content.name == "Mallory"
+}
+
+permit := true
+`
+
+// newInputProxy is a proxy over the shipped composition and inputPolicy,
+// with one test upstream, "peer", that speaks protocol ("" follows the
+// host, "legacy", or a revision).
+func newInputProxy(t *testing.T, protocol string, mutate ...func(*Upstream)) *Proxy {
+	t.Helper()
+	dir := t.TempDir()
+	main, err := os.ReadFile("../policies/mcpxfw/main.rego")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, text := range map[string]string{"mcpxfw/main.rego": string(main), "servers/peer.rego": inputPolicy} {
+		path := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	store, err := review.Open(filepath.Join(t.TempDir(), "state"), zap.NewNop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = store.Close() })
+	eng, err := engine.New(t.Context(), engine.Config{
+		Policy: engine.PolicyConfig{Dir: dir, Timeout: time.Second, Data: map[string]any{"default": "review",
+			"servers": map[string]any{"peer": map[string]any{"label": "test peer", "max_tokens": 1000}}}},
+		ReviewTimeout: time.Minute,
+	}, store, zap.NewNop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := Upstream{Name: "peer", Label: "test peer", Command: []string{testUpstream(t)}, Protocol: protocol, Sampling: true,
+		Elicitation: ElicitationConfig{Enabled: true}, Roots: RootsConfig{Enabled: true}}
+	for _, m := range mutate {
+		m(&u)
+	}
+	return New(Config{Upstreams: []Upstream{u}, HostTimeout: 10 * time.Second}, eng, store, zap.NewNop())
+}
+
+// inputHost is a host that declares elicitation (form and url) and roots,
+// and answers both itself, in either era: pushes are taken by receiving
+// middleware and a 2026-07-28 host's input requests by its own retry loop
+// (call), so that the SDK's client never checks a schema by its rules.
+type inputHost struct {
+	// answer is the user's answer to an elicitation; nil accepts with
+	// {"name": "Ada"}.
+	answer func(*mcp.ElicitParams) *mcp.ElicitResult
+	roots  []*mcp.Root
+
+	elicited, rootsAsked atomic.Int32
+	mu                   sync.Mutex
+	seen                 []json.RawMessage // the elicitations as they reached the host
+}
+
+func (h *inputHost) elicit(p *mcp.ElicitParams) *mcp.ElicitResult {
+	h.elicited.Add(1)
+	raw, _ := json.Marshal(p)
+	h.mu.Lock()
+	h.seen = append(h.seen, raw)
+	h.mu.Unlock()
+	if h.answer != nil {
+		return h.answer(p)
+	}
+	return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada"}}
+}
+
+func (h *inputHost) listRoots() *mcp.ListRootsResult {
+	h.rootsAsked.Add(1)
+	return &mcp.ListRootsResult{Roots: h.roots}
+}
+
+// connect connects h to p at version.
+func (h *inputHost) connect(t *testing.T, p *Proxy, version string) *mcp.ClientSession {
+	client := mcp.NewClient(&mcp.Implementation{Name: "test-host", Version: "1"}, &mcp.ClientOptions{
+		Capabilities: &mcp.ClientCapabilities{
+			Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}, URL: &mcp.URLElicitationCapabilities{}},
+			RootsV2:     &mcp.RootCapabilities{ListChanged: true},
+		},
+		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
+	})
+	client.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			switch method {
+			case "elicitation/create":
+				return h.elicit(req.(*mcp.ElicitRequest).Params), nil
+			case "roots/list":
+				return h.listRoots(), nil
+			}
+			return next(ctx, method, req)
+		}
+	})
+	return connectClient(t, p, version, client)
+}
+
+// call calls tool, answering the firewall's input requests the way a
+// 2026-07-28 host does, until the call has its result.
+func (h *inputHost) call(ctx context.Context, cs *mcp.ClientSession, tool string, args map[string]any) (*mcp.CallToolResult, error) {
+	params := &mcp.CallToolParams{Name: tool, Arguments: args}
+	for range 8 {
+		res, err := cs.CallTool(ctx, params)
+		if err != nil || !res.NeedsInput() {
+			return res, err
+		}
+		answers := mcp.InputResponseMap{}
+		for key, in := range res.InputRequests {
+			switch r := in.(type) {
+			case *mcp.ElicitParams:
+				answers[key] = h.elicit(r)
+			case *mcp.ListRootsParams:
+				answers[key] = h.listRoots()
+			}
+		}
+		params = &mcp.CallToolParams{Name: tool, Arguments: args, InputResponses: answers, RequestState: res.RequestState}
+	}
+	return nil, errors.New("too many rounds")
+}
+
+// askThrough asks, through the firewall, for method with params by the
+// peer's tool (ask: a push; ask_input: an input request), and reads what
+// the upstream got: an answer, or the code of the error it got or the
+// host's call failed with.
+func (h *inputHost) askThrough(t *testing.T, cs *mcp.ClientSession, tool, method, params string) (json.RawMessage, int64) {
+	t.Helper()
+	res, err := h.call(t.Context(), cs, tool, map[string]any{"method": method, "params": json.RawMessage(params)})
+	if err != nil {
+		var we *jsonrpc.Error
+		if !errors.As(err, &we) {
+			t.Fatalf("call failed without a JSON-RPC error: %v", err)
+		}
+		return nil, we.Code
+	}
+	var got peer.AskOutcome
+	if err := json.Unmarshal([]byte(res.Content[0].(*mcp.TextContent).Text), &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Error != nil {
+		return nil, got.Error.Code
+	}
+	return got.Result, 0
+}
+
+// inputCells are the four pairings of a host's and an upstream's era: the
+// peer's tool that asks, and the protocol it is made to speak.
+var inputCells = []struct {
+	name, host, protocol, tool string
+}{
+	{"legacy-upstream/legacy-host", "2025-11-25", "legacy", "ask"},
+	{"2026-upstream/legacy-host", "2025-11-25", modernEra, "ask_input"},
+	{"2026-upstream/2026-host", modernEra, "", "ask_input"},
+	{"legacy-upstream/2026-host", modernEra, "legacy", "ask"}, // through the bridge
+}
+
+const nameSchema = `{"type":"object","properties":{"name":{"type":"string","maxLength":20}},"required":["name"]}`
+
+// sep1330Schema is the Go SDK everything-server's test_elicitation_sep1330_enums
+// schema: the SDK's own client check refuses its titled multi-select
+// (items of type string with anyOf and no enum).
+const sep1330Schema = `{"type":"object","properties":{
+ "untitledSingle":{"type":"string","enum":["option1","option2","option3"]},
+ "titledSingle":{"type":"string","oneOf":[{"const":"value1","title":"First Option"},{"const":"value2","title":"Second Option"}]},
+ "legacyEnum":{"type":"string","enum":["opt1","opt2"],"enumNames":["Option One","Option Two"]},
+ "untitledMulti":{"type":"array","minItems":1,"maxItems":3,"items":{"type":"string","enum":["option1","option2","option3"]}},
+ "titledMulti":{"type":"array","minItems":1,"maxItems":3,"items":{"type":"string","anyOf":[{"const":"value1","title":"First Option"},{"const":"value2","title":"Second Option"}]}}}}`
+
+// TestElicitationEraMatrix runs elicitations through every pairing of a
+// host's and an upstream's era, each outcome of the wire table (DESIGN
+// §2a): what reaches the upstream, and whether the host was asked.
+func TestElicitationEraMatrix(t *testing.T) {
+	cases := []struct {
+		name   string
+		params string
+		answer func(*mcp.ElicitParams) *mcp.ElicitResult
+		// action is what a legacy upstream gets as a result ("": an error
+		// of code legacyCode); modernCode fails a 2026-07-28 upstream's
+		// call (0: it gets an answer).
+		action                 string
+		legacyCode, modernCode int64
+		want                   string // in the answer the upstream got
+		hostAsked, approve     bool
+	}{
+		{name: "permit", params: `{"message":"hello","requestedSchema":` + nameSchema + `}`,
+			action: "accept", want: `"name":"Ada"`, hostAsked: true},
+		{name: "deny", params: `{"message":"deny me","requestedSchema":` + nameSchema + `}`,
+			action: "decline", modernCode: codeUserRejected},
+		{name: "invalid", params: `{"message":"nested","requestedSchema":{"type":"object","properties":{"a":{"type":"object","properties":{"b":{"type":"string"}}}}}}`,
+			legacyCode: codeInvalidParams, modernCode: codeInvalidParams},
+		{name: "escalated then approved", params: `{"message":"review me","requestedSchema":` + nameSchema + `}`,
+			action: "accept", want: `"name":"Ada"`, hostAsked: true, approve: true},
+		{name: "answer breaks the schema", params: `{"message":"hello","requestedSchema":` + nameSchema + `}`,
+			answer: func(*mcp.ElicitParams) *mcp.ElicitResult {
+				return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": strings.Repeat("x", 40), "extra": "leak"}}
+			}, legacyCode: codeInternal, modernCode: codeInternal, hostAsked: true},
+		{name: "host declines", params: `{"message":"hello","requestedSchema":` + nameSchema + `}`,
+			answer: func(*mcp.ElicitParams) *mcp.ElicitResult { return &mcp.ElicitResult{Action: "decline"} },
+			action: "decline", want: `"action":"decline"`, hostAsked: true},
+		{name: "sep-1330 enums", params: `{"message":"pick","requestedSchema":` + sep1330Schema + `}`,
+			answer: func(*mcp.ElicitParams) *mcp.ElicitResult {
+				return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"titledSingle": "value2", "titledMulti": []any{"value1", "value2"}}}
+			}, action: "accept", want: `"titledMulti":["value1","value2"]`, hostAsked: true},
+	}
+	for _, cell := range inputCells {
+		for _, tc := range cases {
+			t.Run(cell.name+"/"+tc.name, func(t *testing.T) {
+				p := newInputProxy(t, cell.protocol)
+				h := &inputHost{answer: tc.answer}
+				cs := h.connect(t, p, cell.host)
+				if tc.approve {
+					go func() {
+						if _, err := p.store.Approve(context.Background(), pendingID(t, p.store), "alice", ""); err != nil {
+							t.Error(err)
+						}
+					}()
+				}
+				got, code := h.askThrough(t, cs, cell.tool, "elicitation/create", tc.params)
+				wantCode := tc.modernCode
+				if cell.tool == "ask" {
+					wantCode = tc.legacyCode
+				}
+				if code != wantCode {
+					t.Fatalf("upstream got %s (code %d), want code %d", got, code, wantCode)
+				}
+				if cell.tool == "ask" && tc.action != "" {
+					var res mcp.ElicitResult
+					if json.Unmarshal(got, &res) != nil || res.Action != tc.action {
+						t.Fatalf("upstream got %s, want action %q", got, tc.action)
+					}
+				}
+				if tc.want != "" && code == 0 && !strings.Contains(string(got), tc.want) {
+					t.Errorf("upstream got %s, want %s in it", got, tc.want)
+				}
+				if tc.name == "answer breaks the schema" && strings.Contains(string(got), "leak") {
+					t.Errorf("the upstream got the answer that breaks the schema: %s", got)
+				}
+				if asked := h.elicited.Load() > 0; asked != tc.hostAsked {
+					t.Errorf("host asked = %v, want %v", asked, tc.hostAsked)
+				}
+			})
+		}
+	}
+}
