@@ -109,7 +109,8 @@ func elicitHost(ctx context.Context, host *mcp.ServerSession, params *mcp.Elicit
 func restoreElicitParams(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		if params, ok := ctx.Value(elicitParamsKey{}).(*mcp.ElicitParams); ok && method == methodElicit {
-			if r, ok := req.(*mcp.ServerRequest[*mcp.ElicitParams]); ok {
+			// ServerSession's requests carry their params as mcp.Params.
+			if r, ok := req.(*mcp.ServerRequest[mcp.Params]); ok {
 				r.Params = params
 			}
 		}

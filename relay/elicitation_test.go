@@ -190,6 +190,7 @@ func (h *inputHost) askThrough(t *testing.T, cs *mcp.ClientSession, tool, method
 		t.Fatal(err)
 	}
 	if got.Error != nil {
+		t.Logf("upstream error: %d %s %s", got.Error.Code, got.Error.Message, got.Error.Data)
 		return nil, got.Error.Code
 	}
 	return got.Result, 0

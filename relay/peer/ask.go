@@ -86,10 +86,13 @@ func ask(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, er
 func sendSchema(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		if schema := ctx.Value(elicitSchemaKey{}); schema != nil && method == "elicitation/create" {
-			if r, ok := req.(*mcp.ServerRequest[*mcp.ElicitParams]); ok {
-				p := *r.Params
-				p.RequestedSchema = schema
-				r.Params = &p
+			// ServerSession's requests carry their params as mcp.Params.
+			if r, ok := req.(*mcp.ServerRequest[mcp.Params]); ok {
+				if ep, ok := r.Params.(*mcp.ElicitParams); ok {
+					p := *ep
+					p.RequestedSchema = schema
+					r.Params = &p
+				}
 			}
 		}
 		return next(ctx, method, req)
