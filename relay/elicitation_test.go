@@ -1,6 +1,7 @@
 package relay
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -50,6 +51,12 @@ review contains {"code": "test-review-answer", "message": "the test holds this a
 	input.result.content.name == "Mallory"
 }
 
+deny contains {"code": "test-deny-roots", "message": "the test denies this list"} if {
+	input.kind == "roots"
+	some r in input.result.roots
+	contains(r.uri, "forbidden")
+}
+
 permit := true
 `
 
@@ -57,6 +64,18 @@ permit := true
 // with one test upstream, "peer", that speaks protocol ("" follows the
 // host, "legacy", or a revision).
 func newInputProxy(t *testing.T, protocol string, mutate ...func(*Upstream)) *Proxy {
+	t.Helper()
+	return newInputProxyWith(t, inputSetup{protocol: protocol}, mutate...)
+}
+
+// inputSetup is what newInputProxyWith varies.
+type inputSetup struct {
+	protocol      string
+	reviewTimeout time.Duration // default a minute
+	limits        Limits
+}
+
+func newInputProxyWith(t *testing.T, set inputSetup, mutate ...func(*Upstream)) *Proxy {
 	t.Helper()
 	dir := t.TempDir()
 	main, err := os.ReadFile("../policies/mcpxfw/main.rego")
@@ -77,20 +96,21 @@ func newInputProxy(t *testing.T, protocol string, mutate ...func(*Upstream)) *Pr
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = store.Close() })
+	store.PollInterval = 20 * time.Millisecond
 	eng, err := engine.New(t.Context(), engine.Config{
 		Policy: engine.PolicyConfig{Dir: dir, Timeout: time.Second, Data: map[string]any{"default": "review",
 			"servers": map[string]any{"peer": map[string]any{"label": "test peer", "max_tokens": 1000}}}},
-		ReviewTimeout: time.Minute,
+		ReviewTimeout: cmp.Or(set.reviewTimeout, time.Minute),
 	}, store, zap.NewNop())
 	if err != nil {
 		t.Fatal(err)
 	}
-	u := Upstream{Name: "peer", Label: "test peer", Command: []string{testUpstream(t)}, Protocol: protocol, Sampling: true,
+	u := Upstream{Name: "peer", Label: "test peer", Command: []string{testUpstream(t)}, Protocol: set.protocol, Sampling: true,
 		Elicitation: ElicitationConfig{Enabled: true}, Roots: RootsConfig{Enabled: true}}
 	for _, m := range mutate {
 		m(&u)
 	}
-	return New(Config{Upstreams: []Upstream{u}, HostTimeout: 10 * time.Second}, eng, store, zap.NewNop())
+	return New(Config{Upstreams: []Upstream{u}, HostTimeout: 10 * time.Second, Limits: set.limits}, eng, store, zap.NewNop())
 }
 
 // inputHost is a host that declares elicitation (form and url) and roots,
@@ -289,6 +309,157 @@ func TestElicitationEraMatrix(t *testing.T) {
 					t.Errorf("the upstream got the answer that breaks the schema: %s", got)
 				}
 				if asked := h.elicited.Load() > 0; asked != tc.hostAsked {
+					t.Errorf("host asked = %v, want %v", asked, tc.hostAsked)
+				}
+				for _, seen := range h.seen {
+					if !strings.Contains(string(seen), `"requestedSchema":{`) {
+						t.Errorf("the host got the elicitation without its schema: %s", seen)
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestElicitationExpiry: nobody chose. A legacy upstream's elicitation is
+// cancelled; a 2026-07-28 upstream's call fails with -32603 naming the
+// expiry, and is not retried. The host is never asked.
+func TestElicitationExpiry(t *testing.T) {
+	for _, cell := range inputCells {
+		t.Run(cell.name, func(t *testing.T) {
+			p := newInputProxyWith(t, inputSetup{protocol: cell.protocol, reviewTimeout: 300 * time.Millisecond})
+			h := &inputHost{}
+			cs := h.connect(t, p, cell.host)
+			got, code := h.askThrough(t, cs, cell.tool, "elicitation/create", `{"message":"review me","requestedSchema":`+nameSchema+`}`)
+			switch {
+			case cell.tool == "ask" && (code != 0 || string(got) != `{"action":"cancel"}`):
+				t.Fatalf("upstream got %s (code %d), want {\"action\":\"cancel\"}", got, code)
+			case cell.tool != "ask" && code != codeInternal:
+				t.Fatalf("code = %d, want -32603", code)
+			}
+			if h.elicited.Load() != 0 {
+				t.Error("the host was asked")
+			}
+		})
+	}
+}
+
+// TestApprovalNotAskedTwice: an elicitation a person approved is not held
+// again at the result stage for a reason whose code they approved; a new
+// reason (here, in the answer) still holds it, and rejecting it then
+// declines (legacy upstream) or fails the call with -1 (2026-07-28).
+func TestApprovalNotAskedTwice(t *testing.T) {
+	for _, cell := range inputCells {
+		for _, tc := range []struct {
+			name    string
+			answer  string // the name the user gives
+			reviews int    // reviews opened
+		}{{"same reason", "Ada", 1}, {"new reason", "Mallory", 2}} {
+			t.Run(cell.name+"/"+tc.name, func(t *testing.T) {
+				p := newInputProxy(t, cell.protocol)
+				h := &inputHost{answer: func(*mcp.ElicitParams) *mcp.ElicitResult {
+					return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": tc.answer}}
+				}}
+				cs := h.connect(t, p, cell.host)
+				decided := make(chan struct{})
+				go func() {
+					defer close(decided)
+					first := pendingID(t, p.store)
+					if _, err := p.store.Approve(context.Background(), first, "alice", ""); err != nil {
+						t.Error(err)
+						return
+					}
+					if tc.reviews == 1 {
+						return
+					}
+					second := pendingIDOtherThan(t, p.store, first)
+					if _, err := p.store.Reject(context.Background(), second, "alice", "not that name"); err != nil {
+						t.Error(err)
+					}
+				}()
+				got, code := h.askThrough(t, cs, cell.tool, "elicitation/create", `{"message":"review always","requestedSchema":`+nameSchema+`}`)
+				<-decided
+				switch {
+				case tc.reviews == 1 && (code != 0 || !strings.Contains(string(got), `"name":"Ada"`)):
+					t.Fatalf("upstream got %s (code %d), want the accepted answer", got, code)
+				case tc.reviews == 2 && cell.tool == "ask" && (code != 0 || string(got) != `{"action":"decline"}`):
+					t.Fatalf("upstream got %s (code %d), want a decline", got, code)
+				case tc.reviews == 2 && cell.tool != "ask" && code != codeUserRejected:
+					t.Fatalf("code = %d, want -1", code)
+				}
+				items, err := p.store.List(t.Context(), review.Filter{All: true})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(items) != tc.reviews {
+					t.Errorf("%d reviews opened, want %d", len(items), tc.reviews)
+				}
+			})
+		}
+	}
+}
+
+// pendingIDOtherThan waits for a pending review other than id.
+func pendingIDOtherThan(t *testing.T, s *review.Store, id string) string {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		items, err := s.List(t.Context(), review.Filter{})
+		if err != nil {
+			t.Error(err)
+			return ""
+		}
+		for _, it := range items {
+			if it.ID != id {
+				return it.ID
+			}
+		}
+	}
+	t.Error("no second pending review")
+	return ""
+}
+
+// TestRootsEraMatrix: an upstream's roots request gets the host's list,
+// narrowed to servers.<name>.roots.allow, after the policy saw it, in
+// every pairing of eras; a list the policy denies is refused (-1); a
+// server whose roots are off is refused without asking the host.
+func TestRootsEraMatrix(t *testing.T) {
+	roots := []*mcp.Root{{URI: "file:///work/a", Name: "a"}, {URI: "file:///work/a/src"}, {URI: "file:///work/a-secrets"}, {URI: "file:///other"}}
+	for _, cell := range inputCells {
+		for _, tc := range []struct {
+			name      string
+			roots     []*mcp.Root
+			cfg       RootsConfig
+			code      int64
+			want      []string
+			hostAsked bool
+		}{
+			{"unchanged", roots, RootsConfig{Enabled: true}, 0, []string{"file:///work/a", "file:///work/a/src", "file:///work/a-secrets", "file:///other"}, true},
+			{"narrowed", roots, RootsConfig{Enabled: true, Allow: []string{"file:///work/a"}}, 0, []string{"file:///work/a", "file:///work/a/src"}, true},
+			{"denied", append(roots, &mcp.Root{URI: "file:///forbidden"}), RootsConfig{Enabled: true}, codeUserRejected, nil, true},
+			{"off", roots, RootsConfig{}, codeInvalidParams, nil, false},
+		} {
+			t.Run(cell.name+"/"+tc.name, func(t *testing.T) {
+				p := newInputProxy(t, cell.protocol, func(u *Upstream) { u.Roots = tc.cfg })
+				h := &inputHost{roots: tc.roots}
+				cs := h.connect(t, p, cell.host)
+				got, code := h.askThrough(t, cs, cell.tool, "roots/list", `{}`)
+				if code != tc.code {
+					t.Fatalf("upstream got %s (code %d), want code %d", got, code, tc.code)
+				}
+				if code == 0 {
+					var res mcp.ListRootsResult
+					if err := json.Unmarshal(got, &res); err != nil {
+						t.Fatal(err)
+					}
+					var uris []string
+					for _, r := range res.Roots {
+						uris = append(uris, r.URI)
+					}
+					if strings.Join(uris, " ") != strings.Join(tc.want, " ") {
+						t.Errorf("upstream got roots %v, want %v", uris, tc.want)
+					}
+				}
+				if asked := h.rootsAsked.Load() > 0; asked != tc.hostAsked {
 					t.Errorf("host asked = %v, want %v", asked, tc.hostAsked)
 				}
 			})
