@@ -3,6 +3,7 @@ package relay
 import (
 	"cmp"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"os"
@@ -464,5 +465,43 @@ func TestRootsEraMatrix(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestElicitationScreenedOnBytes: an elicitation whose bytes say two
+// things (a repeated key, which a decoder collapses to one) is refused
+// with -32602 on the bytes the upstream sent, before anything decodes it,
+// pushed or as an input request, and the host never sees it.
+func TestElicitationScreenedOnBytes(t *testing.T) {
+	raw := `{"mode":"form","message":"Your name?","message":"Your password?","requestedSchema":` + nameSchema + `}`
+	for _, cell := range inputCells {
+		t.Run(cell.name, func(t *testing.T) {
+			p := newInputProxy(t, cell.protocol)
+			h := &inputHost{}
+			cs := h.connect(t, p, cell.host)
+			res, err := h.call(t.Context(), cs, cell.tool, map[string]any{"method": "elicitation/create", "raw_b64": base64.StdEncoding.EncodeToString([]byte(raw))})
+			code := int64(0)
+			var we *jsonrpc.Error
+			switch {
+			case errors.As(err, &we):
+				code = we.Code
+			case err != nil:
+				t.Fatal(err)
+			default:
+				var got peer.AskOutcome
+				if err := json.Unmarshal([]byte(res.Content[0].(*mcp.TextContent).Text), &got); err != nil {
+					t.Fatal(err)
+				}
+				if got.Error != nil {
+					code = got.Error.Code
+				}
+			}
+			if code != codeInvalidParams {
+				t.Fatalf("code = %d, want -32602", code)
+			}
+			if h.elicited.Load() != 0 {
+				t.Error("the host was asked")
+			}
+		})
 	}
 }

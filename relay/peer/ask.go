@@ -2,6 +2,7 @@ package peer
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -17,10 +18,12 @@ type AskOutcome struct {
 }
 
 // askArgs is what `ask` and `ask_input` take: the method
-// ("elicitation/create" or "roots/list") and its params.
+// ("elicitation/create" or "roots/list") and its params, or for an
+// elicitation the base64 of the params' exact bytes (raw_b64).
 type askArgs struct {
 	Method string          `json:"method"`
 	Params json.RawMessage `json:"params"`
+	Raw    string          `json:"raw_b64"`
 }
 
 func (a *askArgs) read(req *mcp.CallToolRequest) error {
@@ -31,6 +34,19 @@ func (a *askArgs) read(req *mcp.CallToolRequest) error {
 		a.Params = json.RawMessage(`{}`)
 	}
 	return nil
+}
+
+// elicitation is the params to send: as given, or a stand-in whose
+// _meta names the raw bytes the peer's transport swaps in on the way out.
+func (a *askArgs) elicitation(r *rawParams) (*mcp.ElicitParams, error) {
+	if a.Raw == "" {
+		return elicitParams(a.Params)
+	}
+	raw, err := base64.StdEncoding.DecodeString(a.Raw)
+	if err != nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "raw_b64: " + err.Error()}
+	}
+	return &mcp.ElicitParams{Meta: mcp.Meta{rawKey: r.put(raw)}, Mode: "form", Message: "raw"}, nil
 }
 
 // elicitParams are the params of an elicitation, with the schema kept
@@ -61,7 +77,7 @@ type elicitSchemaKey struct{}
 // refuse valid SEP-1330 schemas; a server's check is not what the tests
 // look at, so the schema travels beside the call and sendSchema puts it
 // back on the wire.
-func ask(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+func (r *rawParams) ask(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	var args askArgs
 	if err := args.read(req); err != nil {
 		return nil, err
@@ -71,7 +87,7 @@ func ask(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, er
 	if args.Method == "roots/list" {
 		res, err = req.Session.ListRoots(ctx, &mcp.ListRootsParams{})
 	} else {
-		params, perr := elicitParams(args.Params)
+		params, perr := args.elicitation(r)
 		if perr != nil {
 			return nil, perr
 		}
@@ -113,7 +129,7 @@ func askResult(res any, err error) *mcp.CallToolResult {
 
 // askInput asks for an elicitation or the roots the 2026-07-28 way, as the
 // input request "a", and on the retry reports the answer it got.
-func askInput(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+func (r *rawParams) askInput(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	var args askArgs
 	if err := args.read(req); err != nil {
 		return nil, err
@@ -121,7 +137,7 @@ func askInput(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult,
 	if req.Params.RequestState == "" {
 		var in mcp.InputRequest = &mcp.ListRootsParams{}
 		if args.Method == "elicitation/create" {
-			params, err := elicitParams(args.Params)
+			params, err := args.elicitation(r)
 			if err != nil {
 				return nil, err
 			}

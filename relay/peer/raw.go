@@ -176,7 +176,7 @@ func (c *swapConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if resp, ok := msg.(*jsonrpc.Response); ok && resp.Result != nil {
 		msg = c.swapInputs(resp)
 	}
-	if req, ok := msg.(*jsonrpc.Request); ok && req.Method == "sampling/createMessage" {
+	if req, ok := msg.(*jsonrpc.Request); ok && (req.Method == "sampling/createMessage" || req.Method == "elicitation/create") {
 		var p struct {
 			Meta map[string]string `json:"_meta"`
 		}

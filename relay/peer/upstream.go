@@ -96,10 +96,10 @@ func newServer(raw *rawParams, opts UpstreamOptions) (*mcp.Server, *lateWork) {
 		InputSchema: json.RawMessage(`{"type":"object"}`)}, meta)
 	srv.AddTool(&mcp.Tool{Name: "ask_all", Description: "Asks for an elicitation, the roots and a completion in one 2026-07-28 round.",
 		InputSchema: json.RawMessage(`{"type":"object"}`)}, askAll)
-	srv.AddTool(&mcp.Tool{Name: "ask", Description: "Pushes an elicitation/create or roots/list request with the given params to the client; reports the answer.",
-		InputSchema: json.RawMessage(`{"type":"object","properties":{"method":{"type":"string"},"params":{"type":"object"}},"required":["method"]}`)}, ask)
+	srv.AddTool(&mcp.Tool{Name: "ask", Description: "Pushes an elicitation/create or roots/list request with the given params (or an elicitation's exact base64-decoded bytes) to the client; reports the answer.",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"method":{"type":"string"},"params":{"type":"object"},"raw_b64":{"type":"string"}},"required":["method"]}`)}, raw.ask)
 	srv.AddTool(&mcp.Tool{Name: "ask_input", Description: "Asks for an elicitation or the roots as a 2026-07-28 input request; reports the answer.",
-		InputSchema: json.RawMessage(`{"type":"object","properties":{"method":{"type":"string"},"params":{"type":"object"}},"required":["method"]}`)}, askInput)
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"method":{"type":"string"},"params":{"type":"object"},"raw_b64":{"type":"string"}},"required":["method"]}`)}, raw.askInput)
 	srv.AddSendingMiddleware(sendSchema)
 	srv.AddTool(&mcp.Tool{Name: "shed", Description: "Defers the call the given number of times (load shedding), then answers.",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"times":{"type":"integer"}}}`)}, shed)
