@@ -505,3 +505,35 @@ func TestElicitationScreenedOnBytes(t *testing.T) {
 		})
 	}
 }
+
+// TestElicitationLimits: elicitations count against a server's limits as
+// sampling does: with one request in flight allowed, an elicitation held
+// for review leaves none for the next, which is refused at once with
+// -32603 naming the limit, without asking the host or the engine.
+func TestElicitationLimits(t *testing.T) {
+	for _, cell := range inputCells {
+		t.Run(cell.name, func(t *testing.T) {
+			p := newInputProxyWith(t, inputSetup{protocol: cell.protocol, limits: Limits{InFlight: 1}})
+			h := &inputHost{}
+			cs := h.connect(t, p, cell.host)
+			held := make(chan int64, 1)
+			go func() {
+				_, code := h.askThrough(t, cs, cell.tool, "elicitation/create", `{"message":"review me","requestedSchema":`+nameSchema+`}`)
+				held <- code
+			}()
+			eventually(t, "a pending review", func() bool { return len(pending(t, p)) == 1 })
+			_, code := h.askThrough(t, cs, cell.tool, "elicitation/create", `{"message":"hello","requestedSchema":`+nameSchema+`}`)
+			if code != codeInternal || p.admit.refusals("peer", "limits.max_in_flight") == 0 {
+				t.Errorf("code = %d (%d refusals), want -32603 from limits.max_in_flight", code, p.admit.refusals("peer", "limits.max_in_flight"))
+			}
+			if _, err := p.store.Reject(t.Context(), pending(t, p)[0].ID, "test", ""); err != nil {
+				t.Fatal(err)
+			}
+			<-held
+			if h.elicited.Load() != 0 {
+				t.Error("the host was asked")
+			}
+			eventually(t, "every hold released", func() bool { return p.admit.held("peer") == claim{} })
+		})
+	}
+}
