@@ -537,3 +537,73 @@ func TestElicitationLimits(t *testing.T) {
 		})
 	}
 }
+
+// TestSDKRefusesSEP1330: why the firewall takes elicitations from the
+// SDK's hands on both sides. A client with an ElicitationHandler refuses
+// the SEP-1330 titled multi-select before its handler runs, and
+// ServerSession.Elicit refuses the host's valid answer to it; through the
+// firewall the same schema and answer pass (TestElicitationEraMatrix,
+// "sep-1330 enums"). Should the SDK change, this test says the
+// interception may go.
+func TestSDKRefusesSEP1330(t *testing.T) {
+	var handled atomic.Int32
+	srv := mcp.NewServer(&mcp.Implementation{Name: "s", Version: "1"}, nil)
+	var elicitErr error
+	srv.AddTool(&mcp.Tool{Name: "ask", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		_, elicitErr = req.Session.Elicit(ctx, &mcp.ElicitParams{Message: "pick", RequestedSchema: json.RawMessage(sep1330Schema)})
+		return &mcp.CallToolResult{}, nil
+	})
+	client := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, &mcp.ClientOptions{
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			handled.Add(1)
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"titledMulti": []any{"value1"}}}, nil
+		},
+	})
+	ct, st := mcp.NewInMemoryTransports()
+	ss, err := srv.Connect(t.Context(), st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ss.Close()
+	cs, err := client.Connect(t.Context(), ct, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if _, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "ask"}); err != nil {
+		t.Fatal(err)
+	}
+	if elicitErr == nil || handled.Load() != 0 {
+		t.Errorf("the SDK's client let the SEP-1330 schema through (err %v, handler ran %d times)", elicitErr, handled.Load())
+	}
+	// A host that answers it (here by middleware, before the SDK's check):
+	// ServerSession.Elicit refuses the valid answer.
+	host := mcp.NewClient(&mcp.Implementation{Name: "h", Version: "1"}, &mcp.ClientOptions{
+		Capabilities: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}}}})
+	host.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method == "elicitation/create" {
+				return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"titledMulti": []any{"value1"}}}, nil
+			}
+			return next(ctx, method, req)
+		}
+	})
+	ct, st = mcp.NewInMemoryTransports()
+	ss2, err := srv.Connect(t.Context(), st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ss2.Close()
+	hs, err := host.Connect(t.Context(), ct, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hs.Close()
+	elicitErr = nil
+	if _, err := hs.CallTool(t.Context(), &mcp.CallToolParams{Name: "ask"}); err != nil {
+		t.Fatal(err)
+	}
+	if elicitErr == nil {
+		t.Error("ServerSession.Elicit accepted the answer to a SEP-1330 schema")
+	}
+}
