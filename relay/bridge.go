@@ -286,7 +286,7 @@ func (p *Proxy) resumeBridge(ctx context.Context, x *exchange, cont continuation
 func (p *Proxy) bridgePush(ctx context.Context, u *upstream, k *kind, params mcp.InputRequest) (mcp.InputResponse, error) {
 	ps := &push{ctx: ctx, k: k, params: params, reply: make(chan pushReply, 1)}
 	if !u.link.bridge.offer(ps) {
-		return nil, p.noHost(u, "a push outside its bridged call")
+		return nil, p.noHostFor(u, k, "a push outside its bridged call")
 	}
 	select {
 	case r := <-ps.reply:
@@ -318,7 +318,7 @@ const lateGrace = time.Second
 // closed after lateGrace.
 func (p *Proxy) endBridge(b *bridge) {
 	for _, ps := range b.slot.close() {
-		ps.reply <- pushReply{err: p.noHost(b.u, "a push its bridged call never took: the call had answered")}
+		ps.reply <- pushReply{err: p.noHostFor(b.u, ps.k, "a push its bridged call never took: the call had answered")}
 	}
 	b.release()
 	time.AfterFunc(lateGrace, func() {

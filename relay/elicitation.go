@@ -66,7 +66,7 @@ func (p *Proxy) onPush(ctx context.Context, u *upstream, k *kind, in mcp.InputRe
 		return p.bridgePush(ctx, u, k, in)
 	}
 	if u.link.shared {
-		return nil, p.noHost(u, "a push outside any bridged call of a 2026-07-28 host")
+		return nil, p.noHostFor(u, k, "a push outside any bridged call of a 2026-07-28 host")
 	}
 	ctx, cancel := u.link.whileAlive(fromUpstream(ctx, u))
 	defer cancel()

@@ -282,14 +282,12 @@ func TestElicitationEraMatrix(t *testing.T) {
 				p := newInputProxy(t, cell.protocol)
 				h := &inputHost{answer: tc.answer}
 				cs := h.connect(t, p, cell.host)
+				stop := func() {}
 				if tc.approve {
-					go func() {
-						if _, err := p.store.Approve(context.Background(), pendingID(t, p.store), "alice", ""); err != nil {
-							t.Error(err)
-						}
-					}()
+					stop = approveFirst(t, p.store)
 				}
 				got, code := h.askThrough(t, cs, cell.tool, "elicitation/create", tc.params)
+				stop()
 				wantCode := tc.modernCode
 				if cell.tool == "ask" {
 					wantCode = tc.legacyCode
@@ -400,6 +398,37 @@ func TestApprovalNotAskedTwice(t *testing.T) {
 	}
 }
 
+// approveFirst approves the first review to be opened, as alice, from
+// another goroutine; the returned stop ends its wait and waits for it.
+func approveFirst(t *testing.T, s *review.Store) (stop func()) {
+	done, quit := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			items, err := s.List(context.Background(), review.Filter{})
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			if len(items) > 0 {
+				if _, err := s.Approve(context.Background(), items[0].ID, "alice", ""); err != nil {
+					t.Error(err)
+				}
+				return
+			}
+			select {
+			case <-quit:
+				return
+			case <-time.After(10 * time.Millisecond):
+			}
+		}
+	}()
+	return func() {
+		close(quit)
+		<-done
+	}
+}
+
 // pendingIDOtherThan waits for a pending review other than id.
 func pendingIDOtherThan(t *testing.T, s *review.Store, id string) string {
 	t.Helper()
@@ -501,6 +530,41 @@ func TestElicitationScreenedOnBytes(t *testing.T) {
 			}
 			if h.elicited.Load() != 0 {
 				t.Error("the host was asked")
+			}
+		})
+	}
+}
+
+// TestHTTPUpstreamElicitationScreened: the same over a streamable HTTP
+// upstream (screeningTransport), a push inside a call for a legacy host
+// and an input request for a 2026-07-28 host.
+func TestHTTPUpstreamElicitationScreened(t *testing.T) {
+	url := startHTTPUpstream(t)
+	raw := `{"mode":"form","message":"Your name?","message":"Your password?","requestedSchema":` + nameSchema + `}`
+	for _, tc := range []struct{ host, tool string }{{"2025-11-25", "ask"}, {modernEra, "ask_input"}} {
+		t.Run(tc.host, func(t *testing.T) {
+			p := newInputProxy(t, "", func(u *Upstream) { u.Command, u.URL = nil, url })
+			h := &inputHost{}
+			cs := h.connect(t, p, tc.host)
+			res, err := h.call(t.Context(), cs, tc.tool, map[string]any{"method": "elicitation/create", "raw_b64": base64.StdEncoding.EncodeToString([]byte(raw))})
+			code := int64(0)
+			var we *jsonrpc.Error
+			switch {
+			case errors.As(err, &we):
+				code = we.Code
+			case err != nil:
+				t.Fatal(err)
+			default:
+				var got peer.AskOutcome
+				if err := json.Unmarshal([]byte(res.Content[0].(*mcp.TextContent).Text), &got); err != nil {
+					t.Fatal(err)
+				}
+				if got.Error != nil {
+					code = got.Error.Code
+				}
+			}
+			if code != codeInvalidParams || h.elicited.Load() != 0 {
+				t.Fatalf("code = %d, host asked %d times; want -32602 and never", code, h.elicited.Load())
 			}
 		})
 	}

@@ -193,11 +193,14 @@ func (p *Proxy) refuseSampling(u *upstream) mcp.Middleware {
 	}
 }
 
-// noHost refuses a push nobody can answer, at once and as an error nobody
-// chose (-32603), before any decision is made.
-func (p *Proxy) noHost(u *upstream, why string) error {
-	p.log.Warn("sampling refused: no host can answer", zap.String("server", u.cfg.Name), zap.String("why", why))
-	return wireError(engine.Verdict{Stage: engine.StageRequest, Reasons: []engine.Reason{{Code: reasonNoHost, Message: why}}})
+// noHost refuses a sampling push nobody can answer, at once and as an
+// error nobody chose (-32603), before any decision is made.
+func (p *Proxy) noHost(u *upstream, why string) error { return p.noHostFor(u, samplingKind, why) }
+
+// noHostFor refuses a push of kind k nobody can answer, as noHost does.
+func (p *Proxy) noHostFor(u *upstream, k *kind, why string) error {
+	p.log.Warn("request refused: no host can answer", zap.String("server", u.cfg.Name), zap.String("kind", string(k.name)), zap.String("why", why))
+	return wireErrorFor(k.name, engine.Verdict{Stage: engine.StageRequest, Reasons: []engine.Reason{{Code: reasonNoHost, Message: why}}})
 }
 
 // reported is what the upstream says about itself: display only. It is
