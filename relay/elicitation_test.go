@@ -25,35 +25,31 @@ import (
 
 // inputPolicy is the test's own server package for the peer, beside the
 // shipped composition (main.rego): elicitations are decided by their
-// message, everything else passes.
+// message, roots by their list, everything else passes. The rules read
+// only the request and result documents, which say what they are.
 const inputPolicy = `package mcpxfw.servers.peer
 
 deny contains {"code": "test-deny", "message": "the test denies it"} if {
-	input.kind == "elicitation"
 	input.request.message == "deny me"
 }
 
 review contains {"code": "test-review", "message": "the test holds it"} if {
-	input.kind == "elicitation"
 	input.stage == "request"
 	input.request.message == "review me"
 }
 
 # At both stages: an approval at the first must cover the second.
 review contains {"code": "test-review-always", "message": "the test holds it at every stage"} if {
-	input.kind == "elicitation"
 	input.request.message == "review always"
 }
 
 # A new reason at the result stage still holds an approved request.
 review contains {"code": "test-review-answer", "message": "the test holds this answer"} if {
-	input.kind == "elicitation"
 	input.stage == "result"
 	input.result.content.name == "Mallory"
 }
 
 deny contains {"code": "test-deny-roots", "message": "the test denies this list"} if {
-	input.kind == "roots"
 	some r in input.result.roots
 	contains(r.uri, "forbidden")
 }
@@ -271,6 +267,9 @@ func TestElicitationEraMatrix(t *testing.T) {
 		{name: "host declines", params: `{"message":"hello","requestedSchema":` + nameSchema + `}`,
 			answer: func(*mcp.ElicitParams) *mcp.ElicitResult { return &mcp.ElicitResult{Action: "decline"} },
 			action: "decline", want: `"action":"decline"`, hostAsked: true},
+		{name: "url mode", params: `{"mode":"url","message":"Sign in","url":"https://auth.example.com/login","elicitationId":"el-1"}`,
+			answer: func(*mcp.ElicitParams) *mcp.ElicitResult { return &mcp.ElicitResult{Action: "accept"} },
+			action: "accept", want: `"action":"accept"`, hostAsked: true},
 		{name: "sep-1330 enums", params: `{"message":"pick","requestedSchema":` + sep1330Schema + `}`,
 			answer: func(*mcp.ElicitParams) *mcp.ElicitResult {
 				return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"titledSingle": "value2", "titledMulti": []any{"value1", "value2"}}}
@@ -311,7 +310,7 @@ func TestElicitationEraMatrix(t *testing.T) {
 					t.Errorf("host asked = %v, want %v", asked, tc.hostAsked)
 				}
 				for _, seen := range h.seen {
-					if !strings.Contains(string(seen), `"requestedSchema":{`) {
+					if strings.Contains(tc.params, "requestedSchema") && !strings.Contains(string(seen), `"requestedSchema":{`) {
 						t.Errorf("the host got the elicitation without its schema: %s", seen)
 					}
 				}
@@ -355,7 +354,8 @@ func TestApprovalNotAskedTwice(t *testing.T) {
 			reviews int    // reviews opened
 		}{{"same reason", "Ada", 1}, {"new reason", "Mallory", 2}} {
 			t.Run(cell.name+"/"+tc.name, func(t *testing.T) {
-				p := newInputProxy(t, cell.protocol)
+				// A hold nobody approves expires in seconds, not a minute.
+				p := newInputProxyWith(t, inputSetup{protocol: cell.protocol, reviewTimeout: 5 * time.Second})
 				h := &inputHost{answer: func(*mcp.ElicitParams) *mcp.ElicitResult {
 					return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": tc.answer}}
 				}}
