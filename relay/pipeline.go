@@ -207,10 +207,10 @@ func (p *Proxy) askHost(ctx context.Context, h hostView, c *cleared) (mcp.InputR
 	}
 	var we *jsonrpc.Error
 	if errors.As(err, &we) && we.Code == codeUserRejected {
-		p.log.Info("host rejected the request", zap.String("kind", string(c.k.name)), zap.String("decision_id", c.decisionID))
+		p.log.Info("host rejected "+kindNoun(c.k.name), zap.String("decision_id", c.decisionID))
 		return nil, errHostRejected(c.k.name, c.decisionID)
 	}
-	p.log.Warn("host request failed", zap.String("kind", string(c.k.name)), zap.String("decision_id", c.decisionID), zap.Error(err))
+	p.log.Warn("host "+kindNoun(c.k.name)+" failed", zap.String("decision_id", c.decisionID), zap.Error(err))
 	return nil, errHostFailed(c.k.name, c.decisionID, errors.Is(err, context.DeadlineExceeded))
 }
 

@@ -199,7 +199,7 @@ func (p *Proxy) noHost(u *upstream, why string) error { return p.noHostFor(u, sa
 
 // noHostFor refuses a push of kind k nobody can answer, as noHost does.
 func (p *Proxy) noHostFor(u *upstream, k *kind, why string) error {
-	p.log.Warn("request refused: no host can answer", zap.String("server", u.cfg.Name), zap.String("kind", string(k.name)), zap.String("why", why))
+	p.log.Warn(kindNoun(k.name)+" refused: no host can answer", zap.String("server", u.cfg.Name), zap.String("why", why))
 	return wireErrorFor(k.name, engine.Verdict{Stage: engine.StageRequest, Reasons: []engine.Reason{{Code: reasonNoHost, Message: why}}})
 }
 
