@@ -671,3 +671,32 @@ func TestSDKRefusesSEP1330(t *testing.T) {
 		t.Error("ServerSession.Elicit accepted the answer to a SEP-1330 schema")
 	}
 }
+
+// TestElicitationEditedByOperator: an operator who approves an
+// elicitation with an edit (an ElicitParams) has the host see the edit,
+// and the upstream gets the answer to it.
+func TestElicitationEditedByOperator(t *testing.T) {
+	for _, cell := range inputCells {
+		t.Run(cell.name, func(t *testing.T) {
+			p := newInputProxy(t, cell.protocol)
+			h := &inputHost{}
+			cs := h.connect(t, p, cell.host)
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				edit := review.Edit{Value: json.RawMessage(`{"message":"Your first name?","requestedSchema":` + nameSchema + `}`)}
+				if _, err := p.store.ApproveEdited(context.Background(), pendingID(t, p.store), "alice", "", edit); err != nil {
+					t.Error(err)
+				}
+			}()
+			got, code := h.askThrough(t, cs, cell.tool, "elicitation/create", `{"message":"review me","requestedSchema":`+nameSchema+`}`)
+			<-done
+			if code != 0 || !strings.Contains(string(got), `"name":"Ada"`) {
+				t.Fatalf("upstream got %s (code %d), want the answer", got, code)
+			}
+			if len(h.seen) != 1 || !strings.Contains(string(h.seen[0]), `"message":"Your first name?"`) || !strings.Contains(string(h.seen[0]), `"mode":"form"`) {
+				t.Errorf("the host saw %s, want the operator's edit", h.seen)
+			}
+		})
+	}
+}
