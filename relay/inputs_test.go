@@ -70,9 +70,9 @@ func TestInputRoundCap(t *testing.T) {
 	}
 }
 
-// TestOtherInputsPassThrough: elicitation and roots entries reach the host
-// and its answers reach the upstream unchanged, beside a firewalled
-// completion, for a host of either era.
+// TestOtherInputsPassThrough: elicitation and roots entries the policy
+// permits reach the host, and its answers the upstream, unchanged, beside
+// a completion, all in one round, for a host of either era.
 func TestOtherInputsPassThrough(t *testing.T) {
 	for _, era := range bothEras {
 		t.Run(era, func(t *testing.T) {
