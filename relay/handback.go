@@ -29,8 +29,8 @@ type handed struct {
 // handedOf is what the result stage needs of a cleared request.
 func handedOf(c *cleared) handed { return handed{k: c.k, s: c.s, reviewID: c.reviewID} }
 
-// handedRounds holds, per sealed requestState, the sampling entries a host
-// has been asked to answer, until it retries or the state expires. The
+// handedRounds holds, per sealed requestState, the entries a host has
+// been asked to answer, until it retries or the state expires. The
 // state itself carries the upstream's state and the keys, sealed; this is
 // what must not travel through the host at all. Each round keeps the
 // admission of its entries (admitRound) until then: they are in flight,
@@ -104,8 +104,8 @@ func (h *handedRounds) closeAll() {
 // handBack answers a 2026-07-28 host's call with the upstream's input
 // requests: each entry has passed the request stage (validation, policy,
 // review) and goes out as cleared, and its answer will pass the result
-// stage (checkAnswer). The requestState is the firewall's own, sealed; the host's
-// retry resumes the loop (resume).
+// stage (checkAnswer). The requestState is the firewall's own, sealed;
+// the host's retry resumes the loop (resume).
 func (p *Proxy) handBack(ctx context.Context, x *exchange, reqs mcp.InputRequestMap, upstreamState string, round int, held *hold) (mcp.Result, error) {
 	kept := false
 	defer func() {

@@ -130,7 +130,7 @@ func (p *Proxy) relayEntry(ctx context.Context, x *exchange, in mcp.InputRequest
 	if !enabled(x.u, k) {
 		return nil, errNotOffered(x.u.cfg.Name, k.capability)
 	}
-	if !k.declared(h) && !(k == samplingKind && x.u.cfg.OperatorAnswer) {
+	if !k.declared(h) && !(k.operatorAnswers && x.u.cfg.OperatorAnswer) {
 		return nil, missingCapability(h, k.capability)
 	}
 	o := x.origin

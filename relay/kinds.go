@@ -25,6 +25,10 @@ type kind struct {
 	// carries nothing to judge: only the host's list is decided, at the
 	// result stage (DESIGN §2a).
 	decides bool
+	// operatorAnswers says an operator may write the answer in place of
+	// the host (servers.<name>.operator_answer): a completion only; a
+	// user's form answers and roots are the user's.
+	operatorAnswers bool
 	// declared reports whether h can answer it.
 	declared func(h hostView) bool
 	// forwardable is the request as it goes to the host: the upstream's
@@ -44,7 +48,7 @@ type kind struct {
 
 var (
 	samplingKind = &kind{
-		name: engine.KindSampling, capability: "sampling", decides: true,
+		name: engine.KindSampling, capability: "sampling", decides: true, operatorAnswers: true,
 		declared:    hostView.canSample,
 		forwardable: func(in mcp.InputRequest) mcp.InputRequest { return forwardable(in.(*mcp.CreateMessageWithToolsParams)) },
 		newRequest:  func() mcp.InputRequest { return new(mcp.CreateMessageWithToolsParams) },

@@ -174,16 +174,16 @@ func editedPart(k *kind, stage engine.Stage) string {
 	switch {
 	case stage == engine.StageRequest:
 		return "request"
-	case k == samplingKind:
+	case k.name == engine.KindSampling:
 		return "completion"
 	}
 	return "answer"
 }
 
 // operatorSupplied reads the edit or answer stored with an approval, in
-// canonical form for kind k. An answer counts only for sampling, and only
-// where this serve lets operators answer: the CLI may run with another
-// config.
+// canonical form for kind k. An answer counts only for a kind an operator
+// may answer (sampling), and only where this serve lets operators answer:
+// the CLI may run with another config.
 func operatorSupplied(u *upstream, k *kind, stage engine.Stage, it review.Item) (settlement, *supplyError) {
 	var st settlement
 	var err error
@@ -193,7 +193,7 @@ func operatorSupplied(u *upstream, k *kind, stage engine.Stage, it review.Item) 
 		}
 	}
 	if it.Answer != nil {
-		if !u.cfg.OperatorAnswer || k != samplingKind {
+		if !u.cfg.OperatorAnswer || !k.operatorAnswers {
 			return st, &supplyError{reasonAnswerOff, "operator answers are off for server " + u.cfg.Name}
 		}
 		if st.answer, err = k.canonical(engine.StageResult, it.Answer); err != nil {
