@@ -426,8 +426,6 @@ func errSessionLimit(value int) *jsonrpc.Error {
 	return relayError(codeInternal, fmt.Sprintf("http.max_sessions (%d) reached: too many host sessions are open", value), "", reasonSessionLimited)
 }
 
-const reasonNotOffered = "capability-not-offered"
-
 // Elicitation and roots (DESIGN §2a): the same vocabulary, naming the
 // kind (wireErrorFor, errHostRejected, errHostFailed, errNoHostFor,
 // errAnswerInvalid), and the answers a legacy upstream's elicitation gets
@@ -456,12 +454,12 @@ func legacyElicitAnswer(res *mcp.ElicitResult, err error) (*mcp.ElicitResult, er
 	return nil, err
 }
 
-// errNotOffered: an upstream asked for a capability the firewall never
-// offered it (its server's config turns it off, or the host did not
-// declare it), whether as a push or as an input request. Refused before
-// any decision; the host is not asked.
+// errNotOffered: an upstream asked for a capability it was not offered
+// (the host did not declare it, or servers.<name> withholds it): the
+// request is malformed for its session (-32602), as a request needing an
+// undeclared capability is for an older host. Nobody decided.
 func errNotOffered(server, capability string) *jsonrpc.Error {
-	return relayError(codeInvalidParams, fmt.Sprintf("upstream %s asked for %s, which it was not offered", server, capability), "", reasonNotOffered)
+	return relayError(codeInvalidParams, fmt.Sprintf("server %s was not offered %s", server, capability), "", reasonMissingCapability)
 }
 
 // hasReasonCode reports whether one of the firewall's own errors names

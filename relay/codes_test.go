@@ -144,7 +144,7 @@ func TestVocabulary(t *testing.T) {
 		{"no host for an elicitation", errNoHostFor(engine.KindElicitation, "dc-1"), -32603, "no host can answer elicitation requests", "dc-1", reasonNoHost},
 		{"elicitation answer invalid", errAnswerInvalid(engine.KindElicitation, "name"), -32602, `inputResponses["name"] is not an elicitation result`, "", reasonAnswerInvalid},
 		{"roots answer invalid", errAnswerInvalid(engine.KindRoots, "roots"), -32602, `inputResponses["roots"] is not a roots result`, "", reasonAnswerInvalid},
-		{"not offered", errNotOffered("notes", "roots"), -32602, "upstream notes asked for roots, which it was not offered", "", reasonNotOffered},
+		{"not offered", errNotOffered("notes", "roots"), -32602, "server notes was not offered roots", "", reasonMissingCapability},
 		{"missing capability, elicitation", errMissingCapability(false, "elicitation"), -32602, "the host did not declare elicitation, which the upstream asked for", "", reasonMissingCapability},
 	}
 	for _, tc := range cases {
