@@ -700,3 +700,38 @@ func TestElicitationEditedByOperator(t *testing.T) {
 		})
 	}
 }
+
+// TestPeerHostAnswersInputs: the project's test host (peer.Host, here
+// over HTTP) answers elicitations and roots pushed through the firewall,
+// the SEP-1330 schema included, so end-to-end tests can drive them.
+func TestPeerHostAnswersInputs(t *testing.T) {
+	p := newInputProxy(t, "legacy")
+	url := serveHTTPTest(t, p)
+	host, err := peer.ConnectHTTP(t.Context(), url, peer.HostOptions{
+		Elicit: func(context.Context, json.RawMessage) (json.RawMessage, error) {
+			return json.RawMessage(`{"action":"accept","content":{"titledMulti":["value1"]}}`), nil
+		},
+		Roots: []string{"file:///work/a"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = host.Close() })
+	for _, tc := range []struct{ method, params, want string }{
+		{"elicitation/create", `{"message":"pick","requestedSchema":` + sep1330Schema + `}`, `"titledMulti":["value1"]`},
+		{"roots/list", `{}`, `"uri":"file:///work/a"`},
+	} {
+		res, err := host.CallTool(t.Context(), "ask", map[string]any{"method": tc.method, "params": json.RawMessage(tc.params)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(res.Text, tc.want) {
+			t.Errorf("%s: upstream got %s, want %s in it", tc.method, res.Text, tc.want)
+		}
+	}
+	select {
+	case <-host.Elicited:
+	default:
+		t.Error("the host saw no elicitation")
+	}
+}

@@ -26,6 +26,12 @@ type HostOptions struct {
 	Answer          Answer   // nil: the host does not declare sampling
 	Tools, Context  bool     // declare sampling.tools / sampling.context
 	ProtocolVersion string   // requested version; empty for 2025-11-25
+	// Elicit answers elicitation/create requests with an ElicitResult as
+	// JSON (nil: the host does not declare elicitation); Roots are the
+	// host's roots, by URI (nil: it does not declare roots). Both are
+	// answered as pushes (hosts up to 2025-11-25).
+	Elicit Answer
+	Roots  []string
 	// Stderr receives the command's stderr; nil passes it to this
 	// process's stderr. A writer that is not a file gets a pipe, which,
 	// unlike a file, no RLIMIT_FSIZE on the command limits.
@@ -39,6 +45,8 @@ type Host struct {
 	stdin   io.WriteCloser
 	// Asked counts sampling requests that reached this host.
 	Asked chan json.RawMessage
+	// Elicited receives the params of each elicitation that reached it.
+	Elicited chan json.RawMessage
 	// progress is every progress notification received (ProgressSeen).
 	progress progressSeen
 	others   othersSeen
@@ -46,7 +54,7 @@ type Host struct {
 
 // StartHost starts opts.Command and initializes a session with it.
 func StartHost(ctx context.Context, opts HostOptions) (*Host, error) {
-	h := &Host{Asked: make(chan json.RawMessage, 64)}
+	h := &Host{Asked: make(chan json.RawMessage, 64), Elicited: make(chan json.RawMessage, 64)}
 	copts := h.clientOptions(opts)
 	t, err := h.start(opts)
 	if err != nil {
@@ -56,8 +64,9 @@ func StartHost(ctx context.Context, opts HostOptions) (*Host, error) {
 	if version == "" {
 		version = "2025-11-25"
 	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "mcpx-fw-test-host", Version: "1"}, copts).
-		Connect(ctx, t, &mcp.ClientSessionOptions{ProtocolVersion: version})
+	client := mcp.NewClient(&mcp.Implementation{Name: "mcpx-fw-test-host", Version: "1"}, copts)
+	client.AddReceivingMiddleware(h.inputsMiddleware(opts))
+	cs, err := client.Connect(ctx, t, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		_ = h.Disconnect()
 		return nil, err
@@ -74,6 +83,7 @@ func (h *Host) clientOptions(opts HostOptions) *mcp.ClientOptions {
 			h.others.add("notifications/resources/updated")
 		},
 		LoggingMessageHandler: func(context.Context, *mcp.LoggingMessageRequest) { h.others.add("notifications/message") }}
+	declareInputs(copts.Capabilities, opts)
 	if opts.Answer == nil {
 		return copts
 	}

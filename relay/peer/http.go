@@ -173,14 +173,15 @@ type HTTPHost struct {
 // ConnectHTTP connects a host to url as opts describes (Command and Env are
 // not used). Several may share one url, each with its own session.
 func ConnectHTTP(ctx context.Context, url string, opts HostOptions) (*HTTPHost, error) {
-	h := &Host{Asked: make(chan json.RawMessage, 64)}
+	h := &Host{Asked: make(chan json.RawMessage, 64), Elicited: make(chan json.RawMessage, 64)}
 	copts := h.clientOptions(opts)
 	version := opts.ProtocolVersion
 	if version == "" {
 		version = "2025-11-25"
 	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "mcpx-fw-test-host", Version: "1"}, copts).
-		Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1}, &mcp.ClientSessionOptions{ProtocolVersion: version})
+	client := mcp.NewClient(&mcp.Implementation{Name: "mcpx-fw-test-host", Version: "1"}, copts)
+	client.AddReceivingMiddleware(h.inputsMiddleware(opts))
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1}, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		return nil, err
 	}
