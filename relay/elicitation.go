@@ -56,10 +56,12 @@ func (p *Proxy) onRoots(ctx context.Context, u *upstream) (*mcp.ListRootsResult,
 }
 
 // onPush runs a legacy push of kind k (elicitation, roots) through the
-// firewall, or hands it to its bridged call. A push the server was not
-// offered, or that no host can answer, is refused before any decision.
+// firewall, or hands it to its bridged call. A push for what the host did
+// not declare is refused before any decision. (What servers.<name>
+// withholds is refused before the push reaches here, where the offers are
+// made.)
 func (p *Proxy) onPush(ctx context.Context, u *upstream, k *kind, in mcp.InputRequest) (mcp.InputResponse, error) {
-	if !enabled(u, k) || !k.declared(u.link.host) {
+	if !k.declared(u.link.host) {
 		return nil, errNotOffered(u.cfg.Name, k.capability)
 	}
 	if u.link.bridge != nil {
@@ -71,19 +73,6 @@ func (p *Proxy) onPush(ctx context.Context, u *upstream, k *kind, in mcp.InputRe
 	ctx, cancel := u.link.whileAlive(fromUpstream(ctx, u))
 	defer cancel()
 	return p.firewall(ctx, u, u.link.host, engine.Origin{}, k, in)
-}
-
-// enabled reports whether the server's config lets it ask for k
-// (servers.<name>.elicitation.enabled, servers.<name>.roots.enabled).
-// Sampling's own switch is applied where sampling is offered.
-func enabled(u *upstream, k *kind) bool {
-	switch k {
-	case elicitationKind:
-		return u.cfg.Elicitation.Enabled
-	case rootsKind:
-		return u.cfg.Roots.Enabled
-	}
-	return true
 }
 
 // elicitParamsKey carries, in the context of one ServerSession.Elicit call,

@@ -450,8 +450,7 @@ func pendingIDOtherThan(t *testing.T, s *review.Store, id string) string {
 
 // TestRootsEraMatrix: an upstream's roots request gets the host's list,
 // narrowed to servers.<name>.roots.allow, after the policy saw it, in
-// every pairing of eras; a list the policy denies is refused (-1); a
-// server whose roots are off is refused without asking the host.
+// every pairing of eras; a list the policy denies is refused (-1).
 func TestRootsEraMatrix(t *testing.T) {
 	roots := []*mcp.Root{{URI: "file:///work/a", Name: "a"}, {URI: "file:///work/a/src"}, {URI: "file:///work/a-secrets"}, {URI: "file:///other"}}
 	for _, cell := range inputCells {
@@ -466,7 +465,6 @@ func TestRootsEraMatrix(t *testing.T) {
 			{"unchanged", roots, RootsConfig{Enabled: true}, 0, []string{"file:///work/a", "file:///work/a/src", "file:///work/a-secrets", "file:///other"}, true},
 			{"narrowed", roots, RootsConfig{Enabled: true, Allow: []string{"file:///work/a"}}, 0, []string{"file:///work/a", "file:///work/a/src"}, true},
 			{"denied", append(roots, &mcp.Root{URI: "file:///forbidden"}), RootsConfig{Enabled: true}, codeUserRejected, nil, true},
-			{"off", roots, RootsConfig{}, codeInvalidParams, nil, false},
 		} {
 			t.Run(cell.name+"/"+tc.name, func(t *testing.T) {
 				p := newInputProxy(t, cell.protocol, func(u *Upstream) { u.Roots = tc.cfg })

@@ -120,9 +120,6 @@ func (p *Proxy) handBack(ctx context.Context, x *exchange, reqs mcp.InputRequest
 		if k == nil {
 			return nil, errUnknownInputRequest(x.u.cfg.Name)
 		}
-		if !enabled(x.u, k) {
-			return nil, errNotOffered(x.u.cfg.Name, k.capability)
-		}
 		if !k.declared(x.host) {
 			return nil, missingCapability(x.host, k.capability)
 		}

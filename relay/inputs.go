@@ -127,9 +127,6 @@ func (p *Proxy) relayEntry(ctx context.Context, x *exchange, in mcp.InputRequest
 	if k == nil {
 		return nil, errUnknownInputRequest(x.u.cfg.Name)
 	}
-	if !enabled(x.u, k) {
-		return nil, errNotOffered(x.u.cfg.Name, k.capability)
-	}
 	if !k.declared(h) && !(k.operatorAnswers && x.u.cfg.OperatorAnswer) {
 		return nil, missingCapability(h, k.capability)
 	}

@@ -61,12 +61,9 @@ func (p *Proxy) connect(l *link, cfg Upstream, era string) (*upstream, error) {
 			return p.onSampling(ctx, u, req)
 		}
 	}
-	if enabled(u, elicitationKind) && host.Elicitation != nil {
-		opts.Capabilities.Elicitation = host.Elicitation
-	}
-	if enabled(u, rootsKind) && host.RootsV2 != nil {
-		opts.Capabilities.RootsV2 = host.RootsV2
-	}
+	// Offered as the host declared them, so the firewall's own elicitation
+	// and roots handling (interceptPushes) is reached.
+	opts.Capabilities.Elicitation, opts.Capabilities.RootsV2 = host.Elicitation, host.RootsV2
 	client := mcp.NewClient(&mcp.Implementation{Name: "mcpx-fw", Version: p.cfg.Version}, opts)
 	client.AddReceivingMiddleware(p.interceptPushes(u))
 	if !offered {
