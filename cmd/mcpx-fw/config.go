@@ -101,6 +101,34 @@ type ServerConfig struct {
 	// (mcpx-fw review answer), and offers it sampling even when the host
 	// cannot sample; default false.
 	OperatorAnswer bool `mapstructure:"operator_answer"`
+	// Sampling offers the server sampling when the host can sample; false
+	// never offers it (its sampling requests are refused). Default true
+	// when the key is absent (applyRawServers).
+	Sampling    bool              `mapstructure:"sampling"`
+	Elicitation ElicitationConfig `mapstructure:"elicitation"`
+	Roots       RootsConfig       `mapstructure:"roots"`
+}
+
+// ElicitationConfig is a server's elicitation: section.
+type ElicitationConfig struct {
+	// Enabled offers the server elicitation when the host declared it, in
+	// the modes the host declared; default true when the key is absent.
+	Enabled bool `mapstructure:"enabled"`
+	// AllowedHosts are URL-mode hosts that need no review; policies read
+	// them as data.mcpxfw.config.servers[name].elicitation.allowed_hosts.
+	// Default none: every URL is reviewed.
+	AllowedHosts []string `mapstructure:"allowed_hosts"`
+}
+
+// RootsConfig is a server's roots: section.
+type RootsConfig struct {
+	// Enabled offers the server roots when the host declared them; default
+	// true when the key is absent.
+	Enabled bool `mapstructure:"enabled"`
+	// Allow are URI prefixes of the host's roots the server may see;
+	// policies read them as data.mcpxfw.config.servers[name].roots.allow.
+	// Default none: the host's list unchanged.
+	Allow []string `mapstructure:"allow"`
 }
 
 // HTTPConfig is the http: section, for `serve --http`. Every key defaults

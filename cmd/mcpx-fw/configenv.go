@@ -19,10 +19,18 @@ const defaultMaxTokens = 4096
 type rawServer struct {
 	Env       map[string]string `yaml:"env"`
 	MaxTokens *int              `yaml:"max_tokens"`
+	Sampling  *bool             `yaml:"sampling"`
+	// Elicitation and Roots only tell whether enabled was written.
+	Elicitation struct {
+		Enabled *bool `yaml:"enabled"`
+	} `yaml:"elicitation"`
+	Roots struct {
+		Enabled *bool `yaml:"enabled"`
+	} `yaml:"roots"`
 }
 
 // applyRawServers puts back, for each server, what viper's decoding loses
-// (see keepEnvCase and defaultServerMaxTokens). Servers come only from the
+// (see keepEnvCase, defaultServerMaxTokens and defaultServerOffers). Servers come only from the
 // file, never from the environment, so the file is the whole truth.
 func (c *Config) applyRawServers() error {
 	raw, err := c.rawServers()
@@ -36,6 +44,7 @@ func (c *Config) applyRawServers() error {
 		}
 		keepEnvCase(&server, s)
 		defaultServerMaxTokens(&server, s)
+		defaultServerOffers(&server, s)
 		c.Servers[strings.ToLower(name)] = server
 	}
 	return nil
@@ -73,5 +82,21 @@ func keepEnvCase(server *ServerConfig, raw rawServer) {
 func defaultServerMaxTokens(server *ServerConfig, raw rawServer) {
 	if raw.MaxTokens == nil {
 		server.MaxTokens = defaultMaxTokens
+	}
+}
+
+// defaultServerOffers turns on, for a server whose entry does not mention
+// them, sampling, elicitation.enabled and roots.enabled: what the host
+// declared is offered unless the operator says otherwise. Decoding alone
+// cannot tell an absent key from an explicit false.
+func defaultServerOffers(server *ServerConfig, raw rawServer) {
+	if raw.Sampling == nil {
+		server.Sampling = true
+	}
+	if raw.Elicitation.Enabled == nil {
+		server.Elicitation.Enabled = true
+	}
+	if raw.Roots.Enabled == nil {
+		server.Roots.Enabled = true
 	}
 }

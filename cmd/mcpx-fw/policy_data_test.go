@@ -29,11 +29,18 @@ usage:
 	if err != nil {
 		t.Fatal(err)
 	}
+	none := map[string]any{"elicitation": map[string]any{"allowed_hosts": []string{}}, "roots": map[string]any{"allow": []string{}}}
+	with := func(server map[string]any) map[string]any {
+		for k, v := range none {
+			server[k] = v
+		}
+		return server
+	}
 	want := map[string]any{"default": "review", "servers": map[string]any{
-		"github-mcp": map[string]any{"label": "", "max_tokens": 4096,
-			"budget": map[string]any{"hourly_tokens": 20000, "burst_per_minute": 10}},
-		"notes": map[string]any{"label": "", "max_tokens": defaultMaxTokens, "budget": map[string]any{"burst_per_minute": 3}},
-		"plain": map[string]any{"label": ""},
+		"github-mcp": with(map[string]any{"label": "", "max_tokens": 4096,
+			"budget": map[string]any{"hourly_tokens": 20000, "burst_per_minute": 10}}),
+		"notes": with(map[string]any{"label": "", "max_tokens": defaultMaxTokens, "budget": map[string]any{"burst_per_minute": 3}}),
+		"plain": with(map[string]any{"label": ""}),
 	}}
 	if diff := cmp.Diff(want, policyData(cfg)); diff != "" {
 		t.Errorf("policy data (-want +got):\n%s", diff)
@@ -61,5 +68,28 @@ func TestPolicyDataConfigErrors(t *testing.T) {
 			_, err := loadConfig(writeConfigFile(t, tt.content))
 			wantConfigError(t, err, tt.want...)
 		})
+	}
+}
+
+// A server's elicitation.allowed_hosts and roots.allow reach the policies
+// as written, under data.mcpxfw.config.servers[name].
+func TestPolicyDataElicitationRoots(t *testing.T) {
+	cleanConfigEnv(t)
+	cfg, err := loadConfig(writeConfigFile(t, `servers:
+  docs:
+    command: [cat]
+    elicitation: {allowed_hosts: [auth.example.com, example.org]}
+    roots: {allow: ["file:///home/me/project"]}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	server := policyData(cfg)["servers"].(map[string]any)["docs"].(map[string]any)
+	want := map[string]any{"elicitation": map[string]any{"allowed_hosts": []string{"auth.example.com", "example.org"}},
+		"roots": map[string]any{"allow": []string{"file:///home/me/project"}}}
+	for key, v := range want {
+		if diff := cmp.Diff(v, server[key]); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", key, diff)
+		}
 	}
 }

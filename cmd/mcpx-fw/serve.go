@@ -213,7 +213,9 @@ func relayConfig(rt *runtime) (relay.Config, error) {
 			return relay.Config{}, fmt.Errorf("config %s: %w", displayPath(cfg.path), err)
 		}
 		rc.Upstreams = append(rc.Upstreams, relay.Upstream{Name: name, Label: label, Command: s.Command, Env: env, Dir: s.Dir,
-			Isolated: rt.isolation.isolated[name], URL: s.URL, Headers: headers, Protocol: s.Protocol, OperatorAnswer: s.OperatorAnswer})
+			Isolated: rt.isolation.isolated[name], URL: s.URL, Headers: headers, Protocol: s.Protocol, OperatorAnswer: s.OperatorAnswer,
+			Sampling: s.Sampling, Elicitation: relay.ElicitationConfig{Enabled: s.Elicitation.Enabled, AllowedHosts: s.Elicitation.AllowedHosts},
+			Roots: relay.RootsConfig{Enabled: s.Roots.Enabled, Allow: s.Roots.Allow}})
 	}
 	return rc, nil
 }

@@ -121,9 +121,20 @@ func policyData(cfg *Config) map[string]any {
 		if budget := budgetData(s.Budget); len(budget) > 0 {
 			server["budget"] = budget
 		}
+		// Always arrays, never null: a rule iterating them needs no guard.
+		server["elicitation"] = map[string]any{"allowed_hosts": orEmpty(s.Elicitation.AllowedHosts)}
+		server["roots"] = map[string]any{"allow": orEmpty(s.Roots.Allow)}
 		servers[name] = server
 	}
 	return map[string]any{"default": cfg.Policy.Default, "servers": servers}
+}
+
+// orEmpty is list, or an empty list for none.
+func orEmpty(list []string) []string {
+	if list == nil {
+		return []string{}
+	}
+	return list
 }
 
 // budgetData is a server's budget as policies see it: only the limits set,
