@@ -9,7 +9,8 @@ import (
 
 // knownCapabilities remembers what each configured server offered the
 // last time the firewall started it, for each way it may be started: at
-// a revision, offered sampling or not (with tools, with context). A host
+// a revision, offered sampling (with tools, with context), elicitation (in
+// which modes) and roots or not. A host
 // served over HTTP is told at initialize what its upstreams will offer
 // without starting them: they start on its first request that needs them,
 // so that an initialize costs no process (see attachHost).
@@ -19,11 +20,10 @@ type knownCapabilities struct {
 }
 
 // startKey is what a server's session depends on: the revision asked for
-// and the sampling it is offered (see connect).
+// and what it is offered (sessionOffer): sampling, elicitation and roots,
+// whose offer may change the tools it registers.
 func startKey(cfg Upstream, era string, l *link) string {
-	c := capsOf(l.host)
-	offered := l.host.caps.Sampling != nil || cfg.OperatorAnswer || l.shared
-	return fmt.Sprintf("%s\x00%s\x00%t\x00%t\x00%t", cfg.Name, requestedEra(cfg.Protocol, era), offered, c.Tools, c.Context)
+	return fmt.Sprintf("%s\x00%s\x00%s", cfg.Name, requestedEra(cfg.Protocol, era), offerKey(sessionOffer(cfg, l).caps))
 }
 
 func (k *knownCapabilities) remember(cfg Upstream, era string, l *link, c *mcp.ServerCapabilities) {

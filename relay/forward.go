@@ -107,6 +107,7 @@ func (p *Proxy) getPrompt(ctx context.Context, l *link, h hostView, r *mcp.GetPr
 // requestState), else in one attempt, the upstream's pushes going to the
 // host that initialized.
 func (p *Proxy) exchangeFor(ctx context.Context, x *exchange, answers mcp.InputResponseMap, state string) (mcp.Result, error) {
+	x.host = x.host.offeredTo(x.u.cfg) // the host is asked only what the upstream was offered
 	switch {
 	case state != "" && x.host.modern():
 		return p.resume(ctx, x, answers, state)
@@ -170,8 +171,9 @@ func final(h hostView, method string, res mcp.Result) (mcp.Result, error) {
 // upstreamMeta is the _meta sent upstream: the host's own keys without the
 // protocol's; the firewall's progress token for this call, if the host
 // asked for progress; and, for a 2026-07-28 upstream, the capabilities the
-// firewall offers on this request: what the host declared of sampling,
-// elicitation and roots, so the upstream asks only for what can be answered.
+// firewall offers on this request (requestOffer): what the host declared
+// of sampling, elicitation and roots and the server's config allows, so
+// the upstream asks only for what can be answered.
 func upstreamMeta(u *upstream, h hostView, m mcp.Meta, progressToken any) mcp.Meta {
 	out := scrubMeta(m)
 	if out == nil {
@@ -181,31 +183,12 @@ func upstreamMeta(u *upstream, h hostView, m mcp.Meta, progressToken any) mcp.Me
 		out["progressToken"] = progressToken
 	}
 	if u.modern() {
-		out[mcp.MetaKeyClientCapabilities] = offeredCapabilities(h, u.cfg.OperatorAnswer)
+		out[mcp.MetaKeyClientCapabilities] = wireCapabilities(requestOffer(u.cfg, h))
 	}
 	if len(out) == 0 {
 		return nil
 	}
 	return out
-}
-
-// offeredCapabilities is the client capability object for a 2026-07-28
-// upstream on one request.
-func offeredCapabilities(h hostView, operatorAnswer bool) map[string]any {
-	caps := map[string]any{}
-	switch {
-	case h.canSample():
-		caps["sampling"] = advertised(capsOf(h))
-	case operatorAnswer && !h.modern():
-		caps["sampling"] = map[string]any{}
-	}
-	if h.caps.Elicitation != nil {
-		caps["elicitation"] = h.caps.Elicitation
-	}
-	if h.caps.RootsV2 != nil {
-		caps["roots"] = h.caps.RootsV2
-	}
-	return caps
 }
 
 // upstreamError is the host's answer when a call to u failed: the

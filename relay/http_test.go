@@ -255,7 +255,7 @@ func TestHTTPUpstream(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p := newTestProxy(t, "peer")
-			p.cfg.Upstreams[0] = Upstream{Name: "peer", Label: "test peer", URL: url, Headers: tt.headers}
+			p.cfg.Upstreams[0] = defaultOffers(Upstream{Name: "peer", Label: "test peer", URL: url, Headers: tt.headers})
 			if tt.host == "" {
 				wantConnectFails(t, p)
 				return
@@ -282,7 +282,7 @@ func TestHTTPUpstream(t *testing.T) {
 func TestHTTPUpstreamStandalonePush(t *testing.T) {
 	url := startHTTPUpstream(t)
 	p := newTestProxy(t, "peer")
-	p.cfg.Upstreams[0] = Upstream{Name: "peer", Label: "test peer", URL: url}
+	p.cfg.Upstreams[0] = defaultOffers(Upstream{Name: "peer", Label: "test peer", URL: url})
 	var asked []string
 	var mu sync.Mutex
 	host := connectHost(t, p, "2025-11-25", answeringHost("host", &asked, &mu))

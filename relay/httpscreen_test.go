@@ -110,7 +110,7 @@ func (a *askedHosts) count() int {
 func httpUpstreamHost(t *testing.T, url, version string) (*mcp.ClientSession, *askedHosts) {
 	t.Helper()
 	p := newTestProxy(t, "peer")
-	p.cfg.Upstreams[0] = Upstream{Name: "peer", Label: "test peer", URL: url}
+	p.cfg.Upstreams[0] = defaultOffers(Upstream{Name: "peer", Label: "test peer", URL: url})
 	asked := &askedHosts{}
 	return connectHost(t, p, version, answeringHost("host", &asked.prompt, &asked.mu)), asked
 }

@@ -67,7 +67,7 @@ func newLimitedProxy(t *testing.T, lim Limits, reviewTimeout time.Duration, name
 	var ups []Upstream
 	for _, n := range names {
 		servers[n] = map[string]any{"label": "test " + n, "max_tokens": 1000}
-		ups = append(ups, Upstream{Name: n, Label: "test " + n, Command: []string{testUpstream(t)}, Env: map[string]string{peer.LoadEnv: "1"}})
+		ups = append(ups, defaultOffers(Upstream{Name: n, Label: "test " + n, Command: []string{testUpstream(t)}, Env: map[string]string{peer.LoadEnv: "1"}}))
 	}
 	log := &lockedBuffer{}
 	eng, err := engine.New(t.Context(), engine.Config{

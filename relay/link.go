@@ -18,16 +18,19 @@ type hostView struct {
 	session *mcp.ServerSession
 	era     string
 	caps    *mcp.ClientCapabilities
-	// declared holds caps as the engine reads them (engine.Host) for a
-	// view that serves many requests (newLink), made on first use and
-	// shared by them. Nil for a view made per request.
+	// declared holds what the host declared as the engine reads it
+	// (engine.Host), for a view that serves many requests (newLink), made
+	// on first use and shared by them, and for a view narrowed to one
+	// upstream (offeredTo). Nil for a view made per request.
 	declared *declaredCaps
 }
 
-// declaredCaps is capabilities as the engine reads them, made once; nobody
-// may modify the map.
+// declaredCaps is capabilities as the engine reads them, made once from
+// what the host declared (of), even for a view narrowed to what one
+// upstream was offered (offeredTo); nobody may modify the map.
 type declaredCaps struct {
 	once sync.Once
+	of   *mcp.ClientCapabilities
 	m    map[string]any
 }
 
@@ -36,7 +39,7 @@ func (h hostView) capabilities() map[string]any {
 	if h.declared == nil {
 		return jsonObject(h.caps)
 	}
-	h.declared.once.Do(func() { h.declared.m = jsonObject(h.caps) })
+	h.declared.once.Do(func() { h.declared.m = jsonObject(h.declared.of) })
 	return h.declared.m
 }
 
@@ -87,7 +90,7 @@ func newLink(h hostView) *link {
 	if h.caps == nil {
 		h.caps = &mcp.ClientCapabilities{}
 	}
-	h.declared = &declaredCaps{}
+	h.declared = &declaredCaps{of: h.caps}
 	gone, leave := context.WithCancel(context.Background())
 	return &link{host: h, gone: gone, leave: leave}
 }

@@ -71,7 +71,7 @@ func TestHTTPRedirectKeepsCredentials(t *testing.T) {
 		p := newTestProxy(t, "peer")
 		core, logs := observer.New(zapcore.DebugLevel)
 		p.log = zap.New(core)
-		p.cfg.Upstreams[0] = Upstream{Name: "peer", Label: "test peer", URL: configured.URL + "/mcp", Headers: map[string]string{"X-Peer-Token": secret}}
+		p.cfg.Upstreams[0] = defaultOffers(Upstream{Name: "peer", Label: "test peer", URL: configured.URL + "/mcp", Headers: map[string]string{"X-Peer-Token": secret}})
 		wantConnectFails(t, p)
 		for _, tok := range elsewhere.got() {
 			if tok != "" {
@@ -92,7 +92,7 @@ func TestHTTPRedirectKeepsCredentials(t *testing.T) {
 		t.Cleanup(configured.Close)
 
 		p := newTestProxy(t, "peer")
-		p.cfg.Upstreams[0] = Upstream{Name: "peer", Label: "test peer", URL: configured.URL + "/old/mcp", Headers: map[string]string{"X-Peer-Token": secret}}
+		p.cfg.Upstreams[0] = defaultOffers(Upstream{Name: "peer", Label: "test peer", URL: configured.URL + "/old/mcp", Headers: map[string]string{"X-Peer-Token": secret}})
 		host := connectHost(t, p, "2025-11-25", nil)
 		res, err := host.CallTool(t.Context(), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "moved"}})
 		if err != nil || res.Content[0].(*mcp.TextContent).Text != "moved" {

@@ -16,11 +16,13 @@ import (
 
 // upstream is one running upstream server and the session to it.
 type upstream struct {
-	cfg     Upstream
-	log     *zap.Logger // the relay's, naming the server
-	link    *link
-	era     string                // the revision the session speaks
-	caps    validate.Capabilities // sampling sub-capabilities advertised to it
+	cfg  Upstream
+	log  *zap.Logger // the relay's, naming the server
+	link *link
+	era  string                // the revision the session speaks
+	caps validate.Capabilities // sampling sub-capabilities and elicitation modes offered to it
+	// offered is what the session was offered at initialize (sessionOffer).
+	offered *mcp.ClientCapabilities
 	session *mcp.ClientSession
 
 	// held keeps the admission of each push not yet answered (pushhold.go).
@@ -40,35 +42,34 @@ type upstream struct {
 func (u *upstream) modern() bool { return isModern(u.era) }
 
 // connect starts cfg's server and opens a session at the revision the link
-// asks for (see requestedEra). A push is offered sampling only when someone
-// can answer it: the host, when it declared sampling, or an operator, when
-// cfg.OperatorAnswer is on (then even a host that cannot sample gets the
-// firewall's sampling, answered by `mcpx-fw review answer`). Tools and
+// asks for (see requestedEra), offered what sessionOffer says. A push is
+// offered sampling only when someone can answer it: the host, when it
+// declared sampling, or an operator, when cfg.OperatorAnswer is on (then
+// even a host that cannot sample gets the firewall's sampling, answered by
+// `mcpx-fw review answer`); never when cfg.Sampling is off. Tools and
 // context only when the host declared those too. The SDK's input-request
 // loop is off: the relay runs it, so every entry crosses the firewall.
 func (p *Proxy) connect(l *link, cfg Upstream, era string) (*upstream, error) {
 	u := &upstream{cfg: cfg, log: p.log.With(zap.String("server", cfg.Name)), link: l, inFlight: map[*hostCall]struct{}{}, held: newPushHolds()}
-	host := l.host.caps
-	opts := &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}, MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
+	o := sessionOffer(cfg, l)
+	// Capabilities always explicit, never nil: the SDK would add its
+	// defaults (roots.listChanged) to a nil one.
+	opts := &mcp.ClientOptions{Capabilities: o.caps, MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
 		ProgressNotificationHandler: func(ctx context.Context, req *mcp.ProgressNotificationClientRequest) { p.relayProgress(ctx, u, req) },
 		ToolListChangedHandler:      p.toolsChanged, PromptListChangedHandler: p.promptsChanged,
 		ResourceListChangedHandler: func(ctx context.Context, req *mcp.ResourceListChangedRequest) { p.resourcesChanged(ctx, u, req) }}
-	offered := host.Sampling != nil || cfg.OperatorAnswer || l.shared
-	u.caps = capsOf(l.host)
+	offered := o.sampling
+	u.caps, u.offered = o.modes, o.caps
 	if offered {
-		opts.Capabilities.Sampling = advertised(u.caps)
 		opts.CreateMessageWithToolsHandler = func(ctx context.Context, req *mcp.CreateMessageWithToolsRequest) (*mcp.CreateMessageWithToolsResult, error) {
 			return p.onSampling(ctx, u, req)
 		}
 	}
-	// Offered as the host declared them, so the firewall's own elicitation
-	// and roots handling (interceptPushes) is reached.
-	opts.Capabilities.Elicitation, opts.Capabilities.RootsV2 = host.Elicitation, host.RootsV2
 	client := mcp.NewClient(&mcp.Implementation{Name: "mcpx-fw", Version: p.cfg.Version}, opts)
+	// Added last, so it runs first: what u was not offered is refused
+	// before the firewall's own elicitation and roots handling.
 	client.AddReceivingMiddleware(p.interceptPushes(u))
-	if !offered {
-		client.AddReceivingMiddleware(p.refuseSampling(u))
-	}
+	client.AddReceivingMiddleware(p.refuseUnoffered(u))
 	// Not the host request's context: the session outlives that request,
 	// and its values (the request's identity) must not travel with it.
 	ctx, cancel := context.WithTimeout(context.Background(), p.cfg.ConnectTimeout)
@@ -116,24 +117,20 @@ func requestedEra(setting, hostEra string) string {
 // upstreamMeta) for a 2026-07-28 one.
 func (u *upstream) capsFor(h hostView) validate.Capabilities {
 	if u.modern() {
-		return capsOf(h)
+		return capsOf(h.offeredTo(u.cfg))
 	}
 	return u.caps
 }
 
 // capsOf is the sampling sub-capabilities and the elicitation modes h
-// declared. An elicitation capability naming neither mode offers form
-// (the spec's reading of `{}`, as the SDK's).
+// declared.
 func capsOf(h hostView) validate.Capabilities {
 	var c validate.Capabilities
 	if h.canSample() {
 		c.Tools, c.Context = h.caps.Sampling.Tools != nil, h.caps.Sampling.Context != nil
 	}
-	if h.caps == nil {
-		return c
-	}
-	if e := h.caps.Elicitation; e != nil {
-		c.Form, c.URL = e.Form != nil || e.URL == nil, e.URL != nil
+	if h.caps != nil {
+		c.Form, c.URL = elicitationModes(h.caps.Elicitation)
 	}
 	return c
 }
@@ -176,18 +173,35 @@ func (p *Proxy) screenInputsFor(u *upstream) screen {
 	}
 }
 
-// refuseSampling answers sampling pushes from an upstream that was never
-// offered sampling (the host cannot answer): at once, and as an error
-// nobody chose, instead of the SDK's non-standard "unsupported" code.
-func (p *Proxy) refuseSampling(u *upstream) mcp.Middleware {
+// refuseUnoffered answers at once the requests of an upstream for what its
+// session was never offered, instead of the SDK's non-standard
+// "unsupported" code or its default answers (an empty roots list):
+// sampling the host cannot answer is an error nobody chose (-32603);
+// sampling the config withholds (servers.<name>.sampling: false), and
+// elicitation or roots not offered, are requests for a capability the
+// server does not have (-32602).
+func (p *Proxy) refuseUnoffered(u *upstream) mcp.Middleware {
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-			if method != "sampling/createMessage" {
-				return next(ctx, method, req)
+			switch {
+			case method == "sampling/createMessage" && u.offered.Sampling == nil && !u.cfg.Sampling:
+				return nil, p.notOffered(u, "sampling")
+			case method == "sampling/createMessage" && u.offered.Sampling == nil:
+				return nil, p.noHost(u, "the host did not declare sampling")
+			case method == "elicitation/create" && u.offered.Elicitation == nil:
+				return nil, p.notOffered(u, "elicitation")
+			case method == "roots/list" && u.offered.RootsV2 == nil:
+				return nil, p.notOffered(u, "roots")
 			}
-			return nil, p.noHost(u, "the host did not declare sampling")
+			return next(ctx, method, req)
 		}
 	}
+}
+
+// notOffered refuses a request for a capability u was not offered.
+func (p *Proxy) notOffered(u *upstream, capability string) error {
+	p.log.Warn("request refused: capability not offered to the server", zap.String("server", u.cfg.Name), zap.String("capability", capability))
+	return errNotOffered(u.cfg.Name, capability)
 }
 
 // noHost refuses a sampling push nobody can answer, at once and as an

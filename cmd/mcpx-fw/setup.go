@@ -122,15 +122,15 @@ func policyData(cfg *Config) map[string]any {
 			server["budget"] = budget
 		}
 		// Always arrays, never null: a rule iterating them needs no guard.
-		server["elicitation"] = map[string]any{"allowed_hosts": orEmpty(s.Elicitation.AllowedHosts)}
-		server["roots"] = map[string]any{"allow": orEmpty(s.Roots.Allow)}
+		server["elicitation"] = map[string]any{"allowed_hosts": listOrEmpty(s.Elicitation.AllowedHosts)}
+		server["roots"] = map[string]any{"allow": listOrEmpty(s.Roots.Allow)}
 		servers[name] = server
 	}
 	return map[string]any{"default": cfg.Policy.Default, "servers": servers}
 }
 
-// orEmpty is list, or an empty list for none.
-func orEmpty(list []string) []string {
+// listOrEmpty is list, or an empty list for none.
+func listOrEmpty(list []string) []string {
 	if list == nil {
 		return []string{}
 	}
