@@ -433,6 +433,9 @@ func (c *Config) checkServer(bad func(string, string, ...any), name string, s Se
 	if s.Budget.BurstPerMinute < 0 {
 		bad(key+".budget.burst_per_minute", "must be 0 (no limit) or positive")
 	}
+	if s.OperatorAnswer && !s.Sampling {
+		bad(key+".operator_answer", "answers sampling, which sampling: false never offers this server; drop one of them")
+	}
 }
 
 // checkReach checks how the firewall reaches a server: by exactly one of a
