@@ -84,6 +84,9 @@ type link struct {
 	// resources says which upstream listed which URI and template, so a
 	// request about a resource goes to its owner only (owners.go).
 	resources resourceIndex
+
+	// rootsNotices relays the host's roots list changes (rootschanged.go).
+	rootsNotices rootsNotices
 }
 
 func newLink(h hostView) *link {

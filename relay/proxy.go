@@ -194,6 +194,7 @@ func (p *Proxy) server() *mcp.Server {
 		// What a host is told at initialize and discover is mergedCapabilities.
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true},
 			Prompts: &mcp.PromptCapabilities{ListChanged: true}, Resources: &mcp.ResourceCapabilities{ListChanged: true}},
+		RootsListChangedHandler: p.rootsChanged,
 	})
 	srv.AddReceivingMiddleware(p.initializeMiddleware, p.forwardMiddleware)
 	srv.AddSendingMiddleware(restoreElicitParams)

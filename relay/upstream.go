@@ -70,6 +70,7 @@ func (p *Proxy) connect(l *link, cfg Upstream, era string) (*upstream, error) {
 	// before the firewall's own elicitation and roots handling.
 	client.AddReceivingMiddleware(p.interceptPushes(u))
 	client.AddReceivingMiddleware(p.refuseUnoffered(u))
+	client.AddSendingMiddleware(sendRootsChanged)
 	// Not the host request's context: the session outlives that request,
 	// and its values (the request's identity) must not travel with it.
 	ctx, cancel := context.WithTimeout(context.Background(), p.cfg.ConnectTimeout)
