@@ -192,11 +192,15 @@ func upstreamMeta(u *upstream, h hostView, m mcp.Meta, progressToken any) mcp.Me
 }
 
 // upstreamError is the host's answer when a call to u failed: the
-// upstream's own JSON-RPC error passes through as it sent it; anything else
+// upstream's own JSON-RPC error passes through as it sent it (a -32042
+// once checked: urlElicitationRequired); anything else
 // (a dead process, a broken stream, an unreadable answer) is the firewall's
 // error naming the server, with the detail logged rather than sent.
 func upstreamError(u *upstream, err error) error {
 	var we *jsonrpc.Error
+	if errors.As(err, &we) && we.Code == mcp.CodeURLElicitationRequired {
+		return urlElicitationRequired(u, we)
+	}
 	if errors.As(err, &we) {
 		return passedThrough(we)
 	}

@@ -23,6 +23,8 @@ type upstream struct {
 	caps validate.Capabilities // sampling sub-capabilities and elicitation modes offered to it
 	// offered is what the session was offered at initialize (sessionOffer).
 	offered *mcp.ClientCapabilities
+	// urls are the URL elicitations it may complete (urlelicit.go).
+	urls    urlElicitations
 	session *mcp.ClientSession
 
 	// held keeps the admission of each push not yet answered (pushhold.go).
@@ -57,7 +59,10 @@ func (p *Proxy) connect(l *link, cfg Upstream, era string) (*upstream, error) {
 	opts := &mcp.ClientOptions{Capabilities: o.caps, MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
 		ProgressNotificationHandler: func(ctx context.Context, req *mcp.ProgressNotificationClientRequest) { p.relayProgress(ctx, u, req) },
 		ToolListChangedHandler:      p.toolsChanged, PromptListChangedHandler: p.promptsChanged,
-		ResourceListChangedHandler: func(ctx context.Context, req *mcp.ResourceListChangedRequest) { p.resourcesChanged(ctx, u, req) }}
+		ResourceListChangedHandler: func(ctx context.Context, req *mcp.ResourceListChangedRequest) { p.resourcesChanged(ctx, u, req) },
+		ElicitationCompleteHandler: func(ctx context.Context, req *mcp.ElicitationCompleteNotificationRequest) {
+			p.elicitationComplete(ctx, u, req)
+		}}
 	offered := o.sampling
 	u.caps, u.offered = o.modes, o.caps
 	if offered {
@@ -70,6 +75,7 @@ func (p *Proxy) connect(l *link, cfg Upstream, era string) (*upstream, error) {
 	// before the firewall's own elicitation and roots handling.
 	client.AddReceivingMiddleware(p.interceptPushes(u))
 	client.AddReceivingMiddleware(p.refuseUnoffered(u))
+	client.AddReceivingMiddleware(p.watchURLElicitations(u))
 	client.AddSendingMiddleware(sendRootsChanged)
 	// Not the host request's context: the session outlives that request,
 	// and its values (the request's identity) must not travel with it.

@@ -40,6 +40,7 @@ func (e *Error) Error() string { return fmt.Sprintf("%d %s", e.Code, e.Message) 
 // {hold}; notify_raw {method, params}; meta (reports _meta);
 // ask_all (elicitation, roots and sampling in one round); shed {times}
 // (load shedding); block (until cancelled); fail (a JSON-RPC error);
+// url_required {ids} (-32042, URL elicitation required);
 // stderr {text} (raw bytes on its stderr); and, with MCPXFW_PEER_HOSTILE=1,
 // attack (see attack_linux.go).
 // It also has a prompt `greet` and a resource `peer://readme`.
@@ -109,6 +110,8 @@ func newServer(raw *rawParams, opts UpstreamOptions) (*mcp.Server, *lateWork) {
 		InputSchema: json.RawMessage(`{"type":"object"}`)}, fail)
 	srv.AddTool(&mcp.Tool{Name: "client_info", Description: "Reports the protocol version and capabilities its client declared.",
 		InputSchema: json.RawMessage(`{"type":"object"}`)}, clientInfo)
+	srv.AddTool(&mcp.Tool{Name: "url_required", Description: "Fails with -32042, URL elicitation required, naming one elicitation per id.",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"ids":{"type":"array","items":{"type":"string"}}},"required":["ids"]}`)}, urlRequired)
 	srv.AddTool(&mcp.Tool{Name: "stderr", Description: "Writes its text, unchanged, to the upstream's stderr.",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`)}, writeStderr)
 	addHostileTools(srv) // with MCPXFW_PEER_HOSTILE=1 only: attack_linux.go

@@ -1,0 +1,165 @@
+package relay
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.uber.org/zap"
+)
+
+// URL-mode elicitation's two messages of its own (2025-11-25; 2026-07-28
+// has neither): notifications/elicitation/complete, which an upstream sends
+// once the user finished at the URL, and error -32042 (URL elicitation
+// required), with which it fails a call until they do. A completion
+// reaches the host that was asked that elicitation through that upstream,
+// and only it: the ids the upstream may complete are those of the URL
+// elicitations its host accepted (elicitation/create) or was handed
+// (-32042), and an upstream session serves one host (DESIGN §5). Any other
+// completion is dropped.
+
+// Bounds on what one upstream session may have the firewall remember.
+const (
+	maxURLElicitations = 64               // awaiting completion at once; the oldest is forgotten first
+	maxElicitationID   = 256              // bytes of an id worth remembering
+	urlElicitationTTL  = 30 * time.Minute // how long a completion is awaited
+)
+
+// urlElicitations are the ids one upstream session may complete, each
+// with the time it stops being awaited.
+type urlElicitations struct {
+	mu      sync.Mutex
+	expires map[string]time.Time
+}
+
+// expect awaits id's completion until now+urlElicitationTTL.
+func (e *urlElicitations) expect(id string, now time.Time) {
+	if id == "" || len(id) > maxElicitationID {
+		return
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.expires == nil {
+		e.expires = map[string]time.Time{}
+	}
+	e.forget(now)
+	e.expires[id] = now.Add(urlElicitationTTL)
+}
+
+// forget drops the expired ids, and the oldest while there are too many;
+// callers hold mu.
+func (e *urlElicitations) forget(now time.Time) {
+	for id, t := range e.expires {
+		if !now.Before(t) {
+			delete(e.expires, id)
+		}
+	}
+	for len(e.expires) >= maxURLElicitations {
+		oldest, first := "", time.Time{}
+		for id, t := range e.expires {
+			if oldest == "" || t.Before(first) {
+				oldest, first = id, t
+			}
+		}
+		delete(e.expires, oldest)
+	}
+}
+
+// take reports whether id was awaited, and stops awaiting it.
+func (e *urlElicitations) take(id string, now time.Time) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	t, ok := e.expires[id]
+	delete(e.expires, id)
+	return ok && now.Before(t)
+}
+
+// completesURLs reports whether u's completions can reach a host: a
+// session at a revision with URL mode, offered it, serving one host that
+// initialized (not the shared 2026-07-28 link, not a bridged call's).
+func (u *upstream) completesURLs() bool {
+	l := u.link
+	return !u.modern() && u.caps.URL && !l.shared && l.bridge == nil && l.host.session != nil && !l.host.modern()
+}
+
+// watchURLElicitations is the receiving middleware of every upstream
+// client: a URL-mode elicitation/create its host accepted makes its id
+// one the upstream may complete. It reads what goes back to the upstream,
+// after every check the firewall made.
+func (p *Proxy) watchURLElicitations(u *upstream) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			res, err := next(ctx, method, req)
+			if method != "elicitation/create" || err != nil || !u.completesURLs() {
+				return res, err
+			}
+			r, ok := req.(*mcp.ElicitRequest)
+			er, ok2 := res.(*mcp.ElicitResult)
+			if ok && ok2 && r.Params != nil && er.Action == "accept" && urlMode(r.Params) {
+				u.urls.expect(r.Params.ElicitationID, time.Now())
+			}
+			return res, err
+		}
+	}
+}
+
+// urlMode reports whether params ask for URL mode, as the SDK infers a
+// mode left out (a URL and no schema).
+func urlMode(params *mcp.ElicitParams) bool {
+	return params.Mode == "url" || params.Mode == "" && params.URL != "" && params.RequestedSchema == nil
+}
+
+// urlElicitationRequired is what the host gets of an upstream's -32042:
+// the error as the upstream sent it, its elicitations' ids then awaited
+// from that upstream; or, from an upstream that was not offered URL-mode
+// elicitation, the firewall's refusal (-32602), since the host must not be
+// sent to a URL by a server the config or the host never allowed to.
+//
+// The elicitations in its data are not yet validated or decided as an
+// elicitation/create is: that step belongs to the elicitation pipeline.
+func urlElicitationRequired(u *upstream, we *jsonrpc.Error) *jsonrpc.Error {
+	if !u.modern() && !u.caps.URL || u.modern() && !u.cfg.Elicitation.Enabled {
+		u.log.Warn("URL elicitation required, from a server not offered URL-mode elicitation: refused")
+		return errNotOffered(u.cfg.Name, "elicitation")
+	}
+	if !u.completesURLs() {
+		return passedThrough(we)
+	}
+	var data struct {
+		Elicitations []struct {
+			ID string `json:"elicitationId"`
+		} `json:"elicitations"`
+	}
+	if json.Unmarshal(we.Data, &data) == nil {
+		now := time.Now()
+		for i, el := range data.Elicitations {
+			if i == maxURLElicitations {
+				break
+			}
+			u.urls.expect(el.ID, now)
+		}
+	}
+	return passedThrough(we)
+}
+
+// elicitationComplete relays an upstream's notifications/elicitation/
+// complete to its host when the id is one that upstream may complete,
+// rebuilt with the id alone (the upstream's _meta stays behind), on the
+// stream of a call in flight on it or the host's standalone stream.
+func (p *Proxy) elicitationComplete(ctx context.Context, u *upstream, req *mcp.ElicitationCompleteNotificationRequest) {
+	if req.Params == nil || !u.completesURLs() || !u.urls.take(req.Params.ElicitationID, time.Now()) {
+		id := 0
+		if req.Params != nil {
+			id = len(req.Params.ElicitationID)
+		}
+		p.log.Debug("elicitation completion dropped: no URL elicitation of this server awaits it", zap.String("server", u.cfg.Name), zap.Int("id_bytes", id))
+		return
+	}
+	err := u.link.host.session.NotifyElicitationComplete(hostStream(fromUpstream(ctx, u), false), &mcp.ElicitationCompleteParams{ElicitationID: req.Params.ElicitationID})
+	if err != nil {
+		p.log.Debug("elicitation completion not relayed", zap.String("server", u.cfg.Name), zap.Error(err))
+	}
+}

@@ -1,0 +1,136 @@
+package relay
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// urlHost is a legacy host over HTTP declaring both elicitation modes; the
+// ids of the completions it is told arrive on its channel.
+func urlHost(t *testing.T, url string) (*mcp.ClientSession, chan string) {
+	completed := make(chan string, 16)
+	opts := &mcp.ClientOptions{
+		Capabilities: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}, URL: &mcp.URLElicitationCapabilities{}}},
+		ElicitationCompleteHandler: func(_ context.Context, req *mcp.ElicitationCompleteNotificationRequest) {
+			completed <- req.Params.ElicitationID
+		},
+	}
+	return connectHTTPHost(t, url, "2025-11-25", opts), completed
+}
+
+// wantURLRequired calls url_required for ids and checks the host gets the
+// upstream's -32042 as it sent it, its elicitations intact.
+func wantURLRequired(t *testing.T, host *mcp.ClientSession, ids ...string) {
+	t.Helper()
+	_, err := host.CallTool(t.Context(), &mcp.CallToolParams{Name: "url_required", Arguments: map[string]any{"ids": ids}})
+	var we *jsonrpc.Error
+	if !errors.As(err, &we) || we.Code != mcp.CodeURLElicitationRequired {
+		t.Fatalf("err = %v, want -32042", err)
+	}
+	var data struct {
+		Elicitations []mcp.ElicitParams `json:"elicitations"`
+	}
+	if err := json.Unmarshal(we.Data, &data); err != nil || len(data.Elicitations) != len(ids) {
+		t.Fatalf("data = %s, want the %d elicitations the upstream named", we.Data, len(ids))
+	}
+	for i, el := range data.Elicitations {
+		if el.Mode != "url" || el.ElicitationID != ids[i] || el.URL != "https://auth.example.com/start/"+ids[i] {
+			t.Errorf("elicitation %d = %+v, not as the upstream sent it", i, el)
+		}
+	}
+}
+
+// complete makes host's upstream send notifications/elicitation/complete
+// for each id, in order.
+func complete(t *testing.T, host *mcp.ClientSession, ids ...string) {
+	t.Helper()
+	var params []json.RawMessage
+	for _, id := range ids {
+		b, _ := json.Marshal(map[string]string{"elicitationId": id})
+		params = append(params, b)
+	}
+	if _, err := host.CallTool(t.Context(), &mcp.CallToolParams{Name: "notify_raw",
+		Arguments: map[string]any{"method": "notifications/elicitation/complete", "params": params}}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// nextCompleted is the next completion host was told of.
+func nextCompleted(t *testing.T, completed chan string) string {
+	t.Helper()
+	select {
+	case id := <-completed:
+		return id
+	case <-time.After(20 * time.Second):
+		t.Fatal("no completion reached the host")
+		return ""
+	}
+}
+
+// TestURLElicitationCompleteRouting: with two hosts over HTTP, each
+// upstream's notifications/elicitation/complete reaches its own host, and
+// only for an id that host was handed (here by -32042) through that
+// upstream, once: another host's id, an unknown one and a repeat are
+// dropped. An upstream's completions are relayed in the order it sent
+// them, so the first one a host is told of shows what came before it.
+func TestURLElicitationCompleteRouting(t *testing.T) {
+	p := newTestProxy(t, "peer")
+	url := serveHTTPTest(t, p)
+	hostA, completedA := urlHost(t, url)
+	hostB, completedB := urlHost(t, url)
+	wantURLRequired(t, hostA, "a1")
+	wantURLRequired(t, hostB, "b1")
+
+	complete(t, hostA, "b1", "unknown", "a1")
+	if id := nextCompleted(t, completedA); id != "a1" {
+		t.Errorf("host A was told %q first, want a1", id)
+	}
+	complete(t, hostB, "a1", "b1")
+	if id := nextCompleted(t, completedB); id != "b1" {
+		t.Errorf("host B was told %q first, want b1", id)
+	}
+	wantURLRequired(t, hostA, "a2")
+	complete(t, hostA, "a1", "a2") // a1 again: already completed
+	if id := nextCompleted(t, completedA); id != "a2" {
+		t.Errorf("host A was told %q, want a2", id)
+	}
+	select {
+	case id := <-completedA:
+		t.Errorf("host A was also told %q", id)
+	case id := <-completedB:
+		t.Errorf("host B was also told %q", id)
+	default:
+	}
+}
+
+// TestURLElicitationRequiredNotOffered: a -32042 from an upstream that was
+// not offered URL-mode elicitation (the host declared form only, or the
+// config withholds elicitation) never sends the host to its URLs: the call
+// fails with the firewall's -32602 instead.
+func TestURLElicitationRequiredNotOffered(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		caps    *mcp.ElicitationCapabilities
+		enabled bool
+	}{
+		{"host declared form only", &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}}, true},
+		{"config withholds elicitation", &mcp.ElicitationCapabilities{URL: &mcp.URLElicitationCapabilities{}}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := newTestProxy(t, "peer")
+			p.cfg.Upstreams[0].Elicitation.Enabled = tc.enabled
+			host := connectHost(t, p, "2025-11-25", &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{Elicitation: tc.caps}})
+			_, err := host.CallTool(t.Context(), &mcp.CallToolParams{Name: "url_required", Arguments: map[string]any{"ids": []string{"x"}}})
+			var we *jsonrpc.Error
+			if !errors.As(err, &we) || we.Code != jsonrpc.CodeInvalidParams || we.Message != "server peer was not offered elicitation" {
+				t.Fatalf("err = %v, want -32602 not offered", err)
+			}
+		})
+	}
+}
