@@ -54,7 +54,8 @@ type guard struct {
 }
 
 // judgement is what becomes of one message from an upstream. With neither
-// field set it passes unchanged.
+// field set it passes unchanged. A replaced result is a refusal, or a
+// result the SDK could not otherwise read (withRootsParams).
 type judgement struct {
 	answer  *jsonrpc.Response // a refused push: the upstream gets this, the SDK nothing
 	replace *jsonrpc.Response // a refused input_required result: the SDK gets this instead
@@ -70,6 +71,9 @@ func (g guard) judge(ctx context.Context, msg jsonrpc.Message) judgement {
 	case *jsonrpc.Response:
 		if werr := g.refusedInputs(ctx, msg); werr != nil {
 			return judgement{replace: &jsonrpc.Response{ID: msg.ID, Error: werr}}
+		}
+		if fixed := withRootsParams(msg.Result); fixed != nil && msg.Error == nil {
+			return judgement{replace: &jsonrpc.Response{ID: msg.ID, Result: fixed}}
 		}
 	case *jsonrpc.Request:
 		k := screenedKind(msg.Method)

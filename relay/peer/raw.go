@@ -218,7 +218,7 @@ func (c *swapConn) swapInputs(resp *jsonrpc.Response) jsonrpc.Message {
 	var res map[string]json.RawMessage
 	var reqs map[string]struct {
 		Method string          `json:"method"`
-		Params json.RawMessage `json:"params"`
+		Params json.RawMessage `json:"params,omitempty"` // none: swapped for nothing (roots_input)
 	}
 	if json.Unmarshal(resp.Result, &res) != nil || json.Unmarshal(res["inputRequests"], &reqs) != nil {
 		return resp
@@ -231,7 +231,10 @@ func (c *swapConn) swapInputs(resp *jsonrpc.Response) jsonrpc.Message {
 		if json.Unmarshal(in.Params, &p) != nil || p.Meta[rawKey] == "" {
 			continue
 		}
-		if raw, ok := c.raw.take(p.Meta[rawKey]); ok {
+		if raw, ok := c.raw.take(p.Meta[rawKey]); ok && raw == nil {
+			in.Params, swapped = nil, true
+			reqs[key] = in
+		} else if ok {
 			in.Params, swapped = c.swapIn(raw), true
 			reqs[key] = in
 			extra += c.raw.takeExtra(p.Meta[rawKey])

@@ -40,7 +40,8 @@ func (e *Error) Error() string { return fmt.Sprintf("%d %s", e.Code, e.Message) 
 // {hold}; notify_raw {method, params}; meta (reports _meta);
 // ask_all (elicitation, roots and sampling in one round); shed {times}
 // (load shedding); block (until cancelled); fail (a JSON-RPC error);
-// url_required {ids} (-32042, URL elicitation required);
+// url_required {ids} (-32042, URL elicitation required); roots_input
+// {bare} (the roots as an input request, bare: without params);
 // stderr {text} (raw bytes on its stderr); and, with MCPXFW_PEER_HOSTILE=1,
 // attack (see attack_linux.go).
 // It also has a prompt `greet` and a resource `peer://readme`.
@@ -110,6 +111,8 @@ func newServer(raw *rawParams, opts UpstreamOptions) (*mcp.Server, *lateWork) {
 		InputSchema: json.RawMessage(`{"type":"object"}`)}, fail)
 	srv.AddTool(&mcp.Tool{Name: "client_info", Description: "Reports the protocol version and capabilities its client declared.",
 		InputSchema: json.RawMessage(`{"type":"object"}`)}, clientInfo)
+	srv.AddTool(&mcp.Tool{Name: "roots_input", Description: "Asks for the client's roots as a 2026-07-28 input request (with bare, without params).",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"bare":{"type":"boolean"}}}`)}, raw.rootsInput)
 	srv.AddTool(&mcp.Tool{Name: "url_required", Description: "Fails with -32042, URL elicitation required, naming one elicitation per id.",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"ids":{"type":"array","items":{"type":"string"}}},"required":["ids"]}`)}, urlRequired)
 	srv.AddTool(&mcp.Tool{Name: "stderr", Description: "Writes its text, unchanged, to the upstream's stderr.",
