@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -128,8 +129,11 @@ func TestURLElicitationRequiredNotOffered(t *testing.T) {
 			host := connectHost(t, p, "2025-11-25", &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{Elicitation: tc.caps}})
 			_, err := host.CallTool(t.Context(), &mcp.CallToolParams{Name: "url_required", Arguments: map[string]any{"ids": []string{"x"}}})
 			var we *jsonrpc.Error
-			if !errors.As(err, &we) || we.Code != jsonrpc.CodeInvalidParams || we.Message != "server peer was not offered elicitation" {
+			if !errors.As(err, &we) || we.Code != jsonrpc.CodeInvalidParams {
 				t.Fatalf("err = %v, want -32602 not offered", err)
+			}
+			if strings.Contains(string(we.Data), "auth.example.com") || strings.Contains(we.Message, "auth.example.com") {
+				t.Errorf("the host was shown the upstream's URL: %s %s", we.Message, we.Data)
 			}
 		})
 	}
