@@ -147,8 +147,10 @@ func urlElicitationRequired(u *upstream, we *jsonrpc.Error) *jsonrpc.Error {
 
 // elicitationComplete relays an upstream's notifications/elicitation/
 // complete to its host when the id is one that upstream may complete,
-// rebuilt with the id alone (the upstream's _meta stays behind), on the
-// stream of a call in flight on it or the host's standalone stream.
+// rebuilt with the id alone (the upstream's _meta stays behind). It goes on
+// the host's standalone stream, never a call's: it belongs to no call, and
+// a call the upstream answers right after sending it could close its
+// stream before the notification is written there.
 func (p *Proxy) elicitationComplete(ctx context.Context, u *upstream, req *mcp.ElicitationCompleteNotificationRequest) {
 	if req.Params == nil || !u.completesURLs() || !u.urls.take(req.Params.ElicitationID, time.Now()) {
 		id := 0
@@ -158,7 +160,7 @@ func (p *Proxy) elicitationComplete(ctx context.Context, u *upstream, req *mcp.E
 		p.log.Debug("elicitation completion dropped: no URL elicitation of this server awaits it", zap.String("server", u.cfg.Name), zap.Int("id_bytes", id))
 		return
 	}
-	err := u.link.host.session.NotifyElicitationComplete(hostStream(fromUpstream(ctx, u), false), &mcp.ElicitationCompleteParams{ElicitationID: req.Params.ElicitationID})
+	err := u.link.host.session.NotifyElicitationComplete(hostStream(fromUpstream(ctx, u), true), &mcp.ElicitationCompleteParams{ElicitationID: req.Params.ElicitationID})
 	if err != nil {
 		p.log.Debug("elicitation completion not relayed", zap.String("server", u.cfg.Name), zap.Error(err))
 	}
