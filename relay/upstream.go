@@ -71,8 +71,10 @@ func (p *Proxy) connect(l *link, cfg Upstream, era string) (*upstream, error) {
 		}
 	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "mcpx-fw", Version: p.cfg.Version}, opts)
-	// Added last, so it runs first: what u was not offered is refused
-	// before the firewall's own elicitation and roots handling.
+	// The middleware added last runs first: the URL elicitations the
+	// upstream is answered with are noted, then what u was not offered is
+	// refused, and only then does the firewall's own elicitation and roots
+	// handling run.
 	client.AddReceivingMiddleware(p.interceptPushes(u))
 	client.AddReceivingMiddleware(p.refuseUnoffered(u))
 	client.AddReceivingMiddleware(p.watchURLElicitations(u))
