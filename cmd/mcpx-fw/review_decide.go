@@ -98,11 +98,37 @@ func approvedWord(e *review.Edit) string {
 	return "approved"
 }
 
+// nextStep says what serve does with an approved item, in the words of its
+// kind: a model answers a prompt, the user an elicitation, the host a roots
+// request.
 func nextStep(it review.Item) string {
+	kind := itemKind(it)
 	if it.Stage == review.StageResult {
-		return "serve checks the completion once more and returns it to the upstream"
+		return "serve checks " + resultWords(kind) + " once more and returns it to the upstream"
 	}
-	return "serve checks the request once more and the host's model answers it"
+	return "serve checks the request once more and " + answererWords(kind) + " answers it"
+}
+
+// resultWords name what a host answers a request of the kind with.
+func resultWords(kind engine.Kind) string {
+	switch kind {
+	case engine.KindElicitation:
+		return "the user's answer"
+	case engine.KindRoots:
+		return "the roots list"
+	}
+	return "the completion"
+}
+
+// answererWords name who answers a request of the kind.
+func answererWords(kind engine.Kind) string {
+	switch kind {
+	case engine.KindElicitation:
+		return "the user"
+	case engine.KindRoots:
+		return "the host"
+	}
+	return "the host's model"
 }
 
 // approvable refuses what no approval could release: an item already
