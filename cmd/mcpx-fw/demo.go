@@ -26,10 +26,13 @@ func demoCommand() *cobra.Command {
 		Short: "Run the firewall end to end on the built-in policies and peers",
 		Long: `demo starts a real host client, which starts 'mcpx-fw serve' over stdio with the
 shipped policies and a temporary state dir; serve starts a real upstream
-server that asks for sampling. It then shows, with decision ids, a permitted
-request answered, a denied one (-1), an invalid one (-32602), an escalation
-approved with 'mcpx-fw review approve' from another process, and an escalation
-that expires (-32603). Nothing needs to be installed.`,
+server that asks for sampling and elicitation. It then shows, with decision
+ids, a permitted request answered, a denied one (-1), an invalid one (-32602),
+an escalation approved with 'mcpx-fw review approve' from another process,
+and an escalation that expires (-32603); then a permitted form answered by the
+user, a form asking for a password declined without asking the user, a URL
+held for review and approved, and an http:// URL declined. Nothing needs to
+be installed.`,
 		Args: args(0, "mcpx-fw demo"),
 		RunE: func(c *cobra.Command, _ []string) error {
 			return runDemo(c.Context(), c.OutOrStdout(), keep)
@@ -91,22 +94,35 @@ func runDemo(ctx context.Context, out io.Writer, keep bool) error {
 		Command: []string{self, "serve", "--config", cfgPath},
 		Answer:  demoAnswer,
 		Tools:   true,
+		Elicit:  demoElicitAnswer,
 	})
 	if err != nil {
 		return fmt.Errorf("start serve: %w (logs: %s)", err, filepath.Join(dir, "serve.log"))
 	}
 	defer host.Close()
+	dlog := filepath.Join(dir, "decisions.jsonl")
 	failures := 0
 	for i, dc := range demoCases {
-		if !runDemoCase(ctx, out, i+1, dc, host, self, cfgPath, filepath.Join(dir, "decisions.jsonl")) {
+		if !runDemoCase(ctx, out, i+1, dc, host, self, cfgPath, dlog) {
 			failures++
 		}
 	}
+	failures += runDemoElicitation(ctx, out, len(demoCases)+1, host, self, cfgPath, dlog)
+	total := len(demoCases) + len(demoElicitCases)
 	if failures > 0 {
-		return fmt.Errorf("demo: %d of %d cases did not behave as expected (logs in %s; use --keep)", failures, len(demoCases), dir)
+		return fmt.Errorf("demo: %d of %d cases did not behave as expected (logs in %s; use --keep)", failures, total, dir)
 	}
-	fmt.Fprintln(out, "All five outcomes behaved as expected.")
+	fmt.Fprintf(out, "All %s outcomes behaved as expected.\n", countWord(total))
 	return nil
+}
+
+// countWord spells n as a word, as the demo's last line reads.
+func countWord(n int) string {
+	words := []string{"zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve"}
+	if n < len(words) {
+		return words[n]
+	}
+	return fmt.Sprint(n)
 }
 
 func runDemoCase(ctx context.Context, out io.Writer, n int, dc demoCase, host *peer.Host, self, cfgPath, dlog string) bool {
@@ -191,11 +207,13 @@ servers:
     command: [%q, peer-upstream]
     label: Demo upstream (built-in test server)
     max_tokens: 1000
+    elicitation:
+      allowed_hosts: [%s]
 decision_log:
   sink: decisions.jsonl
 log:
   file: serve.log
-%s`, demoReviewTimeout, self, isolation)
+%s`, demoReviewTimeout, self, demoAllowedHost, isolation)
 	path := filepath.Join(dir, "mcpx-fw.yaml")
 	return path, os.WriteFile(path, []byte(cfg), 0o600)
 }

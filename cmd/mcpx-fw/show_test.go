@@ -102,7 +102,13 @@ func TestDemo(t *testing.T) {
 	if res.code != 0 {
 		t.Fatalf("demo: exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
 	}
-	for _, want := range []string{"upstream got the completion", "error -1", "error -32602", "approve rv-", "expired after 3s awaiting review", "All five outcomes"} {
+	for _, want := range []string{
+		"upstream got the completion", "error -1", "error -32602", "approve rv-", "expired after 3s awaiting review",
+		`upstream got {"action":"accept","content":{"name":"Ada Lovelace"}}`,
+		"blocker (form-asks-secret)", `upstream got {"action":"decline"}`,
+		"escalate (url-host-not-allowed)", "serve checks the request once more and the user answers it",
+		"blocker (url-not-https)", "All nine outcomes",
+	} {
 		if !strings.Contains(res.stdout, want) {
 			t.Errorf("demo output lacks %q", want)
 		}
