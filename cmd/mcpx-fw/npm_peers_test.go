@@ -77,13 +77,20 @@ type conformanceRow struct {
 	want                    bool
 }
 
-// conformanceBaseline is every sampling and input-required scenario that
+// conformanceBaseline is every sampling, elicitation and input-required scenario that
 // passes against the everything-server directly.
 func conformanceBaseline() []conformanceRow {
 	rows := []conformanceRow{
 		{v0116, "stateful", "tools-call-sampling", true},
 		{vNext, "stateful", "tools-call-sampling", true},
 		{vNext, "stateless", "server-stateless", true},
+	}
+	// Legacy-era elicitation: the server pushes elicitation/create on the
+	// session, so it needs a stateful server as legacy sampling does.
+	for _, v := range []string{v0116, vNext} {
+		for _, s := range []string{"tools-call-elicitation", "elicitation-sep1034-defaults", "elicitation-sep1330-enums"} {
+			rows = append(rows, conformanceRow{v, "stateful", s, true})
+		}
 	}
 	for _, s := range []string{"basic-sampling", "multiple-input-requests", "capability-check", "multi-round", "request-state",
 		"tampered-state", "missing-input-response", "validate-input", "ignore-extra-params", "result-type", "non-tool-request",

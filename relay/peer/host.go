@@ -47,6 +47,7 @@ type Host struct {
 	Asked chan json.RawMessage
 	// Elicited receives the params of each elicitation that reached it.
 	Elicited chan json.RawMessage
+	roots    rootsAsked
 	// progress is every progress notification received (ProgressSeen).
 	progress progressSeen
 	others   othersSeen
@@ -66,6 +67,7 @@ func StartHost(ctx context.Context, opts HostOptions) (*Host, error) {
 	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "mcpx-fw-test-host", Version: "1"}, copts)
 	client.AddReceivingMiddleware(h.inputsMiddleware(opts))
+	h.addRoots(client, opts)
 	cs, err := client.Connect(ctx, t, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		_ = h.Disconnect()
@@ -84,6 +86,7 @@ func (h *Host) clientOptions(opts HostOptions) *mcp.ClientOptions {
 		},
 		LoggingMessageHandler: func(context.Context, *mcp.LoggingMessageRequest) { h.others.add("notifications/message") }}
 	declareInputs(copts.Capabilities, opts)
+	h.handleInputRequests(copts, opts)
 	if opts.Answer == nil {
 		return copts
 	}

@@ -181,6 +181,7 @@ func ConnectHTTP(ctx context.Context, url string, opts HostOptions) (*HTTPHost, 
 	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "mcpx-fw-test-host", Version: "1"}, copts)
 	client.AddReceivingMiddleware(h.inputsMiddleware(opts))
+	h.addRoots(client, opts)
 	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1}, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		return nil, err
