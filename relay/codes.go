@@ -471,3 +471,22 @@ func hasReasonCode(we *jsonrpc.Error, code string) bool {
 	}
 	return slices.Contains(d.ReasonCodes, code)
 }
+
+// Input requests read as the SDK reads them (guard.go): the names of an
+// entry's members.
+
+// reasonInputMemberNames: an input request entry spells method or params
+// otherwise than the spec does.
+const reasonInputMemberNames = "input-request-member-names"
+
+// errInputMemberNames: an entry of an upstream's inputRequests has a
+// member whose name is "method" or "params" but for case ("Method",
+// "PARAMS", or with a letter that folds to one of theirs, as "paramſ").
+// The SDK reads entries with encoding/json, which matches such a name to
+// the field without regard to case (the last match winning), so the entry
+// would be acted on under a name the raw screen does not read. The result
+// is refused as malformed (-32602) before anything decodes it. Nobody
+// decided.
+func errInputMemberNames() *jsonrpc.Error {
+	return relayError(codeInvalidParams, `an input request names "method" or "params" otherwise than in lower case`, "", reasonInputMemberNames)
+}

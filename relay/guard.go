@@ -485,6 +485,9 @@ func (g guard) refusedInputs(ctx context.Context, resp *jsonrpc.Response) *jsonr
 	if g.inputs == nil || resp.Error != nil || !mayNeedInput(resp.Result) {
 		return nil
 	}
+	if !exactEntryNames(resp.Result) {
+		return errInputMemberNames()
+	}
 	entries := screenedInputs(resp.Result)
 	if werr := g.admitInputRequests(entries); werr != nil {
 		return werr
@@ -506,12 +509,15 @@ type screenedInput struct {
 
 // screenedInputs returns the params of every sampling and elicitation
 // entry under inputRequests in a result, whatever its resultType says,
-// sorted by entry key. Member names are matched exactly, as the SDK's decoder
-// matches them: a lenient reader (encoding/json folds case) could be told
-// "ResultType":"complete" beside "resultType":"input_required" and skip
-// entries the SDK then acts on. A repeated name counts every time (the SDK
-// merges repeated inputRequests and keeps the last method or params), so
-// no spelling of an entry goes unscreened.
+// sorted by entry key. The result's member names are matched exactly, as
+// the SDK's decoder matches them: a lenient reader (encoding/json folds
+// case) could be told "ResultType":"complete" beside
+// "resultType":"input_required" and skip entries the SDK then acts on.
+// Within an entry the SDK does fold case (encoding/json), which the
+// exact names here match only once exactEntryNames has refused every
+// other spelling. A repeated name counts every time (the SDK keeps the
+// last inputRequests, method or params), so no spelling of an entry goes
+// unscreened.
 func screenedInputs(result []byte) []screenedInput {
 	type entry struct {
 		key    string
@@ -556,6 +562,37 @@ func screenedInputs(result []byte) []screenedInput {
 		}
 	}
 	return out
+}
+
+// exactEntryNames reports whether every entry under inputRequests in a
+// result names its method and params exactly so, as the raw screen reads
+// them. The SDK decodes each entry with encoding/json, which takes a
+// member for method or params whatever its case ("METHOD", "Params", or
+// with a letter that folds to theirs, as "paramſ"; strings.EqualFold is
+// that folding), the last one winning. Refusing any such spelling, rather
+// than reading entries the way that decoder does, makes the guarantee
+// independent of which of several matching members a decoder keeps: every
+// member the SDK could take as method or params is one the screen read.
+// No conforming upstream spells them otherwise.
+func exactEntryNames(result []byte) bool {
+	for _, m := range members(result) {
+		if m.key != "inputRequests" {
+			continue
+		}
+		for _, in := range members(m.value) {
+			for _, f := range members(in.value) {
+				if miscased(f.key, "method") || miscased(f.key, "params") {
+					return false
+				}
+			}
+		}
+	}
+	return true
+}
+
+// miscased reports whether name is want spelt otherwise than exactly.
+func miscased(name, want string) bool {
+	return name != want && strings.EqualFold(name, want)
 }
 
 // mayNeedInput is a fast pre-check on a result's bytes: only one that says

@@ -1,6 +1,10 @@
 package relay
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+)
 
 // TestMayNeedInput: the pre-check lets no spelling of input_required past.
 func TestMayNeedInput(t *testing.T) {
@@ -15,6 +19,27 @@ func TestMayNeedInput(t *testing.T) {
 	} {
 		if got := mayNeedInput([]byte(tc.result)); got != tc.want {
 			t.Errorf("mayNeedInput(%s) = %v, want %v", tc.result, got, tc.want)
+		}
+	}
+}
+
+// TestPushMemberNamesExact pins why pushes need no check of their member
+// names: the SDK decodes a frame (jsonrpc.DecodeMessage, which the guard
+// uses too) with exact names, so a push spelt "Method" is no request at
+// all, and "PARAMS" is no params; the guard and the SDK read the same
+// message. Should the SDK start folding case there, this fails.
+func TestPushMemberNamesExact(t *testing.T) {
+	for _, frame := range []string{
+		`{"jsonrpc":"2.0","id":7,"Method":"elicitation/create","PARAMS":{"message":"hi"}}`,
+		`{"jsonrpc":"2.0","id":7,"METHOD":"sampling/createMessage","params":{"maxTokens":1}}`,
+		`{"jsonrpc":"2.0","id":7,"method":"elicitation/create","PARAMS":{"message":"hi"}}`,
+	} {
+		msg, err := jsonrpc.DecodeMessage([]byte(frame))
+		if err != nil {
+			continue
+		}
+		if req, ok := msg.(*jsonrpc.Request); ok && screenedKind(req.Method) != nil && req.Params != nil {
+			t.Errorf("%s decoded as a push with params %s", frame, req.Params)
 		}
 	}
 }

@@ -19,11 +19,14 @@ type AskOutcome struct {
 
 // askArgs is what `ask` and `ask_input` take: the method
 // ("elicitation/create" or "roots/list") and its params, or for an
-// elicitation the base64 of the params' exact bytes (raw_b64).
+// elicitation the base64 of the params' exact bytes (raw_b64). With entry,
+// ask_input sends raw_b64 as the whole input request entry, its member
+// names as written (a hostile "METHOD" or "Params").
 type askArgs struct {
 	Method string          `json:"method"`
 	Params json.RawMessage `json:"params"`
 	Raw    string          `json:"raw_b64"`
+	Entry  bool            `json:"entry"`
 }
 
 func (a *askArgs) read(req *mcp.CallToolRequest) error {
@@ -46,7 +49,11 @@ func (a *askArgs) elicitation(r *rawParams) (*mcp.ElicitParams, error) {
 	if err != nil {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "raw_b64: " + err.Error()}
 	}
-	return &mcp.ElicitParams{Meta: mcp.Meta{rawKey: r.put(raw)}, Mode: "form", Message: "raw"}, nil
+	token := r.put
+	if a.Entry {
+		token = r.putWhole
+	}
+	return &mcp.ElicitParams{Meta: mcp.Meta{rawKey: token(raw)}, Mode: "form", Message: "raw"}, nil
 }
 
 // elicitParams are the params of an elicitation, with the schema kept

@@ -30,6 +30,7 @@ type rawParams struct {
 	pending map[string]json.RawMessage
 	wire    map[string]json.RawMessage // params to write in place of a wire marker
 	extra   map[string]string          // members to add to an input_required result
+	whole   map[string]bool            // tokens whose raw bytes are a whole input request entry
 	conn    mcp.Connection             // the stdio connection, for notify_raw
 }
 
@@ -87,6 +88,28 @@ func (r *rawParams) putExtra(token, members string) {
 		r.extra = map[string]string{}
 	}
 	r.extra[token] = members
+}
+
+// putWhole parks raw as a whole input request entry, member names as
+// written, to go out in place of the entry whose params name the token.
+func (r *rawParams) putWhole(raw json.RawMessage) string {
+	token := r.put(raw)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.whole == nil {
+		r.whole = map[string]bool{}
+	}
+	r.whole[token] = true
+	return token
+}
+
+// takeWhole reports whether token's raw bytes are a whole entry.
+func (r *rawParams) takeWhole(token string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	whole := r.whole[token]
+	delete(r.whole, token)
+	return whole
 }
 
 func (r *rawParams) takeExtra(token string) string {
@@ -216,29 +239,38 @@ func (c *swapConn) swapInputs(resp *jsonrpc.Response) jsonrpc.Message {
 		return shedding
 	}
 	var res map[string]json.RawMessage
-	var reqs map[string]struct {
-		Method string          `json:"method"`
-		Params json.RawMessage `json:"params,omitempty"` // none: swapped for nothing (roots_input)
-	}
+	var reqs map[string]json.RawMessage
 	if json.Unmarshal(resp.Result, &res) != nil || json.Unmarshal(res["inputRequests"], &reqs) != nil {
 		return resp
 	}
 	swapped, extra := false, ""
-	for key, in := range reqs {
+	for key, entry := range reqs {
+		var in struct {
+			Method string          `json:"method"`
+			Params json.RawMessage `json:"params,omitempty"` // none: swapped for nothing (roots_input)
+		}
 		var p struct {
 			Meta map[string]string `json:"_meta"`
 		}
-		if json.Unmarshal(in.Params, &p) != nil || p.Meta[rawKey] == "" {
+		if json.Unmarshal(entry, &in) != nil || json.Unmarshal(in.Params, &p) != nil || p.Meta[rawKey] == "" {
 			continue
 		}
-		if raw, ok := c.raw.take(p.Meta[rawKey]); ok && raw == nil {
-			in.Params, swapped = nil, true
-			reqs[key] = in
-		} else if ok {
-			in.Params, swapped = c.swapIn(raw), true
-			reqs[key] = in
-			extra += c.raw.takeExtra(p.Meta[rawKey])
+		token := p.Meta[rawKey]
+		raw, ok := c.raw.take(token)
+		switch {
+		case !ok:
+			continue
+		case c.raw.takeWhole(token):
+			reqs[key] = c.swapIn(raw)
+		case raw == nil:
+			in.Params = nil
+			reqs[key] = marshalExact(in)
+		default:
+			in.Params = c.swapIn(raw)
+			reqs[key] = marshalExact(in)
+			extra += c.raw.takeExtra(token)
 		}
+		swapped = true
 	}
 	if !swapped {
 		return resp

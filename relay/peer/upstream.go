@@ -100,8 +100,8 @@ func newServer(raw *rawParams, opts UpstreamOptions) (*mcp.Server, *lateWork) {
 		InputSchema: json.RawMessage(`{"type":"object"}`)}, askAll)
 	srv.AddTool(&mcp.Tool{Name: "ask", Description: "Pushes an elicitation/create or roots/list request with the given params (or an elicitation's exact base64-decoded bytes) to the client; reports the answer.",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"method":{"type":"string"},"params":{"type":"object"},"raw_b64":{"type":"string"}},"required":["method"]}`)}, raw.ask)
-	srv.AddTool(&mcp.Tool{Name: "ask_input", Description: "Asks for an elicitation or the roots as a 2026-07-28 input request; reports the answer.",
-		InputSchema: json.RawMessage(`{"type":"object","properties":{"method":{"type":"string"},"params":{"type":"object"},"raw_b64":{"type":"string"}},"required":["method"]}`)}, raw.askInput)
+	srv.AddTool(&mcp.Tool{Name: "ask_input", Description: "Asks for an elicitation or the roots as a 2026-07-28 input request (with entry, raw_b64 is the whole entry); reports the answer.",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"method":{"type":"string"},"params":{"type":"object"},"raw_b64":{"type":"string"},"entry":{"type":"boolean"}},"required":["method"]}`)}, raw.askInput)
 	srv.AddSendingMiddleware(sendSchema)
 	srv.AddTool(&mcp.Tool{Name: "shed", Description: "Defers the call the given number of times (load shedding), then answers.",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"times":{"type":"integer"}}}`)}, shed)
