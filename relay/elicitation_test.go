@@ -168,7 +168,12 @@ func (h *inputHost) connect(t *testing.T, p *Proxy, version string) *mcp.ClientS
 // call calls tool, answering the firewall's input requests the way a
 // 2026-07-28 host does, until the call has its result.
 func (h *inputHost) call(ctx context.Context, cs *mcp.ClientSession, tool string, args map[string]any) (*mcp.CallToolResult, error) {
-	params := &mcp.CallToolParams{Name: tool, Arguments: args}
+	return h.callWith(ctx, cs, tool, args, nil)
+}
+
+// callWith is call with answers sent, unasked, on the first attempt.
+func (h *inputHost) callWith(ctx context.Context, cs *mcp.ClientSession, tool string, args map[string]any, answers mcp.InputResponseMap) (*mcp.CallToolResult, error) {
+	params := &mcp.CallToolParams{Name: tool, Arguments: args, InputResponses: answers}
 	for range 8 {
 		res, err := cs.CallTool(ctx, params)
 		if err != nil || !res.NeedsInput() {

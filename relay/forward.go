@@ -106,6 +106,13 @@ func (p *Proxy) getPrompt(ctx context.Context, l *link, h hostView, r *mcp.GetPr
 // 2026-07-28 host (either resumed when the host retries with its
 // requestState), else in one attempt, the upstream's pushes going to the
 // host that initialized.
+//
+// A host's answers on a first call (no requestState of the firewall's) are
+// to requests the firewall never made, and are dropped whatever their
+// kind: a roots list would reach the upstream without the result stage and
+// servers.<name>.roots.allow, an elicitation answer unchecked against any
+// request. An upstream that needs them asks by input requests, which pass
+// the pipeline.
 func (p *Proxy) exchangeFor(ctx context.Context, x *exchange, answers mcp.InputResponseMap, state string) (mcp.Result, error) {
 	x.host = x.host.offeredTo(x.u.cfg) // the host is asked only what the upstream was offered
 	switch {
@@ -114,7 +121,7 @@ func (p *Proxy) exchangeFor(ctx context.Context, x *exchange, answers mcp.InputR
 	case state != "":
 		return nil, errStateRejected("not issued for this call")
 	case x.u.modern():
-		return p.relayInputs(ctx, x, unsolicited(answers), "", 0)
+		return p.relayInputs(ctx, x, nil, "", 0)
 	case bridged(x):
 		return p.bridgeCall(ctx, x)
 	}
@@ -123,25 +130,6 @@ func (p *Proxy) exchangeFor(ctx context.Context, x *exchange, answers mcp.InputR
 		return nil, upstreamError(x.u, err)
 	}
 	return res, nil
-}
-
-// unsolicited is what a host may answer without being asked through the
-// firewall, on a first call: its own elicitation and roots answers pass to
-// the upstream as they would directly. A completion never does: every one
-// the upstream gets has passed the result stage against a request that
-// passed the request stage.
-func unsolicited(answers mcp.InputResponseMap) mcp.InputResponseMap {
-	var out mcp.InputResponseMap
-	for key, a := range answers {
-		if _, err := samplingAnswer(a); err == nil {
-			continue
-		}
-		if out == nil {
-			out = mcp.InputResponseMap{}
-		}
-		out[key] = a
-	}
-	return out
 }
 
 // handedBack reports whether res is the firewall's own input_required

@@ -141,6 +141,11 @@ func (r *rawParams) askInput(_ context.Context, req *mcp.CallToolRequest) (*mcp.
 	if err := args.read(req); err != nil {
 		return nil, err
 	}
+	// An answer it did not ask for is taken as well, as roots_input does: a
+	// server that trusts whatever its client sends.
+	if answer, ok := req.Params.InputResponses["a"]; ok {
+		return askResult(answer, nil), nil
+	}
 	if req.Params.RequestState == "" {
 		var in mcp.InputRequest = &mcp.ListRootsParams{}
 		if args.Method == "elicitation/create" {
@@ -152,9 +157,5 @@ func (r *rawParams) askInput(_ context.Context, req *mcp.CallToolRequest) (*mcp.
 		}
 		return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{"a": in}, RequestState: "ask-input"}, nil
 	}
-	answer, ok := req.Params.InputResponses["a"]
-	if !ok {
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "inputResponses has no answer for a"}
-	}
-	return askResult(answer, nil), nil
+	return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "inputResponses has no answer for a"}
 }
