@@ -167,7 +167,7 @@ func (p *Proxy) bridgeCall(ctx context.Context, x *exchange) (mcp.Result, error)
 func (p *Proxy) bridgeWait(ctx context.Context, x *exchange, b *bridge) (mcp.Result, error) {
 	select {
 	case r := <-b.done:
-		return p.finishBridge(x, b, r)
+		return p.finishBridge(ctx, x, b, r)
 	case <-b.slot.ready:
 		return p.gather(ctx, x, b)
 	case <-ctx.Done():
@@ -190,7 +190,7 @@ func (p *Proxy) gather(ctx context.Context, x *exchange, b *bridge) (mcp.Result,
 	}
 	select {
 	case r := <-b.done:
-		return p.finishBridge(x, b, r)
+		return p.finishBridge(ctx, x, b, r)
 	default:
 	}
 	batch := b.slot.take()
@@ -297,10 +297,10 @@ func (p *Proxy) bridgePush(ctx context.Context, u *upstream, k *kind, params mcp
 }
 
 // finishBridge ends a call whose result came, and relays the result.
-func (p *Proxy) finishBridge(x *exchange, b *bridge, r bridgeResult) (mcp.Result, error) {
+func (p *Proxy) finishBridge(ctx context.Context, x *exchange, b *bridge, r bridgeResult) (mcp.Result, error) {
 	p.endBridge(b)
 	if r.err != nil {
-		return nil, upstreamError(x.u, r.err)
+		return nil, p.callError(ctx, x, r.err)
 	}
 	return r.res, nil
 }

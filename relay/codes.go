@@ -490,3 +490,37 @@ const reasonInputMemberNames = "input-request-member-names"
 func errInputMemberNames() *jsonrpc.Error {
 	return relayError(codeInvalidParams, `an input request names "method" or "params" otherwise than in lower case`, "", reasonInputMemberNames)
 }
+
+// URL elicitations an upstream requires with -32042 (urlelicit.go).
+
+const (
+	reasonURLElicitationsInvalid  = "url-elicitations-invalid"
+	reasonURLElicitationUndecided = "url-elicitation-undecided"
+)
+
+// errURLElicitationRequired: the upstream's -32042 as the host gets it once
+// every elicitation in it passed the request stage: the firewall's message,
+// and data as the spec fixes it ({"elicitations": [...]}, like -32021's
+// requiredCapabilities), holding only the cleared params, never what else
+// the upstream wrote. Those params are the request the policy (and a
+// reviewer) judged, message and URL included, as an elicitation/create
+// forwarded to the host carries them.
+func errURLElicitationRequired(cleared []*mcp.ElicitParams) *jsonrpc.Error {
+	data, _ := json.Marshal(map[string]any{"elicitations": cleared})
+	return &jsonrpc.Error{Code: mcp.CodeURLElicitationRequired, Message: "URL elicitation required", Data: data}
+}
+
+// errURLElicitationsInvalid: an upstream's -32042 whose data is not a list
+// of 1 to limit elicitations; nothing in it can be decided, and the host is
+// sent to none of it. Malformed (-32602); nobody decided.
+func errURLElicitationsInvalid(server string, limit int) *jsonrpc.Error {
+	return relayError(codeInvalidParams, fmt.Sprintf("upstream %s required URL elicitation without 1 to %d elicitations in its data", server, limit), "", reasonURLElicitationsInvalid)
+}
+
+// errURLElicitationUndecided: an upstream's -32042 to a request that is not
+// a host's tool call, prompt or resource read (a list, a completion), where
+// the firewall does not decide elicitations: nobody decided, so the host is
+// sent to none of its URLs (-32603).
+func errURLElicitationUndecided(server string) *jsonrpc.Error {
+	return relayError(codeInternal, fmt.Sprintf("upstream %s required URL elicitation outside a call the firewall decides", server), "", reasonURLElicitationUndecided)
+}

@@ -146,6 +146,9 @@ func TestVocabulary(t *testing.T) {
 		{"roots answer invalid", errAnswerInvalid(engine.KindRoots, "roots"), -32602, `inputResponses["roots"] is not a roots result`, "", reasonAnswerInvalid},
 		{"not offered", errNotOffered("notes", "roots"), -32602, "server notes was not offered roots", "", reasonMissingCapability},
 		{"missing capability, elicitation", errMissingCapability(false, "elicitation"), -32602, "the host did not declare elicitation, which the upstream asked for", "", reasonMissingCapability},
+		{"input member names", errInputMemberNames(), -32602, `an input request names "method" or "params" otherwise than in lower case`, "", reasonInputMemberNames},
+		{"url elicitations invalid", errURLElicitationsInvalid("notes", 64), -32602, "upstream notes required URL elicitation without 1 to 64 elicitations in its data", "", reasonURLElicitationsInvalid},
+		{"url elicitation undecided", errURLElicitationUndecided("notes"), -32603, "upstream notes required URL elicitation outside a call the firewall decides", "", reasonURLElicitationUndecided},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

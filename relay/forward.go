@@ -127,9 +127,20 @@ func (p *Proxy) exchangeFor(ctx context.Context, x *exchange, answers mcp.InputR
 	}
 	res, err := x.send(ctx, x.u.session, nil, "")
 	if err != nil {
-		return nil, upstreamError(x.u, err)
+		return nil, p.callError(ctx, x, err)
 	}
 	return res, nil
+}
+
+// callError is the host's answer when the upstream call of x failed: a
+// -32042 once its URL elicitations are decided (urlElicitationRequired),
+// anything else as upstreamError says.
+func (p *Proxy) callError(ctx context.Context, x *exchange, err error) error {
+	var we *jsonrpc.Error
+	if errors.As(err, &we) && we.Code == mcp.CodeURLElicitationRequired {
+		return p.urlElicitationRequired(ctx, x, we)
+	}
+	return upstreamError(x.u, err)
 }
 
 // handedBack reports whether res is the firewall's own input_required
@@ -180,14 +191,20 @@ func upstreamMeta(u *upstream, h hostView, m mcp.Meta, progressToken any) mcp.Me
 }
 
 // upstreamError is the host's answer when a call to u failed: the
-// upstream's own JSON-RPC error passes through as it sent it (a -32042
-// once checked: urlElicitationRequired); anything else
+// upstream's own JSON-RPC error passes through as it sent it; anything else
 // (a dead process, a broken stream, an unreadable answer) is the firewall's
-// error naming the server, with the detail logged rather than sent.
+// error naming the server, with the detail logged rather than sent. A
+// -32042 is never passed on unchecked: a host's call (callError) decides
+// its URL elicitations; here, outside one (a list, a completion), it is
+// refused.
 func upstreamError(u *upstream, err error) error {
 	var we *jsonrpc.Error
 	if errors.As(err, &we) && we.Code == mcp.CodeURLElicitationRequired {
-		return urlElicitationRequired(u, we)
+		if !urlOffered(u) {
+			return errNotOffered(u.cfg.Name, "elicitation")
+		}
+		u.log.Warn("URL elicitation required outside a call that can decide it: refused")
+		return errURLElicitationUndecided(u.cfg.Name)
 	}
 	if errors.As(err, &we) {
 		return passedThrough(we)

@@ -54,6 +54,13 @@ func (e *buildError) Error() string { return "build test upstream: " + e.err.Err
 // policies and a real review store in a temporary state dir.
 func newTestProxy(t *testing.T, names ...string) *Proxy {
 	t.Helper()
+	return newTestProxyConfig(t, nil, names...)
+}
+
+// newTestProxyConfig is newTestProxy with set applied to each server's
+// config as the policies see it (data.mcpxfw.config.servers[name]).
+func newTestProxyConfig(t *testing.T, set func(server map[string]any), names ...string) *Proxy {
+	t.Helper()
 	store, err := review.Open(filepath.Join(t.TempDir(), "state"), zap.NewNop())
 	if err != nil {
 		t.Fatal(err)
@@ -63,6 +70,9 @@ func newTestProxy(t *testing.T, names ...string) *Proxy {
 	var ups []Upstream
 	for _, n := range names {
 		servers[n] = map[string]any{"label": "test " + n, "max_tokens": 1000}
+		if set != nil {
+			set(servers[n].(map[string]any))
+		}
 		ups = append(ups, Upstream{Name: n, Label: "test " + n, Command: []string{testUpstream(t)}, Sampling: true,
 			Elicitation: ElicitationConfig{Enabled: true}, Roots: RootsConfig{Enabled: true}}) // cmd's defaults
 	}

@@ -44,7 +44,7 @@ func (p *Proxy) relayInputs(ctx context.Context, x *exchange, responses mcp.Inpu
 	for {
 		res, err := x.send(ctx, x.u.session, responses, state)
 		if err != nil {
-			return nil, upstreamError(x.u, err)
+			return nil, p.callError(ctx, x, err)
 		}
 		reqs, next, needs := pendingInputs(res)
 		if !needs {

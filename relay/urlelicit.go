@@ -112,37 +112,74 @@ func urlMode(params *mcp.ElicitParams) bool {
 	return params.Mode == "url" || params.Mode == "" && params.URL != "" && params.RequestedSchema == nil
 }
 
-// urlElicitationRequired is what the host gets of an upstream's -32042:
-// the error as the upstream sent it, its elicitations' ids then awaited
-// from that upstream; or, from an upstream that was not offered URL-mode
-// elicitation, the firewall's refusal (-32602), since the host must not be
-// sent to a URL by a server the config or the host never allowed to.
-//
-// The elicitations in its data are not yet validated or decided as an
-// elicitation/create is: that step belongs to the elicitation pipeline.
-func urlElicitationRequired(u *upstream, we *jsonrpc.Error) *jsonrpc.Error {
-	if !u.modern() && !u.caps.URL || u.modern() && !u.cfg.Elicitation.Enabled {
+// urlOffered reports whether u was offered URL-mode elicitation: a -32042
+// from a server that was not must never send the host to its URLs.
+func urlOffered(u *upstream) bool {
+	return u.modern() && u.cfg.Elicitation.Enabled || !u.modern() && u.caps.URL
+}
+
+// urlElicitationRequired is what the host's call x gets of an upstream's
+// -32042: each elicitation in its data goes through the request stage as
+// any URL-mode elicitation does (validated on the bytes the upstream sent,
+// then decided, an escalation waiting for its review, all recorded), and
+// the host gets the -32042 rebuilt from the cleared params alone (the
+// firewall's message, and of each elicitation only what the SDK's type
+// holds, an operator's edit in place), their ids then awaited from that
+// upstream. One refused elicitation refuses the whole error as the wire
+// table refuses an elicitation toward the host's call (-1 deny or reject,
+// -32602 invalid, -32603 could not decide): the host is sent to none of
+// its URLs. From an upstream that was not offered URL-mode elicitation it
+// is the firewall's refusal (-32602), before any decision.
+func (p *Proxy) urlElicitationRequired(ctx context.Context, x *exchange, we *jsonrpc.Error) error {
+	u := x.u
+	if !urlOffered(u) {
 		u.log.Warn("URL elicitation required, from a server not offered URL-mode elicitation: refused")
 		return errNotOffered(u.cfg.Name, "elicitation")
 	}
-	if !u.completesURLs() {
-		return passedThrough(we)
-	}
 	var data struct {
-		Elicitations []struct {
-			ID string `json:"elicitationId"`
-		} `json:"elicitations"`
+		Elicitations []json.RawMessage `json:"elicitations"`
 	}
-	if json.Unmarshal(we.Data, &data) == nil {
+	if json.Unmarshal(we.Data, &data) != nil || len(data.Elicitations) == 0 || len(data.Elicitations) > maxURLElicitations {
+		return errURLElicitationsInvalid(u.cfg.Name, maxURLElicitations)
+	}
+	cleared := make([]*mcp.ElicitParams, 0, len(data.Elicitations))
+	for _, raw := range data.Elicitations {
+		params, err := p.clearURLElicitation(ctx, x, raw)
+		if err != nil {
+			return err
+		}
+		cleared = append(cleared, params)
+	}
+	if u.completesURLs() {
 		now := time.Now()
-		for i, el := range data.Elicitations {
-			if i == maxURLElicitations {
-				break
-			}
-			u.urls.expect(el.ID, now)
+		for _, el := range cleared {
+			u.urls.expect(el.ElicitationID, now)
 		}
 	}
-	return passedThrough(we)
+	return errURLElicitationRequired(cleared)
+}
+
+// clearURLElicitation runs one elicitation of a -32042 through the
+// request stage as URL mode, and returns it as cleared, or its refusal.
+func (p *Proxy) clearURLElicitation(ctx context.Context, x *exchange, raw json.RawMessage) (*mcp.ElicitParams, error) {
+	s := p.describe(x.u, x.host, x.origin, elicitationKind, raw)
+	if v, ok := p.eng.Screen(ctx, s); !ok {
+		return nil, wireErrorFor(elicitationKind.name, v)
+	}
+	var params mcp.ElicitParams
+	if err := json.Unmarshal(raw, &params); err != nil {
+		return nil, errInternal("elicitation request could not be decoded")
+	}
+	params.Mode = "url" // what the host is asked to do with it, whatever the upstream wrote
+	c, err := p.requestStage(ctx, x.u, x.host, x.origin, elicitationKind, &params)
+	if err != nil {
+		return nil, err
+	}
+	out, ok := c.params.(*mcp.ElicitParams)
+	if !ok || out.Mode != "url" { // an operator's edit made it a form
+		return nil, errInternal("the approved elicitation is not URL mode")
+	}
+	return out, nil
 }
 
 // elicitationComplete relays an upstream's notifications/elicitation/

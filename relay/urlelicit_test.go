@@ -1,7 +1,9 @@
 package relay
 
 import (
+	"cmp"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"strings"
@@ -10,6 +12,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpx-fw/mcpx-fw/engine/review"
 )
 
 // urlHost is a legacy host over HTTP declaring both elicitation modes; the
@@ -62,6 +66,12 @@ func complete(t *testing.T, host *mcp.ClientSession, ids ...string) {
 	}
 }
 
+// allowAuthHost lets a server's URL elicitations to auth.example.com pass
+// without review (servers.<name>.elicitation.allowed_hosts).
+func allowAuthHost(server map[string]any) {
+	server["elicitation"] = map[string]any{"allowed_hosts": []any{"auth.example.com"}}
+}
+
 // nextCompleted is the next completion host was told of.
 func nextCompleted(t *testing.T, completed chan string) string {
 	t.Helper()
@@ -81,7 +91,7 @@ func nextCompleted(t *testing.T, completed chan string) string {
 // dropped. An upstream's completions are relayed in the order it sent
 // them, so the first one a host is told of shows what came before it.
 func TestURLElicitationCompleteRouting(t *testing.T) {
-	p := newTestProxy(t, "peer")
+	p := newTestProxyConfig(t, allowAuthHost, "peer")
 	url := serveHTTPTest(t, p)
 	hostA, completedA := urlHost(t, url)
 	hostB, completedB := urlHost(t, url)
@@ -136,5 +146,70 @@ func TestURLElicitationRequiredNotOffered(t *testing.T) {
 				t.Errorf("the host was shown the upstream's URL: %s %s", we.Message, we.Data)
 			}
 		})
+	}
+}
+
+// TestURLElicitationRequiredDecided: the elicitations of an upstream's
+// -32042 are decided as any URL-mode elicitation before the host may open
+// one: an http:// URL or one with userinfo is denied, and then the host's
+// call fails with -1 showing none of the URLs, even those that passed; a
+// -32042 without elicitations, or with a member an elicitation does not
+// have, is malformed (-32602); an allowed host passes, the error rebuilt
+// from the cleared params alone (the upstream's other members dropped); a
+// punycode host is held for review and
+// passes once approved. For a legacy host, a 2026-07-28 one, and a
+// 2026-07-28 one calling a legacy upstream through the bridge.
+func TestURLElicitationRequiredDecided(t *testing.T) {
+	const punycode = "https://xn--80ak6aa92e.com/start"
+	for _, cell := range []struct{ host, protocol string }{{"2025-11-25", ""}, {modernEra, ""}, {modernEra, "legacy"}} {
+		for _, tc := range []struct {
+			name    string
+			args    map[string]any
+			code    int64
+			want    string // the data the host gets with -32042
+			approve bool
+		}{
+			{name: "http", args: map[string]any{"ids": []string{"x"}, "urls": []string{"http://auth.example.com/start/x"}}, code: codeUserRejected},
+			{name: "userinfo", args: map[string]any{"ids": []string{"x"}, "urls": []string{"https://bank.example@auth.example.com/x"}}, code: codeUserRejected},
+			{name: "one of two denied", args: map[string]any{"ids": []string{"a", "b"}, "urls": []string{"https://auth.example.com/start/a", "http://auth.example.com/start/b"}}, code: codeUserRejected},
+			{name: "unknown member", args: map[string]any{"data_b64": base64.StdEncoding.EncodeToString([]byte(
+				`{"elicitations":[{"mode":"url","message":"Sign in","url":"https://auth.example.com/start/u","elicitationId":"u","next":"http://evil.example/"}]}`))}, code: codeInvalidParams},
+			{name: "no elicitations", args: map[string]any{"data_b64": base64.StdEncoding.EncodeToString([]byte(`{"elicitations":[],"url":"https://auth.example.com/x"}`))}, code: codeInvalidParams},
+			{name: "allowed host, rebuilt", args: map[string]any{"data_b64": base64.StdEncoding.EncodeToString([]byte(
+				`{"elicitations":[{"mode":"url","message":"Sign in","url":"https://auth.example.com/start/r","elicitationId":"r"}],"next":"http://evil.example/"}`))},
+				code: mcp.CodeURLElicitationRequired, want: `{"elicitations":[{"mode":"url","message":"Sign in","url":"https://auth.example.com/start/r","elicitationId":"r"}]}`},
+			{name: "punycode host approved", args: map[string]any{"ids": []string{"p"}, "urls": []string{punycode}}, approve: true,
+				code: mcp.CodeURLElicitationRequired, want: `{"elicitations":[{"mode":"url","message":"Sign in to continue.","url":"` + punycode + `","elicitationId":"p"}]}`},
+		} {
+			t.Run(cell.host+"/"+cmp.Or(cell.protocol, "same era")+"/"+tc.name, func(t *testing.T) {
+				p := newTestProxyConfig(t, allowAuthHost, "peer")
+				p.cfg.Upstreams[0].Protocol = cell.protocol
+				cs := connectHost(t, p, cell.host, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{
+					Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}, URL: &mcp.URLElicitationCapabilities{}}}})
+				stop := func() {}
+				if tc.approve {
+					stop = approveFirst(t, p.store)
+				}
+				_, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "url_required", Arguments: tc.args})
+				stop()
+				var we *jsonrpc.Error
+				if !errors.As(err, &we) || we.Code != tc.code {
+					t.Fatalf("err = %v, want code %d", err, tc.code)
+				}
+				if tc.want != "" && string(we.Data) != tc.want {
+					t.Errorf("data = %s, want %s", we.Data, tc.want)
+				}
+				if tc.want == "" && (strings.Contains(string(we.Data)+we.Message, "example")) {
+					t.Errorf("the host was shown a URL: %s %s", we.Message, we.Data)
+				}
+				items, err := p.store.List(t.Context(), review.Filter{All: true})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if tc.approve != (len(items) == 1) {
+					t.Errorf("%d reviews opened, want one only when approved", len(items))
+				}
+			})
+		}
 	}
 }

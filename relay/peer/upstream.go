@@ -40,7 +40,7 @@ func (e *Error) Error() string { return fmt.Sprintf("%d %s", e.Code, e.Message) 
 // {hold}; notify_raw {method, params}; meta (reports _meta);
 // ask_all (elicitation, roots and sampling in one round); shed {times}
 // (load shedding); block (until cancelled); fail (a JSON-RPC error);
-// url_required {ids} (-32042, URL elicitation required); roots_input
+// url_required {ids, urls, data_b64} (-32042, URL elicitation required); roots_input
 // {bare} (the roots as an input request, bare: without params);
 // stderr {text} (raw bytes on its stderr); and, with MCPXFW_PEER_HOSTILE=1,
 // attack (see attack_linux.go).
@@ -113,8 +113,8 @@ func newServer(raw *rawParams, opts UpstreamOptions) (*mcp.Server, *lateWork) {
 		InputSchema: json.RawMessage(`{"type":"object"}`)}, clientInfo)
 	srv.AddTool(&mcp.Tool{Name: "roots_input", Description: "Asks for the client's roots as a 2026-07-28 input request (with bare, without params).",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"bare":{"type":"boolean"}}}`)}, raw.rootsInput)
-	srv.AddTool(&mcp.Tool{Name: "url_required", Description: "Fails with -32042, URL elicitation required, naming one elicitation per id.",
-		InputSchema: json.RawMessage(`{"type":"object","properties":{"ids":{"type":"array","items":{"type":"string"}}},"required":["ids"]}`)}, urlRequired)
+	srv.AddTool(&mcp.Tool{Name: "url_required", Description: "Fails with -32042, URL elicitation required, naming one elicitation per id (at urls[i] when given), or with data_b64 as its exact data.",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"ids":{"type":"array","items":{"type":"string"}},"urls":{"type":"array","items":{"type":"string"}},"data_b64":{"type":"string"}}}`)}, urlRequired)
 	srv.AddTool(&mcp.Tool{Name: "stderr", Description: "Writes its text, unchanged, to the upstream's stderr.",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`)}, writeStderr)
 	addHostileTools(srv) // with MCPXFW_PEER_HOSTILE=1 only: attack_linux.go
