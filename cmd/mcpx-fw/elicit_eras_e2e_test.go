@@ -72,7 +72,7 @@ func cellsServers(t *testing.T) string {
 			fmt.Fprintf(&b, "  %s:\n%s", name, serverEntry(goEverythingCommand(t), fmt.Sprintf("    protocol: %s\n    label: %s\n", era.protocol, label)))
 		}
 	}
-	b.WriteString("  url:\n" + serverEntry(npmEverythingCommand(t), "    label: pass\n    elicitation:\n      allowed_hosts: [example.com]\n"))
+	b.WriteString("  url:\n" + serverEntry(npmEverythingCommand(t), "    label: pass\n    elicitation:\n      allowed_hosts: [example.com, modelcontextprotocol.io]\n"))
 	return b.String()
 }
 
@@ -205,7 +205,7 @@ func TestElicitationEraCells(t *testing.T) {
 	policy := cellsPolicy(t)
 	invalidServers := "  leg:\n" + serverEntry(goEverythingCommand(t), "    protocol: legacy\n") +
 		"  new:\n" + serverEntry(goEverythingCommand(t), "    protocol: 2026-07-28\n") +
-		"  url:\n" + serverEntry(npmEverythingCommand(t), "    elicitation:\n      allowed_hosts: [example.com]\n")
+		"  url:\n" + serverEntry(npmEverythingCommand(t), "    elicitation:\n      allowed_hosts: [example.com, modelcontextprotocol.io]\n")
 	for _, h := range elicitHosts() {
 		t.Run(h.name, func(t *testing.T) {
 			t.Parallel()

@@ -104,15 +104,17 @@ func elicitPeers() []elicitPeer {
 			return serverEntry(goEverythingCommand(t), "    protocol: legacy\n")
 		}, true, goEverythingCalls()},
 		{"npm-everything", npmEverythingCommand, func(t *testing.T) string {
-			return serverEntry(npmEverythingCommand(t), "    elicitation:\n      allowed_hosts: [example.com]\n")
+			return serverEntry(npmEverythingCommand(t), "    elicitation:\n      allowed_hosts: [example.com, modelcontextprotocol.io]\n")
 		}, true, []peerCall{
 			{elicitCall{Name: "trigger-elicitation-request"}, "✅ User provided the requested information!", true, false, "❌ User declined to provide the requested information."},
 			{elicitCall{Name: "trigger-url-elicitation", Arguments: map[string]any{"url": "https://example.com/verify", "elicitationId": "e2e-url-1"}},
 				"✅ User completed the URL elicitation flow.\nElicitation ID: e2e-url-1\nURL: https://example.com/verify", true, false,
 				"❌ User declined to open the URL (Elicitation ID: e2e-url-1)."},
 			// The error path: the tool fails with -32042 (URL elicitation
-			// required), naming a URL of its own; the host gets the error as
-			// the server sent it, and is asked nothing.
+			// required), naming a URL of its own (on modelcontextprotocol.io,
+			// an allowed host, so its elicitation passes the policy); the
+			// host gets the error, rebuilt from what passed, and is asked
+			// nothing.
 			{elicitCall{Name: "trigger-url-elicitation", Arguments: map[string]any{"url": "https://example.com/verify", "elicitationId": "e2e-url-2", "errorPath": true}},
 				"", true, false, ""},
 			{elicitCall{Name: "get-roots-list"}, "Current MCP Roots (2 total):\n\n1. Unnamed Root\n   URI: file:///srv/e2e/allowed\n\n2. Unnamed Root\n   URI: file:///srv/e2e/other", true, false,
