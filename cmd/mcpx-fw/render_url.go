@@ -5,13 +5,10 @@ import (
 	"fmt"
 	"io"
 	"net/url"
-	"slices"
 	"strings"
-	"unicode"
-
-	"golang.org/x/net/idna"
 
 	"github.com/mcpx-fw/mcpx-fw/cmd/mcpx-fw/inert"
+	"github.com/mcpx-fw/mcpx-fw/engine"
 )
 
 // urlSection lays out a URL-mode elicitation: the whole URL on a line of
@@ -77,105 +74,41 @@ func urlParts(s string) []string {
 }
 
 // maxHostLen is the longest host name DNS allows; a longer one is shown
-// but not examined.
+// as written, with a warning.
 const maxHostLen = 253
 
 // hostLines show a host in the form a browser may show (Unicode) and the
 // form it looks up (ASCII, xn-- punycode for an international name), and
 // warn when it is punycode or mixes scripts in a label, the ways a name
-// imitates another.
+// imitates another. The host is read by engine.ReadURLHost, as the
+// policy's facts read it: show warns of exactly what the policy sees.
 func hostLines(h string) ([]string, []string) {
 	if h == "" {
 		return []string{"host:     (none)"}, nil
 	}
-	if len(h) > maxHostLen {
-		return []string{"host:     " + inert.Quote(h)}, []string{fmt.Sprintf("the host is %d bytes long, longer than any DNS name", len(h))}
-	}
-	ascii, aerr := idna.Lookup.ToASCII(h)
-	uni, uerr := idna.Display.ToUnicode(h)
-	if aerr != nil || uerr != nil {
-		return []string{"host:     " + inert.Quote(h)}, []string{"the host is not a valid internationalised name: " + inert.Line(firstErr(aerr, uerr).Error())}
-	}
+	host := engine.ReadURLHost(h)
 	var out, warn []string
-	if uni == ascii {
-		out = append(out, "host:     "+inert.Quote(ascii))
-	} else {
-		out = append(out, "host:     "+inert.Quote(uni)+" (Unicode, as a browser may show it)",
-			"          "+inert.Quote(ascii)+" (ASCII, the name looked up)")
+	switch {
+	case len(h) > maxHostLen:
+		out = append(out, "host:     "+inert.Quote(h))
+		warn = append(warn, fmt.Sprintf("the host is %d bytes long, longer than any DNS name", len(h)))
+	case host.Invalid != nil:
+		out = append(out, "host:     "+inert.Quote(h))
+		warn = append(warn, "the host is not a valid internationalised name: "+inert.Line(host.Invalid.Error()))
+	case host.Unicode == host.ASCII:
+		out = append(out, "host:     "+inert.Quote(host.ASCII))
+	default:
+		out = append(out, "host:     "+inert.Quote(host.Unicode)+" (Unicode, as a browser may show it)",
+			"          "+inert.Quote(host.ASCII)+" (ASCII, the name looked up)")
 	}
-	if isPunycode(h) {
-		warn = append(warn, "the host is written in punycode (xn--): it reads as "+inert.Quote(uni)+"; make sure that is the site you expect")
-	} else if uni != ascii {
-		warn = append(warn, "the host is an international name: check the ASCII form, "+inert.Quote(ascii))
+	switch {
+	case host.Punycode && engine.HasALabel(h):
+		warn = append(warn, "the host is written in punycode (xn--): it reads as "+inert.Quote(host.Unicode)+"; make sure that is the site you expect")
+	case host.Punycode:
+		warn = append(warn, "the host is an international name: check the ASCII form, "+inert.Quote(host.ASCII))
 	}
-	if scripts := mixedScripts(uni); scripts != nil {
-		warn = append(warn, "the host mixes scripts ("+strings.Join(scripts, ", ")+") in one label: it may imitate another site's name")
+	if host.MixedScripts != nil {
+		warn = append(warn, "the host mixes scripts ("+strings.Join(host.MixedScripts, ", ")+") in one label: it may imitate another site's name")
 	}
 	return out, warn
-}
-
-func firstErr(errs ...error) error {
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// isPunycode reports whether a label of h is an ACE label (xn--).
-func isPunycode(h string) bool {
-	for l := range strings.SplitSeq(strings.ToLower(h), ".") {
-		if strings.HasPrefix(l, "xn--") {
-			return true
-		}
-	}
-	return false
-}
-
-// mixedScripts is the scripts of the first label of h that mixes them, nil
-// when none does. Common and inherited characters (digits, hyphens,
-// marks) belong to no script; Han with Hiragana, Katakana or Latin, Han
-// with Bopomofo and Han with Hangul are how Japanese, Chinese and Korean
-// are written (UTS #39, highly restrictive) and are not a mix.
-func mixedScripts(h string) []string {
-	for l := range strings.SplitSeq(h, ".") {
-		set := labelScripts(l)
-		if len(set) > 1 && !usualMix(set) {
-			return set
-		}
-	}
-	return nil
-}
-
-func labelScripts(label string) []string {
-	var set []string
-	for _, r := range label {
-		if r < 0x80 {
-			if unicode.IsLetter(r) && !slices.Contains(set, "Latin") {
-				set = append(set, "Latin")
-			}
-			continue
-		}
-		for name, table := range unicode.Scripts {
-			if name != "Common" && name != "Inherited" && unicode.Is(table, r) && !slices.Contains(set, name) {
-				set = append(set, name)
-			}
-		}
-	}
-	slices.Sort(set)
-	return set
-}
-
-// usualMixes are the sets of scripts a label may mix (UTS #39, highly
-// restrictive).
-var usualMixes = [][]string{{"Han", "Hiragana", "Katakana", "Latin"}, {"Bopomofo", "Han", "Latin"}, {"Han", "Hangul", "Latin"}}
-
-func usualMix(set []string) bool {
-	for _, allowed := range usualMixes {
-		if !slices.ContainsFunc(set, func(s string) bool { return !slices.Contains(allowed, s) }) {
-			return true
-		}
-	}
-	return false
 }
