@@ -289,13 +289,9 @@ func (c *checker) items(path string, p map[string]any, f *field) {
 
 // enumValues checks an array of string options (enum) and returns them.
 func (c *checker) enumValues(path string, p map[string]any, key string) []string {
-	if !c.required(ruleEliEnum, path, p, key, kindArray) {
-		return nil
-	}
-	list := c.optionList(path, p[key].([]any), key)
 	var out []string
 	seen := map[string]bool{}
-	for i, v := range list {
+	for i, v := range c.optionList(path, p, key) {
 		s, ok := v.(string)
 		switch {
 		case !ok:
@@ -314,13 +310,9 @@ func (c *checker) enumValues(path string, p map[string]any, key string) []string
 // titledOptions checks an array of {const, title} options (oneOf, anyOf)
 // and returns the values.
 func (c *checker) titledOptions(path string, p map[string]any, key string) []string {
-	if !c.required(ruleEliEnum, path, p, key, kindArray) {
-		return nil
-	}
-	list := c.optionList(path, p[key].([]any), key)
 	var out []string
 	seen := map[string]bool{}
-	for i, v := range list {
+	for i, v := range c.optionList(path, p, key) {
 		opath := index(child(path, key), i)
 		o, ok := v.(map[string]any)
 		if !ok {
@@ -348,8 +340,14 @@ func (c *checker) titledOptions(path string, p map[string]any, key string) []str
 	return out
 }
 
-// optionList checks the number of options and returns those to check.
-func (c *checker) optionList(path string, list []any, key string) []any {
+// optionList checks that key holds an array of options, not empty and
+// within MaxEnumValues, and returns those to check (none when it holds no
+// array).
+func (c *checker) optionList(path string, p map[string]any, key string) []any {
+	if !c.required(ruleEliEnum, path, p, key, kindArray) {
+		return nil
+	}
+	list := p[key].([]any)
 	switch {
 	case len(list) == 0:
 		c.add(ruleEliEnum, child(path, key), "%s has no options", key)
