@@ -126,14 +126,28 @@ func countWord(n int) string {
 }
 
 func runDemoCase(ctx context.Context, out io.Writer, n int, dc demoCase, host *peer.Host, self, cfgPath, dlog string) bool {
-	fmt.Fprintf(out, "%d. %s\n", n, dc.title)
-	fmt.Fprintf(out, "   upstream asks: %s\n", firstText(dc.params))
+	var got *peer.SampleOutcome
+	sent := demoExchange(ctx, out, n, dc.title, firstText(dc.params), dc.approve, self, cfgPath, dlog, func() (err error) {
+		got, err = host.Sample(ctx, json.RawMessage(dc.params))
+		return err
+	})
+	return sent && reportOutcome(out, dc, got)
+}
+
+// demoExchange is what every demo case does around its request: it
+// numbers and titles the case and says what the upstream asks, has a
+// reviewer approve it from another process when approve is set, sends it,
+// and prints the decisions the firewall made. It reports false, and says
+// so, when the sending itself failed.
+func demoExchange(ctx context.Context, out io.Writer, n int, title, asks string, approve bool, self, cfgPath, dlog string, send func() error) bool {
+	fmt.Fprintf(out, "%d. %s\n", n, title)
+	fmt.Fprintf(out, "   upstream asks: %s\n", asks)
 	done := make(chan string, 1)
-	if dc.approve {
+	if approve {
 		go func() { done <- approveWhenPending(ctx, self, cfgPath) }()
 	}
-	got, err := host.Sample(ctx, json.RawMessage(dc.params))
-	if dc.approve {
+	err := send()
+	if approve {
 		fmt.Fprintf(out, "   reviewer (another process): %s\n", <-done)
 	}
 	for _, d := range decisionsSince(dlog) {
@@ -143,7 +157,7 @@ func runDemoCase(ctx context.Context, out io.Writer, n int, dc demoCase, host *p
 		fmt.Fprintf(out, "   FAILED: the tool call itself failed: %v\n\n", err)
 		return false
 	}
-	return reportOutcome(out, dc, got)
+	return true
 }
 
 func reportOutcome(out io.Writer, dc demoCase, got *peer.SampleOutcome) bool {

@@ -61,24 +61,12 @@ func runDemoElicitation(ctx context.Context, out io.Writer, first int, host *pee
 }
 
 func runDemoElicitCase(ctx context.Context, out io.Writer, n int, ec demoElicitCase, host *peer.Host, self, cfgPath, dlog string) bool {
-	fmt.Fprintf(out, "%d. %s\n", n, ec.title)
-	fmt.Fprintf(out, "   upstream asks: %s\n", elicitSummary(ec.params))
-	done := make(chan string, 1)
-	if ec.approve {
-		go func() { done <- approveWhenPending(ctx, self, cfgPath) }()
-	}
-	got, err := demoAsk(ctx, host, ec.params)
-	if ec.approve {
-		fmt.Fprintf(out, "   reviewer (another process): %s\n", <-done)
-	}
-	for _, d := range decisionsSince(dlog) {
-		fmt.Fprintf(out, "   decision %s\n", d)
-	}
-	if err != nil {
-		fmt.Fprintf(out, "   FAILED: the tool call itself failed: %v\n\n", err)
-		return false
-	}
-	return reportElicitOutcome(out, ec, got, drainElicited(host) > 0)
+	var got *peer.AskOutcome
+	sent := demoExchange(ctx, out, n, ec.title, elicitSummary(ec.params), ec.approve, self, cfgPath, dlog, func() (err error) {
+		got, err = demoAsk(ctx, host, ec.params)
+		return err
+	})
+	return sent && reportElicitOutcome(out, ec, got, drainElicited(host) > 0)
 }
 
 // demoAsk has the demo upstream push params as an elicitation/create
