@@ -102,33 +102,23 @@ func approvedWord(e *review.Edit) string {
 // kind: a model answers a prompt, the user an elicitation, the host a roots
 // request.
 func nextStep(it review.Item) string {
-	kind := itemKind(it)
+	who, what := answerWords(itemKind(it))
 	if it.Stage == review.StageResult {
-		return "serve checks " + resultWords(kind) + " once more and returns it to the upstream"
+		return "serve checks " + what + " once more and returns it to the upstream"
 	}
-	return "serve checks the request once more and " + answererWords(kind) + " answers it"
+	return "serve checks the request once more and " + who + " answers it"
 }
 
-// resultWords name what a host answers a request of the kind with.
-func resultWords(kind engine.Kind) string {
+// answerWords name who answers a request of the kind, and what they
+// answer it with.
+func answerWords(kind engine.Kind) (who, what string) {
 	switch kind {
 	case engine.KindElicitation:
-		return "the user's answer"
+		return "the user", "the user's answer"
 	case engine.KindRoots:
-		return "the roots list"
+		return "the host", "the roots list"
 	}
-	return "the completion"
-}
-
-// answererWords name who answers a request of the kind.
-func answererWords(kind engine.Kind) string {
-	switch kind {
-	case engine.KindElicitation:
-		return "the user"
-	case engine.KindRoots:
-		return "the host"
-	}
-	return "the host's model"
+	return "the host's model", "the completion"
 }
 
 // approvable refuses what no approval could release: an item already
