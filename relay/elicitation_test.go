@@ -218,6 +218,31 @@ func (h *inputHost) askThrough(t *testing.T, cs *mcp.ClientSession, tool, method
 	return got.Result, 0
 }
 
+// refusedWith reads the code a tool call through the firewall was refused
+// with: the host's call's own JSON-RPC error (an input request's
+// refusal), or the error the upstream reports in the tool's result (a
+// push's); 0 when it was answered.
+func refusedWith(t *testing.T, res *mcp.CallToolResult, err error) int64 {
+	t.Helper()
+	var we *jsonrpc.Error
+	switch {
+	case errors.As(err, &we):
+		return we.Code
+	case err != nil:
+		t.Fatal(err)
+	}
+	var got struct {
+		Error *peer.Error `json:"error"`
+	}
+	if err := json.Unmarshal([]byte(res.Content[0].(*mcp.TextContent).Text), &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Error != nil {
+		return got.Error.Code
+	}
+	return 0
+}
+
 // inputCells are the four pairings of a host's and an upstream's era: the
 // peer's tool that asks, and the protocol it is made to speak.
 var inputCells = []struct {
@@ -512,22 +537,7 @@ func TestElicitationScreenedOnBytes(t *testing.T) {
 			h := &inputHost{}
 			cs := h.connect(t, p, cell.host)
 			res, err := h.call(t.Context(), cs, cell.tool, map[string]any{"method": "elicitation/create", "raw_b64": base64.StdEncoding.EncodeToString([]byte(raw))})
-			code := int64(0)
-			var we *jsonrpc.Error
-			switch {
-			case errors.As(err, &we):
-				code = we.Code
-			case err != nil:
-				t.Fatal(err)
-			default:
-				var got peer.AskOutcome
-				if err := json.Unmarshal([]byte(res.Content[0].(*mcp.TextContent).Text), &got); err != nil {
-					t.Fatal(err)
-				}
-				if got.Error != nil {
-					code = got.Error.Code
-				}
-			}
+			code := refusedWith(t, res, err)
 			if code != codeInvalidParams {
 				t.Fatalf("code = %d, want -32602", code)
 			}
@@ -550,22 +560,7 @@ func TestHTTPUpstreamElicitationScreened(t *testing.T) {
 			h := &inputHost{}
 			cs := h.connect(t, p, tc.host)
 			res, err := h.call(t.Context(), cs, tc.tool, map[string]any{"method": "elicitation/create", "raw_b64": base64.StdEncoding.EncodeToString([]byte(raw))})
-			code := int64(0)
-			var we *jsonrpc.Error
-			switch {
-			case errors.As(err, &we):
-				code = we.Code
-			case err != nil:
-				t.Fatal(err)
-			default:
-				var got peer.AskOutcome
-				if err := json.Unmarshal([]byte(res.Content[0].(*mcp.TextContent).Text), &got); err != nil {
-					t.Fatal(err)
-				}
-				if got.Error != nil {
-					code = got.Error.Code
-				}
-			}
+			code := refusedWith(t, res, err)
 			if code != codeInvalidParams || h.elicited.Load() != 0 {
 				t.Fatalf("code = %d, host asked %d times; want -32602 and never", code, h.elicited.Load())
 			}

@@ -2,14 +2,9 @@ package relay
 
 import (
 	"encoding/base64"
-	"encoding/json"
-	"errors"
 	"testing"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/mcpx-fw/mcpx-fw/relay/peer"
 )
 
 // askEntry has the peer ask, as its one 2026-07-28 input request, the
@@ -19,21 +14,7 @@ func (h *inputHost) askEntry(t *testing.T, cs *mcp.ClientSession, entry string) 
 	t.Helper()
 	res, err := h.call(t.Context(), cs, "ask_input", map[string]any{"method": "elicitation/create", "entry": true,
 		"raw_b64": base64.StdEncoding.EncodeToString([]byte(entry))})
-	var we *jsonrpc.Error
-	switch {
-	case errors.As(err, &we):
-		return we.Code
-	case err != nil:
-		t.Fatal(err)
-	}
-	var got peer.AskOutcome
-	if err := json.Unmarshal([]byte(res.Content[0].(*mcp.TextContent).Text), &got); err != nil {
-		t.Fatal(err)
-	}
-	if got.Error != nil {
-		return got.Error.Code
-	}
-	return 0
+	return refusedWith(t, res, err)
 }
 
 // TestInputEntryMemberNames: the SDK reads an input request entry with

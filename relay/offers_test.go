@@ -3,11 +3,9 @@ package relay
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"sync/atomic"
 	"testing"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpx-fw/mcpx-fw/relay/peer"
@@ -123,20 +121,7 @@ func TestSamplingOff(t *testing.T) {
 				t.Errorf("upstream was offered %s, want %s", offered, tc.offered)
 			}
 			res, err := host.CallTool(t.Context(), &mcp.CallToolParams{Name: tc.tool, Arguments: map[string]any{"params": params}})
-			code := int64(0)
-			var we *jsonrpc.Error
-			switch {
-			case errors.As(err, &we):
-				code = we.Code
-			case err != nil:
-				t.Fatal(err)
-			default:
-				var got peer.SampleOutcome
-				if json.Unmarshal([]byte(res.Content[0].(*mcp.TextContent).Text), &got) == nil && got.Error != nil {
-					code = got.Error.Code
-				}
-			}
-			if code != tc.code {
+			if code := refusedWith(t, res, err); code != tc.code {
 				t.Errorf("refused with %d (err %v), want %d", code, err, tc.code)
 			}
 			if n := asked.Load(); n != 0 {
