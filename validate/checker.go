@@ -132,6 +132,14 @@ func (s keySet) with(names ...string) keySet {
 // sorted order so the output does not depend on map iteration. Names are
 // compared exactly: "Role" or "role\u0000" is not "role".
 func (c *checker) unknownKeys(path string, obj map[string]any, allowed keySet) {
+	for _, k := range extraKeys(obj, allowed) {
+		c.add(c.unknownRule, child(path, k), "unknown field %s", quote(k))
+	}
+}
+
+// extraKeys are the members of obj that allowed does not name, sorted so
+// that what is reported does not depend on map iteration.
+func extraKeys(obj map[string]any, allowed keySet) []string {
 	var extra []string
 	for k := range obj {
 		if !allowed[k] {
@@ -139,9 +147,7 @@ func (c *checker) unknownKeys(path string, obj map[string]any, allowed keySet) {
 		}
 	}
 	slices.Sort(extra)
-	for _, k := range extra {
-		c.add(c.unknownRule, child(path, k), "unknown field %s", quote(k))
-	}
+	return extra
 }
 
 // meta checks an optional _meta member, which is always an object when

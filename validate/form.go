@@ -186,14 +186,7 @@ func (c *checker) property(name string, v any) {
 // fieldMembers reports every member of property p that its type does not
 // allow: a nesting keyword as such, any other as unknown.
 func (c *checker) fieldMembers(path string, p map[string]any, allowed keySet) {
-	var extra []string
-	for k := range p {
-		if !allowed[k] {
-			extra = append(extra, k)
-		}
-	}
-	slices.Sort(extra)
-	for _, k := range extra {
+	for _, k := range extraKeys(p, allowed) {
 		if nesting[k] {
 			c.add(ruleEliField, child(path, k), "%s is not allowed here: a form field is one flat value", k)
 		} else {
