@@ -125,7 +125,8 @@ func kindOf(in mcp.InputRequest) *kind {
 
 // forwardableElicit is an elicitation as it goes to the host: _meta
 // dropped, and the mode the SDK would infer (url when a URL or an
-// elicitationId is set, else form) written out, as BRIEF's document says.
+// elicitationId is set, else form) written out, so the host and the
+// policy read the same mode (urlMode reads it too).
 func forwardableElicit(in *mcp.ElicitParams) *mcp.ElicitParams {
 	out := *in
 	out.Meta = nil

@@ -106,10 +106,11 @@ func (p *Proxy) watchURLElicitations(u *upstream) mcp.Middleware {
 	}
 }
 
-// urlMode reports whether params ask for URL mode, as the SDK infers a
-// mode left out (a URL and no schema).
+// urlMode reports whether params ask for URL mode, a mode left out read
+// as forwardableElicit writes it for the host: one inference, so the ids
+// awaited are those of the elicitations the host was asked in URL mode.
 func urlMode(params *mcp.ElicitParams) bool {
-	return params.Mode == "url" || params.Mode == "" && params.URL != "" && params.RequestedSchema == nil
+	return forwardableElicit(params).Mode == "url"
 }
 
 // urlOffered reports whether u was offered URL-mode elicitation: a -32042
