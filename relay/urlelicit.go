@@ -195,11 +195,11 @@ func (p *Proxy) elicitationComplete(ctx context.Context, u *upstream, req *mcp.E
 		if req.Params != nil {
 			id = len(req.Params.ElicitationID)
 		}
-		p.log.Debug("elicitation completion dropped: no URL elicitation of this server awaits it", zap.String("server", u.cfg.Name), zap.Int("id_bytes", id))
+		u.log.Debug("elicitation completion dropped: no URL elicitation of this server awaits it", zap.Int("id_bytes", id))
 		return
 	}
 	err := u.link.host.session.NotifyElicitationComplete(hostStream(fromUpstream(ctx, u), true), &mcp.ElicitationCompleteParams{ElicitationID: req.Params.ElicitationID})
 	if err != nil {
-		p.log.Debug("elicitation completion not relayed", zap.String("server", u.cfg.Name), zap.Error(err))
+		u.log.Debug("elicitation completion not relayed", zap.Error(err))
 	}
 }
