@@ -3,7 +3,6 @@ package validate
 import (
 	"net/url"
 	"strings"
-	"unicode"
 )
 
 // Roots checks the params of a roots/list request. They may be absent: raw
@@ -102,7 +101,7 @@ func rootURIProblem(s string) string {
 		return "uri must start with file://"
 	}
 	for _, r := range s {
-		if unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || r == '\uFFFD' {
+		if !shows(r) {
 			return "uri holds a control character or an invisible format character"
 		}
 	}

@@ -56,16 +56,24 @@ func urlProblem(s string) string {
 	return ""
 }
 
-// visible reports whether s holds only characters that show: no space or
-// other separator, no control character (C0, DEL, C1) and no invisible
-// format character (direction overrides, zero-width characters, tags).
+// visible reports whether s holds only characters that show and no space
+// or other separator.
 func visible(s string) bool {
 	for _, r := range s {
-		if unicode.IsSpace(r) || unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || r == '\uFFFD' {
+		if unicode.IsSpace(r) || !shows(r) {
 			return false
 		}
 	}
 	return true
+}
+
+// shows reports whether r is drawn as what it is: not a control character
+// (C0, DEL, C1), an invisible format character (direction overrides,
+// zero-width characters, tags) or U+FFFD, which stands for bytes that
+// were not text. A URL or a root's URI holding one shows a person other
+// than what a browser or a server is given.
+func shows(r rune) bool {
+	return !unicode.IsControl(r) && !unicode.Is(unicode.Cf, r) && r != '\uFFFD'
 }
 
 // rawHost returns the host of URL s as written (url.Parse unescapes it):
