@@ -101,10 +101,11 @@ deny contains lib.form_asks_secret_reason if {
 	lib.form_asks_secret
 }
 
-# A URL the user is sent to travels in the clear unless it is https.
+# A URL the user is sent to travels in the clear unless it is https. The
+# reason does not quote the scheme: the upstream wrote it.
 deny contains {
 	"code": "url-not-https",
-	"message": $"the URL's scheme is {input.facts.url.scheme}; only https is allowed",
+	"message": "the URL's scheme is not https; only https is allowed",
 } if {
 	lib.request_stage
 	lib.url_mode

@@ -212,6 +212,16 @@ test_form_secret_message if {
 	reasons == {lib.form_asks_secret_reason}
 }
 
+# The upstream writes the URL: no URL reason quotes its scheme or host.
+test_url_reasons_quote_nothing_the_upstream_wrote if {
+	doc := url_request("notes", {"scheme": "javascriptcanary", "host": "hostcanary.example", "unicode_host": "hostcanary.example", "userinfo": true})
+	reasons := global.deny | global.review with input as doc with data.mcpxfw.config as elicitation_config
+	count(reasons) == 3
+	every r in reasons {
+		not contains(r.message, "canary")
+	}
+}
+
 answer(texts, facts) := object.union(form("notes", object.union({"answer_texts": texts}, facts)), {"stage": "result"})
 
 test_answer_rules[note] if {
