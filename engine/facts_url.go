@@ -22,8 +22,7 @@ func urlFacts(req map[string]any) any {
 	}
 	u, err := url.Parse(raw)
 	if err != nil {
-		return map[string]any{"scheme": "", "host": "", "port": nil, "userinfo": false,
-			"registrable_domain": "", "punycode": false, "mixed_script": false, "unicode_host": ""}
+		u = &url.URL{} // every part empty, as a URL that names none
 	}
 	host := ReadURLHost(u.Hostname())
 	return map[string]any{
