@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"maps"
 	"slices"
 	"strings"
 )
@@ -175,12 +176,7 @@ func answerTexts(res map[string]any) []any {
 		return out
 	}
 	content, _ := res["content"].(map[string]any)
-	names := make([]string, 0, len(content))
-	for k := range content {
-		names = append(names, k)
-	}
-	slices.Sort(names)
-	for _, k := range names {
+	for _, k := range slices.Sorted(maps.Keys(content)) {
 		switch v := content[k].(type) {
 		case string:
 			out = append(out, v)
