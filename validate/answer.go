@@ -3,6 +3,7 @@ package validate
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"net/mail"
 	"net/url"
@@ -135,7 +136,7 @@ var answerRules = map[problemKind]ruleID{
 // requested fields: no key the form did not ask for, every required field
 // present (required lists them), every value fitting its field.
 func (c *checker) answer(content map[string]any, fields map[string]*field, required []string) {
-	for _, name := range slices.Sorted(mapKeys(content)) {
+	for _, name := range slices.Sorted(maps.Keys(content)) {
 		path := child("/content", name)
 		f, ok := fields[name]
 		if !ok {

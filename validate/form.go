@@ -1,6 +1,7 @@
 package validate
 
 import (
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -71,7 +72,7 @@ func (c *checker) form(doc Document) {
 		return
 	}
 	props := s["properties"].(map[string]any)
-	names := slices.Sorted(mapKeys(props))
+	names := slices.Sorted(maps.Keys(props))
 	if len(names) > c.lim.MaxFields {
 		c.add(ruleLimitFields, schemaPath+"/properties", "%d fields, limit %d", len(names), c.lim.MaxFields)
 		names = names[:c.lim.MaxFields]
@@ -80,17 +81,6 @@ func (c *checker) form(doc Document) {
 		c.property(name, props[name])
 	}
 	c.requiredNames(s, props)
-}
-
-// mapKeys yields the keys of m.
-func mapKeys(m map[string]any) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }
 
 // requiredNames checks requestedSchema.required: property names, each
