@@ -32,7 +32,7 @@ type Config struct {
 	UsageWindows map[string]time.Duration
 }
 
-// Engine turns sampling requests and results into Verdicts. It is safe for
+// Engine turns requests of every kind, and their results, into Verdicts. It is safe for
 // concurrent use.
 type Engine struct {
 	policy    atomic.Pointer[Policy]
@@ -87,13 +87,13 @@ func (e *Engine) Revision() string { return e.policy.Load().Revision() }
 // ReviewTimeout is how long an escalation waits for an operator.
 func (e *Engine) ReviewTimeout() time.Duration { return e.timeout }
 
-// Decide judges a sampling request before the host's model sees it. An
+// Decide judges a request before the host sees it. An
 // escalation is queued for review before Decide returns.
 func (e *Engine) Decide(ctx context.Context, s Request) Verdict {
 	return e.judge(ctx, StageRequest, s, nil, nil)
 }
 
-// Screen checks the raw bytes of a sampling request as the upstream sent
+// Screen checks the raw bytes of a request as the upstream sent
 // them, before anything decodes them. Only violations are decided here: a
 // request that breaks a rule is recorded as a blocker and Screen returns
 // false; a clean one returns true and goes on to Decide once decoded.
@@ -111,7 +111,8 @@ func (e *Engine) Screen(ctx context.Context, s Request) (Verdict, bool) {
 	return a.verdict, false
 }
 
-// Check judges the host's completion before the upstream sees it. The
+// Check judges the host's answer (a completion, a form's answer, a roots
+// list) before the upstream sees it. The
 // request is validated again unless s.Validated (the request stage's
 // Verdict.Validated) was made from the same bytes.
 func (e *Engine) Check(ctx context.Context, s Request, result []byte) Verdict {
