@@ -4,6 +4,8 @@ import (
 	"maps"
 	"slices"
 	"strings"
+
+	"github.com/mcpx-fw/mcpx-fw/validate"
 )
 
 // elicitationFacts are an elicitation's facts: its mode, the form's fields
@@ -29,7 +31,7 @@ func elicitationFacts(req, res map[string]any) map[string]any {
 	answers := answerTexts(res)
 	answerFolded, answerHidden := foldTexts(answers)
 	return map[string]any{
-		"mode":                elicitationMode(req),
+		"mode":                validate.ElicitationMode(req),
 		"message_bytes":       len(message),
 		"fields":              docs,
 		"field_names":         names,
@@ -44,18 +46,6 @@ func elicitationFacts(req, res map[string]any) map[string]any {
 		"answer_hidden_text":  answerHidden,
 		"answer_secret_stems": secretStemsIn(screenedTexts(answers, answerFolded, answerHidden)),
 	}
-}
-
-// elicitationMode is the request's mode: as given, else as the SDKs infer
-// it (a requestedSchema makes a form, a url a URL request).
-func elicitationMode(req map[string]any) string {
-	if m, ok := req["mode"].(string); ok && m != "" {
-		return m
-	}
-	if _, ok := req["url"]; ok {
-		return "url"
-	}
-	return "form"
 }
 
 // formField is one property of a form's requestedSchema as the facts

@@ -157,10 +157,12 @@ func (c *checker) elicitTask(doc Document) {
 	c.optional(ruleEliTask, "/task", t, "ttl", kindNumber)
 }
 
-// requestMode is the mode of an elicitation request already checked: its
-// mode member, or the SDK's inference. An unusable request reads as form,
-// whose answer is checked against whatever schema it has.
-func requestMode(request Document) string {
+// ElicitationMode is the mode, "form" or "url", of an elicitation request
+// already checked: its mode member, or the SDK's inference. An unusable
+// request reads as form, whose answer is checked against whatever schema
+// it has. The policy's facts read the mode here, so they and validation
+// never disagree on it.
+func ElicitationMode(request Document) string {
 	switch m, _ := request["mode"].(string); {
 	case m == modeURL:
 		return modeURL
@@ -205,7 +207,7 @@ func (c *checker) elicitResult(doc, request Document) {
 		}
 	}
 	accept := action == "accept"
-	mode := requestMode(request)
+	mode := ElicitationMode(request)
 	v, present := doc["content"]
 	content, isObj := v.(map[string]any)
 	switch {

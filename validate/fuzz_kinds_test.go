@@ -82,7 +82,7 @@ func checkElicitLimits(t *testing.T, raw []byte, doc Document, opt Options, lim 
 	if msg := doc["message"].(string); len(msg) > lim.MaxTextBytes || strings.TrimSpace(msg) == "" {
 		t.Fatalf("accepted a message of %d bytes", len(msg))
 	}
-	if requestMode(doc) == modeURL {
+	if ElicitationMode(doc) == modeURL {
 		u := doc["url"].(string)
 		if !opt.Caps.URL || len(u) > lim.MaxURLBytes || urlProblem(u) != "" {
 			t.Fatalf("accepted URL mode (offered %v) with a URL of %d bytes: %q", opt.Caps.URL, len(u), urlProblem(u))
@@ -152,10 +152,10 @@ func checkAnswer(t *testing.T, doc, req Document) {
 		t.Fatalf("accepted action %v", doc["action"])
 	}
 	content, present := doc["content"].(map[string]any)
-	if present && (doc["action"] != "accept" || requestMode(req) == modeURL) {
-		t.Fatalf("accepted content with %v in mode %s", doc["action"], requestMode(req))
+	if present && (doc["action"] != "accept" || ElicitationMode(req) == modeURL) {
+		t.Fatalf("accepted content with %v in mode %s", doc["action"], ElicitationMode(req))
 	}
-	if doc["action"] != "accept" || requestMode(req) == modeURL {
+	if doc["action"] != "accept" || ElicitationMode(req) == modeURL {
 		return
 	}
 	s, _ := req["requestedSchema"].(map[string]any)
