@@ -383,13 +383,15 @@ func marshalOrdered(obj map[string]any, names []string) (json.RawMessage, error)
 }
 
 // firstLine is err's first line: yaml's errors list every problem on
-// lines of their own.
+// lines of their own. It is through inert.Line: yaml quotes the start of
+// a value it could not read, and the document holds what the upstream
+// wrote.
 func firstLine(err error) error {
 	s, _, _ := strings.Cut(err.Error(), "\n")
 	if more := strings.Count(err.Error(), "\n"); more > 0 {
 		s = strings.TrimSpace(s + " " + strings.TrimSpace(strings.SplitN(err.Error(), "\n", 3)[1]))
 	}
-	return errors.New(s)
+	return errors.New(inert.Line(s))
 }
 
 // elicitKeys are the keys each level of the document may hold.

@@ -192,3 +192,21 @@ func TestAnswerRefusesElicitation(t *testing.T) {
 		}
 	}
 }
+
+// TestElicitEditYAMLErrorInert: yaml quotes the start of a value it could
+// not read, and the document holds what the upstream wrote (a title, say,
+// moved by the operator); the refusal shows it escaped, never raw.
+func TestElicitEditYAMLErrorInert(t *testing.T) {
+	raw := json.RawMessage(`{"message":"m","requestedSchema":{"type":"object","properties":{"a":{"type":"string"}}}}`)
+	var obj map[string]any
+	if err := json.Unmarshal(raw, &obj); err != nil {
+		t.Fatal(err)
+	}
+	_, err := applyElicit(raw, obj, []byte("fields: \"\\e]8;;x\\e\\\\\"\n"))
+	if err == nil {
+		t.Fatal("a document whose fields is a string was accepted")
+	}
+	if strings.ContainsRune(err.Error(), 0x1b) {
+		t.Fatalf("the refusal holds a raw escape: %q", err)
+	}
+}
