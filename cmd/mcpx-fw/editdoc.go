@@ -207,13 +207,13 @@ func applyEdit(it review.Item, original json.RawMessage, buf []byte) (json.RawMe
 	if it.Stage == review.StageResult {
 		var doc resultDoc
 		if err := dec.Decode(&doc); err != nil {
-			return nil, fmt.Errorf("the edit is not a readable document: %w", err)
+			return nil, fmt.Errorf("the edit is not a readable document: %w", firstLine(err))
 		}
 		err = applyBlocks("the completion", obj["content"], doc.Content)
 	} else {
 		var doc requestDoc
 		if err := dec.Decode(&doc); err != nil {
-			return nil, fmt.Errorf("the edit is not a readable document: %w", err)
+			return nil, fmt.Errorf("the edit is not a readable document: %w", firstLine(err))
 		}
 		err = applyRequest(obj, doc)
 	}

@@ -145,3 +145,26 @@ func sameJSON(t *testing.T, a, b []byte) bool {
 	}
 	return reflect.DeepEqual(x, y)
 }
+
+// TestApplyEditYAMLErrorInert: yaml's refusal quotes the start of the
+// value it could not read, and lists each problem on a line of its own;
+// the refusal is one line with that value escaped, never raw.
+func TestApplyEditYAMLErrorInert(t *testing.T) {
+	raw := json.RawMessage(`{"maxTokens":300,"messages":[{"role":"user","content":{"type":"text","text":"hi"}}]}`)
+	it := review.Item{ID: "rv-0000000000000001", Stage: review.StageRequest, Request: raw}
+	doc, err := editDoc(it, raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited := strings.Replace(string(doc), "maxTokens: 300", "maxTokens: \"\\e[2J\\n\"", 1)
+	if edited == string(doc) {
+		t.Fatalf("maxTokens is not in the document:\n%s", doc)
+	}
+	_, err = applyEdit(it, raw, []byte(edited))
+	if err == nil {
+		t.Fatal("a string maxTokens was accepted")
+	}
+	if strings.ContainsAny(err.Error(), "\x1b\n") {
+		t.Fatalf("the refusal holds a raw escape or line break: %q", err)
+	}
+}
