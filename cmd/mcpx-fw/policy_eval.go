@@ -216,21 +216,12 @@ func inferKind(f evalFile) engine.Kind {
 	reqErr := json.Unmarshal(f.Request, &req)
 	_ = json.Unmarshal(f.result(), &res)
 	switch {
-	case hasKey(req, "requestedSchema", "url", "elicitationId", "mode"), hasKey(res, "action"):
+	case hasAny(req, "requestedSchema", "url", "elicitationId", "mode"), hasAny(res, "action"):
 		return engine.KindElicitation
-	case reqErr == nil && len(req) == 0, hasKey(res, "roots"):
+	case reqErr == nil && len(req) == 0, hasAny(res, "roots"):
 		return engine.KindRoots
 	}
 	return engine.KindSampling
-}
-
-func hasKey(m map[string]json.RawMessage, keys ...string) bool {
-	for _, k := range keys {
-		if _, ok := m[k]; ok {
-			return true
-		}
-	}
-	return false
 }
 
 // evalStage is --stage, or the stage the file implies.

@@ -356,7 +356,8 @@ func requiredSet(r any) map[string]bool {
 	return set
 }
 
-func hasAny(m map[string]any, keys ...string) bool {
+// hasAny reports whether m holds any of keys, decoded or raw alike.
+func hasAny[V any](m map[string]V, keys ...string) bool {
 	for _, k := range keys {
 		if _, ok := m[k]; ok {
 			return true
