@@ -237,14 +237,14 @@ func (v *view) constChoices(label string, list []any) []string {
 	return append(out, rest...)
 }
 
-// choiceFold is the indexes of the choices shown and the fold line for
+// choiceFold is how many of n choices are shown and the fold line for
 // the rest: past foldItems, unless the view is full.
-func (v *view) choiceFold(n int) ([]struct{}, []string) {
+func (v *view) choiceFold(n int) (int, []string) {
 	if v.full || n <= foldItems {
-		return make([]struct{}, n), nil
+		return n, nil
 	}
 	v.folded++
-	return make([]struct{}, foldItems), []string{fmt.Sprintf("  - …%d more choices folded", n-foldItems)}
+	return foldItems, []string{fmt.Sprintf("  - …%d more choices folded", n-foldItems)}
 }
 
 // choiceValue is a choice's value or title on one line, never folded.
