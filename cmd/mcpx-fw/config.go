@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"net"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -435,6 +436,20 @@ func (c *Config) checkServer(bad func(string, string, ...any), name string, s Se
 	}
 	if s.OperatorAnswer && !s.Sampling {
 		bad(key+".operator_answer", "answers sampling, which sampling: false never offers this server; drop one of them")
+	}
+	for i, h := range s.Elicitation.AllowedHosts {
+		checkAllowedHost(bad, fmt.Sprintf("%s.elicitation.allowed_hosts[%d]", key, i), h)
+	}
+}
+
+// checkAllowedHost refuses an allowed_hosts entry that is not a bare host
+// name. The policy compares an entry with the URL's host alone, so a
+// scheme, port, path or wildcard never matches, and an empty one names no
+// host: the operator meant something the firewall would silently not do.
+func checkAllowedHost(bad func(string, string, ...any), key, h string) {
+	_, _, portErr := net.SplitHostPort(h)
+	if h == "" || portErr == nil || strings.ContainsAny(h, "/@*?# \t") {
+		bad(key, "%q is not a host name: write the host alone (auth.example.com), without scheme, port, path or wildcard", h)
 	}
 }
 

@@ -170,6 +170,8 @@ func TestConfigErrors(t *testing.T) {
 		{"server name with +", strings.ReplaceAll(server, "%s", "a+b"), []string{"servers.a+b"}},
 		{"server name starting with _", strings.ReplaceAll(server, "%s", "_a"), []string{"servers._a"}},
 		{"negative max_tokens", "servers:\n  a:\n    command: [cat]\n    max_tokens: -1\n", []string{"servers.a.max_tokens"}},
+		{"allowed host with a scheme", "servers:\n  a:\n    command: [cat]\n    elicitation: {allowed_hosts: [example.com, \"https://auth.example.com\", \"auth.example.com:443\", \"*.example.com\", \"\"]}\n",
+			[]string{"allowed_hosts[1]", "allowed_hosts[2]", "allowed_hosts[3]", "allowed_hosts[4]"}},
 		{"operator answer without sampling", "servers:\n  a:\n    command: [cat]\n    sampling: false\n    operator_answer: true\n", []string{"servers.a.operator_answer"}},
 		{"unknown protocol", "servers:\n  a:\n    command: [cat]\n    protocol: 2027-01-01\n", []string{"servers.a.protocol", "2027-01-01", "2026-07-28"}},
 		{"zero limit", "limits:\n  max_rounds: 0\n", []string{"limits.max_rounds", "positive"}},
