@@ -68,7 +68,7 @@ func reviewCmd(verb string, it review.Item, configPath, extra string) string {
 // declared the capability its kind needs (sampling, elicitation, roots);
 // when unknown, it assumes so and lets serve decide.
 func hostOffers(it review.Item) bool {
-	s, err := itemSampling(it)
+	s, err := itemRequest(it)
 	if err != nil || s.Host.Capabilities == nil {
 		return true
 	}

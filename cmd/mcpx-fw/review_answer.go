@@ -60,7 +60,7 @@ func answer(ctx context.Context, c *cobra.Command, rt *runtime, id string, compl
 	if err := answerable(rt, it); err != nil {
 		return err
 	}
-	s, err := itemSampling(it)
+	s, err := itemRequest(it)
 	if err != nil {
 		return err
 	}

@@ -162,9 +162,9 @@ func reviewRejectCommand() *cobra.Command {
 	return c
 }
 
-// itemSampling is the request an item holds, as the engine saw it (its
+// itemRequest is the request an item holds, as the engine saw it (its
 // kind included).
-func itemSampling(it review.Item) (engine.Request, error) {
+func itemRequest(it review.Item) (engine.Request, error) {
 	var s engine.Request
 	if err := json.Unmarshal(it.Context, &s); err != nil {
 		return s, fmt.Errorf("%s: stored context unreadable: %w", it.ID, err)
@@ -177,7 +177,7 @@ func itemSampling(it review.Item) (engine.Request, error) {
 // operator's edit when there is one, so the CLI refuses what serve would
 // refuse anyway; serve re-decides again itself.
 func recheck(ctx context.Context, rt *runtime, it review.Item, e *review.Edit) error {
-	s, err := itemSampling(it)
+	s, err := itemRequest(it)
 	if err != nil {
 		return err
 	}
