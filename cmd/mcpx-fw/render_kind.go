@@ -22,12 +22,13 @@ func itemKind(it review.Item) engine.Kind {
 }
 
 // elicitMode is an elicitation request's mode: the one it names, else the
-// one the SDK infers (a url makes it url mode, anything else form mode).
+// one the SDK infers, as validate reads it (a url or an elicitationId
+// makes it url mode, anything else form mode).
 func elicitMode(req map[string]any) string {
 	if m, ok := req["mode"].(string); ok && m != "" {
 		return m
 	}
-	if _, ok := req["url"]; ok {
+	if hasAny(req, "url", "elicitationId") {
 		return "url"
 	}
 	return "form"
