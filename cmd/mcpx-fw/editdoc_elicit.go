@@ -13,6 +13,7 @@ import (
 	"github.com/mcpx-fw/mcpx-fw/cmd/mcpx-fw/inert"
 	"github.com/mcpx-fw/mcpx-fw/engine"
 	"github.com/mcpx-fw/mcpx-fw/engine/review"
+	"github.com/mcpx-fw/mcpx-fw/validate"
 )
 
 // The edit document of an elicitation lets the operator change what the
@@ -76,7 +77,7 @@ func editRefusal(it review.Item) error {
 // elicitNode is the edit document of an elicitation request.
 func elicitNode(it review.Item, raw json.RawMessage, req map[string]any) *yaml.Node {
 	root := mapping("message", text(fmt.Sprint(orEmpty(req["message"]))), "shape", text(elicitShape(req)))
-	if elicitMode(req) == "url" {
+	if validate.ElicitationMode(req) == "url" {
 		root.HeadComment = fmt.Sprintf(elicitURLHelp, inert.Word(it.ID), inert.Line(it.Server), inert.Line(it.Label))
 		return root
 	}
@@ -123,7 +124,7 @@ func elicitShape(req map[string]any) string {
 			rest[k] = v
 		}
 	}
-	rest["mode"] = elicitMode(req)
+	rest["mode"] = validate.ElicitationMode(req)
 	return shapeLine(rest)
 }
 
@@ -244,7 +245,7 @@ func applyElicit(raw json.RawMessage, obj map[string]any, buf []byte) (json.RawM
 			obj["message"] = doc.Message
 		}
 	}
-	if elicitMode(obj) == "url" {
+	if validate.ElicitationMode(obj) == "url" {
 		if len(doc.Fields) > 0 {
 			return nil, errors.New("a URL request has no fields: only the message may change")
 		}

@@ -1,21 +1,23 @@
 package main
 
 import (
-	"go.uber.org/zap"
 	"strconv"
+
+	"go.uber.org/zap"
 
 	"bytes"
 	"context"
 	"flag"
 	"fmt"
-	"github.com/mcpx-fw/mcpx-fw/engine/review"
-	"github.com/mcpx-fw/mcpx-fw/relay/sandbox"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpx-fw/mcpx-fw/engine/review"
+	"github.com/mcpx-fw/mcpx-fw/relay/sandbox"
 )
 
 // binary is the mcpx-fw built once for every test that runs the real

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/mcpx-fw/mcpx-fw/cmd/mcpx-fw/inert"
+	"github.com/mcpx-fw/mcpx-fw/validate"
 )
 
 // elicitation lays out an elicitation request as the user will meet it:
@@ -23,7 +24,7 @@ func (v *view) elicitation(w io.Writer, raw json.RawMessage) {
 		fmt.Fprintln(w, "  (none)")
 	}
 	skip := []string{"mode", "message"}
-	if elicitMode(req) == "url" {
+	if validate.ElicitationMode(req) == "url" {
 		v.urlSection(w, req)
 		skip = append(skip, "url", "elicitationId")
 	} else {

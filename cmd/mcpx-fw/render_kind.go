@@ -21,19 +21,6 @@ func itemKind(it review.Item) engine.Kind {
 	return c.Kind
 }
 
-// elicitMode is an elicitation request's mode: the one it names, else the
-// one the SDK infers, as validate reads it (a url or an elicitationId
-// makes it url mode, anything else form mode).
-func elicitMode(req map[string]any) string {
-	if m, ok := req["mode"].(string); ok && m != "" {
-		return m
-	}
-	if hasAny(req, "url", "elicitationId") {
-		return "url"
-	}
-	return "form"
-}
-
 // heldWords say what an item holds back, by kind and stage.
 func heldWords(it review.Item) string {
 	result := it.Stage == review.StageResult

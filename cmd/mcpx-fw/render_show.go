@@ -9,6 +9,7 @@ import (
 	"github.com/mcpx-fw/mcpx-fw/cmd/mcpx-fw/inert"
 	"github.com/mcpx-fw/mcpx-fw/engine"
 	"github.com/mcpx-fw/mcpx-fw/engine/review"
+	"github.com/mcpx-fw/mcpx-fw/validate"
 )
 
 // showOptions are what show needs besides the item: the time (for the
@@ -97,7 +98,7 @@ func stageWords(it review.Item) string {
 func kindWords(it review.Item) string {
 	switch k := itemKind(it); k {
 	case engine.KindElicitation:
-		switch mode := elicitMode(decodeObject(it.Request)); mode {
+		switch mode := validate.ElicitationMode(decodeObject(it.Request)); mode {
 		case "form":
 			return "elicitation, form mode: the upstream asks the user to fill in a form"
 		case "url":
