@@ -132,7 +132,7 @@ func transitionEvent(it Item, from State) Event {
 
 // appendAudit chains e to the head and writes both inside tx. The caller
 // holds the write lock, so the head cannot move underneath.
-func (s *Store) appendAudit(ctx context.Context, tx *sql.Tx, e AuditEntry) error {
+func (s *Store) appendAudit(ctx context.Context, tx *writeTx, e AuditEntry) error {
 	head, err := auditHead(ctx, tx)
 	if err != nil {
 		return err

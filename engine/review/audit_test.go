@@ -106,28 +106,28 @@ func TestAuditRecordsExpiryAndAbandonment(t *testing.T) {
 func TestVerifyAuditNamesTheTamperedEntry(t *testing.T) {
 	cases := []struct {
 		name     string
-		tamper   func(t *testing.T, db *sql.DB, entries []AuditEntry)
+		tamper   func(t *testing.T, db *db, entries []AuditEntry)
 		kind     string
 		seq, end int64
 	}{
-		{"an edited operator", func(t *testing.T, db *sql.DB, _ []AuditEntry) {
+		{"an edited operator", func(t *testing.T, db *db, _ []AuditEntry) {
 			mustExec(t, db, `UPDATE audit SET operator = 'mallory' WHERE seq = 3`)
 		}, "edited", 3, 0},
-		{"an edit with its hash recomputed", func(t *testing.T, db *sql.DB, es []AuditEntry) {
+		{"an edit with its hash recomputed", func(t *testing.T, db *db, es []AuditEntry) {
 			e := es[2]
 			e.Operator = "mallory"
 			mustExec(t, db, `UPDATE audit SET operator = ?, hash = ? WHERE seq = 3`, e.Operator, e.chainHash())
 		}, "edited", 3, 0},
-		{"a deleted entry", func(t *testing.T, db *sql.DB, _ []AuditEntry) {
+		{"a deleted entry", func(t *testing.T, db *db, _ []AuditEntry) {
 			mustExec(t, db, `DELETE FROM audit WHERE seq = 4`)
 		}, "deleted", 4, 4},
-		{"two deleted entries", func(t *testing.T, db *sql.DB, _ []AuditEntry) {
+		{"two deleted entries", func(t *testing.T, db *db, _ []AuditEntry) {
 			mustExec(t, db, `DELETE FROM audit WHERE seq IN (2, 3)`)
 		}, "deleted", 2, 3},
-		{"the last entry deleted", func(t *testing.T, db *sql.DB, _ []AuditEntry) {
+		{"the last entry deleted", func(t *testing.T, db *db, _ []AuditEntry) {
 			mustExec(t, db, `DELETE FROM audit WHERE seq = 6`)
 		}, "deleted", 6, 6},
-		{"an inserted entry, even a well-formed one", func(t *testing.T, db *sql.DB, es []AuditEntry) {
+		{"an inserted entry, even a well-formed one", func(t *testing.T, db *db, es []AuditEntry) {
 			e := es[5]
 			e.Seq, e.Prev, e.Event, e.Operator, e.Outcome = 7, e.Hash, EventApproved, "mallory", StateApproved
 			e.Hash = e.chainHash()
@@ -151,7 +151,7 @@ func TestVerifyAuditNamesTheTamperedEntry(t *testing.T) {
 				t.Fatalf("before tampering: %v", err)
 			}
 			db := rawDB(t, dir)
-			mustExec(t, db, `DROP TRIGGER audit_no_update; DROP TRIGGER audit_no_delete`)
+			dropAuditGuards(t, db)
 			tc.tamper(t, db, entries)
 
 			_, _, err := s.VerifyAudit(t.Context())
@@ -178,18 +178,38 @@ func TestAuditIsAppendOnlyThroughSQL(t *testing.T) {
 	}
 }
 
-// rawDB opens the store file directly, as a tamperer with file access would.
-func rawDB(t *testing.T, dir string) *sql.DB {
+// rawDB opens the store's database directly, as a tamperer with access
+// to the file (or the PostgreSQL database) would.
+func rawDB(t *testing.T, dir string) *db {
 	t.Helper()
-	db, err := sql.Open("sqlite", dsn(filepath.Join(dir, FileName)))
+	driver, dsnOrURL, d := "sqlite", dsn(filepath.Join(dir, FileName)), dialectSQLite
+	if onPostgres() {
+		u, err := testPostgres.schemaURL(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		driver, dsnOrURL, d = "pgx", u, dialectPostgres
+	}
+	sqlDB, err := sql.Open(driver, dsnOrURL)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { db.Close() })
-	return db
+	t.Cleanup(func() { sqlDB.Close() })
+	return &db{DB: sqlDB, dialect: d}
 }
 
-func mustExec(t *testing.T, db *sql.DB, q string, args ...any) {
+// dropAuditGuards removes the triggers that keep the audit log
+// append-only, as the database's owner can.
+func dropAuditGuards(t *testing.T, db *db) {
+	t.Helper()
+	if db.dialect == dialectPostgres {
+		mustExec(t, db, `ALTER TABLE audit DISABLE TRIGGER USER`)
+		return
+	}
+	mustExec(t, db, `DROP TRIGGER audit_no_update; DROP TRIGGER audit_no_delete`)
+}
+
+func mustExec(t *testing.T, db *db, q string, args ...any) {
 	t.Helper()
 	if _, err := db.Exec(q, args...); err != nil {
 		t.Fatalf("%s: %v", q, err)

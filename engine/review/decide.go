@@ -2,7 +2,6 @@ package review
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -83,7 +82,7 @@ func (s *Store) decide(ctx context.Context, id string, d decision) (Item, error)
 	var it Item
 	var settled bool
 	var lost error
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.write(ctx, func(tx *writeTx) error {
 		var err error
 		t := s.now()
 		if it, settled, err = s.loadSettled(ctx, tx, id, t); err != nil {
@@ -141,7 +140,7 @@ func (s *Store) Finish(ctx context.Context, id string, st State, note string) (I
 	var it Item
 	var settled bool
 	var lost error
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.write(ctx, func(tx *writeTx) error {
 		var err error
 		t := s.now()
 		if it, settled, err = s.loadSettled(ctx, tx, id, t); err != nil {
@@ -172,7 +171,7 @@ func notApproved(it Item) error {
 
 // loadSettled reads an item inside tx after applying any expiry or
 // abandonment that is due, so no decision lands on an item that is over.
-func (s *Store) loadSettled(ctx context.Context, tx *sql.Tx, id string, t time.Time) (Item, bool, error) {
+func (s *Store) loadSettled(ctx context.Context, tx *writeTx, id string, t time.Time) (Item, bool, error) {
 	it, err := load(ctx, tx, id)
 	if err != nil {
 		return Item{}, false, err

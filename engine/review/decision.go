@@ -37,7 +37,7 @@ func (s *Store) RecordDecision(ctx context.Context, d Decision) error {
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
 	defer cancel()
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.write(ctx, func(tx *writeTx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO decisions (id, server, stage,
 			outcome, reasons, review_id, created_at) VALUES (?,?,?,?,?,?,?)`,
 			d.ID, d.Server, d.Stage, d.Outcome, encodeReasons(d.Reasons),

@@ -18,6 +18,7 @@ import (
 // of "context deadline exceeded"; nothing is written, and the queue works
 // once the lock is released.
 func TestLockHeldElsewhereIsNamed(t *testing.T) {
+	sqliteOnly(t, "SQLite's file lock")
 	dir := stateDir(t)
 	s := openStore(t, dir)
 	other, err := sql.Open("sqlite", "file:"+filepath.Join(dir, FileName)+"?_txlock=immediate")

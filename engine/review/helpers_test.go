@@ -17,10 +17,11 @@ func stateDir(t *testing.T) string {
 	return filepath.Join(t.TempDir(), "state")
 }
 
-// openStore opens a Store on dir that polls fast and closes with the test.
+// openStore opens a Store on dir, in the pass's backend (backend_test.go),
+// that polls fast and closes with the test.
 func openStore(t *testing.T, dir string) *Store {
 	t.Helper()
-	s, err := Open(dir, zaptest.NewLogger(t))
+	s, err := openBackend(dir, zaptest.NewLogger(t))
 	if err != nil {
 		t.Fatalf("Open(%s): %v", dir, err)
 	}

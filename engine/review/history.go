@@ -2,7 +2,6 @@ package review
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"time"
 )
@@ -24,7 +23,7 @@ type Transition struct {
 // record appends one history row and its audit entry inside tx, after the
 // item's row has taken the change: every transition goes through here, so
 // the history and the audit chain are complete by construction.
-func (s *Store) record(ctx context.Context, tx *sql.Tx, id string, from, to State, actor, note string, at time.Time) error {
+func (s *Store) record(ctx context.Context, tx *writeTx, id string, from, to State, actor, note string, at time.Time) error {
 	_, err := tx.ExecContext(ctx, `INSERT INTO history (item_id, from_state,
 		to_state, actor, note, process, at) VALUES (?,?,?,?,?,?,?)`,
 		id, string(from), string(to), actor, note, s.owner, toNanos(at))

@@ -11,9 +11,9 @@ import (
 
 // TestImportsStayOutside guards the dependency direction: engine, relay and
 // cmd use this package, so it may import only the standard library, the
-// SQLite driver and zap (tests may add go-cmp, and examples this package), never mcpx-fw or the MCP SDK.
+// SQLite and PostgreSQL (pgx) drivers and zap (tests may add go-cmp, and examples this package), never mcpx-fw or the MCP SDK.
 func TestImportsStayOutside(t *testing.T) {
-	allowed := []string{"modernc.org/sqlite", "go.uber.org/zap"}
+	allowed := []string{"modernc.org/sqlite", "github.com/jackc/pgx/v5", "go.uber.org/zap"}
 	files, err := filepath.Glob("*.go")
 	if err != nil {
 		t.Fatal(err)

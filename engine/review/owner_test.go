@@ -80,6 +80,7 @@ func TestParseOwner(t *testing.T) {
 // operator's CLI lists it as abandoned, cannot approve it, and serve's
 // start-up sweep counts it.
 func TestDeadOwnerAbandons(t *testing.T) {
+	sqliteOnly(t, "owners named by process id; on PostgreSQL waits will be held by lease")
 	dir := stateDir(t)
 	serve, cli := openStore(t, dir), openStore(t, dir)
 	serve.owner = deadOwner(t) // as if the process that added these had died
@@ -116,6 +117,7 @@ func TestDeadOwnerAbandons(t *testing.T) {
 
 // TestDeadOwnerAbandonsOnRead: no sweep ran; reading one item is enough.
 func TestDeadOwnerAbandonsOnRead(t *testing.T) {
+	sqliteOnly(t, "owners named by process id; on PostgreSQL waits will be held by lease")
 	dir := stateDir(t)
 	serve, cli := openStore(t, dir), openStore(t, dir)
 	serve.owner = deadOwner(t)

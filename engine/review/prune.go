@@ -2,7 +2,6 @@ package review
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"time"
 
@@ -25,7 +24,9 @@ const pruneBatch = 200
 //
 // The store zeroes freed space (secure_delete, see dsn), and Prune
 // checkpoints and truncates the write-ahead log, so the text does not
-// linger in free pages or old page images.
+// linger in free pages or old page images. On PostgreSQL the erased text
+// stays in dead row versions until VACUUM reclaims them (autovacuum, or the
+// server's own retention).
 func (s *Store) Prune(ctx context.Context, retain time.Duration) (int, error) {
 	if retain <= 0 {
 		return 0, nil
@@ -44,10 +45,12 @@ func (s *Store) Prune(ctx context.Context, retain time.Duration) (int, error) {
 			break
 		}
 	}
-	if total > 0 {
+	if total > 0 && s.db.dialect == dialectSQLite {
 		if _, err := s.db.ExecContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)"); err != nil {
 			return total, fmt.Errorf("prune: checkpoint: %w", err)
 		}
+	}
+	if total > 0 {
 		s.log.Info("review text erased", zap.Int("items", total), zap.Duration("retain", retain))
 	}
 	return total, nil
@@ -56,7 +59,7 @@ func (s *Store) Prune(ctx context.Context, retain time.Duration) (int, error) {
 // pruneOnce erases up to pruneBatch items that finished before cutoff.
 func (s *Store) pruneOnce(ctx context.Context, cutoff time.Time) (int, error) {
 	n := 0
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.write(ctx, func(tx *writeTx) error {
 		items, err := erasable(ctx, tx, cutoff)
 		if err != nil {
 			return err
@@ -74,11 +77,11 @@ func (s *Store) pruneOnce(ctx context.Context, cutoff time.Time) (int, error) {
 
 // erasable lists finished, not yet erased items whose last transition is
 // older than cutoff.
-func erasable(ctx context.Context, tx *sql.Tx, cutoff time.Time) ([]Item, error) {
+func erasable(ctx context.Context, tx *writeTx, cutoff time.Time) ([]Item, error) {
 	rows, err := tx.QueryContext(ctx, "SELECT "+itemColumns+` FROM items
 		WHERE erased_at = 0
 		AND state IN ('rejected', 'expired', 'abandoned', 'delivered', 'failed')
-		AND MAX(decided_at, finished_at) < ?
+		AND CASE WHEN decided_at > finished_at THEN decided_at ELSE finished_at END < ?
 		ORDER BY created_at, rowid LIMIT ?`, cutoff.UnixNano(), pruneBatch)
 	if err != nil {
 		return nil, err
@@ -88,7 +91,7 @@ func erasable(ctx context.Context, tx *sql.Tx, cutoff time.Time) ([]Item, error)
 
 // erase writes the audit entry (with the digests of what it erases) and
 // clears the text.
-func (s *Store) erase(ctx context.Context, tx *sql.Tx, it Item) error {
+func (s *Store) erase(ctx context.Context, tx *writeTx, it Item) error {
 	t := s.now()
 	e := itemEntry(it, EventErased, t)
 	e.Detail = NoteErased

@@ -28,6 +28,7 @@ func markedItem() Item {
 // and recent ones keep theirs; the audit chain keeps the digests and
 // still verifies.
 func TestPruneErasesFinishedText(t *testing.T) {
+	sqliteOnly(t, "reads the queue's files for erased text")
 	dir := stateDir(t)
 	synctest.Test(t, func(t *testing.T) {
 		s, ctx := openStore(t, dir), t.Context()

@@ -23,7 +23,7 @@ func (s *Store) Add(ctx context.Context, it Item, timeout time.Duration) (Item, 
 	}
 	due := time.Now().Add(timeout)
 	it = lineage(ctx, s.fresh(it, timeout))
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.write(ctx, func(tx *writeTx) error {
 		if err := insertItem(ctx, tx, it); err != nil {
 			return err
 		}
@@ -80,7 +80,7 @@ func (s *Store) fresh(it Item, timeout time.Duration) Item {
 }
 
 // insertItem writes a new item, linked to its parent as lineage says.
-func insertItem(ctx context.Context, tx *sql.Tx, it Item) error {
+func insertItem(ctx context.Context, tx *writeTx, it Item) error {
 	it = lineage(ctx, it)
 	_, err := tx.ExecContext(ctx, `INSERT INTO items (id, parent, decision_id,
 		server, label, stage, era, state, created_at, expires_at, reasons,

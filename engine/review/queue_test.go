@@ -200,7 +200,7 @@ func TestItemJSONNamesMatchTheCLI(t *testing.T) {
 // never reach a log line, through every operation that logs.
 func TestLogsCarryNoPromptText(t *testing.T) {
 	core, logs := observer.New(zapcore.DebugLevel)
-	s, err := Open(stateDir(t), zap.New(core))
+	s, err := openBackend(stateDir(t), zap.New(core))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -86,7 +86,7 @@ func (sc *scenario) newProc() string {
 }
 
 func (sc *scenario) open(k int, owner string) {
-	s, err := Open(sc.dir, zap.NewNop())
+	s, err := openBackend(sc.dir, zap.NewNop())
 	if err != nil {
 		sc.t.Fatalf("open store %d: %v", k, err)
 	}

@@ -2,7 +2,6 @@ package review
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 )
 
@@ -188,7 +187,10 @@ GROUP BY server, w.column1, bucket;
 // makes concurrent first opens by several processes safe: the second one
 // sees the first one's user_version and applies nothing.
 func (s *Store) migrate(ctx context.Context) error {
-	return s.write(ctx, func(tx *sql.Tx) error {
+	if s.db.dialect == dialectPostgres {
+		return s.migratePostgres(ctx)
+	}
+	return s.write(ctx, func(tx *writeTx) error {
 		var have int
 		if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&have); err != nil {
 			return fmt.Errorf("read schema version: %w", err)

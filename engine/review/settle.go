@@ -2,7 +2,6 @@ package review
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"time"
 
@@ -53,7 +52,7 @@ func (s *Store) isAlive(owner string) bool {
 
 // settle closes it inside tx if it is due, and returns the item as it now
 // stands. The caller holds the write lock, so the row cannot change under it.
-func (s *Store) settle(ctx context.Context, tx *sql.Tx, it Item, t time.Time) (Item, bool, error) {
+func (s *Store) settle(ctx context.Context, tx *writeTx, it Item, t time.Time) (Item, bool, error) {
 	c, ok := s.due(it, t, s.isAlive)
 	if !ok {
 		return it, false, nil
@@ -63,7 +62,7 @@ func (s *Store) settle(ctx context.Context, tx *sql.Tx, it Item, t time.Time) (I
 }
 
 // closeItem moves it to c.to with a conditional update and one history row.
-func (s *Store) closeItem(ctx context.Context, tx *sql.Tx, it Item, c closing) (Item, error) {
+func (s *Store) closeItem(ctx context.Context, tx *writeTx, it Item, c closing) (Item, error) {
 	from := it.State
 	if from == StateApproved {
 		it.FinishedAt, it.FinishNote = c.at, c.note
@@ -80,7 +79,7 @@ func (s *Store) closeItem(ctx context.Context, tx *sql.Tx, it Item, c closing) (
 // updateState writes the item's state and decision fields, only if the row is
 // still in state from. A miss means another writer got there first, which
 // the write lock rules out; it is an error rather than a silent overwrite.
-func updateState(ctx context.Context, tx *sql.Tx, it Item, from State) error {
+func updateState(ctx context.Context, tx *writeTx, it Item, from State) error {
 	res, err := tx.ExecContext(ctx, `UPDATE items SET state = ?, decided_by = ?,
 		decided_at = ?, note = ?, finished_at = ?, finish_note = ?, edited = ?,
 		edit_diff = ?, answer = ? WHERE id = ? AND state = ?`,
@@ -100,7 +99,7 @@ func updateState(ctx context.Context, tx *sql.Tx, it Item, from State) error {
 func (s *Store) settleOne(ctx context.Context, id string) (Item, error) {
 	var it Item
 	var changed bool
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.write(ctx, func(tx *writeTx) error {
 		var err error
 		if it, err = load(ctx, tx, id); err != nil {
 			return err
@@ -126,7 +125,7 @@ func (s *Store) sweep(ctx context.Context) ([]Item, error) {
 		return nil, err
 	}
 	var closed []Item
-	err = s.write(ctx, func(tx *sql.Tx) error {
+	err = s.write(ctx, func(tx *writeTx) error {
 		for _, id := range ids {
 			it, err := load(ctx, tx, id)
 			if err != nil {

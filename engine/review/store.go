@@ -53,7 +53,9 @@ type Store struct {
 	// before the first write.
 	PolicyRevision func() string
 
-	db   *sql.DB
+	db *db
+	// path is the SQLite file, or the PostgreSQL URL without its password:
+	// what error messages and `mcpx-fw check` name.
 	path string
 	log  *zap.Logger
 
@@ -96,15 +98,15 @@ func Open(dir string, log *zap.Logger) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	db, err := sql.Open("sqlite", dsn(path))
+	sqlDB, err := sql.Open("sqlite", dsn(path))
 	if err != nil {
 		return nil, fmt.Errorf("open review store %s: %w", path, err)
 	}
-	db.SetMaxOpenConns(maxConns())
-	db.SetMaxIdleConns(maxConns())
-	s := newStore(db, path, log.Named("review"))
+	sqlDB.SetMaxOpenConns(maxConns())
+	sqlDB.SetMaxIdleConns(maxConns())
+	s := newStore(&db{DB: sqlDB, dialect: dialectSQLite}, path, log.Named("review"))
 	if err := s.migrateWhenFree(); err != nil {
-		db.Close()
+		sqlDB.Close()
 		return nil, fmt.Errorf("open review store %s: %w", path, err)
 	}
 	return s, nil
@@ -140,7 +142,7 @@ func isBusy(err error) bool {
 	return errors.As(err, &se) && se.Code()&0xff == sqliteBusy
 }
 
-func newStore(db *sql.DB, path string, log *zap.Logger) *Store {
+func newStore(db *db, path string, log *zap.Logger) *Store {
 	return &Store{
 		PollInterval: DefaultPollInterval,
 		db:           db,
@@ -231,17 +233,22 @@ func checkPrivate(path, what string) error {
 	return nil
 }
 
-// write runs fn in one IMMEDIATE transaction and commits it when fn
+// write runs fn in one IMMEDIATE transaction (on PostgreSQL: one that
+// holds the store-wide write lock, see lockWrites) and commits it when fn
 // returns nil. Outcomes that must still commit (an expiry applied before a
 // refused approval) are reported through fn's closure, not its error.
 // Storage failures come back named (see storageError).
-func (s *Store) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
+func (s *Store) write(ctx context.Context, fn func(tx *writeTx) error) error {
 	start := time.Now()
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
-	tx, err := s.db.BeginTx(ctx, nil)
+	sqlTx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return s.storageError(err, time.Since(start))
+	}
+	tx := &writeTx{Tx: sqlTx, dialect: s.db.dialect}
+	if err := s.lockWrites(ctx, tx); err != nil {
+		return s.storageError(errors.Join(err, ignoreDone(tx.Rollback())), time.Since(start))
 	}
 	if err := fn(tx); err != nil {
 		return s.storageError(errors.Join(err, ignoreDone(tx.Rollback())), 0)
@@ -290,6 +297,9 @@ func (s *Store) storageError(err error, waited time.Duration) error {
 // process keeps writing through the files it already has open, so the
 // refusal itself is recorded.
 func (s *Store) checkDecidable() error {
+	if s.db.dialect != dialectSQLite {
+		return nil // a server: whether an operator can reach it is `mcpx-fw check`'s question
+	}
 	dir := filepath.Dir(s.path)
 	for _, p := range []string{s.path, s.path + "-wal", s.path + "-shm"} {
 		err := accessRW(p)

@@ -95,7 +95,7 @@ func (s *Store) commitWrite(ctx context.Context, e Entry, opened Item) error {
 	if opened.ID == "" {
 		return s.writeOne(ctx, insert, args)
 	}
-	return s.write(ctx, func(tx *sql.Tx) error {
+	return s.write(ctx, func(tx *writeTx) error {
 		if err := insertItem(ctx, tx, opened); err != nil {
 			return err
 		}

@@ -87,7 +87,7 @@ func usageSQL(windows int) string {
 	}
 	query := "SELECT " + strings.Join(sums, ", ")
 	if len(parts) > 0 {
-		query += " FROM (\n" + strings.Join(parts, "\nUNION ALL ") + "\n)"
+		query += " FROM (\n" + strings.Join(parts, "\nUNION ALL ") + "\n) AS parts"
 	}
 	return query
 }

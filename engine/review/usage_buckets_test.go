@@ -2,7 +2,6 @@ package review
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -274,8 +273,7 @@ func TestMigrationSumsExistingDecisions(t *testing.T) {
 	}
 
 	s := openStore(t, dir)
-	var version int
-	if err := s.db.QueryRowContext(t.Context(), "PRAGMA user_version").Scan(&version); err != nil || version != len(migrations) {
+	if version, err := s.SchemaVersion(t.Context()); err != nil || version != len(migrations) {
 		t.Fatalf("user_version %d, %v; want %d", version, err, len(migrations))
 	}
 	wantSums(t, s, at)
@@ -287,24 +285,25 @@ func TestMigrationSumsExistingDecisions(t *testing.T) {
 
 // openAtVersion makes the queue in dir as a binary that knew only the
 // first version migrations made it, and returns it open.
-func openAtVersion(t *testing.T, dir string, version int) *sql.DB {
+func openAtVersion(t *testing.T, dir string, version int) *db {
 	t.Helper()
-	path, err := prepareFiles(dir)
-	if err != nil {
+	if _, err := prepareFiles(dir); err != nil {
 		t.Fatal(err)
 	}
-	db, err := sql.Open("sqlite", dsn(path))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := rawDB(t, dir)
 	ctx := context.Background()
-	for _, m := range migrations[:version] {
+	ms, set := migrations, fmt.Sprintf("PRAGMA user_version = %d", version)
+	if db.dialect == dialectPostgres {
+		ms = pgMigrations
+		set = fmt.Sprintf(`CREATE TABLE schema_version (one INTEGER PRIMARY KEY CHECK (one = 1), version INTEGER NOT NULL);
+			INSERT INTO schema_version VALUES (1, %d)`, version)
+	}
+	for _, m := range ms[:version] {
 		if _, err := db.ExecContext(ctx, m); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := db.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", version)); err != nil {
+	if _, err := db.ExecContext(ctx, set); err != nil {
 		t.Fatal(err)
 	}
 	return db

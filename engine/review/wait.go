@@ -2,7 +2,6 @@ package review
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"time"
@@ -121,7 +120,7 @@ func (s *Store) cancelled(ctx context.Context, id string) (Item, error) {
 func (s *Store) closePending(ctx context.Context, id string, c closing) (Item, bool, error) {
 	var it Item
 	var settled, closed bool
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.write(ctx, func(tx *writeTx) error {
 		var err error
 		if it, err = load(ctx, tx, id); err != nil {
 			return err

@@ -1,0 +1,41 @@
+//go:build unix
+
+package review
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"os/user"
+	"strconv"
+	"syscall"
+)
+
+// pgRunner runs PostgreSQL's commands as this user, or as root as the
+// postgres user (Debian's package makes one) or else nobody, owning dir.
+func pgRunner(dir string) (runAs, error) {
+	plain := func(cmd *exec.Cmd) error { return cmd.Run() }
+	if os.Geteuid() != 0 {
+		return plain, nil
+	}
+	var u *user.User
+	var err error
+	for _, name := range []string{"postgres", "nobody"} {
+		if u, err = user.Lookup(name); err == nil {
+			break
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("running as root, and no postgres or nobody user to run PostgreSQL as: %w", err)
+	}
+	uid, _ := strconv.Atoi(u.Uid)
+	gid, _ := strconv.Atoi(u.Gid)
+	if err := os.Chown(dir, uid, gid); err != nil {
+		return nil, err
+	}
+	return func(cmd *exec.Cmd) error {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}}
+		cmd.Dir = dir
+		return cmd.Run()
+	}, nil
+}

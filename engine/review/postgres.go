@@ -1,0 +1,286 @@
+package review
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
+	"go.uber.org/zap"
+)
+
+// OpenURL opens the review queue in the PostgreSQL database that url
+// names (postgres://user@host/db?…, as libpq and pgx read it), bringing its
+// schema up to date. Several serve replicas and the operator's CLI may
+// share one database, as several processes share one SQLite file.
+//
+// Until waits are held by lease, a Store on PostgreSQL never closes an item
+// because its waiting process seems gone: a process id names nothing on
+// another machine, and a wrongly abandoned review loses a live request
+// while a wrongly kept one still ends at its deadline.
+func OpenURL(ctx context.Context, rawURL string, log *zap.Logger) (*Store, error) {
+	if log == nil {
+		log = zap.NewNop()
+	}
+	u, err := url.Parse(rawURL)
+	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
+		return nil, errors.New("open review store: store.url must be a postgres:// or postgresql:// URL")
+	}
+	shown := u.Redacted()
+	sqlDB, err := sql.Open("pgx", rawURL)
+	if err != nil {
+		return nil, fmt.Errorf("open review store %s: %w", shown, err)
+	}
+	sqlDB.SetMaxOpenConns(4 * maxConns())
+	sqlDB.SetMaxIdleConns(maxConns())
+	s := newStore(&db{DB: sqlDB, dialect: dialectPostgres}, shown, log.Named("review"))
+	s.alive = func(string) bool { return true }
+	if err := sqlDB.PingContext(ctx); err != nil {
+		sqlDB.Close()
+		return nil, fmt.Errorf("open review store %s: %w", shown, err)
+	}
+	if err := s.migrate(ctx); err != nil {
+		sqlDB.Close()
+		return nil, fmt.Errorf("open review store %s: %w", shown, err)
+	}
+	return s, nil
+}
+
+// writeLockKey is the transaction-scoped advisory lock every write
+// transaction takes on PostgreSQL: the letters "mcpxfw" as a number.
+const writeLockKey = 0x6d6370786677
+
+// lockWrites makes tx the only write transaction in the whole database
+// until it ends. On SQLite, BEGIN IMMEDIATE already did. Every transition
+// reads an item and the audit chain's head and then writes both, so on
+// PostgreSQL two replicas' transactions must not interleave: this lock
+// gives the chain one head and makes the first decision stand, as the file
+// lock does for SQLite. It is coarse; decisions without a review
+// (writeOne) do not take it, and the usage buckets they touch are updated
+// by one atomic upsert each.
+func (s *Store) lockWrites(ctx context.Context, tx *writeTx) error {
+	if s.db.dialect != dialectPostgres {
+		return nil
+	}
+	_, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(?)", int64(writeLockKey))
+	return err
+}
+
+// migratePostgres brings a PostgreSQL schema up to date under the write
+// lock, so replicas starting together apply each migration once. The
+// version lives in schema_version, PostgreSQL's stand-in for SQLite's
+// user_version; both backends count the same migrations.
+func (s *Store) migratePostgres(ctx context.Context) error {
+	return s.write(ctx, func(tx *writeTx) error {
+		if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_version (
+			one     INTEGER PRIMARY KEY CHECK (one = 1),
+			version INTEGER NOT NULL)`); err != nil {
+			return fmt.Errorf("read schema version: %w", err)
+		}
+		var have int
+		err := tx.QueryRowContext(ctx, "SELECT version FROM schema_version WHERE one = 1").Scan(&have)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("read schema version: %w", err)
+		}
+		if have > len(pgMigrations) {
+			return fmt.Errorf("schema version %d is newer than this mcpx-fw understands (%d); upgrade mcpx-fw",
+				have, len(pgMigrations))
+		}
+		for i := have; i < len(pgMigrations); i++ {
+			if _, err := tx.ExecContext(ctx, pgMigrations[i]); err != nil {
+				return fmt.Errorf("migration %d: %w", i+1, err)
+			}
+		}
+		_, err = tx.ExecContext(ctx, `INSERT INTO schema_version (one, version) VALUES (1, ?)
+			ON CONFLICT (one) DO UPDATE SET version = excluded.version`, len(pgMigrations))
+		return err
+	})
+}
+
+// SchemaVersion returns how many migrations the store's database has:
+// what `mcpx-fw check` compares with what this binary knows.
+func (s *Store) SchemaVersion(ctx context.Context) (int, error) {
+	q := "PRAGMA user_version"
+	if s.db.dialect == dialectPostgres {
+		q = "SELECT version FROM schema_version WHERE one = 1"
+	}
+	var v int
+	if err := s.db.QueryRowContext(ctx, q).Scan(&v); err != nil {
+		return 0, fmt.Errorf("review store %s: schema version: %w", s.path, err)
+	}
+	return v, nil
+}
+
+// Backend names the database behind the store: "sqlite" or "postgres".
+func (s *Store) Backend() string { return s.db.dialect.String() }
+
+// pgStateMoves is the state machine the items table enforces, as in
+// SQLite's items_state_moves trigger.
+const pgStateMoves = `(OLD.state = 'pending' AND NEW.state IN ('approved', 'rejected', 'expired', 'abandoned'))
+	OR (OLD.state = 'approved' AND NEW.state IN ('delivered', 'failed'))`
+
+// pgMigrations mirror migrations step for step, in PostgreSQL's spelling:
+// the same tables, columns, indexes and refusals, so both backends answer
+// every query alike. Append only, as for SQLite. Two differences: items
+// has a rowid column of its own (SQLite's is implicit), which List, Watch
+// and sweeps order by; and the triggers are PL/pgSQL functions.
+var pgMigrations = []string{
+	// 1: items, history, decisions.
+	`
+CREATE TABLE items (
+	rowid       BIGINT GENERATED ALWAYS AS IDENTITY UNIQUE,
+	id          TEXT PRIMARY KEY,
+	parent      TEXT NOT NULL DEFAULT '',
+	decision_id TEXT NOT NULL,
+	server      TEXT NOT NULL,
+	label       TEXT NOT NULL,
+	stage       TEXT NOT NULL CHECK (stage IN ('request', 'result')),
+	era         TEXT NOT NULL,
+	state       TEXT NOT NULL CHECK (state IN ('pending', 'approved', 'rejected',
+	                'expired', 'abandoned', 'delivered', 'failed')),
+	created_at  BIGINT NOT NULL,
+	expires_at  BIGINT NOT NULL,
+	reasons     TEXT NOT NULL,
+	request     BYTEA,
+	result      BYTEA,
+	context     BYTEA,
+	owner       TEXT NOT NULL,
+	decided_by  TEXT NOT NULL DEFAULT '',
+	decided_at  BIGINT NOT NULL DEFAULT 0,
+	note        TEXT NOT NULL DEFAULT '',
+	finished_at BIGINT NOT NULL DEFAULT 0,
+	finish_note TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX items_state_created ON items (state, created_at);
+
+CREATE FUNCTION items_state_moves() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+	IF NOT (` + pgStateMoves + `) THEN
+		RAISE EXCEPTION 'review: state change not allowed';
+	END IF;
+	RETURN NEW;
+END $$;
+CREATE TRIGGER items_state_moves BEFORE UPDATE OF state ON items
+FOR EACH ROW WHEN (OLD.state IS DISTINCT FROM NEW.state) EXECUTE FUNCTION items_state_moves();
+
+CREATE FUNCTION refuse_change() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+	RAISE EXCEPTION '%', TG_ARGV[0];
+END $$;
+
+CREATE TABLE history (
+	seq        BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+	item_id    TEXT NOT NULL REFERENCES items (id),
+	from_state TEXT NOT NULL,
+	to_state   TEXT NOT NULL,
+	actor      TEXT NOT NULL,
+	note       TEXT NOT NULL,
+	process    TEXT NOT NULL,
+	at         BIGINT NOT NULL
+);
+CREATE INDEX history_item ON history (item_id, seq);
+CREATE TRIGGER history_append_only BEFORE UPDATE OR DELETE ON history
+FOR EACH ROW EXECUTE FUNCTION refuse_change('review: history is append-only');
+CREATE TRIGGER history_no_truncate BEFORE TRUNCATE ON history
+FOR EACH STATEMENT EXECUTE FUNCTION refuse_change('review: history is append-only');
+
+CREATE TABLE decisions (
+	id         TEXT PRIMARY KEY,
+	server     TEXT NOT NULL,
+	stage      TEXT NOT NULL,
+	outcome    TEXT NOT NULL,
+	reasons    TEXT NOT NULL,
+	review_id  TEXT NOT NULL,
+	created_at BIGINT NOT NULL
+);
+CREATE INDEX decisions_review ON decisions (review_id) WHERE review_id <> '';
+`,
+	// 2: usage per decision.
+	`
+ALTER TABLE decisions ADD COLUMN requests BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE decisions ADD COLUMN requested_tokens BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE decisions ADD COLUMN returned_tokens BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE decisions ADD COLUMN tokens BIGINT NOT NULL DEFAULT 0;
+CREATE INDEX decisions_usage ON decisions
+	(server, created_at, requests, requested_tokens, returned_tokens, tokens);
+`,
+	// 3: edits, answers, erasure, and the audit chain with its head.
+	`
+ALTER TABLE items ADD COLUMN edited BYTEA;
+ALTER TABLE items ADD COLUMN edit_diff TEXT NOT NULL DEFAULT '';
+ALTER TABLE items ADD COLUMN answer BYTEA;
+ALTER TABLE items ADD COLUMN erased_at BIGINT NOT NULL DEFAULT 0;
+CREATE INDEX items_erasable ON items (erased_at, state);
+
+CREATE TABLE audit (
+	seq             BIGINT PRIMARY KEY,
+	at              BIGINT NOT NULL,
+	event           TEXT NOT NULL,
+	item_id         TEXT NOT NULL,
+	parent          TEXT NOT NULL,
+	server          TEXT NOT NULL,
+	stage           TEXT NOT NULL,
+	decision_id     TEXT NOT NULL,
+	policy_revision TEXT NOT NULL,
+	operator        TEXT NOT NULL,
+	request_digest  TEXT NOT NULL,
+	result_digest   TEXT NOT NULL,
+	outcome         TEXT NOT NULL,
+	detail          TEXT NOT NULL,
+	prev            TEXT NOT NULL,
+	hash            TEXT NOT NULL
+);
+CREATE INDEX audit_at ON audit (at);
+CREATE TRIGGER audit_append_only BEFORE UPDATE OR DELETE ON audit
+FOR EACH ROW EXECUTE FUNCTION refuse_change('review: the audit log is append-only');
+CREATE TRIGGER audit_no_truncate BEFORE TRUNCATE ON audit
+FOR EACH STATEMENT EXECUTE FUNCTION refuse_change('review: the audit log is append-only');
+
+CREATE TABLE audit_head (
+	one  INTEGER PRIMARY KEY CHECK (one = 1),
+	seq  BIGINT NOT NULL,
+	hash TEXT NOT NULL
+);
+`,
+	// 4: usage buckets, kept by the database in the statement that inserts
+	// a decision, and the decisions already stored summed once. ON CONFLICT DO UPDATE is atomic under concurrent
+	// inserts, so replicas adding to one bucket never lose an addition.
+	`
+CREATE TABLE usage_buckets (
+	server           TEXT NOT NULL,
+	width            BIGINT NOT NULL,
+	start            BIGINT NOT NULL,
+	requests         BIGINT NOT NULL,
+	requested_tokens BIGINT NOT NULL,
+	returned_tokens  BIGINT NOT NULL,
+	tokens           BIGINT NOT NULL,
+	PRIMARY KEY (server, width, start)
+);
+
+CREATE FUNCTION decisions_usage_buckets() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+	INSERT INTO usage_buckets AS b (server, width, start, requests, requested_tokens, returned_tokens, tokens)
+	SELECT NEW.server, w.width, NEW.created_at - ((NEW.created_at % w.width) + w.width) % w.width,
+		NEW.requests, NEW.requested_tokens, NEW.returned_tokens, NEW.tokens
+	FROM (VALUES (1000000000::BIGINT), (60000000000::BIGINT), (3600000000000::BIGINT)) AS w (width)
+	ON CONFLICT (server, width, start) DO UPDATE SET
+		requests = b.requests + excluded.requests,
+		requested_tokens = b.requested_tokens + excluded.requested_tokens,
+		returned_tokens = b.returned_tokens + excluded.returned_tokens,
+		tokens = b.tokens + excluded.tokens;
+	RETURN NULL;
+END $$;
+CREATE TRIGGER decisions_usage_buckets AFTER INSERT ON decisions
+FOR EACH ROW WHEN (NEW.requests <> 0 OR NEW.requested_tokens <> 0 OR NEW.returned_tokens <> 0 OR NEW.tokens <> 0)
+EXECUTE FUNCTION decisions_usage_buckets();
+
+INSERT INTO usage_buckets (server, width, start, requests, requested_tokens, returned_tokens, tokens)
+SELECT server, w.width, created_at - ((created_at % w.width) + w.width) % w.width AS bucket,
+	SUM(requests), SUM(requested_tokens), SUM(returned_tokens), SUM(tokens)
+FROM decisions, (VALUES (1000000000::BIGINT), (60000000000::BIGINT), (3600000000000::BIGINT)) AS w (width)
+WHERE requests <> 0 OR requested_tokens <> 0 OR returned_tokens <> 0 OR tokens <> 0
+GROUP BY server, w.width, bucket;
+`,
+}
