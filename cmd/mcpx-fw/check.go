@@ -24,6 +24,13 @@ it says, per server, whether it runs isolated and, if not, why.`,
 			defer rt.close()
 			fmt.Fprintf(c.OutOrStdout(), "ok: %d server(s), policy revision %s, state dir %s\n",
 				len(rt.cfg.Servers), rt.engine.Revision(), rt.cfg.StateDir)
+			if rt.store.Backend() != "sqlite" {
+				v, err := rt.store.SchemaVersion(c.Context())
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(c.OutOrStdout(), "store: %s %s, schema version %d\n", rt.store.Backend(), rt.store.Path(), v)
+			}
 			for _, line := range rt.isolation.describe(rt.cfg) {
 				fmt.Fprintln(c.OutOrStdout(), line)
 			}

@@ -29,7 +29,16 @@ type Config struct {
 	// StateDir holds the review queue. Default $XDG_STATE_HOME/mcpx-fw
 	// (or ~/.local/state/mcpx-fw).
 	StateDir string `mapstructure:"state_dir"`
-	Policy   struct {
+	// Store is where the review queue, decisions, usage and audit log
+	// live: the SQLite file in StateDir by default, or a PostgreSQL
+	// database that several serve replicas share.
+	Store struct {
+		// URL is a postgres:// (or postgresql://) URL; "" keeps the
+		// embedded SQLite file. MCPXFW_STORE_URL sets it without writing a
+		// password into the config file.
+		URL string `mapstructure:"url"`
+	} `mapstructure:"store"`
+	Policy struct {
 		Dir     string        `mapstructure:"dir"`     // default "policies", relative to the config file
 		Default string        `mapstructure:"default"` // outcome when no rule decides; default "review"
 		Timeout time.Duration `mapstructure:"timeout"` // evaluation deadline; default 250ms
@@ -209,6 +218,7 @@ const defaultConfigFile = "mcpx-fw.yaml"
 
 func setDefaults(v *viper.Viper) {
 	v.SetDefault("state_dir", "")
+	v.SetDefault("store.url", "")
 	v.SetDefault("policy.dir", "policies")
 	v.SetDefault("policy.default", "review")
 	v.SetDefault("policy.timeout", "250ms")
@@ -392,6 +402,9 @@ func (c *Config) check() error {
 	}
 	if !oneOf(c.Policy.Default, "review", "deny", "permit") {
 		bad("policy.default", "%q is not one of review, deny, permit", c.Policy.Default)
+	}
+	if u, err := url.Parse(c.Store.URL); c.Store.URL != "" && (err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql")) {
+		bad("store.url", "must be empty (the SQLite file in state_dir) or a postgres:// URL")
 	}
 	positive(bad, "policy.timeout", c.Policy.Timeout)
 	positive(bad, "review.timeout", c.Review.Timeout)

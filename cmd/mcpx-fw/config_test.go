@@ -22,7 +22,7 @@ var configEnv = []string{
 	"MCPXFW_STATE_DIR", "MCPXFW_POLICY_DIR", "MCPXFW_POLICY_DEFAULT", "MCPXFW_POLICY_TIMEOUT",
 	"MCPXFW_REVIEW_TIMEOUT", "MCPXFW_REVIEW_RETAIN", "MCPXFW_SAMPLING_HOST_TIMEOUT", "MCPXFW_DECISION_LOG_SINK",
 	"MCPXFW_DECISION_LOG_INCLUDE_CONTENT", "MCPXFW_LOG_LEVEL", "MCPXFW_LOG_FILE", "MCPXFW_HTTP_ALLOW_REMOTE",
-	"MCPXFW_ISOLATION_DEFAULT",
+	"MCPXFW_ISOLATION_DEFAULT", "MCPXFW_STORE_URL",
 	"MCPXFW_HTTP_SESSION_TIMEOUT", "MCPXFW_HTTP_MAX_SESSIONS", "MCPXFW_HTTP_READ_TIMEOUT", "MCPXFW_HTTP_IDLE_TIMEOUT",
 	"MCPXFW_HTTP_MAX_HEADER_BYTES", "MCPXFW_HTTP_MAX_BODY_BYTES", "MCPXFW_LIMITS_MAX_IN_FLIGHT",
 	"MCPXFW_LIMITS_MAX_PENDING_REVIEWS", "MCPXFW_LIMITS_MAX_HELD_BYTES", "MCPXFW_LIMITS_MAX_IN_FLIGHT_PER_HOST",
@@ -155,6 +155,7 @@ func TestConfigErrors(t *testing.T) {
 		{"unparsable duration", "review:\n  timeout: soon\n", []string{"review.timeout"}},
 		{"unknown policy default", "policy:\n  default: maybe\n", []string{"policy.default", "maybe"}},
 		{"unknown log level", "log:\n  level: loud\n", []string{"log.level", "loud"}},
+		{"store url of another database", "store:\n  url: mysql://db/fw\n", []string{"store.url", "postgres://"}},
 		{"server without command", "servers:\n  notes:\n    label: Notes\n", []string{"servers.notes.command"}},
 		{"server with empty command", "servers:\n  notes:\n    command: [\"\"]\n", []string{"servers.notes.command"}},
 		{"server with command and url", "servers:\n  web:\n    command: [cat]\n    url: https://example.com/mcp\n", []string{"servers.web", "not both"}},
@@ -209,6 +210,7 @@ func TestConfigEnvErrors(t *testing.T) {
 		{"MCPXFW_POLICY_DEFAULT", "maybe", []string{"policy.default", "maybe"}},
 		{"MCPXFW_REVIEW_TIMEOUT", "-1s", []string{"review.timeout"}},
 		{"MCPXFW_POLICY_TIMEOUT", "soon", []string{"policy.timeout"}},
+		{"MCPXFW_STORE_URL", "sqlite:///var/lib/fw.db", []string{"store.url"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.env, func(t *testing.T) {
@@ -566,5 +568,17 @@ func TestExpandEnv(t *testing.T) {
 	wantConfigError(t, err, "servers.notes.env.API_TOKEN: ${MCPXFW_TEST_UNSET} is not set", "servers.notes.env.OTHER: ${MCPXFW_TEST_ALSO_UNSET} is not set")
 	if strings.Contains(err.Error(), "s3cret") {
 		t.Errorf("error shows a value: %v", err)
+	}
+}
+
+// TestStoreURLErrorHidesPassword: a refused store.url is named by its key,
+// never printed, since it may carry the database password.
+func TestStoreURLErrorHidesPassword(t *testing.T) {
+	cleanConfigEnv(t)
+	t.Setenv("MCPXFW_STORE_URL", "https://fw:hunter2@db.example/fw")
+	_, err := loadConfig(writeConfigFile(t, ""))
+	wantConfigError(t, err, "store.url")
+	if strings.Contains(err.Error(), "hunter2") {
+		t.Errorf("the error shows the password: %v", err)
 	}
 }

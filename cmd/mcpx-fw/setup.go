@@ -62,8 +62,8 @@ func (rt *runtime) open(ctx context.Context) error {
 	}
 	rt.log = log
 	rt.closers = append(rt.closers, closeLog, func() { _ = log.Sync() })
-	if rt.store, err = review.Open(rt.cfg.StateDir, log); err != nil {
-		return fmt.Errorf("state_dir %s: %w", rt.cfg.StateDir, err)
+	if rt.store, err = openReviewStore(ctx, rt.cfg, log); err != nil {
+		return err
 	}
 	rt.closers = append(rt.closers, func() { _ = rt.store.Close() })
 	dlog, closeDlog, err := openSink(rt.cfg.DecisionLog.Sink)
@@ -154,4 +154,22 @@ func (rt *runtime) close() {
 	for i := len(rt.closers) - 1; i >= 0; i-- {
 		rt.closers[i]()
 	}
+}
+
+// openReviewStore opens the review store config names: the PostgreSQL database
+// of store.url, or else the SQLite file in state_dir. The URL is never
+// printed: OpenURL's errors name it without its password.
+func openReviewStore(ctx context.Context, cfg *Config, log *zap.Logger) (*review.Store, error) {
+	if cfg.Store.URL != "" {
+		st, err := review.OpenURL(ctx, cfg.Store.URL, log)
+		if err != nil {
+			return nil, fmt.Errorf("store.url: %w", err)
+		}
+		return st, nil
+	}
+	st, err := review.Open(cfg.StateDir, log)
+	if err != nil {
+		return nil, fmt.Errorf("state_dir %s: %w", cfg.StateDir, err)
+	}
+	return st, nil
 }
