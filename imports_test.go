@@ -42,6 +42,7 @@ const (
 	viperPath = "github.com/spf13/viper"
 	zapPath   = "go.uber.org/zap"
 	sysPath   = "golang.org/x/sys"
+	pgxPath   = "github.com/jackc/pgx"
 )
 
 // zapBuilders are the zap functions that build a logger with real output
@@ -93,6 +94,13 @@ var layerRules = []layerRule{
 		check: forbidImports(func(module string, f goFile, imp string) bool {
 			return under(f.dir, "engine/review") && hasPathPrefix(imp, module) &&
 				!hasPathPrefix(imp, module+"/engine/review")
+		}),
+	},
+	{
+		name: "pgx-only-in-review",
+		text: "only engine/review imports pgx: the store is the one place that speaks to PostgreSQL",
+		check: forbidImports(func(_ string, f goFile, imp string) bool {
+			return hasPathPrefix(imp, pgxPath) && !under(f.dir, "engine/review")
 		}),
 	},
 	{
@@ -154,6 +162,8 @@ func TestImportLayersCatchViolations(t *testing.T) {
 		{"validate-stdlib-only", "validate/x.go", `package validate; import "example.com/fw/engine"`, `"example.com/fw/engine"`},
 		{"review-imports-no-project-package", "engine/review/x.go", `package review; import "example.com/fw/validate"`, `"example.com/fw/validate"`},
 		{"review-imports-no-project-package", "engine/review/x_test.go", `package review_test; import "example.com/fw/engine"`, `"example.com/fw/engine"`},
+		{"pgx-only-in-review", "cmd/mcpx-fw/x.go", `package main; import _ "github.com/jackc/pgx/v5/stdlib"`, `"github.com/jackc/pgx/v5/stdlib"`},
+		{"pgx-only-in-review", "engine/x_test.go", `package engine; import "github.com/jackc/pgx/v5"`, `"github.com/jackc/pgx/v5"`},
 		{"engine-not-relay-or-cmd", "engine/x.go", `package engine; import "example.com/fw/relay"`, `"example.com/fw/relay"`},
 		{"engine-not-relay-or-cmd", "engine/x_test.go", `package engine_test; import "example.com/fw/cmd/mcpx-fw"`, `"example.com/fw/cmd/mcpx-fw"`},
 		{"relay-not-cmd", "relay/peer/x.go", `package peer; import "example.com/fw/cmd/mcpx-fw"`, `"example.com/fw/cmd/mcpx-fw"`},

@@ -30,6 +30,11 @@
 // The package also keeps the firewall's decision records (RecordDecision),
 // so the CLI can show why an item was escalated.
 //
+// The same Store can keep all of this in a PostgreSQL database instead
+// (OpenURL), which several serve replicas share: every query is written
+// once and a dialect adapts it (dialect.go, postgres.go); contract.go lists
+// what both backends keep, and the tests run once on each.
+//
 // review owns its schema and its file. It imports no other mcpx-fw package
 // (not engine, relay, cmd or validate) and no MCP SDK: engine, relay and cmd
 // use it, never the other way round. Prompt text is never logged; log lines
