@@ -195,7 +195,7 @@ func rawDB(t *testing.T, dir string) *db {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { sqlDB.Close() })
-	return &db{DB: sqlDB, dialect: d}
+	return &db{DB: sqlDB, binder: newBinder(d)}
 }
 
 // dropAuditGuards removes the triggers that keep the audit log

@@ -29,19 +29,28 @@ func (d dialect) String() string {
 	return "sqlite"
 }
 
-// binds caches each query's PostgreSQL spelling: the queries are a fixed
-// set of constants and built strings, so the cache stays small.
-var binds sync.Map // string -> string
+// binder spells queries for one database. binds caches each query's
+// PostgreSQL spelling, shared by a Store's pool and its transactions: the
+// queries are a fixed set of constants and built strings, so it stays
+// small. A nil cache spells every query afresh.
+type binder struct {
+	dialect dialect
+	binds   *sync.Map // string -> string
+}
+
+func newBinder(d dialect) binder { return binder{dialect: d, binds: new(sync.Map)} }
 
 // bind returns q with its ? placeholders numbered $1, $2, … for
 // PostgreSQL, and q itself for SQLite. A ? inside a quoted literal or
 // identifier is left alone.
-func (d dialect) bind(q string) string {
-	if d != dialectPostgres || !strings.Contains(q, "?") {
+func (d binder) bind(q string) string {
+	if d.dialect != dialectPostgres || !strings.Contains(q, "?") {
 		return q
 	}
-	if b, ok := binds.Load(q); ok {
-		return b.(string)
+	if d.binds != nil {
+		if b, ok := d.binds.Load(q); ok {
+			return b.(string)
+		}
 	}
 	var b strings.Builder
 	n := 0
@@ -62,7 +71,9 @@ func (d dialect) bind(q string) string {
 		}
 		b.WriteByte(c)
 	}
-	binds.Store(q, b.String())
+	if d.binds != nil {
+		d.binds.Store(q, b.String())
+	}
 	return b.String()
 }
 
@@ -70,23 +81,23 @@ func (d dialect) bind(q string) string {
 // package's spelling rewritten for the database behind it.
 type db struct {
 	*sql.DB
-	dialect dialect
+	binder
 }
 
 func (d *db) ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error) {
-	return d.DB.ExecContext(ctx, d.dialect.bind(q), args...)
+	return d.DB.ExecContext(ctx, d.bind(q), args...)
 }
 
 func (d *db) QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
-	return d.DB.QueryContext(ctx, d.dialect.bind(q), args...)
+	return d.DB.QueryContext(ctx, d.bind(q), args...)
 }
 
 func (d *db) QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row {
-	return d.DB.QueryRowContext(ctx, d.dialect.bind(q), args...)
+	return d.DB.QueryRowContext(ctx, d.bind(q), args...)
 }
 
 func (d *db) PrepareContext(ctx context.Context, q string) (*sql.Stmt, error) {
-	return d.DB.PrepareContext(ctx, d.dialect.bind(q))
+	return d.DB.PrepareContext(ctx, d.bind(q))
 }
 
 // Exec, QueryRow and Query are the context-free forms tests use.
@@ -105,17 +116,17 @@ func (d *db) Query(q string, args ...any) (*sql.Rows, error) {
 // writeTx is one write transaction (Store.write), spelling queries as db does.
 type writeTx struct {
 	*sql.Tx
-	dialect dialect
+	binder
 }
 
 func (t *writeTx) ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error) {
-	return t.Tx.ExecContext(ctx, t.dialect.bind(q), args...)
+	return t.Tx.ExecContext(ctx, t.bind(q), args...)
 }
 
 func (t *writeTx) QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
-	return t.Tx.QueryContext(ctx, t.dialect.bind(q), args...)
+	return t.Tx.QueryContext(ctx, t.bind(q), args...)
 }
 
 func (t *writeTx) QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row {
-	return t.Tx.QueryRowContext(ctx, t.dialect.bind(q), args...)
+	return t.Tx.QueryRowContext(ctx, t.bind(q), args...)
 }

@@ -35,7 +35,7 @@ func OpenURL(ctx context.Context, rawURL string, log *zap.Logger) (*Store, error
 	}
 	sqlDB.SetMaxOpenConns(4 * maxConns())
 	sqlDB.SetMaxIdleConns(maxConns())
-	s := newStore(&db{DB: sqlDB, dialect: dialectPostgres}, shown, log.Named("review"))
+	s := newStore(&db{DB: sqlDB, binder: newBinder(dialectPostgres)}, shown, log.Named("review"))
 	s.alive = func(string) bool { return true }
 	if err := sqlDB.PingContext(ctx); err != nil {
 		sqlDB.Close()

@@ -104,7 +104,7 @@ func Open(dir string, log *zap.Logger) (*Store, error) {
 	}
 	sqlDB.SetMaxOpenConns(maxConns())
 	sqlDB.SetMaxIdleConns(maxConns())
-	s := newStore(&db{DB: sqlDB, dialect: dialectSQLite}, path, log.Named("review"))
+	s := newStore(&db{DB: sqlDB, binder: newBinder(dialectSQLite)}, path, log.Named("review"))
 	if err := s.migrateWhenFree(); err != nil {
 		sqlDB.Close()
 		return nil, fmt.Errorf("open review store %s: %w", path, err)
@@ -246,7 +246,7 @@ func (s *Store) write(ctx context.Context, fn func(tx *writeTx) error) error {
 	if err != nil {
 		return s.storageError(err, time.Since(start))
 	}
-	tx := &writeTx{Tx: sqlTx, dialect: s.db.dialect}
+	tx := &writeTx{Tx: sqlTx, binder: s.db.binder}
 	if err := s.lockWrites(ctx, tx); err != nil {
 		return s.storageError(errors.Join(err, ignoreDone(tx.Rollback())), time.Since(start))
 	}
