@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -138,5 +139,23 @@ func TestHostLeavingAbandonsPendingReviews(t *testing.T) {
 	res := runCLI(t, "review", "show", id, "--json", "--config", cfg)
 	if !strings.Contains(res.stdout, `"state": "abandoned"`) {
 		t.Fatalf("after the host left, show = %s", res.stdout)
+	}
+}
+
+// TestStoreMigrate: store migrate opens (creating) the configured store,
+// brings its schema up to date and names it and its version; a second run
+// finds nothing to do and says the same.
+func TestStoreMigrate(t *testing.T) {
+	cfg := testConfig(t, repoPath(t, "policies"), time.Minute, peerServer("peer", 1000))
+	for range 2 {
+		res := runCLI(t, "store", "migrate", "--config", cfg)
+		v, err := openStore(t, cfg).SchemaVersion(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := fmt.Sprintf("reviews.db, schema version %d\n", v)
+		if res.code != 0 || !strings.HasPrefix(res.stdout, "store: sqlite ") || !strings.HasSuffix(res.stdout, want) {
+			t.Fatalf("store migrate: exit %d, stdout %q, stderr %q; want the SQLite file ending %q", res.code, res.stdout, res.stderr, want)
+		}
 	}
 }
