@@ -86,3 +86,43 @@ func TestUnwritableQueueOpensNoReview(t *testing.T) {
 	}
 	mustAdd(t, s, sampleItem("everything"), time.Minute)
 }
+
+// TestServerClosedConnectionsAreReplaced: the PostgreSQL server ended
+// every connection (a restart, a failover, pg_terminate_backend) while the
+// Store held them idle. The next writes and reads find new connections:
+// no decision fails because the pool still held dead ones.
+func TestServerClosedConnectionsAreReplaced(t *testing.T) {
+	if !onPostgres() {
+		t.Skip("PostgreSQL only: a SQLite file has no server to lose")
+	}
+	dir := stateDir(t)
+	s := openStore(t, dir)
+	for range 3 { // leaves a few idle connections in the pool
+		mustAdd(t, s, sampleItem("a"), time.Hour)
+	}
+	admin := rawDB(t, dir)
+	terminate := func() {
+		t.Helper()
+		if _, err := admin.Exec(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+			WHERE pid <> pg_backend_pid() AND backend_type = 'client backend'`); err != nil {
+			t.Fatal(err)
+		}
+	}
+	terminate()
+	it, err := s.Add(t.Context(), sampleItem("a"), time.Hour)
+	if err != nil {
+		t.Fatalf("Add after the server closed the pool's connections: %v", err)
+	}
+	terminate()
+	if _, err := s.Commit(t.Context(), Entry{Decision: Decision{ID: "dc-after", Server: "a", Stage: StageRequest, Outcome: "pass"},
+		Usage: Usage{Requests: 1}}); err != nil {
+		t.Fatalf("Commit of a decision after the server closed the pool's connections: %v", err)
+	}
+	terminate()
+	if _, err := s.Approve(t.Context(), it.ID, "alice", ""); err != nil {
+		t.Fatalf("Approve: %v", err)
+	}
+	if _, _, err := s.VerifyAudit(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+}

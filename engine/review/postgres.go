@@ -3,10 +3,15 @@ package review
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"net/url"
+	"strings"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
 	"go.uber.org/zap"
 )
@@ -46,6 +51,38 @@ func OpenURL(ctx context.Context, rawURL string, log *zap.Logger) (*Store, error
 		return nil, fmt.Errorf("open review store %s: %w", shown, err)
 	}
 	return s, nil
+}
+
+// begin starts a write transaction. On PostgreSQL a pooled connection
+// the server has closed (a restart, a failover, an administrator's
+// pg_terminate_backend) fails the BEGIN that first uses it; nothing was
+// done yet, so begin tries the next connection, as many times as the pool
+// may hold idle ones, and a restarted server costs no write. Any other
+// failure, and every failure after BEGIN, is the caller's: a write is
+// never run twice.
+func (s *Store) begin(ctx context.Context) (*sql.Tx, error) {
+	tx, err := s.db.BeginTx(ctx, nil)
+	for range maxConns() {
+		if err == nil || s.db.dialect != dialectPostgres || !connectionLost(err) {
+			break
+		}
+		tx, err = s.db.BeginTx(ctx, nil)
+	}
+	return tx, err
+}
+
+// connectionLost reports an error that says the connection is gone: the
+// server said so (SQLSTATE class 08, connection exception, or 57P01-57P03:
+// shutting down, crashed, starting), or the socket failed under pgx (pgx
+// marks what it failed to send as safe to retry), or it was already closed.
+func connectionLost(err error) bool {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return strings.HasPrefix(pe.Code, "08") || pe.Code == "57P01" || pe.Code == "57P02" || pe.Code == "57P03"
+	}
+	var ne net.Error
+	return pgconn.SafeToRetry(err) || errors.As(err, &ne) || errors.Is(err, io.EOF) ||
+		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, driver.ErrBadConn)
 }
 
 // writeLockKey is the transaction-scoped advisory lock every write

@@ -242,7 +242,7 @@ func (s *Store) write(ctx context.Context, fn func(tx *writeTx) error) error {
 	start := time.Now()
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
-	sqlTx, err := s.db.BeginTx(ctx, nil)
+	sqlTx, err := s.begin(ctx)
 	if err != nil {
 		return s.storageError(err, time.Since(start))
 	}
