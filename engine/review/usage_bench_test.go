@@ -9,11 +9,11 @@ import (
 	"go.uber.org/zap"
 )
 
-// benchStore is a store holding n usage decisions of server "a", spread
-// evenly over the span before at.
+// benchStore is a store, in the pass's backend (backend_test.go), holding
+// n usage decisions of server "a", spread evenly over the span before at.
 func benchStore(b *testing.B, n int, span time.Duration, at time.Time) *Store {
 	b.Helper()
-	s, err := Open(filepath.Join(b.TempDir(), "state"), zap.NewNop())
+	s, err := openBackend(filepath.Join(b.TempDir(), "state"), zap.NewNop())
 	if err != nil {
 		b.Fatal(err)
 	}
