@@ -9,7 +9,8 @@ import (
 )
 
 // reviewWaits lets every request this process holds for review wait on one
-// shared poll of the queue. review.Store.Wait polls its own item, one query
+// shared poll of the queue, run at once when the store announces a change
+// and otherwise every poll interval. review.Store.Wait polls its own item, one query
 // per waiter every poll interval: with a thousand requests pending that is
 // four thousand queries a second, which saturates the store's few
 // connections, so new escalations starve and serve burns a core doing
@@ -37,9 +38,7 @@ type reviewWaiter struct {
 // timeout passes (on this process's clock), or ctx ends. Store.Wait then
 // says what became of it, at once: awaitReview reports true. It reports
 // false when the poll failed and could not tell, and Store.Wait must poll
-// the item itself. A decision made through this process's own Store is
-// seen at the next poll rather than at once; operators decide from other
-// processes, which Store.Wait also only sees by polling. The timeout
+// the item itself. The timeout
 // wakes the waiter as the poll does, so that a waiting goroutine blocks on
 // two channels, not three, and its timer has no channel of its own.
 func (p *Proxy) awaitReview(ctx context.Context, id string) bool {
@@ -91,11 +90,15 @@ func (w *reviewWaits) remove(id string, rw *reviewWaiter) bool {
 	return true
 }
 
-// poll wakes the waiters whose item is no longer pending, every poll
-// interval while anyone waits. Only items already waited on when it looks
-// are judged, so an item added meanwhile is never taken for decided. A
-// failed read wakes everyone, marked unsure: Store.Wait then polls each
-// item itself, as it would without this.
+// poll wakes the waiters whose item is no longer pending, while anyone
+// waits: at once when the store announces a change (Store.Changed: on
+// PostgreSQL any replica's decision, on SQLite this process's own), and
+// every poll interval for what it does not announce (on SQLite another
+// process's decision; on PostgreSQL only a safety net, its PollInterval
+// is long). Only items already waited on when it looks are judged, so an
+// item added meanwhile is never taken for decided. A failed read wakes
+// everyone, marked unsure: Store.Wait then polls each item itself, as it
+// would without this.
 func (w *reviewWaits) poll(p *Proxy) {
 	interval := p.store.PollInterval
 	if interval <= 0 {
@@ -103,7 +106,13 @@ func (w *reviewWaits) poll(p *Proxy) {
 	}
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
-	for range tick.C {
+	changed := p.store.Changed()
+	for {
+		select {
+		case <-tick.C:
+		case <-changed:
+		}
+		changed = p.store.Changed() // before the read: a change during it polls again
 		ids := w.snapshot()
 		if ids == nil {
 			return

@@ -18,7 +18,9 @@ func stateDir(t *testing.T) string {
 }
 
 // openStore opens a Store on dir, in the pass's backend (backend_test.go),
-// that polls fast and closes with the test.
+// that polls fast and closes with the test. On PostgreSQL it runs no
+// listener and no heartbeat (quiet), so it also works on fake time in a
+// synctest bubble; openReplica opens one that runs both.
 func openStore(t *testing.T, dir string) *Store {
 	t.Helper()
 	s, err := openBackend(dir, zaptest.NewLogger(t))
@@ -27,6 +29,7 @@ func openStore(t *testing.T, dir string) *Store {
 	}
 	s.PollInterval = 10 * time.Millisecond
 	t.Cleanup(func() { s.Close() })
+	quiet(t, s)
 	return s
 }
 

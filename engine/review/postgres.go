@@ -9,7 +9,9 @@ import (
 	"io"
 	"net"
 	"net/url"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
@@ -21,11 +23,12 @@ import (
 // schema up to date. Several serve replicas and the operator's CLI may
 // share one database, as several processes share one SQLite file.
 //
-// Until waits are held by lease, a Store on PostgreSQL never closes an item
-// because its waiting process seems gone: a process id names nothing on
-// another machine, and a wrongly abandoned review loses a live request
-// while a wrongly kept one still ends at its deadline.
-func OpenURL(ctx context.Context, rawURL string, log *zap.Logger) (*Store, error) {
+// The Store takes a lease (lease.go) that owns the items it opens, so
+// that other replicas abandon them if it crashes, and, once something
+// waits, listens for every replica's transitions (listen.go). A URL
+// without connect_timeout gets DefaultConnectTimeout, so a server that
+// does not answer fails a write within a bound instead of hanging it.
+func OpenURL(ctx context.Context, rawURL string, log *zap.Logger, opts ...OpenOption) (*Store, error) {
 	if log == nil {
 		log = zap.NewNop()
 	}
@@ -34,23 +37,70 @@ func OpenURL(ctx context.Context, rawURL string, log *zap.Logger) (*Store, error
 		return nil, errors.New("open review store: store.url must be a postgres:// or postgresql:// URL")
 	}
 	shown := u.Redacted()
-	sqlDB, err := sql.Open("pgx", rawURL)
+	if q := u.Query(); !q.Has("connect_timeout") {
+		q.Set("connect_timeout", strconv.Itoa(int(DefaultConnectTimeout/time.Second)))
+		u.RawQuery = q.Encode()
+	}
+	sqlDB, err := sql.Open("pgx", u.String())
 	if err != nil {
 		return nil, fmt.Errorf("open review store %s: %w", shown, err)
 	}
 	sqlDB.SetMaxOpenConns(4 * maxConns())
 	sqlDB.SetMaxIdleConns(maxConns())
 	s := newStore(&db{DB: sqlDB, binder: newBinder(dialectPostgres)}, shown, log.Named("review"))
-	s.alive = func(string) bool { return true }
+	s.connURL, s.lease, s.owner, s.PollInterval = u.String(), DefaultLease, newLeaseID(), DefaultListenPollInterval
+	s.alive = s.leaseAlive
+	for _, o := range opts {
+		o(s)
+	}
 	if err := sqlDB.PingContext(ctx); err != nil {
 		sqlDB.Close()
-		return nil, fmt.Errorf("open review store %s: %w", shown, err)
+		return nil, openError(shown, err)
 	}
 	if err := s.migrate(ctx); err != nil {
 		sqlDB.Close()
-		return nil, fmt.Errorf("open review store %s: %w", shown, err)
+		return nil, openError(shown, err)
+	}
+	s.bgCtx, s.bgStop = context.WithCancel(context.Background())
+	if err := s.takeLease(ctx); err != nil {
+		s.bgStop()
+		sqlDB.Close()
+		return nil, openError(shown, fmt.Errorf("take lease: %w", err))
 	}
 	return s, nil
+}
+
+// DefaultConnectTimeout bounds each connection attempt to the PostgreSQL
+// server when store.url sets no connect_timeout.
+const DefaultConnectTimeout = 5 * time.Second
+
+// OpenOption changes how OpenURL opens a Store.
+type OpenOption func(*Store)
+
+// WithLease sets how long the Store's lease lasts without a renewal
+// (store.lease; default DefaultLease): a crashed replica's reviews are
+// abandoned this long after its last renewal. Renewals come every third
+// of it.
+func WithLease(d time.Duration) OpenOption {
+	return func(s *Store) {
+		if d > 0 {
+			s.lease = d
+		}
+	}
+}
+
+// openError names why OpenURL failed, in words an operator can act on
+// (connectProblem), wrapping ErrUnavailable when the server is out of
+// reach.
+func openError(shown string, err error) error {
+	problem := connectProblem(err)
+	switch {
+	case unreachable(err):
+		return fmt.Errorf("open review store %s: %s: %w: %w", shown, problem, ErrUnavailable, err)
+	case problem != "":
+		return fmt.Errorf("open review store %s: %s: %w", shown, problem, err)
+	}
+	return fmt.Errorf("open review store %s: %w", shown, err)
 }
 
 // begin starts a write transaction. On PostgreSQL a pooled connection
@@ -127,13 +177,25 @@ func (s *Store) migratePostgres(ctx context.Context) error {
 		}
 		for i := have; i < len(pgMigrations); i++ {
 			if _, err := tx.ExecContext(ctx, pgMigrations[i]); err != nil {
-				return fmt.Errorf("migration %d: %w", i+1, err)
+				return schemaTooOld(have, i+1, err)
 			}
 		}
 		_, err = tx.ExecContext(ctx, `INSERT INTO schema_version (one, version) VALUES (1, ?)
 			ON CONFLICT (one) DO UPDATE SET version = excluded.version`, len(pgMigrations))
 		return err
 	})
+}
+
+// schemaTooOld names a schema this mcpx-fw needs to migrate but could not,
+// typically because the user in store.url may not change it.
+func schemaTooOld(have, step int, err error) error {
+	var pe *pgconn.PgError
+	hint := ""
+	if errors.As(err, &pe) && pe.Code == "42501" {
+		hint = "; the user in store.url may not change the schema: run `mcpx-fw store migrate` as the schema's owner"
+	}
+	return fmt.Errorf("schema version %d is older than this mcpx-fw's %d, and migration %d failed%s: %w",
+		have, len(pgMigrations), step, hint, err)
 }
 
 // SchemaVersion returns how many migrations the store's database has:
@@ -319,5 +381,28 @@ SELECT server, w.width, created_at - ((created_at % w.width) + w.width) % w.widt
 FROM decisions, (VALUES (1000000000::BIGINT), (60000000000::BIGINT), (3600000000000::BIGINT)) AS w (width)
 WHERE requests <> 0 OR requested_tokens <> 0 OR returned_tokens <> 0 OR tokens <> 0
 GROUP BY server, w.width, bucket;
+`,
+	// 5: leases and wake-ups for replicas (lease.go, listen.go). A Store
+	// holds a lease while it runs and owns the items it opens through it;
+	// a lease past expires_at (the database's clock, so replicas' clocks
+	// need not agree) is dead, and any replica abandons its items. Every
+	// history row, that is every transition of an item, notifies its id on
+	// reviewChannel; PostgreSQL delivers it only when the transaction
+	// commits, so a listener never wakes for a change that was rolled back.
+	`
+CREATE TABLE leases (
+	id         TEXT PRIMARY KEY,
+	holder     TEXT NOT NULL,
+	taken_at   TIMESTAMPTZ NOT NULL,
+	expires_at TIMESTAMPTZ NOT NULL
+);
+
+CREATE FUNCTION history_notify() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+	PERFORM pg_notify('` + reviewChannel + `', NEW.item_id);
+	RETURN NULL;
+END $$;
+CREATE TRIGGER history_notify AFTER INSERT ON history
+FOR EACH ROW EXECUTE FUNCTION history_notify();
 `,
 }

@@ -23,9 +23,9 @@ func TestAddGetRoundTrip(t *testing.T) {
 	if !ValidID(added.ID) {
 		t.Errorf("ID %q is not rv- and 16 lowercase hex", added.ID)
 	}
-	if added.State != StatePending || added.Owner != selfToken() || added.DecidedBy != "" {
+	if added.State != StatePending || added.Owner != s.owner || added.DecidedBy != "" {
 		t.Errorf("Add: state %s owner %q decided by %q, want pending, %q, nobody",
-			added.State, added.Owner, added.DecidedBy, selfToken())
+			added.State, added.Owner, added.DecidedBy, s.owner)
 	}
 	if added.CreatedAt.Before(before.Add(-time.Second)) || added.ExpiresAt.Sub(added.CreatedAt) != 10*time.Minute {
 		t.Errorf("Add: created %v expires %v", added.CreatedAt, added.ExpiresAt)

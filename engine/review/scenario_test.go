@@ -90,6 +90,7 @@ func (sc *scenario) open(k int, owner string) {
 	if err != nil {
 		sc.t.Fatalf("open store %d: %v", k, err)
 	}
+	quiet(sc.t, s)
 	s.owner = owner
 	s.alive = func(tok string) bool { return !sc.dead[tok] }
 	sc.stores[k] = s

@@ -190,11 +190,18 @@ func (s *Store) memoAlive() func(string) bool {
 // AbandonOrphans closes every open item whose waiting process has ended
 // (pending ones become abandoned, approved ones failed) and expires the
 // ones past their deadline. serve calls it at start; it returns how many
-// items were orphans.
+// items were orphans. On PostgreSQL the owner is a lease (lease.go): every
+// Store's heartbeat calls this too, and it then deletes the dead leases
+// that own nothing open any more.
 func (s *Store) AbandonOrphans(ctx context.Context) (int, error) {
 	closed, err := s.sweep(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("abandon orphaned reviews: %w", err)
+	}
+	if s.db.dialect == dialectPostgres {
+		if err := s.dropDeadLeases(ctx); err != nil {
+			return 0, fmt.Errorf("abandon orphaned reviews: drop dead leases: %w", err)
+		}
 	}
 	n := 0
 	for _, it := range closed {

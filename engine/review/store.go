@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"go.uber.org/zap"
 	"modernc.org/sqlite" // registers the "sqlite" driver
 )
@@ -84,6 +85,28 @@ type Store struct {
 	// out yet, its deadline on the monotonic clock (see Wait).
 	dueMu sync.Mutex
 	dues  map[string]time.Time
+
+	// changed is closed and replaced at every change this Store learns of
+	// at once (Changed, listen.go).
+	changeMu sync.Mutex
+	changed  chan struct{}
+
+	// On PostgreSQL: connURL is store.url as given (with its password,
+	// never shown), for the listener's own connection; lease is how long
+	// this Store's lease lasts unrenewed (lease.go). bgCtx ends at Close,
+	// which waits for bg: the listener and the lease's heartbeat.
+	connURL     string
+	lease       time.Duration
+	bgCtx       context.Context
+	bgStop      context.CancelFunc
+	bg          sync.WaitGroup
+	closeOnce   sync.Once
+	listenOnce  sync.Once
+	readyOnce   sync.Once
+	listenReady chan struct{}
+	// heartbeatStop ends the heartbeat without releasing the lease: what
+	// a crash does, for tests.
+	heartbeatStop context.CancelFunc
 }
 
 // Open opens (creating if needed) the review queue in dir. The dir is made
@@ -152,11 +175,23 @@ func newStore(db *db, path string, log *zap.Logger) *Store {
 		alive:        ownerAlive,
 		waiters:      make(map[string]*waitSlot),
 		dues:         make(map[string]time.Time),
+		changed:      make(chan struct{}),
+		listenReady:  make(chan struct{}),
 	}
 }
 
-// Close closes the database. Waits in progress fail with an error.
+// Close closes the database. Waits in progress fail with an error. On
+// PostgreSQL it first stops the listener and the heartbeat and releases
+// the lease, so other replicas abandon at once what this Store still
+// owned instead of after the lease runs out.
 func (s *Store) Close() error {
+	if s.bgStop != nil {
+		s.closeOnce.Do(func() {
+			s.bgStop()
+			s.bg.Wait()
+			s.releaseLease()
+		})
+	}
 	s.insertMu.Lock()
 	if s.insert != nil {
 		s.insert.Close()
@@ -253,7 +288,20 @@ func (s *Store) write(ctx context.Context, fn func(tx *writeTx) error) error {
 	if err := fn(tx); err != nil {
 		return s.storageError(errors.Join(err, ignoreDone(tx.Rollback())), 0)
 	}
-	return s.storageError(tx.Commit(), 0)
+	err = tx.Commit()
+	if s.ambiguousCommit(err) {
+		s.log.Error("review store lost its connection during COMMIT: whether the write took effect is unknown; it is not retried",
+			zap.String("backend", s.Backend()), zap.String("store", s.path), zap.Error(err))
+		return fmt.Errorf("review store %s (%s): %w: %w", s.path, s.Backend(), ErrOutcomeUnknown, s.unavailable("commit", err))
+	}
+	return s.storageError(err, 0)
+}
+
+// ambiguousCommit reports a COMMIT that failed because the connection to
+// the PostgreSQL server was lost after it was sent: the server may have
+// committed. One that pgx never sent (SafeToRetry) was not committed.
+func (s *Store) ambiguousCommit(err error) bool {
+	return err != nil && s.db.dialect == dialectPostgres && connectionLost(err) && !pgconn.SafeToRetry(err)
 }
 
 // SQLite's primary result codes for the failures an operator can act on.
@@ -272,6 +320,9 @@ const (
 func (s *Store) storageError(err error, waited time.Duration) error {
 	if err == nil {
 		return nil
+	}
+	if s.db.dialect == dialectPostgres && unreachable(err) {
+		return s.unavailable("write", err)
 	}
 	var se *sqlite.Error
 	code := 0

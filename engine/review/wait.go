@@ -14,7 +14,8 @@ import (
 const cancelWriteTimeout = 5 * time.Second
 
 // Wait blocks until the item is no longer pending and returns it. It wakes
-// at once for a decision made through this Store and polls every
+// at once for a decision made through this Store, on PostgreSQL also for
+// one made by any other replica or CLI (listen.go), and polls every
 // PollInterval for one made by another process. At the deadline it marks
 // the item expired, unless a decision won the race.
 //
@@ -31,6 +32,7 @@ const cancelWriteTimeout = 5 * time.Second
 // approves a request that no longer exists, and returns the item as stored
 // with an error wrapping ctx.Err().
 func (s *Store) Wait(ctx context.Context, id string) (Item, error) {
+	s.startListening(ctx)
 	tick := time.NewTicker(s.pollInterval())
 	defer tick.Stop()
 	due := s.takeDue(id) // the deadline on the monotonic clock; zero until the first read if unknown
@@ -187,12 +189,14 @@ func (s *Store) unsubscribe(id string, slot *waitSlot) {
 	}
 }
 
-// notify wakes this Store's waiters on id after a committed change.
+// notify wakes this Store's waiters on id after a committed change, and
+// whoever waits on Changed.
 func (s *Store) notify(id string) {
 	s.waitMu.Lock()
-	defer s.waitMu.Unlock()
 	if slot := s.waiters[id]; slot != nil {
 		close(slot.ch)
 		delete(s.waiters, id)
 	}
+	s.waitMu.Unlock()
+	s.signalChanged()
 }

@@ -1,0 +1,147 @@
+package review
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"os"
+	"strings"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// DefaultLease is how long a Store's lease on PostgreSQL lasts without a
+// renewal (store.lease): how long a crashed replica's reviews stay pending
+// before another replica abandons them.
+const DefaultLease = 15 * time.Second
+
+// leasePrefix starts the owner token of an item opened under a lease. An
+// owner without it is a process id, written by a SQLite store or by an
+// mcpx-fw from before leases; on PostgreSQL nobody can tell whether such a
+// process still runs, so its items are left to their deadline.
+const leasePrefix = "lease:"
+
+// leaseCheckTimeout bounds the read that asks whether another Store's
+// lease still holds.
+const leaseCheckTimeout = 5 * time.Second
+
+// Why leases: on PostgreSQL the replicas sharing the queue run on several
+// machines, where a process id names nothing. Each Store takes a lease (a
+// random id with an expiry on the database's clock) when it opens, renews
+// it every lease/3 and deletes it at Close, and owns the items it opens
+// through it. A lease that has run out means its Store is gone or cut off
+// from the database for longer than the lease: any replica then abandons
+// its pending items and fails its approved ones (settle.go's rules, in one
+// transaction each with its history row and audit entry), exactly once
+// because the state machine and the write lock allow one close. A live
+// Store's items are never touched, since its lease never runs out.
+
+// newLeaseID returns a fresh owner token for a lease.
+func newLeaseID() string {
+	b := make([]byte, 12)
+	rand.Read(b)
+	return leasePrefix + hex.EncodeToString(b)
+}
+
+// leaseHolder says, for an operator reading the leases table, which
+// process holds a lease.
+func leaseHolder() string {
+	host, _ := os.Hostname()
+	return host + " pid " + selfToken()
+}
+
+// takeLease writes this Store's lease and starts its heartbeat.
+func (s *Store) takeLease(ctx context.Context) error {
+	_, err := s.db.ExecContext(ctx, `INSERT INTO leases (id, holder, taken_at, expires_at)
+		VALUES (?, ?, clock_timestamp(), clock_timestamp() + make_interval(secs => ?))`,
+		s.owner, leaseHolder(), s.lease.Seconds())
+	if err != nil {
+		return err
+	}
+	hbCtx, stop := context.WithCancel(s.bgCtx)
+	s.heartbeatStop = stop
+	s.bg.Go(func() { s.heartbeat(hbCtx) })
+	return nil
+}
+
+// heartbeat renews the lease every lease/3 and, each time, closes the
+// items of leases that ran out and whatever else is due (sweep), until
+// ctx ends.
+func (s *Store) heartbeat(ctx context.Context) {
+	tick := time.NewTicker(s.lease / 3)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		if err := s.renewLease(ctx); err != nil && ctx.Err() == nil {
+			s.log.Warn("review store lease not renewed", zap.String("backend", s.Backend()),
+				zap.String("store", s.path), zap.Error(err))
+			continue
+		}
+		if _, err := s.AbandonOrphans(ctx); err != nil && ctx.Err() == nil {
+			s.log.Warn("review store sweep of dead leases failed", zap.String("backend", s.Backend()),
+				zap.String("store", s.path), zap.Error(err))
+		}
+	}
+}
+
+// renewLease pushes the lease's expiry on. A lease that ran out before
+// the renewal (the database was out of reach for longer than the lease)
+// is taken again under the same id: other replicas may have abandoned
+// some of its items meanwhile, and those stay abandoned; the rest go on.
+func (s *Store) renewLease(ctx context.Context) error {
+	res, err := s.db.ExecContext(ctx, `UPDATE leases SET expires_at = clock_timestamp() + make_interval(secs => ?)
+		WHERE id = ? AND expires_at > clock_timestamp()`, s.lease.Seconds(), s.owner)
+	if err != nil {
+		return s.unavailable("renew lease", err)
+	}
+	if n, err := res.RowsAffected(); err == nil && n == 1 {
+		return nil
+	}
+	s.log.Warn("review store lease had run out: other replicas may have abandoned the reviews this one held; taking it again",
+		zap.String("backend", s.Backend()), zap.String("store", s.path), zap.Duration("lease", s.lease))
+	_, err = s.db.ExecContext(ctx, `INSERT INTO leases (id, holder, taken_at, expires_at)
+		VALUES (?, ?, clock_timestamp(), clock_timestamp() + make_interval(secs => ?))
+		ON CONFLICT (id) DO UPDATE SET expires_at = excluded.expires_at`,
+		s.owner, leaseHolder(), s.lease.Seconds())
+	return s.unavailable("renew lease", err)
+}
+
+// releaseLease deletes the lease at Close, so other replicas abandon this
+// Store's remaining items at their next sweep.
+func (s *Store) releaseLease() {
+	ctx, cancel := context.WithTimeout(context.Background(), leaseCheckTimeout)
+	defer cancel()
+	if _, err := s.db.ExecContext(ctx, "DELETE FROM leases WHERE id = ?", s.owner); err != nil {
+		s.log.Warn("review store lease not released; other replicas abandon its reviews when it runs out",
+			zap.String("backend", s.Backend()), zap.String("store", s.path), zap.Error(err))
+	}
+}
+
+// leaseAlive is s.alive on PostgreSQL: whether the lease that owns an item
+// still holds. It answers true when it cannot tell (an owner that is not a
+// lease, a failed read), as ownerAlive does.
+func (s *Store) leaseAlive(owner string) bool {
+	if !strings.HasPrefix(owner, leasePrefix) {
+		return true
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), leaseCheckTimeout)
+	defer cancel()
+	var alive bool
+	err := s.db.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM leases
+		WHERE id = ? AND expires_at > clock_timestamp())`, owner).Scan(&alive)
+	return err != nil || alive
+}
+
+// dropDeadLeases deletes the leases that ran out and own no open item any
+// more: what is left of replicas that are gone.
+func (s *Store) dropDeadLeases(ctx context.Context) error {
+	_, err := s.db.ExecContext(ctx, `DELETE FROM leases WHERE expires_at <= clock_timestamp()
+		AND NOT EXISTS (SELECT 1 FROM items WHERE items.owner = leases.id
+			AND items.state IN ('pending', 'approved'))`)
+	return err
+}

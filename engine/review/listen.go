@@ -1,0 +1,147 @@
+package review
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"go.uber.org/zap"
+)
+
+// reviewChannel is the PostgreSQL notification channel every transition
+// of an item is announced on, with the item's id as payload (migration 5's
+// history_notify trigger). One channel for the whole database: a Store
+// whose schema does not hold the id only re-reads and finds nothing new.
+const reviewChannel = "mcpxfw_review"
+
+// DefaultListenPollInterval is how often a waiter on PostgreSQL still polls
+// its item: a safety net only, since every replica's transition wakes it at
+// once through the listener (listen.go).
+const DefaultListenPollInterval = 2 * time.Second
+
+// Listener reconnection backoff: from listenBackoffMin, doubled per
+// failure up to listenBackoffMax.
+const (
+	listenBackoffMin = 100 * time.Millisecond
+	listenBackoffMax = 5 * time.Second
+)
+
+// Changed returns a channel that is closed at the next committed change of
+// any item this Store learns of at once: on PostgreSQL every replica's and
+// every CLI's (the listener), on SQLite only this Store's own (decisions
+// made by other processes are seen by polling). A caller that waits on
+// many items (relay's one poll per process) re-reads them when it closes
+// instead of only every PollInterval, so a decision made on one replica
+// reaches the replica that waits within one round trip; it takes the
+// channel before it reads, so a change made during the read is not
+// missed. The channel is also closed after the listener reconnects, since
+// notifications sent while it was away are lost.
+func (s *Store) Changed() <-chan struct{} {
+	s.startListening(context.Background())
+	s.changeMu.Lock()
+	defer s.changeMu.Unlock()
+	return s.changed
+}
+
+// signalChanged closes the channel Changed handed out and makes a new one.
+func (s *Store) signalChanged() {
+	s.changeMu.Lock()
+	defer s.changeMu.Unlock()
+	close(s.changed)
+	s.changed = make(chan struct{})
+}
+
+// startListening starts the Store's listener on its first use (a Store
+// that never waits, the operator's CLI, holds no extra connection) and
+// returns once it listens, or its first attempt failed, or ctx ended: a
+// waiter that reads its item after this misses no notification of a
+// later change. Without a listener (SQLite, or a closed Store) it returns
+// at once.
+func (s *Store) startListening(ctx context.Context) {
+	if s.db.dialect != dialectPostgres {
+		return
+	}
+	s.listenOnce.Do(func() {
+		s.bg.Go(func() { s.listen(s.bgCtx) })
+	})
+	select {
+	case <-s.listenReady:
+	case <-ctx.Done():
+	}
+}
+
+// listen holds one connection that LISTENs on reviewChannel and wakes this
+// Store's waiters on each notified item, until the Store closes. A lost
+// connection is dialled again with backoff; once listening again, it wakes
+// every waiter, because what was notified meanwhile is gone.
+func (s *Store) listen(ctx context.Context) {
+	ready := func() {
+		s.readyOnce.Do(func() { close(s.listenReady) })
+	}
+	defer ready()
+	backoff := listenBackoffMin
+	for attempt := 0; ctx.Err() == nil; attempt++ {
+		err := s.listenOnceConn(ctx, func() {
+			ready()
+			backoff = listenBackoffMin
+			if attempt > 0 {
+				s.log.Info("review store listener reconnected; waking every waiter",
+					zap.String("backend", s.Backend()), zap.String("store", s.path))
+				s.wakeAll()
+			}
+		})
+		if ctx.Err() != nil {
+			return
+		}
+		ready() // the first attempt failed: waiters poll until it works
+		s.log.Warn("review store listener lost its connection; waits fall back to polling until it is back",
+			zap.String("backend", s.Backend()), zap.String("store", s.path),
+			zap.Duration("retry_in", backoff), zap.Error(err))
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, listenBackoffMax)
+	}
+}
+
+// listenOnceConn connects, listens, calls listening, then delivers
+// notifications until the connection fails or ctx ends.
+func (s *Store) listenOnceConn(ctx context.Context, listening func()) error {
+	conn, err := pgx.Connect(ctx, s.connURL)
+	if err != nil {
+		return s.unavailable("listen", err)
+	}
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		conn.Close(cctx)
+	}()
+	if _, err := conn.Exec(ctx, "LISTEN "+reviewChannel); err != nil {
+		return s.unavailable("listen", err)
+	}
+	listening()
+	for {
+		n, err := conn.WaitForNotification(ctx)
+		if err != nil {
+			if errors.Is(err, context.Canceled) && ctx.Err() != nil {
+				return nil
+			}
+			return s.unavailable("listen", err)
+		}
+		s.notify(n.Payload)
+	}
+}
+
+// wakeAll wakes every waiter of this Store to re-read its item.
+func (s *Store) wakeAll() {
+	s.waitMu.Lock()
+	for id, slot := range s.waiters {
+		close(slot.ch)
+		delete(s.waiters, id)
+	}
+	s.waitMu.Unlock()
+	s.signalChanged()
+}
