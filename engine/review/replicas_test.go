@@ -1,6 +1,7 @@
 package review
 
 import (
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -85,5 +86,66 @@ func TestReplicasShareOneChain(t *testing.T) {
 	want := Usage{Requests: int64(2 * items), RequestedTokens: int64(15 * items), Tokens: int64(15 * items)}
 	if got["minute"] != want || got["hour"] != want {
 		t.Errorf("usage = %+v; want %+v in each window", got, want)
+	}
+}
+
+// TestRacingDecisionsFromReplicas: for each item, every replica decides at
+// once (approve or reject, different operators). Exactly one decision
+// stands, the others get a DecidedError naming it, the item has exactly
+// one decision in its history and audit trail, and the chain verifies.
+func TestRacingDecisionsFromReplicas(t *testing.T) {
+	const replicas, items = 4, 12
+	dir := stateDir(t)
+	stores := make([]*Store, replicas)
+	for i := range stores {
+		stores[i] = openStore(t, dir)
+	}
+	for n := range items {
+		it := mustAdd(t, stores[n%replicas], sampleItem("a"), time.Hour)
+		won := make(chan Item, replicas)
+		var wg sync.WaitGroup
+		for r, s := range stores {
+			wg.Go(func() {
+				var got Item
+				var err error
+				if r%2 == 0 {
+					got, err = s.Approve(t.Context(), it.ID, fmt.Sprintf("op-%d", r), "")
+				} else {
+					got, err = s.Reject(t.Context(), it.ID, fmt.Sprintf("op-%d", r), "no")
+				}
+				var decided *DecidedError
+				switch {
+				case err == nil:
+					won <- got
+				case !errors.As(err, &decided):
+					t.Errorf("replica %d: %v; want success or a DecidedError", r, err)
+				}
+			})
+		}
+		wg.Wait()
+		close(won)
+		var winners []Item
+		for w := range won {
+			winners = append(winners, w)
+		}
+		if len(winners) != 1 {
+			t.Fatalf("%s: %d decisions stood; want exactly 1", it.ID, len(winners))
+		}
+		stored := mustGet(t, stores[0], it.ID)
+		if stored.State != winners[0].State || stored.DecidedBy != winners[0].DecidedBy {
+			t.Errorf("%s stored as %s by %s; the decision that stood was %s by %s",
+				it.ID, stored.State, stored.DecidedBy, winners[0].State, winners[0].DecidedBy)
+		}
+		hist, err := stores[1].History(t.Context(), it.ID)
+		if err != nil || len(hist) != 2 {
+			t.Errorf("%s: %d history rows, %v; want opened and one decision", it.ID, len(hist), err)
+		}
+		entries, err := stores[2].Audit(t.Context(), AuditFilter{ItemID: it.ID})
+		if err != nil || len(entries) != 2 {
+			t.Errorf("%s: %d audit entries, %v; want opened and one decision", it.ID, len(entries), err)
+		}
+	}
+	if _, n, err := stores[3].VerifyAudit(t.Context()); err != nil || n != 2*items {
+		t.Errorf("VerifyAudit: %d entries, %v; want %d and intact", n, err, 2*items)
 	}
 }
