@@ -161,10 +161,20 @@ func (s *Store) lockWrites(ctx context.Context, tx *writeTx) error {
 // user_version; both backends count the same migrations.
 func (s *Store) migratePostgres(ctx context.Context) error {
 	return s.write(ctx, func(tx *writeTx) error {
-		if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_version (
-			one     INTEGER PRIMARY KEY CHECK (one = 1),
-			version INTEGER NOT NULL)`); err != nil {
+		// Looked up rather than CREATE … IF NOT EXISTS, which needs the
+		// right to create in the schema even when the table is there: a
+		// replica whose user may not change the schema opens an up-to-date
+		// one.
+		var exists bool
+		if err := tx.QueryRowContext(ctx, "SELECT to_regclass('schema_version') IS NOT NULL").Scan(&exists); err != nil {
 			return fmt.Errorf("read schema version: %w", err)
+		}
+		if !exists {
+			if _, err := tx.ExecContext(ctx, `CREATE TABLE schema_version (
+				one     INTEGER PRIMARY KEY CHECK (one = 1),
+				version INTEGER NOT NULL)`); err != nil {
+				return fmt.Errorf("create schema_version: %w", err)
+			}
 		}
 		var have int
 		err := tx.QueryRowContext(ctx, "SELECT version FROM schema_version WHERE one = 1").Scan(&have)
