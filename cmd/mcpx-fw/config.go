@@ -19,6 +19,7 @@ import (
 	"github.com/spf13/viper"
 
 	"github.com/mcpx-fw/mcpx-fw/engine"
+	"github.com/mcpx-fw/mcpx-fw/engine/review"
 	"github.com/mcpx-fw/mcpx-fw/relay"
 	"github.com/mcpx-fw/mcpx-fw/validate"
 )
@@ -37,6 +38,11 @@ type Config struct {
 		// embedded SQLite file. MCPXFW_STORE_URL sets it without writing a
 		// password into the config file.
 		URL string `mapstructure:"url"`
+		// Lease is how long a replica's claim on the reviews it waits on
+		// lasts without renewal, on PostgreSQL: a replica that crashed has
+		// its pending reviews abandoned by the others this long after its
+		// last renewal (every third of it). Default 15s.
+		Lease time.Duration `mapstructure:"lease"`
 	} `mapstructure:"store"`
 	Policy struct {
 		Dir     string        `mapstructure:"dir"`     // default "policies", relative to the config file
@@ -219,6 +225,7 @@ const defaultConfigFile = "mcpx-fw.yaml"
 func setDefaults(v *viper.Viper) {
 	v.SetDefault("state_dir", "")
 	v.SetDefault("store.url", "")
+	v.SetDefault("store.lease", review.DefaultLease.String())
 	v.SetDefault("policy.dir", "policies")
 	v.SetDefault("policy.default", "review")
 	v.SetDefault("policy.timeout", "250ms")
@@ -406,6 +413,7 @@ func (c *Config) check() error {
 	if u, err := url.Parse(c.Store.URL); c.Store.URL != "" && (err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql")) {
 		bad("store.url", "must be empty (the SQLite file in state_dir) or a postgres:// URL")
 	}
+	positive(bad, "store.lease", c.Store.Lease)
 	positive(bad, "policy.timeout", c.Policy.Timeout)
 	positive(bad, "review.timeout", c.Review.Timeout)
 	if c.Review.Retain < 0 {

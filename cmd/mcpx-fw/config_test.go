@@ -57,6 +57,7 @@ func writeConfigFile(t *testing.T, content string) string {
 func defaultConfig(stateHome, base string) Config {
 	var c Config
 	c.StateDir = filepath.Join(stateHome, "mcpx-fw")
+	c.Store.Lease = 15 * time.Second
 	c.Policy.Dir = filepath.Join(base, "policies")
 	c.Policy.Default = "review"
 	c.Policy.Timeout = 250 * time.Millisecond

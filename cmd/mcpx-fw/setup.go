@@ -161,7 +161,7 @@ func (rt *runtime) close() {
 // printed: OpenURL's errors name it without its password.
 func openReviewStore(ctx context.Context, cfg *Config, log *zap.Logger) (*review.Store, error) {
 	if cfg.Store.URL != "" {
-		st, err := review.OpenURL(ctx, cfg.Store.URL, log)
+		st, err := review.OpenURL(ctx, cfg.Store.URL, log, review.WithLease(cfg.Store.Lease))
 		if err != nil {
 			return nil, fmt.Errorf("store.url: %w", err)
 		}
