@@ -107,12 +107,14 @@ func (w *reviewWaits) poll(p *Proxy) {
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
 	changed := p.store.Changed()
-	for {
-		select {
-		case <-tick.C:
-		case <-changed:
+	for first := true; ; first = false {
+		if !first { // the first read is at once: the item may have been decided before its waiter came
+			select {
+			case <-tick.C:
+			case <-changed:
+			}
+			changed = p.store.Changed() // before the read: a change during it polls again
 		}
-		changed = p.store.Changed() // before the read: a change during it polls again
 		ids := w.snapshot()
 		if ids == nil {
 			return

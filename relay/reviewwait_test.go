@@ -183,3 +183,57 @@ func TestAwaitReviewPollFails(t *testing.T) {
 		t.Fatal("the waiter never woke after the store failed")
 	}
 }
+
+// TestAwaitReviewWokenByAnnouncedChange: a change the store announces
+// (review.Store.Changed; here a decision through this process's own
+// Store, which on PostgreSQL is any replica's) runs the poll at once, not
+// at the next poll interval, here an hour away; the other waiter sleeps on.
+func TestAwaitReviewWokenByAnnouncedChange(t *testing.T) {
+	p, _ := waitProxy(t, time.Hour)
+	p.store.PollInterval = time.Hour
+	a, b := openReview(t, p), openReview(t, p)
+	waitA, waitB := startWait(t.Context(), p, a), startWait(t.Context(), p, b)
+	waitRegistered(t, p, a, b)
+	if _, err := p.store.Approve(t.Context(), a, "alice", ""); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case r := <-waitA:
+		if !r.sure {
+			t.Error("awaitReview reported an unsure wake for a decided item")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the waiter on the decided item did not wake before the next poll")
+	}
+	select {
+	case <-waitB:
+		t.Error("the waiter on the pending item woke")
+	default:
+	}
+}
+
+// waitRegistered returns once p waits on every id.
+func waitRegistered(t *testing.T, p *Proxy, ids ...string) {
+	t.Helper()
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	deadline := time.After(10 * time.Second)
+	for {
+		p.reviews.mu.Lock()
+		n := 0
+		for _, id := range ids {
+			if p.reviews.waiting[id] != nil {
+				n++
+			}
+		}
+		p.reviews.mu.Unlock()
+		if n == len(ids) {
+			return
+		}
+		select {
+		case <-tick.C:
+		case <-deadline:
+			t.Fatalf("waiting on %d of %d items", n, len(ids))
+		}
+	}
+}
