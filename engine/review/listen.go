@@ -59,8 +59,8 @@ func (s *Store) signalChanged() {
 // later change. Without a listener (SQLite, or a closed Store) it returns
 // at once.
 func (s *Store) startListening(ctx context.Context) {
-	if s.db.dialect != dialectPostgres {
-		return
+	if s.db.dialect != dialectPostgres || s.bgCtx.Err() != nil {
+		return // SQLite, or a closed Store
 	}
 	s.listenOnce.Do(func() {
 		s.bg.Go(func() { s.listen(s.bgCtx) })
@@ -112,7 +112,7 @@ func (s *Store) listen(ctx context.Context) {
 func (s *Store) listenOnceConn(ctx context.Context, listening func()) error {
 	conn, err := pgx.Connect(ctx, s.connURL)
 	if err != nil {
-		return s.unavailable("listen", err)
+		return err // listen logs it, with when it tries again
 	}
 	defer func() {
 		cctx, cancel := context.WithTimeout(context.Background(), time.Second)
@@ -120,7 +120,7 @@ func (s *Store) listenOnceConn(ctx context.Context, listening func()) error {
 		conn.Close(cctx)
 	}()
 	if _, err := conn.Exec(ctx, "LISTEN "+reviewChannel); err != nil {
-		return s.unavailable("listen", err)
+		return err
 	}
 	listening()
 	for {
@@ -129,7 +129,7 @@ func (s *Store) listenOnceConn(ctx context.Context, listening func()) error {
 			if errors.Is(err, context.Canceled) && ctx.Err() != nil {
 				return nil
 			}
-			return s.unavailable("listen", err)
+			return err
 		}
 		s.notify(n.Payload)
 	}

@@ -3,6 +3,7 @@ package review
 import (
 	"context"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 )
@@ -75,18 +76,26 @@ type waitResult struct {
 	err error
 }
 
-// waitFor starts s.Wait(id) and returns once it waits (it listens before
-// its first read); the result comes on the channel.
+// waitFor starts s.Wait(id) and returns once it has read the item pending
+// and blocks; the result comes on the channel. Only one waitFor at a time
+// per Store.
 func waitFor(t testing.TB, s *Store, id string) <-chan waitResult {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), wakeDeadline)
+	blocked := make(chan struct{})
+	var once sync.Once
+	s.blocked = func(string) { once.Do(func() { close(blocked) }) }
 	done := make(chan waitResult, 1)
 	go func() {
 		defer cancel()
 		it, err := s.Wait(ctx, id)
 		done <- waitResult{it, err}
 	}()
-	s.startListening(ctx)
+	select {
+	case <-blocked:
+	case r := <-done:
+		t.Fatalf("Wait(%s) returned before it blocked: %s, %v", id, r.it.State, r.err)
+	}
 	return done
 }
 

@@ -80,6 +80,9 @@ type Store struct {
 
 	waitMu  sync.Mutex
 	waiters map[string]*waitSlot
+	// blocked, when set (by tests, before the first Wait), is called each
+	// time a Wait has read its item pending and blocks.
+	blocked func(id string)
 
 	// dues holds, for each item this Store opened and nobody has waited
 	// out yet, its deadline on the monotonic clock (see Wait).

@@ -72,6 +72,9 @@ func (s *Store) waitOnce(ctx context.Context, id string, tick <-chan time.Time, 
 	}
 	deadline := time.NewTimer(min(left, time.Until(*due)))
 	defer deadline.Stop()
+	if s.blocked != nil {
+		s.blocked(id)
+	}
 	select {
 	case <-ctx.Done():
 	case <-slot.ch:
