@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -157,5 +158,30 @@ func TestStoreMigrate(t *testing.T) {
 		if res.code != 0 || !strings.HasPrefix(res.stdout, "store: sqlite ") || !strings.HasSuffix(res.stdout, want) {
 			t.Fatalf("store migrate: exit %d, stdout %q, stderr %q; want the SQLite file ending %q", res.code, res.stdout, res.stderr, want)
 		}
+	}
+}
+
+// TestCheckSaysWhyTheStoreIsUnreachable: check against a PostgreSQL store
+// it cannot reach fails and says why, in an operator's words, without the
+// password. (Authentication and a schema its user may not migrate need a
+// server: engine/review's TestOpenNamesWhatIsWrong covers them.)
+func TestCheckSaysWhyTheStoreIsUnreachable(t *testing.T) {
+	const password = "pw-never-shown"
+	cfg := testConfig(t, repoPath(t, "policies"), time.Minute, peerServer("peer", 1000))
+	cases := []struct{ name, url, want string }{
+		{"connection refused", "postgres://fw:" + password + "@127.0.0.1:1/fw?sslmode=disable", "connection refused: nothing listens at that host and port"},
+		{"no server socket", "postgres://fw:" + password + "@/fw?host=" + url.QueryEscape(t.TempDir()), "no server socket in that directory"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("MCPXFW_STORE_URL", tc.url)
+			res := runCLI(t, "check", "--config", cfg)
+			if res.code == 0 || !strings.Contains(res.stderr, tc.want) || !strings.Contains(res.stderr, "review store unavailable") {
+				t.Errorf("check: exit %d, stderr %q; want a failure saying %q", res.code, res.stderr, tc.want)
+			}
+			if strings.Contains(res.stdout+res.stderr, password) {
+				t.Errorf("check shows the password: %s%s", res.stdout, res.stderr)
+			}
+		})
 	}
 }

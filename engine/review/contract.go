@@ -21,8 +21,8 @@ import (
 //     cmd to the engine's revision.
 //   - relay: Add (a review opened outside the engine), Wait (blocks until a
 //     decision, expiry or cancellation), PendingIDs (one poll for every
-//     waiter of a process), Finish (delivered or failed, once), and
-//     PollInterval.
+//     waiter of a process), Changed (when to run that poll at once),
+//     Finish (delivered or failed, once), and PollInterval.
 //   - cmd: Open/OpenURL, Close, AbandonOrphans (serve's start), List, Get,
 //     Decision, Approve, ApproveEdited, Answer, Reject (the operator's
 //     CLI), Watch, Audit, VerifyAudit, Prune, Path, SchemaVersion and
@@ -42,6 +42,7 @@ type contract interface {
 	Get(ctx context.Context, id string) (Item, error)
 	List(ctx context.Context, f Filter) ([]Item, error)
 	PendingIDs(ctx context.Context) (map[string]bool, error)
+	Changed() <-chan struct{}
 	Wait(ctx context.Context, id string) (Item, error)
 	Watch(ctx context.Context, f Filter, fn func(Item) error) error
 	History(ctx context.Context, id string) ([]Transition, error)
