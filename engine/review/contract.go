@@ -35,7 +35,11 @@ import (
 // delivered; Finish happens at most once; the audit chain has one head and
 // VerifyAudit names a tampered entry; a decision and its usage are stored
 // together or not at all, and UsageIn/UsageReader sum any set of windows in
-// one read whose cost does not grow with the decisions in them.
+// one read whose cost does not grow with the decisions in them; the items
+// of a waiter that is gone (a process id on SQLite, a lease that ran out on
+// PostgreSQL) are closed, and a live waiter's never; a write that fails
+// because the server is out of reach wraps ErrUnavailable and is never
+// retried once its COMMIT was sent.
 type contract interface {
 	// The review queue.
 	Add(ctx context.Context, it Item, timeout time.Duration) (Item, error)

@@ -33,7 +33,10 @@
 // The same Store can keep all of this in a PostgreSQL database instead
 // (OpenURL), which several serve replicas share: every query is written
 // once and a dialect adapts it (dialect.go, postgres.go); contract.go lists
-// what both backends keep, and the tests run once on each.
+// what both backends keep, and the tests run once on each. There a Store
+// owns its waits by lease rather than by process id (lease.go), and every
+// transition is announced at commit to the replicas that listen
+// (listen.go), so a decision made anywhere wakes its waiter at once.
 //
 // review owns its schema and its file. It imports no other mcpx-fw package
 // (not engine, relay, cmd or validate) and no MCP SDK: engine, relay and cmd
