@@ -213,16 +213,16 @@ func TestOpenNamesWhatIsWrong(t *testing.T) {
 			if err := old.QueryRow("SELECT current_schema()").Scan(&schema); err != nil {
 				t.Fatal(err)
 			}
-			mustExec(t, old, "DROP ROLE IF EXISTS replica_user")
-			mustExec(t, old, "CREATE ROLE replica_user LOGIN")
-			mustExec(t, old, "GRANT USAGE ON SCHEMA "+schema+" TO replica_user")
-			mustExec(t, old, "GRANT SELECT ON ALL TABLES IN SCHEMA "+schema+" TO replica_user")
+			role := "r_" + schema // roles belong to the cluster, schemas to a test
+			mustExec(t, old, "CREATE ROLE "+role+" LOGIN")
+			mustExec(t, old, "GRANT USAGE ON SCHEMA "+schema+" TO "+role)
+			mustExec(t, old, "GRANT SELECT ON ALL TABLES IN SCHEMA "+schema+" TO "+role)
 			u, err := testPostgres.schemaURL(dir)
 			if err != nil {
 				t.Fatal(err)
 			}
 			pu, _ := url.Parse(u)
-			pu.User = url.UserPassword("replica_user", password)
+			pu.User = url.UserPassword(role, password)
 			return pu.String()
 		}, "older than this mcpx-fw's", false},
 	}

@@ -26,6 +26,7 @@ func TestDeadReplicaAbandonedByLease(t *testing.T) {
 	postgresOnly(t, "leases are how replicas on one database own their waits")
 	dir := stateDir(t)
 	dead, live := openReplica(t, dir, DefaultLease), openReplica(t, dir, DefaultLease)
+	live.heartbeatStop() // only this test's AbandonOrphans sweeps; the lease holds long enough
 	a := mustAdd(t, dead, sampleItem("a"), time.Hour)
 	b := mustAdd(t, dead, sampleItem("a"), time.Hour)
 	if _, err := live.Approve(t.Context(), b.ID, "alice", ""); err != nil {
