@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"net"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -254,4 +255,37 @@ func rawURLDB(t *testing.T, u string) *db {
 	}
 	t.Cleanup(func() { sqlDB.Close() })
 	return &db{DB: sqlDB, binder: newBinder(dialectPostgres)}
+}
+
+// TestOpenGivesUpOnASilentServer: a server that accepts the connection and
+// never answers (a hung host, a black-holing proxy) fails OpenURL within
+// DefaultConnectTimeout, as unavailable and timed out, when store.url sets
+// no connect_timeout, instead of hanging serve's start or a write.
+func TestOpenGivesUpOnASilentServer(t *testing.T) {
+	postgresOnly(t, "store.url's connection")
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close() // held open, never answered
+		}
+	}()
+	ctx, cancel := context.WithTimeout(t.Context(), 4*DefaultConnectTimeout)
+	defer cancel()
+	start := time.Now()
+	s, err := OpenURL(ctx, "postgres://fw@"+ln.Addr().String()+"/fw?sslmode=disable", zap.NewNop())
+	if err == nil {
+		s.Close()
+		t.Fatal("OpenURL succeeded")
+	}
+	if took := time.Since(start); took > 2*DefaultConnectTimeout || !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "timed out") {
+		t.Errorf("OpenURL gave up after %s: %v; want ErrUnavailable, timed out, within the connect timeout", took, err)
+	}
 }

@@ -1,6 +1,7 @@
 package review
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -47,6 +48,13 @@ func unreachable(err error) bool {
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) {
 		return connectionLost(err) || pe.Code == "53300" // too many connections
+	}
+	var ce *pgconn.ConnectError
+	switch {
+	case errors.As(err, &ce):
+		return true // a connect_timeout ends as a context error inside it
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
+		return false // the caller's deadline (waiting for the write lock), not the server's state
 	}
 	return connectionLost(err) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, os.ErrDeadlineExceeded)
 }
