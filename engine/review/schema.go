@@ -181,6 +181,20 @@ FROM decisions, (VALUES (1000000000), (60000000000), (3600000000000)) AS w
 WHERE requests <> 0 OR requested_tokens <> 0 OR returned_tokens <> 0 OR tokens <> 0
 GROUP BY server, w.column1, bucket;
 `,
+	// 5: what a serve replica handed to a 2026-07-28 host and needs back
+	// to check the host's answers, so that any replica sharing the store
+	// can resume the call (continuation.go). A row is taken (deleted) once;
+	// expired rows are swept.
+	`
+CREATE TABLE continuations (
+	nonce       TEXT PRIMARY KEY,
+	server      TEXT NOT NULL,
+	call_digest TEXT NOT NULL,
+	expires_at  INTEGER NOT NULL,
+	payload     BLOB NOT NULL
+) STRICT;
+CREATE INDEX continuations_expiry ON continuations (expires_at);
+`,
 }
 
 // migrate brings the schema up to date in one transaction. The write lock
