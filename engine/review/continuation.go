@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"go.uber.org/zap"
 )
 
 // Continuations: what a serve replica handed to a 2026-07-28 host and needs
@@ -17,14 +19,20 @@ import (
 //
 // A row is taken once: TakeContinuation deletes and returns it in one
 // statement, so of any number of retries carrying one state, on any number
-// of replicas, exactly one finds it. Expired rows are swept on every put
-// and by Prune.
+// of replicas, exactly one finds it. An expired row is never taken; it is
+// deleted by the next put after contSweepEvery, and by Prune.
 
 // MaxContinuationBytes bounds one continuation's payload. What a round
 // holds is bounded before it gets here (the relay's limits.max_held_bytes,
 // 16 MiB by default); this bound keeps a misconfigured limit from writing
 // rows a database would refuse or choke on.
 const MaxContinuationBytes = 64 << 20
+
+// contSweepEvery spaces out each Store's sweeps of expired continuations:
+// one indexed delete a minute is enough to keep the table to the rows of
+// one state lifetime, and replicas sweeping at every put would contend for
+// the same rows.
+const contSweepEvery = time.Minute
 
 // ErrContinuationGone is returned (wrapped; test with errors.Is) by
 // TakeContinuation when no live row matches: it was taken already, by
@@ -46,8 +54,9 @@ type Continuation struct {
 	Payload []byte
 }
 
-// PutContinuation stores c, after sweeping the rows that have expired. A
-// nonce is random and used once, so a second put of one nonce is an error.
+// PutContinuation stores c, sweeping the rows that have expired first
+// when the last sweep is contSweepEvery old. A nonce is random and used
+// once, so a second put of one nonce is an error.
 func (s *Store) PutContinuation(ctx context.Context, c Continuation) error {
 	switch {
 	case c.Nonce == "" || c.Server == "" || c.Call == "" || c.Expires.IsZero():
@@ -55,9 +64,7 @@ func (s *Store) PutContinuation(ctx context.Context, c Continuation) error {
 	case len(c.Payload) > MaxContinuationBytes:
 		return fmt.Errorf("put continuation: %w: %d bytes, over %d", ErrContinuationTooLarge, len(c.Payload), MaxContinuationBytes)
 	}
-	if _, err := s.sweepContinuations(ctx); err != nil {
-		return fmt.Errorf("put continuation: %w", err)
-	}
+	s.sweepContinuationsDue(ctx)
 	payload := c.Payload
 	if payload == nil {
 		payload = []byte{} // NOT NULL: an empty payload is still a payload
@@ -136,6 +143,20 @@ func repeatPlaceholder(n int) string {
 		b = append(b, ",?"...)
 	}
 	return string(b)
+}
+
+// sweepContinuationsDue sweeps when the last sweep of this Store is
+// contSweepEvery old. A failed sweep is logged, and fails no put: the
+// rows it left are never taken, and the next sweep deletes them.
+func (s *Store) sweepContinuationsDue(ctx context.Context) {
+	now := s.now()
+	next := s.contSweep.Load()
+	if now.UnixNano() < next || !s.contSweep.CompareAndSwap(next, now.Add(contSweepEvery).UnixNano()) {
+		return
+	}
+	if _, err := s.sweepContinuations(ctx); err != nil {
+		s.log.Warn("expired continuations not swept", zap.Error(err))
+	}
 }
 
 // sweepContinuations deletes the rows that have expired, and returns how

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -84,6 +85,10 @@ type Store struct {
 	// out yet, its deadline on the monotonic clock (see Wait).
 	dueMu sync.Mutex
 	dues  map[string]time.Time
+
+	// contSweep is when PutContinuation next sweeps expired continuations
+	// (Unix nanoseconds; continuation.go).
+	contSweep atomic.Int64
 }
 
 // Open opens (creating if needed) the review queue in dir. The dir is made
