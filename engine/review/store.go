@@ -81,6 +81,9 @@ type Store struct {
 	waitMu  sync.Mutex
 	waiters map[string]*waitSlot
 
+	// serverLocks queues this Store's charges to one server (charge.go).
+	serverLocks serverLocks
+
 	// dues holds, for each item this Store opened and nobody has waited
 	// out yet, its deadline on the monotonic clock (see Wait).
 	dueMu sync.Mutex

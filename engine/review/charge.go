@@ -1,0 +1,221 @@
+package review
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"maps"
+	"time"
+)
+
+// Charge reads server's usage in r's windows, hands it to decide, and
+// commits the Entry decide returns (as Commit does: the decision, its
+// usage and any review it opens, atomically) as one step per server: no
+// other charge to server, made through this Store or any other process or
+// replica on the same database, lands between the read and the commit. A
+// policy that compares usage with a budget therefore sees exactly the
+// usage its own charge adds to, and two decisions cannot both spend the
+// last tokens of a budget. It returns the item the entry opened (the zero
+// Item without one).
+//
+// decide must have no side effects: it may be called a second time with
+// newer usage (on SQLite, when another process charged the server in
+// between; see chargeChecked), and only the Entry of its last call is
+// written. An error from decide writes nothing and is returned as is.
+// The entry's Decision.Server must be server. Like Commit, the write is
+// detached from ctx's cancellation; waiting for the server's turn and
+// reading its usage are not.
+//
+// Decisions that charge nothing (an empty Usage: roots lists, a request
+// decided again after approval, the CLI's re-checks) need not come
+// through here. That is exact: a budget is exceeded only by the charges
+// committed against it, and every charge is committed in its server's
+// turn, either here on the usage it was decided on, or by Commit in that
+// same turn (see commitCharged); a decision that adds nothing cannot spend
+// what another one was counting on, whatever usage it read.
+func (r *UsageReader) Charge(ctx context.Context, server string, decide func(map[string]Usage) (Entry, error)) (Item, error) {
+	s := r.store
+	unlock, err := s.serverLocks.lock(ctx, server)
+	if err != nil {
+		return Item{}, fmt.Errorf("usage of %s: %w", server, err)
+	}
+	defer unlock()
+	if s.db.dialect != dialectPostgres {
+		return r.chargeChecked(ctx, server, decide)
+	}
+	p, err := s.chargeLocked(ctx, server, r.readIn, func(usage map[string]Usage) (pendingEntry, error) {
+		return s.chargeEntry(ctx, server, usage, decide)
+	})
+	if err != nil {
+		return Item{}, err
+	}
+	s.opened(p)
+	return p.item, nil
+}
+
+// readIn is Read inside tx, at time at.
+func (r *UsageReader) readIn(ctx context.Context, tx *writeTx, server string, at time.Time) (map[string]Usage, error) {
+	return r.read(tx.StmtContext(ctx, r.stmt).QueryRowContext(ctx, r.args(server, at)...), server)
+}
+
+// chargeChecked is Charge on SQLite, where the only lock other processes
+// sharing the file respect is the file's write lock, and holding that
+// while a policy evaluates would queue every server's decisions, in every
+// process, behind each evaluation. So the read and the evaluation run
+// outside it (this Store's decisions for the server already wait their
+// turn, in serverLocks), and the write transaction reads the usage again,
+// over the same windows ending at the same instant: the same sums mean
+// nothing was charged in between and the decision stands; different sums
+// mean another process charged the server, and decide runs once more on
+// them, inside the transaction, where nothing else can come between. The
+// second evaluation happens only when two processes charge one server at
+// the same moment.
+func (r *UsageReader) chargeChecked(ctx context.Context, server string, decide func(map[string]Usage) (Entry, error)) (Item, error) {
+	s := r.store
+	at := s.now()
+	seen, err := r.Read(ctx, server, at)
+	if err != nil {
+		return Item{}, err
+	}
+	p, err := s.chargeEntry(ctx, server, seen, decide)
+	if err != nil {
+		return Item{}, err
+	}
+	insert, err := s.insertStmt(ctx)
+	if err != nil {
+		return Item{}, p.failed(s.storageError(err, 0))
+	}
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
+	defer cancel()
+	err = s.write(wctx, func(tx *writeTx) error {
+		now, err := r.readIn(wctx, tx, server, at)
+		if err != nil {
+			return err
+		}
+		if !maps.Equal(now, seen) {
+			if p, err = s.chargeEntry(ctx, server, now, decide); err != nil {
+				return errDecide{err}
+			}
+		}
+		return s.insertEntry(wctx, tx, p.entry, p.item, insert)
+	})
+	if de, ok := errors.AsType[errDecide](err); ok {
+		return Item{}, de.err
+	}
+	if err != nil {
+		return Item{}, p.failed(err)
+	}
+	s.opened(p)
+	return p.item, nil
+}
+
+// errDecide carries decide's own error out of a write transaction, so it
+// is returned as decide returned it.
+type errDecide struct{ err error }
+
+func (e errDecide) Error() string { return e.err.Error() }
+
+// chargeLocked is Charge on PostgreSQL (and Commit of a charge there): one
+// transaction that first takes the server's advisory lock, then reads the
+// usage (read nil: none), lets decide make the entry and writes it. Any
+// other replica's charge to the server waits on the same lock, and the
+// read, a statement begun after the lock was granted, sees every charge
+// committed before. The lock is not taken in the statement that reads:
+// that statement's snapshot would predate the grant.
+//
+// The transaction holds one pooled connection from BEGIN to COMMIT and
+// never asks the pool for another (the insert is prepared before it
+// begins; decide does not touch the store), and this Store's other
+// charges to the server wait in serverLocks rather than on the lock, each
+// holding a connection: waiters filling the pool could otherwise starve
+// the holder. The global write lock, needed only when the entry opens a
+// review, is taken after the server's, always in that order.
+func (s *Store) chargeLocked(ctx context.Context, server string, read usageRead, decide func(map[string]Usage) (pendingEntry, error)) (pendingEntry, error) {
+	insert, err := s.insertStmt(ctx)
+	if err != nil {
+		return pendingEntry{}, fmt.Errorf("usage of %s: %w", server, err)
+	}
+	// The transaction outlives ctx: a decision made is recorded even when
+	// its request is cancelled meanwhile (database/sql rolls back a
+	// transaction whose context ends).
+	sqlTx, err := s.begin(context.WithoutCancel(ctx))
+	if err != nil {
+		return pendingEntry{}, fmt.Errorf("usage of %s: %w", server, err)
+	}
+	tx := &writeTx{Tx: sqlTx, binder: s.db.binder}
+	defer tx.Rollback()
+	if err := lockServer(ctx, tx, server); err != nil {
+		return pendingEntry{}, fmt.Errorf("usage of %s: %w", server, err)
+	}
+	var seen map[string]Usage
+	if read != nil {
+		if seen, err = read(ctx, tx, server, s.now()); err != nil {
+			return pendingEntry{}, err
+		}
+	}
+	p, err := decide(seen)
+	if err != nil {
+		return pendingEntry{}, err
+	}
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
+	defer cancel()
+	if err := s.writeLocked(wctx, tx, p, insert); err != nil {
+		return pendingEntry{}, p.failed(err)
+	}
+	return p, nil
+}
+
+// usageRead reads a server's usage inside a transaction.
+type usageRead func(ctx context.Context, tx *writeTx, server string, at time.Time) (map[string]Usage, error)
+
+// writeLocked writes p inside tx, which holds its server's lock, and
+// commits.
+func (s *Store) writeLocked(ctx context.Context, tx *writeTx, p pendingEntry, insert *sql.Stmt) error {
+	if p.item.ID != "" {
+		if err := s.lockWrites(ctx, tx); err != nil {
+			return err
+		}
+	}
+	if err := s.insertEntry(ctx, tx, p.entry, p.item, insert); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// chargeEntry runs decide on usage and readies its entry for the write.
+func (s *Store) chargeEntry(ctx context.Context, server string, usage map[string]Usage, decide func(map[string]Usage) (Entry, error)) (pendingEntry, error) {
+	e, err := decide(usage)
+	if err != nil {
+		return pendingEntry{}, err
+	}
+	if e.Decision.Server != server {
+		return pendingEntry{}, fmt.Errorf("commit decision %s: it is %q's, charged in %q's turn", e.Decision.ID, e.Decision.Server, server)
+	}
+	return s.opening(ctx, e)
+}
+
+// serverLockClass is the first key of every server's advisory lock on
+// PostgreSQL: the letters "mcpx" as a number. Locks keyed by two int4s are
+// a key space of their own, apart from the single int8 key of lockWrites,
+// so no server's lock is ever the write lock.
+const serverLockClass = 0x6d637078
+
+// serverLockKey is the second key of server's advisory lock: FNV-1a of its
+// name, the same in every replica and every version of mcpx-fw (a changed
+// key would let two versions charge one server at once during an
+// upgrade). Two servers whose names collide share a lock, which costs
+// only waiting.
+func serverLockKey(server string) int32 {
+	h := fnv.New32a()
+	h.Write([]byte(server))
+	return int32(h.Sum32())
+}
+
+// lockServer takes server's advisory lock for the rest of tx. It waits
+// under ctx: a request cancelled while it waits stops waiting.
+func lockServer(ctx context.Context, tx *writeTx, server string) error {
+	_, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(?, ?)", int32(serverLockClass), serverLockKey(server))
+	return err
+}
