@@ -6,7 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
-	"maps"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -64,51 +65,125 @@ func (r *UsageReader) readIn(ctx context.Context, tx *writeTx, server string, at
 // sharing the file respect is the file's write lock, and holding that
 // while a policy evaluates would queue every server's decisions, in every
 // process, behind each evaluation. So the read and the evaluation run
-// outside it (this Store's decisions for the server already wait their
-// turn, in serverLocks), and the write transaction reads the usage again,
-// over the same windows ending at the same instant: the same sums mean
-// nothing was charged in between and the decision stands; different sums
-// mean another process charged the server, and decide runs once more on
-// them, inside the transaction, where nothing else can come between. The
-// second evaluation happens only when two processes charge one server at
-// the same moment.
+// outside it (this Store's charges to the server already wait their turn,
+// in serverLocks), and the write stores the decision only if the server's
+// usage, over the same windows ending at the same instant, still sums to
+// what decide saw: nothing was charged in between. A plain decision is one
+// conditional INSERT (insertUnchanged). Otherwise, when the entry opens a
+// review or the sums moved, one write transaction reads the usage again
+// and, if another process charged the server meanwhile, runs decide once
+// more on the new sums, under the file's lock, where nothing else can come
+// between. A second evaluation happens only when two processes charge one
+// server at the same moment.
 func (r *UsageReader) chargeChecked(ctx context.Context, server string, decide func(map[string]Usage) (Entry, error)) (Item, error) {
 	s := r.store
 	at := s.now()
-	seen, err := r.Read(ctx, server, at)
+	sums, err := r.scan(r.stmt.QueryRowContext(ctx, r.args(server, at)...), server)
 	if err != nil {
 		return Item{}, err
 	}
-	p, err := s.chargeEntry(ctx, server, seen, decide)
+	p, err := s.chargeEntry(ctx, server, r.usage(sums), decide)
 	if err != nil {
 		return Item{}, err
-	}
-	insert, err := s.insertStmt(ctx)
-	if err != nil {
-		return Item{}, p.failed(s.storageError(err, 0))
 	}
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
 	defer cancel()
+	if p.item.ID == "" {
+		stored, err := r.insertUnchanged(wctx, p.entry, server, at, sums)
+		if err != nil {
+			return Item{}, p.failed(err)
+		}
+		if stored {
+			return Item{}, nil
+		}
+	}
+	if p, err = r.chargeInWrite(ctx, wctx, server, at, sums, p, decide); err != nil {
+		return Item{}, err
+	}
+	s.opened(p)
+	return p.item, nil
+}
+
+// chargeInWrite writes p in one write transaction that first sums the
+// server's usage again: if it moved from sums, p is decided afresh on the
+// new sums before it is written. decide runs under ctx, the write under
+// wctx.
+func (r *UsageReader) chargeInWrite(ctx, wctx context.Context, server string, at time.Time, sums []int64, p pendingEntry, decide func(map[string]Usage) (Entry, error)) (pendingEntry, error) {
+	s := r.store
+	insert, err := s.insertStmt(wctx)
+	if err != nil {
+		return pendingEntry{}, p.failed(s.storageError(err, 0))
+	}
 	err = s.write(wctx, func(tx *writeTx) error {
-		now, err := r.readIn(wctx, tx, server, at)
+		now, err := r.scan(tx.StmtContext(wctx, r.stmt).QueryRowContext(wctx, r.args(server, at)...), server)
 		if err != nil {
 			return err
 		}
-		if !maps.Equal(now, seen) {
-			if p, err = s.chargeEntry(ctx, server, now, decide); err != nil {
+		if !slices.Equal(now, sums) {
+			if p, err = s.chargeEntry(ctx, server, r.usage(now), decide); err != nil {
 				return errDecide{err}
 			}
 		}
 		return s.insertEntry(wctx, tx, p.entry, p.item, insert)
 	})
 	if de, ok := errors.AsType[errDecide](err); ok {
-		return Item{}, de.err
+		return pendingEntry{}, de.err
 	}
 	if err != nil {
-		return Item{}, p.failed(err)
+		return pendingEntry{}, p.failed(err)
 	}
-	s.opened(p)
-	return p.item, nil
+	return p, nil
+}
+
+// insertUnchanged stores e's decision with its usage, as insertDecision
+// does, only if the server's usage over r's windows ending at at still
+// sums to sums, and reports whether it did. It is one statement, which
+// SQLite runs as one write transaction begun before its first read, so the
+// check and the insert see the same database.
+func (r *UsageReader) insertUnchanged(ctx context.Context, e Entry, server string, at time.Time, sums []int64) (bool, error) {
+	s := r.store
+	stmt, err := r.unchangedStmt(ctx)
+	if err != nil {
+		return false, s.storageError(err, 0)
+	}
+	args := decisionArgs(e.Decision, e.Usage)
+	for _, v := range sums {
+		args = append(args, v)
+	}
+	args = append(args, r.args(server, at)...)
+	start := time.Now()
+	s.wmu.Lock()
+	res, err := stmt.ExecContext(ctx, args...)
+	s.wmu.Unlock()
+	if err != nil {
+		return false, s.storageError(err, time.Since(start))
+	}
+	n, err := res.RowsAffected()
+	return n == 1, err
+}
+
+// unchangedStmt is insertUnchanged's statement, prepared on first use; a
+// failed prepare is not kept.
+func (r *UsageReader) unchangedStmt(ctx context.Context) (*sql.Stmt, error) {
+	r.unchangedMu.Lock()
+	defer r.unchangedMu.Unlock()
+	if r.unchanged != nil {
+		return r.unchanged, nil
+	}
+	stmt, err := r.store.db.PrepareContext(ctx, r.insertUnchangedSQL())
+	if err != nil {
+		return nil, err
+	}
+	r.unchanged = stmt
+	return stmt, nil
+}
+
+// insertUnchangedSQL inserts a decision (insertDecision's arguments) when
+// the row of usage sums (one argument each, then the usage query's own)
+// is what the usage query returns now.
+func (q usageQuery) insertUnchangedSQL() string {
+	return `INSERT INTO decisions (` + decisionColumns + `) SELECT ?,?,?,?,?,?,?,?,?,?,?
+	WHERE (?` + strings.Repeat(",?", 4*len(q.names)) + `) = (` + q.query + `)`
 }
 
 // errDecide carries decide's own error out of a write transaction, so it

@@ -17,8 +17,10 @@ import (
 //
 //   - engine: Commit (every decision, with its usage and, for an
 //     escalation, the review it opens, atomically), UsageReader (the
-//     windowed sums read before every decision); PolicyRevision is set by
-//     cmd to the engine's revision.
+//     windowed sums read before every decision) and its Charge (read,
+//     decide and commit in one turn per server, for every decision that
+//     charges usage); PolicyRevision is set by cmd to the engine's
+//     revision.
 //   - relay: Add (a review opened outside the engine), Wait (blocks until a
 //     decision, expiry or cancellation), PendingIDs (one poll for every
 //     waiter of a process), Finish (delivered or failed, once),
@@ -36,7 +38,9 @@ import (
 // delivered; Finish happens at most once; the audit chain has one head and
 // VerifyAudit names a tampered entry; a decision and its usage are stored
 // together or not at all, and UsageIn/UsageReader sum any set of windows in
-// one read whose cost does not grow with the decisions in them; a
+// one read whose cost does not grow with the decisions in them; a decision
+// committed by Charge was decided on its server's usage as it stood when
+// it committed, whoever else charged that server at the same time; a
 // continuation is taken at most once, by one caller among all processes,
 // and never after it expired.
 type contract interface {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"sync"
 	"time"
 
 	"go.uber.org/zap"
@@ -182,9 +183,12 @@ func (s *Store) writeOne(ctx context.Context, stmt *sql.Stmt, args []any) error 
 
 // insertDecision stores a decision with its usage; the database adds the
 // usage to the server's buckets in the same statement (migration 4).
-const insertDecision = `INSERT INTO decisions (id, server, stage, outcome,
-	reasons, review_id, created_at, requests, requested_tokens,
-	returned_tokens, tokens) VALUES (?,?,?,?,?,?,?,?,?,?,?)`
+const insertDecision = `INSERT INTO decisions (` + decisionColumns + `) VALUES (?,?,?,?,?,?,?,?,?,?,?)`
+
+// decisionColumns are the columns a decision is inserted with, in
+// decisionArgs' order.
+const decisionColumns = `id, server, stage, outcome, reasons, review_id,
+	created_at, requests, requested_tokens, returned_tokens, tokens`
 
 // decisionArgs are insertDecision's arguments.
 func decisionArgs(d Decision, u Usage) []any {
@@ -209,6 +213,11 @@ type UsageReader struct {
 	usageQuery
 	stmt  *sql.Stmt
 	store *Store
+
+	// unchanged is Charge's conditional insert on SQLite, prepared on
+	// first use (charge.go).
+	unchangedMu sync.Mutex
+	unchanged   *sql.Stmt
 }
 
 // UsageReader prepares the read of windows. The statement lives as long as
@@ -256,6 +265,15 @@ func (q usageQuery) args(server string, at time.Time) []any {
 
 // read scans the row of sums: a placeholder, then four per window.
 func (q usageQuery) read(row *sql.Row, server string) (map[string]Usage, error) {
+	sums, err := q.scan(row, server)
+	if err != nil {
+		return nil, err
+	}
+	return q.usage(sums), nil
+}
+
+// scan reads the row of sums as the query returns it.
+func (q usageQuery) scan(row *sql.Row, server string) ([]int64, error) {
 	sums := make([]int64, 1+4*len(q.names))
 	dest := make([]any, len(sums))
 	for i := range sums {
@@ -264,6 +282,11 @@ func (q usageQuery) read(row *sql.Row, server string) (map[string]Usage, error) 
 	if err := row.Scan(dest...); err != nil {
 		return nil, fmt.Errorf("usage of %s: %w", server, err)
 	}
+	return sums, nil
+}
+
+// usage is each window's Usage from the row of sums.
+func (q usageQuery) usage(sums []int64) map[string]Usage {
 	out := make(map[string]Usage, len(q.names))
 	for i, name := range q.names {
 		u := sums[1+4*i : 5+4*i]
@@ -271,5 +294,5 @@ func (q usageQuery) read(row *sql.Row, server string) (map[string]Usage, error) 
 		// whose request fell out of the window leaves a negative charge.
 		out[name] = Usage{Requests: u[0], RequestedTokens: u[1], ReturnedTokens: u[2], Tokens: max(u[3], 0)}
 	}
-	return out, nil
+	return out
 }
