@@ -225,3 +225,38 @@ func TestChargeWritesNothingOnRefusal(t *testing.T) {
 		}
 	}
 }
+
+// TestInsertUnchangedChecksTheSums: SQLite's conditional insert stores a
+// decision when the usage sums are the ones it was decided on, and nothing
+// when they moved, so an uncontended charge costs one statement and a
+// contended one is caught.
+func TestInsertUnchangedChecksTheSums(t *testing.T) {
+	sqliteOnly(t, "PostgreSQL charges under the server's advisory lock instead")
+	s := openStore(t, stateDir(t))
+	r, err := s.UsageReader(t.Context(), usageWindows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := now()
+	commitAt(t, s, "dc-0", "a", at, Usage{Requests: 1, Tokens: 10})
+	sums, err := r.scan(r.stmt.QueryRowContext(t.Context(), r.args("a", at)...), "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	entry := func(id string) Entry {
+		return Entry{Decision: Decision{ID: id, Server: "a", Stage: StageRequest, Outcome: "pass", Reasons: []Reason{}, CreatedAt: at},
+			Usage: Usage{Requests: 1, Tokens: 5}}
+	}
+	if stored, err := r.insertUnchanged(t.Context(), entry("dc-1"), "a", at, sums); err != nil || !stored {
+		t.Fatalf("on the sums just read: stored %v, %v; want stored", stored, err)
+	}
+	if stored, err := r.insertUnchanged(t.Context(), entry("dc-2"), "a", at, sums); err != nil || stored {
+		t.Fatalf("on sums that moved: stored %v, %v; want nothing stored", stored, err)
+	}
+	if _, err := s.Decision(t.Context(), "dc-2"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("dc-2: %v, want ErrNotFound", err)
+	}
+	if u, err := s.UsageIn(t.Context(), "a", usageWindows, at); err != nil || u["hour"] != (Usage{Requests: 2, Tokens: 15}) {
+		t.Errorf("usage %+v (%v), want the first two decisions'", u["hour"], err)
+	}
+}
