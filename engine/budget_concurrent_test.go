@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"os"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -13,20 +14,22 @@ import (
 )
 
 // TestBudgetExactUnderConcurrency is many requests for the last tokens of
-// one budget at once, decided by two engines on two Stores sharing one
-// state dir (two serve processes on one queue), each deciding from many
-// goroutines: exactly as many pass as the budget holds, every other one is
-// denied for the budget, and the stored usage is exactly what those
-// decisions charged. Without a critical section from the usage read to the
-// commit, several requests read the same usage and all spend the last
-// tokens.
+// one budget at once, decided by three engines on three Stores sharing one
+// store (three serve processes on one state dir; with
+// MCPXFW_TEST_STORE_URL, three replicas on that PostgreSQL database), each
+// deciding from many goroutines: exactly as many pass as the budget holds,
+// every other one is denied for the budget, and the stored usage is
+// exactly what those decisions charged. Without a critical section from
+// the usage read to the commit, several requests read the same usage and
+// all spend the last tokens.
 func TestBudgetExactUnderConcurrency(t *testing.T) {
-	const fit, perEngine, maxTokens = 5, 12, 1000
+	const fit, perEngine, maxTokens = 5, 8, 1000
+	server := "budget-" + newDecisionID() // its own usage, in a database other runs share
 	data := map[string]any{"default": "review", "servers": map[string]any{
-		"github-mcp": map[string]any{"max_tokens": 4096, "budget": map[string]any{"hourly_tokens": fit * maxTokens}},
+		server: map[string]any{"max_tokens": 4096, "budget": map[string]any{"hourly_tokens": fit * maxTokens}},
 	}}
-	engines, store := sharedEngines(t, 2, Config{Policy: PolicyConfig{Data: data}})
-	s := sampling("github-mcp", textParams("Summarise this diff", maxTokens))
+	engines, store := sharedEngines(t, 3, Config{Policy: PolicyConfig{Data: data}})
+	s := sampling(server, textParams("Summarise this diff", maxTokens))
 	var mu sync.Mutex
 	outcomes := map[string]int{}
 	var wg sync.WaitGroup
@@ -53,7 +56,7 @@ func TestBudgetExactUnderConcurrency(t *testing.T) {
 	if outcomes["pass"] != want["pass"] || outcomes["blocker"] != want["blocker"] || len(outcomes) != 2 {
 		t.Errorf("outcomes %v, want %v (blockers all budget-exhausted)", outcomes, want)
 	}
-	hour := usageOf(t, store, "github-mcp")
+	hour := usageOf(t, store, server)
 	wantUsage := review.Usage{Requests: int64(total), RequestedTokens: int64(outcomes["pass"]) * maxTokens, Tokens: int64(outcomes["pass"]) * maxTokens}
 	if hour != wantUsage {
 		t.Errorf("hour usage %+v, want %+v (the charges of the decisions made)", hour, wantUsage)
@@ -63,17 +66,26 @@ func TestBudgetExactUnderConcurrency(t *testing.T) {
 	}
 }
 
+// storeURLEnv names a PostgreSQL database (a postgres:// URL) the tests
+// that share a store among engines run against instead of a SQLite file.
+const storeURLEnv = "MCPXFW_TEST_STORE_URL"
+
 // sharedEngines starts n engines on cfg, each with its own Store on one
-// shared state dir, as n serve processes sharing a queue are; it returns
-// them and the first engine's Store.
+// shared state dir, as n serve processes sharing a queue are (or on the
+// database storeURLEnv names, as n replicas); it returns them and the
+// first engine's Store.
 func sharedEngines(t *testing.T, n int, cfg Config) ([]*Engine, *review.Store) {
 	t.Helper()
 	cfg.Policy.Dir, cfg.ReviewTimeout = shippedPolicies, time.Minute
 	dir := filepath.Join(t.TempDir(), "state")
+	open := func() (*review.Store, error) { return review.Open(dir, zaptest.NewLogger(t)) }
+	if u := os.Getenv(storeURLEnv); u != "" {
+		open = func() (*review.Store, error) { return review.OpenURL(t.Context(), u, zaptest.NewLogger(t)) }
+	}
 	var engines []*Engine
 	var first *review.Store
 	for range n {
-		store, err := review.Open(dir, zaptest.NewLogger(t))
+		store, err := open()
 		if err != nil {
 			t.Fatal(err)
 		}
