@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,55 +16,65 @@ import (
 )
 
 // TestBudgetExactUnderConcurrency is many requests for the last tokens of
-// one budget at once, decided by three engines on three Stores sharing one
+// budgets at once, decided by three engines on three Stores sharing one
 // store (three serve processes on one state dir; with
 // MCPXFW_TEST_STORE_URL, three replicas on that PostgreSQL database), each
-// deciding from many goroutines: exactly as many pass as the budget holds,
-// every other one is denied for the budget, and the stored usage is
-// exactly what those decisions charged. Without a critical section from
-// the usage read to the commit, several requests read the same usage and
-// all spend the last tokens.
+// deciding from many goroutines, for several servers with a budget each:
+// for every server exactly as many pass as its budget holds, every other
+// request is denied for the budget, and the stored usage is exactly what
+// those decisions charged. Without a critical section from the usage read
+// to the commit, requests read the same usage and all spend the last
+// tokens; several servers make that near certain in every run.
 func TestBudgetExactUnderConcurrency(t *testing.T) {
-	const fit, perEngine, maxTokens = 5, 8, 1000
-	server := "budget-" + newDecisionID() // its own usage, in a database other runs share
-	data := map[string]any{"default": "review", "servers": map[string]any{
-		server: map[string]any{"max_tokens": 4096, "budget": map[string]any{"hourly_tokens": fit * maxTokens}},
-	}}
+	const servers, fit, perEngine, maxTokens = 6, 5, 4, 1000
+	run := newDecisionID() // the servers' own usage, in a database other runs share
+	names := make([]string, servers)
+	config := map[string]any{}
+	for i := range names {
+		names[i] = fmt.Sprintf("budget-%d-%s", i, run)
+		config[names[i]] = map[string]any{"max_tokens": 4096, "budget": map[string]any{"hourly_tokens": fit * maxTokens}}
+	}
+	data := map[string]any{"default": "review", "servers": config}
 	engines, store := sharedEngines(t, 3, Config{Policy: PolicyConfig{Data: data}})
-	s := sampling(server, textParams("Summarise this diff", maxTokens))
 	var mu sync.Mutex
-	outcomes := map[string]int{}
+	outcomes := map[string]map[string]int{}
 	var wg sync.WaitGroup
 	start := make(chan struct{})
-	for _, e := range engines {
-		for range perEngine {
-			wg.Go(func() {
-				<-start
-				v := e.Decide(t.Context(), s)
-				key := v.Outcome.String()
-				if v.Outcome == OutcomeBlocker && !slices.Equal(v.ReasonCodes(), []string{"budget-exhausted"}) {
-					key += " " + v.Reasons[0].Code
-				}
-				mu.Lock()
-				outcomes[key]++
-				mu.Unlock()
-			})
+	for _, name := range names {
+		outcomes[name] = map[string]int{}
+		s := sampling(name, textParams("Summarise this diff", maxTokens))
+		for _, e := range engines {
+			for range perEngine {
+				wg.Go(func() {
+					<-start
+					v := e.Decide(t.Context(), s)
+					key := v.Outcome.String()
+					if v.Outcome == OutcomeBlocker && !slices.Equal(v.ReasonCodes(), []string{"budget-exhausted"}) {
+						key += " " + v.Reasons[0].Code
+					}
+					mu.Lock()
+					outcomes[name][key]++
+					mu.Unlock()
+				})
+			}
 		}
 	}
 	close(start)
 	wg.Wait()
 	total := len(engines) * perEngine
-	want := map[string]int{"pass": fit, "blocker": total - fit}
-	if outcomes["pass"] != want["pass"] || outcomes["blocker"] != want["blocker"] || len(outcomes) != 2 {
-		t.Errorf("outcomes %v, want %v (blockers all budget-exhausted)", outcomes, want)
-	}
-	hour := usageOf(t, store, server)
-	wantUsage := review.Usage{Requests: int64(total), RequestedTokens: int64(outcomes["pass"]) * maxTokens, Tokens: int64(outcomes["pass"]) * maxTokens}
-	if hour != wantUsage {
-		t.Errorf("hour usage %+v, want %+v (the charges of the decisions made)", hour, wantUsage)
-	}
-	if hour.Tokens > fit*maxTokens {
-		t.Errorf("the budget of %d tokens was overspent: %d reserved", fit*maxTokens, hour.Tokens)
+	for _, name := range names {
+		got := outcomes[name]
+		if want := map[string]int{"pass": fit, "blocker": total - fit}; !maps.Equal(got, want) {
+			t.Errorf("%s: outcomes %v, want %v (blockers all budget-exhausted)", name, got, want)
+		}
+		hour := usageOf(t, store, name)
+		want := review.Usage{Requests: int64(total), RequestedTokens: int64(got["pass"]) * maxTokens, Tokens: int64(got["pass"]) * maxTokens}
+		if hour != want {
+			t.Errorf("%s: hour usage %+v, want %+v (the charges of the decisions made)", name, hour, want)
+		}
+		if hour.Tokens > fit*maxTokens {
+			t.Errorf("%s: the budget of %d tokens was overspent: %d reserved", name, fit*maxTokens, hour.Tokens)
+		}
 	}
 }
 
