@@ -31,11 +31,14 @@ import (
 //
 // Decisions that charge nothing (an empty Usage: roots lists, a request
 // decided again after approval, the CLI's re-checks) need not come
-// through here. That is exact: a budget is exceeded only by the charges
-// committed against it, and every charge is committed in its server's
-// turn, either here on the usage it was decided on, or by Commit in that
-// same turn (see commitCharged); a decision that adds nothing cannot spend
-// what another one was counting on, whatever usage it read.
+// through here, and take no turn. That is exact: a budget is spent only by
+// the charges committed against it, each of which is committed either
+// here, on the usage as it stands when it commits, or by Commit, which on
+// PostgreSQL waits for the server's turn and on SQLite is seen by every
+// Charge that commits after it (see commitCharged). A decision that adds
+// nothing cannot spend what another one was counting on, whatever usage it
+// read: the reservation it relies on was charged when its request was
+// first decided.
 func (r *UsageReader) Charge(ctx context.Context, server string, decide func(map[string]Usage) (Entry, error)) (Item, error) {
 	s := r.store
 	unlock, err := s.serverLocks.lock(ctx, server)
