@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -133,7 +134,8 @@ func BenchmarkDecide(b *testing.B) {
 // which reads usage, evaluates and commits in its server's turn: on one
 // server (every decision waits for the one before it), on a server per
 // goroutine (no waiting for a turn), and on one server shared by two
-// engines with their own Stores on one state dir (two serve processes).
+// engines with their own Stores on one state dir (two serve processes; on
+// PostgreSQL, with MCPXFW_TEST_STORE_URL, two replicas).
 // Each reports decisions/s; -cpu sets the goroutines.
 func BenchmarkDecideContended(b *testing.B) {
 	params := string(decideBenchRequest(b, 10, 400))
@@ -181,7 +183,8 @@ func benchEngine(b *testing.B, cfg Config) *Engine {
 	return benchEngineOn(b, cfg, filepath.Join(b.TempDir(), "state"))
 }
 
-// benchEngineOn is benchEngine on the store in dir.
+// benchEngineOn is benchEngine on the store in dir, or on the PostgreSQL
+// database storeURLEnv names.
 func benchEngineOn(b *testing.B, cfg Config, dir string) *Engine {
 	b.Helper()
 	if cfg.Policy.Data == nil {
@@ -190,6 +193,9 @@ func benchEngineOn(b *testing.B, cfg Config, dir string) *Engine {
 	cfg.Policy.Dir = shippedPolicies
 	cfg.ReviewTimeout = time.Minute
 	store, err := review.Open(dir, zap.NewNop())
+	if u := os.Getenv(storeURLEnv); u != "" {
+		store, err = review.OpenURL(b.Context(), u, zap.NewNop())
+	}
 	if err != nil {
 		b.Fatal(err)
 	}
