@@ -260,3 +260,59 @@ func TestInsertUnchangedChecksTheSums(t *testing.T) {
 		t.Errorf("usage %+v (%v), want the first two decisions'", u["hour"], err)
 	}
 }
+
+// TestChargeStopsWaitingWhenCancelled: a replica waiting for a server's
+// turn that another replica holds stops waiting when its request is
+// cancelled, writes nothing, and leaves the turn to the holder.
+func TestChargeStopsWaitingWhenCancelled(t *testing.T) {
+	if !onPostgres() {
+		t.Skip("PostgreSQL only: on SQLite a charge never waits for another process's turn, it checks the sums when it writes")
+	}
+	dir := stateDir(t)
+	holder, waiter := openStore(t, dir), openStore(t, dir)
+	hr, err := holder.UsageReader(t.Context(), usageWindows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wr, err := waiter.UsageReader(t.Context(), usageWindows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	held, release, held2 := make(chan struct{}), make(chan struct{}), make(chan error, 1)
+	go func() {
+		_, err := hr.Charge(context.Background(), "a", func(map[string]Usage) (Entry, error) {
+			close(held)
+			<-release
+			return Entry{Decision: Decision{ID: "dc-holder", Server: "a", Stage: StageRequest, Outcome: "pass"},
+				Usage: Usage{Requests: 1, Tokens: 7}}, nil
+		})
+		held2 <- err
+	}()
+	<-held
+	ctx, cancel := context.WithCancel(t.Context())
+	waited := make(chan error, 1)
+	go func() {
+		_, err := wr.Charge(ctx, "a", func(map[string]Usage) (Entry, error) {
+			t.Error("the waiter decided while the holder had the turn")
+			return Entry{}, errors.New("no")
+		})
+		waited <- err
+	}()
+	waitForAdvisoryWaiter(t, holder)
+	cancel()
+	select {
+	case err := <-waited:
+		if err == nil {
+			t.Error("the cancelled waiter's Charge succeeded")
+		}
+	case <-time.After(10 * time.Second):
+		t.Error("the cancelled waiter kept waiting for the turn")
+	}
+	close(release)
+	if err := <-held2; err != nil {
+		t.Fatalf("holder: %v", err)
+	}
+	if u, err := waiter.UsageIn(t.Context(), "a", usageWindows, now()); err != nil || u["hour"] != (Usage{Requests: 1, Tokens: 7}) {
+		t.Errorf("usage %+v (%v), want the holder's charge alone", u["hour"], err)
+	}
+}
