@@ -81,8 +81,9 @@ func BenchmarkCommit(b *testing.B) {
 // (Charge), with a decide that costs nothing, so the figures are the
 // store's alone:
 //
-//   - read+commit: Read then Commit from one goroutine, the unguarded way
-//     decisions were made before Charge, for comparison.
+//   - read+commit: Read then Commit from one goroutine, the way decisions
+//     were made before Charge, for comparison (on PostgreSQL that Commit,
+//     a charge, now waits for the server's turn too).
 //   - serial: Charge from one goroutine.
 //   - servers: Charge from parallel goroutines, each on a server of its
 //     own: no contention for a server's turn.
