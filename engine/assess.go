@@ -22,26 +22,44 @@ type assessment struct {
 
 // assess validates, reads usage and evaluates the policy, with no side
 // effects. Decide, Check, Reconsider and Preview all come through here, so
-// `policy eval` cannot drift from what serve decides.
+// `policy eval` cannot drift from what serve decides; a decision that
+// charges usage reads it through judgeCharged, which runs the same steps.
 func (e *Engine) assess(ctx context.Context, stage Stage, s Request, result []byte, a *Approval, usage Usage) assessment {
+	as, clean := e.validation(stage, s, result, a)
+	if !clean {
+		return as
+	}
+	usage, err := e.usage(ctx, s.Server.Name, usage, &as.timings)
+	e.evaluateOn(ctx, &as, s, a, usage, err)
+	return as
+}
+
+// validation starts the assessment of s with structural validation: a
+// request or result that breaks a rule is decided here, a blocker, and
+// clean is false.
+func (e *Engine) validation(stage Stage, s Request, result []byte, a *Approval) (as assessment, clean bool) {
 	start := time.Now()
-	as := assessment{verdict: newVerdict(stage)}
+	as = assessment{verdict: newVerdict(stage)}
 	var violations []validate.Violation
 	as.request, as.result, violations = e.validated(stage, s, result, &as.verdict)
 	as.timings.validate = time.Since(start)
 	if len(violations) > 0 {
 		as.verdict.Outcome, as.verdict.Violations = OutcomeBlocker, violations
 		as.input = buildInput(stage, s, as.request, as.result, a, nil)
-		return as
+		return as, false
 	}
-	usage, err := e.usage(ctx, s.Server.Name, usage, &as.timings)
-	as.input = buildInput(stage, s, as.request, as.result, a, usage)
+	return as, true
+}
+
+// evaluateOn finishes a clean assessment on the server's usage, or on the
+// error that kept it from being read.
+func (e *Engine) evaluateOn(ctx context.Context, as *assessment, s Request, a *Approval, usage Usage, err error) {
+	as.input = buildInput(as.verdict.Stage, s, as.request, as.result, a, usage)
 	if err != nil {
 		failed(&as.verdict, "store-error", "usage unavailable", fmt.Errorf("read usage: %w", err))
-		return as
+		return
 	}
-	e.evaluate(ctx, &as, a != nil)
-	return as
+	e.evaluate(ctx, as, a != nil)
 }
 
 // validated runs structural validation for the stage, each document by

@@ -2,11 +2,14 @@ package engine
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -126,16 +129,73 @@ func BenchmarkDecide(b *testing.B) {
 	}
 }
 
+// BenchmarkDecideContended measures whole decisions (Decide on a real
+// SQLite store, the 10x400B request) from parallel goroutines, each of
+// which reads usage, evaluates and commits in its server's turn: on one
+// server (every decision waits for the one before it), on a server per
+// goroutine (no waiting for a turn), and on one server shared by two
+// engines with their own Stores on one state dir (two serve processes; on
+// PostgreSQL, with MCPXFW_TEST_STORE_URL, two replicas).
+// Each reports decisions/s; -cpu sets the goroutines.
+func BenchmarkDecideContended(b *testing.B) {
+	params := string(decideBenchRequest(b, 10, 400))
+	data := fixtureData(b)
+	servers := data["servers"].(map[string]any)
+	for i := range 64 {
+		servers[fmt.Sprintf("s%d", i)] = map[string]any{"budget": map[string]any{"hourly_tokens": 1 << 50, "burst_per_minute": 1 << 30}}
+	}
+	run := func(b *testing.B, engines []*Engine, server func() string) {
+		var next atomic.Int64
+		start := time.Now()
+		b.RunParallel(func(pb *testing.PB) {
+			e, s := engines[int(next.Add(1))%len(engines)], sampling(server(), params)
+			for pb.Next() {
+				if v := e.Decide(b.Context(), s); v.Outcome != OutcomePass {
+					b.Errorf("%s: %v %v", s.Server.Name, v.Outcome, v.ReasonCodes())
+					return
+				}
+			}
+		})
+		b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "decisions/s")
+	}
+	b.Run("one-server", func(b *testing.B) {
+		run(b, []*Engine{benchEngine(b, Config{Policy: PolicyConfig{Data: data}})}, func() string { return "s0" })
+	})
+	b.Run("servers", func(b *testing.B) {
+		var n atomic.Int64
+		run(b, []*Engine{benchEngine(b, Config{Policy: PolicyConfig{Data: data}})},
+			func() string { return fmt.Sprintf("s%d", n.Add(1)%64) })
+	})
+	b.Run("two-processes", func(b *testing.B) {
+		dir := filepath.Join(b.TempDir(), "state")
+		engines := make([]*Engine, 2)
+		for i := range engines {
+			engines[i] = benchEngineOn(b, Config{Policy: PolicyConfig{Data: data}}, dir)
+		}
+		run(b, engines, func() string { return "s0" })
+	})
+}
+
 // benchEngine is an engine on the shipped policy and a fresh store that
 // logs nothing, so the service log does not weigh on the figures.
 func benchEngine(b *testing.B, cfg Config) *Engine {
+	b.Helper()
+	return benchEngineOn(b, cfg, filepath.Join(b.TempDir(), "state"))
+}
+
+// benchEngineOn is benchEngine on the store in dir, or on the PostgreSQL
+// database storeURLEnv names.
+func benchEngineOn(b *testing.B, cfg Config, dir string) *Engine {
 	b.Helper()
 	if cfg.Policy.Data == nil {
 		cfg.Policy.Data = fixtureData(b)
 	}
 	cfg.Policy.Dir = shippedPolicies
 	cfg.ReviewTimeout = time.Minute
-	store, err := review.Open(filepath.Join(b.TempDir(), "state"), zap.NewNop())
+	store, err := review.Open(dir, zap.NewNop())
+	if u := os.Getenv(storeURLEnv); u != "" {
+		store, err = review.OpenURL(b.Context(), u, zap.NewNop())
+	}
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -2,7 +2,10 @@
 // validation, reads the server's usage, builds the policy input document,
 // evaluates the Rego policy, and commits every decision (with its usage
 // and, for an escalation, its review item) to the store in one transaction,
-// then to the decision log.
+// then to the decision log. A decision that charges usage reads it,
+// evaluates and commits in its server's turn (review.UsageReader.Charge),
+// so budgets are exact however many goroutines, processes or replicas
+// decide for one server at once.
 //
 // It returns a Verdict for everything, never a bare error: an error is one
 // of the four outcomes (pass, escalate, blocker, error) and fails closed.

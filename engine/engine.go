@@ -142,10 +142,45 @@ func (e *Engine) Preview(ctx context.Context, stage Stage, s Request, result []b
 }
 
 // judge is the one check point: assess (validate, read usage, evaluate),
-// then commit (queue, record, log).
+// then commit (queue, record, log). A fresh decision that charges its
+// server's usage does the same in judgeCharged.
 func (e *Engine) judge(ctx context.Context, stage Stage, s Request, result []byte, a *Approval) Verdict {
+	if a == nil && e.usageRead != nil && charges(s.kindOf(), stage) {
+		return e.judgeCharged(ctx, stage, s, result)
+	}
 	as := e.assess(ctx, stage, s, result, a, nil)
 	e.commit(ctx, &as, s, result, a == nil)
+	return as.verdict
+}
+
+// judgeCharged decides a fresh request or result that charges its server's
+// usage. Reading the usage, evaluating the policy on it and committing the
+// decision with its charge are one step for the server
+// (review.UsageReader.Charge): no other decision's charge, in this process
+// or any other sharing the store, comes between the usage the policy saw
+// and the charge this decision adds, so a budget is spent exactly.
+// Validation comes first, outside that step; a request it blocks is
+// committed as any other (its charge, one request, still waits for the
+// server's turn inside the store).
+func (e *Engine) judgeCharged(ctx context.Context, stage Stage, s Request, result []byte) Verdict {
+	as, clean := e.validation(stage, s, result, nil)
+	if !clean {
+		e.commit(ctx, &as, s, result, true)
+		return as.verdict
+	}
+	validated, start, evaluated := as, time.Now(), false
+	opened, err := e.usageRead.Charge(ctx, s.Server.Name, func(usage map[string]review.Usage) (review.Entry, error) {
+		as, evaluated = validated, true // decided afresh if asked again with newer usage
+		as.timings.usage = time.Since(start)
+		e.evaluateOn(ctx, &as, s, nil, usage, nil)
+		return e.entry(&as, s, result, true), nil
+	})
+	if !evaluated {
+		e.evaluateOn(ctx, &as, s, nil, nil, err)
+		e.commit(ctx, &as, s, result, true)
+		return as.verdict
+	}
+	e.recorded(ctx, &as, s, result, true, opened, err)
 	return as.verdict
 }
 

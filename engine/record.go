@@ -28,8 +28,14 @@ func newDecisionID() string {
 // in its place. Other recording failures are logged, never turned into a
 // pass. fresh is false for a reconsideration, which charges no usage.
 func (e *Engine) commit(ctx context.Context, as *assessment, s Request, result []byte, fresh bool) {
-	v := &as.verdict
 	opened, err := e.store.Commit(ctx, e.entry(as, s, result, fresh))
+	e.recorded(ctx, as, s, result, fresh, opened, err)
+}
+
+// recorded follows the store's answer to a decision's first write: the
+// review it opened, or the error that replaces the decision (see commit).
+func (e *Engine) recorded(ctx context.Context, as *assessment, s Request, result []byte, fresh bool, opened review.Item, err error) {
+	v := &as.verdict
 	switch {
 	case err != nil && v.Outcome == OutcomeEscalate:
 		failed(v, "store-error", "review queue unavailable", fmt.Errorf("open review: %w", err))

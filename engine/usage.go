@@ -76,12 +76,10 @@ func (u Usage) document() map[string]any {
 // push their sampling into the burst allowance.
 func charge(kind Kind, stage Stage, fresh bool, outcome Outcome, request, result validate.Document, raw []byte) review.Usage {
 	switch {
-	case !fresh || kind == KindRoots:
+	case !fresh || !charges(kind, stage):
 		return review.Usage{}
-	case kind == KindElicitation && stage == StageRequest:
-		return review.Usage{Requests: 1}
 	case kind == KindElicitation:
-		return review.Usage{}
+		return review.Usage{Requests: 1}
 	}
 	reserved := min(documentInt(request["maxTokens"]), maxCharge)
 	if stage == StageResult {
@@ -93,6 +91,20 @@ func charge(kind Kind, stage Stage, fresh bool, outcome Outcome, request, result
 		u.RequestedTokens, u.Tokens = reserved, reserved
 	}
 	return u
+}
+
+// charges reports whether a fresh decision of kind at stage may charge its
+// server's usage (charge says how much): such decisions read usage,
+// evaluate and commit in the server's turn (judgeCharged). The others
+// charge nothing, and need no turn.
+func charges(kind Kind, stage Stage) bool {
+	switch kind {
+	case KindRoots:
+		return false
+	case KindElicitation:
+		return stage == StageRequest
+	}
+	return true
 }
 
 // maxCharge bounds what one request may reserve. maxTokens may be as large

@@ -243,7 +243,7 @@ func (p *Proxy) bridgeTTL() time.Duration { return min(p.cfg.BridgeWait, p.cfg.S
 func (p *Proxy) park(x *exchange, b *bridge, out mcp.InputRequestMap, entries map[string]handed) (mcp.Result, error) {
 	ttl := p.bridgeTTL()
 	cont := continuation{Server: x.u.cfg.Name, Call: x.digest, Keys: slices.Sorted(maps.Keys(out)),
-		Round: b.round, Bridge: b.id, Expires: time.Now().Add(ttl)}
+		Round: b.round, Bridge: b.id, Replica: p.replica, Expires: time.Now().Add(ttl)}
 	sealed, err := p.sealer.seal(cont)
 	if err != nil {
 		p.abortBridge(b, errInternal("requestState could not be sealed"))

@@ -524,3 +524,35 @@ func errURLElicitationsInvalid(server string, limit int) *jsonrpc.Error {
 func errURLElicitationUndecided(server string) *jsonrpc.Error {
 	return relayError(codeInternal, fmt.Sprintf("upstream %s required URL elicitation outside a call the firewall decides", server), "", reasonURLElicitationUndecided)
 }
+
+// Continuations across replicas (handedstore.go): a 2026-07-28 host's
+// retry resumed by whichever replica it reaches.
+
+const (
+	reasonBridgeElsewhere = "bridge-elsewhere"
+	reasonStateUnstored   = "state-unstored"
+)
+
+// errBridgeElsewhere: a 2026-07-28 host retried a bridged call on a
+// firewall process other than the one that holds it (a replica behind a
+// balancer without affinity, or a run of the firewall since restarted): a
+// bridged call lives in that process's memory. Nobody decided; the state
+// is not spent, so the same retry can still reach the right replica.
+func errBridgeElsewhere() *jsonrpc.Error {
+	return relayError(codeInternal, "the bridged call is held by another firewall replica: its retries must reach the replica that answered it", "", reasonBridgeElsewhere)
+}
+
+// errRoundNotStored: the input requests of a round could not be written
+// to the review store for the host's retry, so none is handed out. Nobody
+// decided.
+func errRoundNotStored() *jsonrpc.Error {
+	return relayError(codeInternal, "the input requests could not be stored for the retry", "", reasonStateUnstored)
+}
+
+// errRoundUnavailable: the review store did not answer when a host's
+// retry came to take its round. Unless the store had taken the row before
+// its answer was lost, the row stays until taken or expired, and the host
+// may retry again.
+func errRoundUnavailable() *jsonrpc.Error {
+	return relayError(codeInternal, "the input requests of this requestState could not be read back; retry", "", reasonStateUnstored)
+}

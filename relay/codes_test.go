@@ -149,6 +149,10 @@ func TestVocabulary(t *testing.T) {
 		{"input member names", errInputMemberNames(), -32602, `an input request names "method" or "params" otherwise than in lower case`, "", reasonInputMemberNames},
 		{"url elicitations invalid", errURLElicitationsInvalid("notes", 64), -32602, "upstream notes required URL elicitation without 1 to 64 elicitations in its data", "", reasonURLElicitationsInvalid},
 		{"url elicitation undecided", errURLElicitationUndecided("notes"), -32603, "upstream notes required URL elicitation outside a call the firewall decides", "", reasonURLElicitationUndecided},
+		// Continuations across replicas.
+		{"bridge elsewhere", errBridgeElsewhere(), -32603, "the bridged call is held by another firewall replica: its retries must reach the replica that answered it", "", reasonBridgeElsewhere},
+		{"round not stored", errRoundNotStored(), -32603, "the input requests could not be stored for the retry", "", reasonStateUnstored},
+		{"round unavailable", errRoundUnavailable(), -32603, "the input requests of this requestState could not be read back; retry", "", reasonStateUnstored},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -29,19 +29,25 @@ type handed struct {
 // handedOf is what the result stage needs of a cleared request.
 func handedOf(c *cleared) handed { return handed{k: c.k, s: c.s, reviewID: c.reviewID} }
 
-// handedRounds holds, per sealed requestState, the entries a host has
-// been asked to answer, until it retries or the state expires. The
-// state itself carries the upstream's state and the keys, sealed; this is
-// what must not travel through the host at all. Each round keeps the
-// admission of its entries (admitRound) until then: they are in flight,
-// waiting for the host.
+// handedRounds holds, per sealed requestState, what this process keeps of
+// a round handed to a host until it retries or the state expires. The
+// state itself carries the upstream's state and the keys, sealed; the
+// entries are what must not travel through the host at all. They are
+// here for a bridged call (whose pushes wait in this process anyway) and
+// when the Proxy has no store; otherwise they are in the store, which any
+// replica resumes from (handedstore.go), and here is only the round's
+// admission (admitRound), kept until then: its entries are in flight,
+// waiting for the host. A round another replica resumed is found by the
+// poll of the store (pollStored), which gives its admission back.
 type handedRounds struct {
-	mu     sync.Mutex
-	rounds map[string]*handedRound
+	mu      sync.Mutex
+	rounds  map[string]*handedRound
+	polling bool // pollStored runs
 }
 
 type handedRound struct {
-	entries map[string]handed
+	entries map[string]handed // nil when they are in the store
+	nonce   string            // the store's name for the round; "" when not stored
 	hold    *hold
 	expiry  *time.Timer // forgets the round when its state expires
 }
@@ -49,18 +55,23 @@ type handedRound struct {
 // put keeps a round whose entries hold nothing of their own (a bridged
 // call's pushes are held until answered on the wire).
 func (h *handedRounds) put(state string, entries map[string]handed, expires time.Time) {
-	h.putHeld(state, entries, expires, nil)
+	h.keep(state, &handedRound{entries: entries}, expires)
 }
 
 // putHeld keeps a round until take, its expiry or closeAll, whichever
 // comes first, and releases its hold then.
 func (h *handedRounds) putHeld(state string, entries map[string]handed, expires time.Time, hold *hold) {
+	h.keep(state, &handedRound{entries: entries, hold: hold}, expires)
+}
+
+// keep keeps r under state until its state expires, if nothing takes it
+// first.
+func (h *handedRounds) keep(state string, r *handedRound, expires time.Time) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.rounds == nil {
 		h.rounds = map[string]*handedRound{}
 	}
-	r := &handedRound{entries: entries, hold: hold}
 	r.expiry = time.AfterFunc(time.Until(expires), func() {
 		if r, ok := h.remove(state); ok {
 			r.hold.release()
@@ -89,7 +100,8 @@ func (h *handedRounds) remove(state string) (*handedRound, bool) {
 }
 
 // closeAll forgets every round: the firewall is stopping, and no retry
-// will be answered.
+// will be answered here. A round kept in the store stays there, for
+// another replica to resume until its state expires.
 func (h *handedRounds) closeAll() {
 	h.mu.Lock()
 	rounds := h.rounds
@@ -133,11 +145,15 @@ func (p *Proxy) handBack(ctx context.Context, x *exchange, reqs mcp.InputRequest
 	}
 	cont := continuation{Server: x.u.cfg.Name, Call: x.digest, State: upstreamState,
 		Keys: slices.Sorted(maps.Keys(out)), Round: round, Expires: time.Now().Add(p.cfg.StateTTL)}
-	sealed, err := p.sealer.seal(cont)
+	sealed, cont, err := p.sealer.sealed(cont)
 	if err != nil {
 		return nil, errInternal("requestState could not be sealed")
 	}
-	p.handed.putHeld(sealed, entries, cont.Expires, held)
+	if p.store == nil {
+		p.handed.putHeld(sealed, entries, cont.Expires, held)
+	} else if err := p.putStored(ctx, sealed, cont, entries, held); err != nil {
+		return nil, err
+	}
 	kept = true
 	return inputRequired(x.origin.Method, out, sealed)
 }
@@ -146,19 +162,26 @@ func (p *Proxy) handBack(ctx context.Context, x *exchange, reqs mcp.InputRequest
 // firewall's, unaltered, unexpired, unused and for this server and call;
 // every key handed out must be answered, and each completion passes the
 // result stage before the upstream sees it. Keys the host adds are dropped.
+//
+// A round kept in the store may be resumed by any replica sharing it and
+// the seal key; a bridged call only by the process that holds it.
 func (p *Proxy) resume(ctx context.Context, x *exchange, answers mcp.InputResponseMap, state string) (mcp.Result, error) {
-	cont, err := p.sealer.open(state, x.u.cfg.Name, x.digest)
+	cont, err := p.sealer.check(state, x.u.cfg.Name, x.digest)
 	if err != nil {
-		p.log.Warn("requestState rejected", zap.String("server", x.u.cfg.Name), zap.Error(err))
-		return nil, p.sealer.rejection(err)
-	}
-	entries, held, ok := p.handed.take(state)
-	if !ok {
-		return nil, errStateRejected("no longer held")
+		return nil, p.stateRejected(x, err)
 	}
 	if cont.Bridge != "" {
-		held.release() // nil: a bridged call's pushes are held on the wire
-		return p.resumeBridge(ctx, x, cont, answers, entries)
+		return p.resumeBridged(ctx, x, cont, answers, state)
+	}
+	var entries map[string]handed
+	var held *hold
+	if p.store == nil {
+		entries, held, err = p.takeHeld(x, cont, state)
+	} else {
+		entries, held, err = p.takeStored(ctx, x, cont, state)
+	}
+	if err != nil {
+		return nil, err
 	}
 	responses, err := p.checkAnswers(ctx, x, cont.Keys, answers, entries)
 	held.release()
@@ -166,6 +189,41 @@ func (p *Proxy) resume(ctx context.Context, x *exchange, answers mcp.InputRespon
 		return nil, err
 	}
 	return p.relayInputs(ctx, x, responses, cont.State, cont.Round)
+}
+
+// stateRejected logs why a state was refused and is its wire error.
+func (p *Proxy) stateRejected(x *exchange, err error) error {
+	p.log.Warn("requestState rejected", zap.String("server", x.u.cfg.Name), zap.Error(err))
+	return p.sealer.rejection(err)
+}
+
+// takeHeld spends the state in this process and takes its round from
+// memory.
+func (p *Proxy) takeHeld(x *exchange, cont continuation, state string) (map[string]handed, *hold, error) {
+	if err := p.sealer.use(cont); err != nil {
+		return nil, nil, p.stateRejected(x, err)
+	}
+	entries, held, ok := p.handed.take(state)
+	if !ok {
+		return nil, nil, errStateRejected("no longer held")
+	}
+	return entries, held, nil
+}
+
+// resumeBridged resumes a bridged call, which lives in the memory of the
+// process that parked it: a retry another replica receives is refused
+// there without spending the state.
+func (p *Proxy) resumeBridged(ctx context.Context, x *exchange, cont continuation, answers mcp.InputResponseMap, state string) (mcp.Result, error) {
+	if cont.Replica != p.replica {
+		p.log.Warn("bridged call's retry reached another replica", zap.String("server", x.u.cfg.Name))
+		return nil, errBridgeElsewhere()
+	}
+	entries, held, err := p.takeHeld(x, cont, state)
+	if err != nil {
+		return nil, err
+	}
+	held.release() // nil: a bridged call's pushes are held on the wire
+	return p.resumeBridge(ctx, x, cont, answers, entries)
 }
 
 // checkAnswers checks the host's answer to every handed-out key.

@@ -61,7 +61,15 @@ func newTestProxy(t *testing.T, names ...string) *Proxy {
 // config as the policies see it (data.mcpxfw.config.servers[name]).
 func newTestProxyConfig(t *testing.T, set func(server map[string]any), names ...string) *Proxy {
 	t.Helper()
-	store, err := review.Open(filepath.Join(t.TempDir(), "state"), zap.NewNop())
+	return newTestProxyOn(t, filepath.Join(t.TempDir(), "state"), nil, set, names...)
+}
+
+// newTestProxyOn is newTestProxyConfig with a store of its own on the
+// review queue in dir and the seal key given (nil: a random one): Proxies
+// made on one dir with one key are replicas sharing a store.
+func newTestProxyOn(t *testing.T, dir string, key []byte, set func(server map[string]any), names ...string) *Proxy {
+	t.Helper()
+	store, err := review.Open(dir, zap.NewNop())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +91,7 @@ func newTestProxyConfig(t *testing.T, set func(server map[string]any), names ...
 	if err != nil {
 		t.Fatal(err)
 	}
-	return New(Config{Upstreams: ups, HostTimeout: 10 * time.Second}, eng, store, zap.NewNop())
+	return New(Config{Upstreams: ups, HostTimeout: 10 * time.Second, SealKey: key}, eng, store, zap.NewNop())
 }
 
 // connectHost connects an in-memory host client to p at version with opts.

@@ -3,6 +3,7 @@ package relay
 import (
 	"context"
 	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"io"
 	"sync"
@@ -110,12 +111,15 @@ type Config struct {
 
 // Proxy is the firewall between hosts and their upstream servers.
 type Proxy struct {
-	cfg      Config
-	eng      *engine.Engine
-	store    *review.Store
-	log      *zap.Logger
-	srv      *mcp.Server
-	sealer   *sealer
+	cfg    Config
+	eng    *engine.Engine
+	store  *review.Store
+	log    *zap.Logger
+	srv    *mcp.Server
+	sealer *sealer
+	// replica names this Proxy in the states of the bridged calls it
+	// parks, so another replica can tell a retry it cannot resume.
+	replica  string
 	handed   handedRounds   // sampling entries out with 2026-07-28 hosts
 	bridges  bridgePool     // 2026-07-28 host calls to upstreams that push
 	progress progressRoutes // progress tokens sent upstream, by host call
@@ -157,6 +161,7 @@ func New(cfg Config, eng *engine.Engine, store *review.Store, log *zap.Logger) *
 	p := &Proxy{cfg: cfg, eng: eng, store: store, log: log.Named("relay"), links: map[*mcp.ServerSession]*link{}}
 	p.admit = newAdmission(cfg.Limits, p.log)
 	p.sealer = newSealer(sealKey(cfg.SealKey), nil)
+	p.replica = newReplicaID()
 	p.srv = p.server()
 	return p
 }
@@ -269,4 +274,14 @@ func sealKey(key []byte) []byte {
 		panic("crypto/rand failed: " + err.Error()) // never returns an error on supported platforms
 	}
 	return key
+}
+
+// newReplicaID is a random name for one Proxy: 64 bits, so two replicas
+// (or two runs of one) never share one.
+func newReplicaID() string {
+	b := make([]byte, 8)
+	if _, err := rand.Read(b); err != nil {
+		panic("crypto/rand failed: " + err.Error()) // never returns an error on supported platforms
+	}
+	return hex.EncodeToString(b)
 }

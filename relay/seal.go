@@ -83,12 +83,16 @@ var stateRejections = []struct {
 
 // continuation is what the firewall needs to resume a host call on its retry.
 type continuation struct {
-	Server  string    // the upstream's configured name
-	Call    string    // a digest of the host's call (method, name, arguments), see callDigest
-	State   string    // the upstream's own requestState, byte for byte (may be empty)
-	Keys    []string  // the input keys the host was asked to answer
-	Round   int       // rounds already taken for this call
-	Bridge  string    // id of a suspended bridged call, empty if none
+	Server string   // the upstream's configured name
+	Call   string   // a digest of the host's call (method, name, arguments), see callDigest
+	State  string   // the upstream's own requestState, byte for byte (may be empty)
+	Keys   []string // the input keys the host was asked to answer
+	Round  int      // rounds already taken for this call
+	Bridge string   // id of a suspended bridged call, empty if none
+	// Replica names the firewall process that holds the bridged call
+	// (Proxy.replica); set only with Bridge, since only a bridged call
+	// lives in one process's memory.
+	Replica string
 	Expires time.Time // after this the state is refused
 	Nonce   string    // random, 128-bit, set by seal; one-time use
 }
@@ -103,6 +107,7 @@ type sealedPayload struct {
 	Keys    []string  `json:"keys"`
 	Round   int       `json:"round"`
 	Bridge  string    `json:"br,omitempty"`
+	Replica string    `json:"rep,omitempty"`
 	Expires time.Time `json:"exp"`
 	Nonce   string    `json:"n"`
 }
@@ -134,12 +139,20 @@ func newSealer(key []byte, now func() time.Time) *sealer {
 // seal gives c a fresh nonce and returns it as an opaque requestState.
 // Any Nonce already in c is replaced: only seal may choose one.
 func (s *sealer) seal(c continuation) (string, error) {
+	state, _, err := s.sealed(c)
+	return state, err
+}
+
+// sealed is seal, also returning c as sealed, with its nonce: the name of
+// the round's row in the store (handedstore.go).
+func (s *sealer) sealed(c continuation) (string, continuation, error) {
 	nonce := make([]byte, sealNonceSize)
 	if _, err := rand.Read(nonce); err != nil {
-		return "", fmt.Errorf("seal requestState: %w", err)
+		return "", continuation{}, fmt.Errorf("seal requestState: %w", err)
 	}
 	c.Nonce = hex.EncodeToString(nonce)
-	return s.encode(c)
+	state, err := s.encode(c)
+	return state, c, err
 }
 
 // encode is seal without the nonce: it MACs c exactly as given.
@@ -149,7 +162,7 @@ func (s *sealer) encode(c continuation) (string, error) {
 	}
 	payload, err := json.Marshal(sealedPayload{
 		Server: c.Server, Call: c.Call, State: []byte(c.State), Keys: c.Keys,
-		Round: c.Round, Bridge: c.Bridge, Expires: c.Expires, Nonce: c.Nonce,
+		Round: c.Round, Bridge: c.Bridge, Replica: c.Replica, Expires: c.Expires, Nonce: c.Nonce,
 	})
 	if err != nil {
 		return "", fmt.Errorf("seal requestState: %w", err)
@@ -171,7 +184,7 @@ func sealable(c continuation) error {
 	if c.Nonce == "" {
 		return errors.New("Nonce is not set")
 	}
-	fields := append([]string{c.Server, c.Call, c.Bridge, c.Nonce}, c.Keys...)
+	fields := append([]string{c.Server, c.Call, c.Bridge, c.Replica, c.Nonce}, c.Keys...)
 	for _, f := range fields {
 		if !utf8.ValidString(f) {
 			return errors.New("a field other than State is not valid UTF-8")
@@ -187,6 +200,18 @@ func sealable(c continuation) error {
 // host that sends it to the wrong call can still use it on the right one.
 // Errors never quote the state: it may carry upstream data.
 func (s *sealer) open(state, server, call string) (continuation, error) {
+	c, err := s.check(state, server, call)
+	if err != nil {
+		return continuation{}, err
+	}
+	return c, s.use(c)
+}
+
+// check is open without the replay check: the state is authentic,
+// unexpired and for this server and call. A round kept in the shared store
+// is spent by taking its row (handedstore.go), which every replica sees;
+// only rounds kept in this process's memory are spent with use.
+func (s *sealer) check(state, server, call string) (continuation, error) {
 	payload, err := s.verify(state)
 	if err != nil {
 		return continuation{}, err
@@ -195,14 +220,18 @@ func (s *sealer) open(state, server, call string) (continuation, error) {
 	if err != nil {
 		return continuation{}, err
 	}
-	now := s.now()
-	if err := checkBinding(c, now, server, call); err != nil {
+	if err := checkBinding(c, s.now(), server, call); err != nil {
 		return continuation{}, err
 	}
-	if !s.spend(c.Nonce, c.Expires, now) {
-		return continuation{}, fmt.Errorf("%w: its nonce was spent by an earlier retry", errStateReplayed)
-	}
 	return c, nil
+}
+
+// use spends c's nonce in this process, or reports that it was spent.
+func (s *sealer) use(c continuation) error {
+	if !s.spend(c.Nonce, c.Expires, s.now()) {
+		return fmt.Errorf("%w: its nonce was spent by an earlier retry", errStateReplayed)
+	}
+	return nil
 }
 
 // serverOf is the server a state the firewall sealed was issued for, read
@@ -280,7 +309,7 @@ func decodePayload(payload []byte) (continuation, error) {
 	}
 	return continuation{
 		Server: p.Server, Call: p.Call, State: string(p.State), Keys: p.Keys,
-		Round: p.Round, Bridge: p.Bridge, Expires: p.Expires, Nonce: p.Nonce,
+		Round: p.Round, Bridge: p.Bridge, Replica: p.Replica, Expires: p.Expires, Nonce: p.Nonce,
 	}, nil
 }
 

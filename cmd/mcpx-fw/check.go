@@ -31,6 +31,12 @@ it says, per server, whether it runs isolated and, if not, why.`,
 				}
 				fmt.Fprintf(c.OutOrStdout(), "store: %s %s, schema version %d\n", rt.store.Backend(), rt.store.Path(), v)
 			}
+			if rt.cfg.Seal.KeyFile != "" {
+				if _, err := sealKey(rt.cfg); err != nil {
+					return err
+				}
+				fmt.Fprintf(c.OutOrStdout(), "seal key: %s\n", rt.cfg.Seal.KeyFile)
+			}
 			for _, line := range rt.isolation.describe(rt.cfg) {
 				fmt.Fprintln(c.OutOrStdout(), line)
 			}

@@ -44,6 +44,15 @@ type Config struct {
 		// last renewal (every third of it). Default 15s.
 		Lease time.Duration `mapstructure:"lease"`
 	} `mapstructure:"store"`
+	// Seal is the key that seals the requestState given to 2026-07-28
+	// hosts.
+	Seal struct {
+		// KeyFile is a key every serve replica behind one address shares
+		// (made by the operator, 0600, at least 32 bytes), so a host's
+		// retry can be resumed by any of them; "" keeps seal.key in
+		// StateDir, made on first use.
+		KeyFile string `mapstructure:"key_file"`
+	} `mapstructure:"seal"`
 	Policy struct {
 		Dir     string        `mapstructure:"dir"`     // default "policies", relative to the config file
 		Default string        `mapstructure:"default"` // outcome when no rule decides; default "review"
@@ -226,6 +235,7 @@ func setDefaults(v *viper.Viper) {
 	v.SetDefault("state_dir", "")
 	v.SetDefault("store.url", "")
 	v.SetDefault("store.lease", review.DefaultLease.String())
+	v.SetDefault("seal.key_file", "")
 	v.SetDefault("policy.dir", "policies")
 	v.SetDefault("policy.default", "review")
 	v.SetDefault("policy.timeout", "250ms")
@@ -357,6 +367,9 @@ func (c *Config) resolvePaths() {
 		c.StateDir = defaultStateDir()
 	} else {
 		c.StateDir = resolve(base, c.StateDir)
+	}
+	if c.Seal.KeyFile != "" {
+		c.Seal.KeyFile = resolve(base, c.Seal.KeyFile)
 	}
 	if s := c.DecisionLog.Sink; s != "stderr" && s != "off" && s != "" {
 		c.DecisionLog.Sink = resolve(base, s)

@@ -189,13 +189,12 @@ func sortedServerNames(cfg *Config) []string {
 // relayConfig is the relay's view of the config, with ${VAR} in header and
 // env values replaced from the environment (checked by checkServers), how
 // each upstream is isolated (rt.isolation), and the key that seals the
-// requestState given to 2026-07-28 hosts (seal.key in the state dir, 0600,
-// made on first use).
+// requestState given to 2026-07-28 hosts (sealKey).
 func relayConfig(rt *runtime) (relay.Config, error) {
 	cfg := rt.cfg
-	key, err := relay.LoadSealKey(cfg.StateDir)
+	key, err := sealKey(cfg)
 	if err != nil {
-		return relay.Config{}, fmt.Errorf("state_dir %s: %w", cfg.StateDir, err)
+		return relay.Config{}, err
 	}
 	rc := relay.Config{HostTimeout: cfg.Sampling.HostTimeout, MaxRounds: cfg.Limits.MaxRounds, SealKey: key, Version: version,
 		Hide: rt.isolation.hide, Limits: cfg.Limits.relayLimits(), HTTP: cfg.HTTP.relayHTTP()}
@@ -218,4 +217,22 @@ func relayConfig(rt *runtime) (relay.Config, error) {
 			Roots: relay.RootsConfig{Enabled: s.Roots.Enabled, Allow: s.Roots.Allow}})
 	}
 	return rc, nil
+}
+
+// sealKey is the key that seals the requestState given to 2026-07-28
+// hosts: seal.key_file, which every replica behind one address shares, or
+// else seal.key in the state dir (0600, made on first use).
+func sealKey(cfg *Config) ([]byte, error) {
+	if cfg.Seal.KeyFile != "" {
+		key, err := relay.LoadSealKeyFile(cfg.Seal.KeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("config %s: seal.key_file: %w", displayPath(cfg.path), err)
+		}
+		return key, nil
+	}
+	key, err := relay.LoadSealKey(cfg.StateDir)
+	if err != nil {
+		return nil, fmt.Errorf("state_dir %s: %w", cfg.StateDir, err)
+	}
+	return key, nil
 }

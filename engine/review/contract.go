@@ -17,12 +17,16 @@ import (
 //
 //   - engine: Commit (every decision, with its usage and, for an
 //     escalation, the review it opens, atomically), UsageReader (the
-//     windowed sums read before every decision); PolicyRevision is set by
-//     cmd to the engine's revision.
+//     windowed sums read before every decision) and its Charge (read,
+//     decide and commit in one turn per server, for every decision that
+//     charges usage); PolicyRevision is set by cmd to the engine's
+//     revision.
 //   - relay: Add (a review opened outside the engine), Wait (blocks until a
 //     decision, expiry or cancellation), PendingIDs (one poll for every
 //     waiter of a process), Changed (when to run that poll at once),
-//     Finish (delivered or failed, once), and PollInterval.
+//     Finish (delivered or failed, once), PollInterval, and
+//     PutContinuation, TakeContinuation and HeldContinuations (a
+//     2026-07-28 host's call, resumed by any replica).
 //   - cmd: Open/OpenURL, Close, AbandonOrphans (serve's start), List, Get,
 //     Decision, Approve, ApproveEdited, Answer, Reject (the operator's
 //     CLI), Watch, Audit, VerifyAudit, Prune, Path, SchemaVersion and
@@ -35,11 +39,15 @@ import (
 // delivered; Finish happens at most once; the audit chain has one head and
 // VerifyAudit names a tampered entry; a decision and its usage are stored
 // together or not at all, and UsageIn/UsageReader sum any set of windows in
-// one read whose cost does not grow with the decisions in them; the items
-// of a waiter that is gone (a process id on SQLite, a lease that ran out on
-// PostgreSQL) are closed, and a live waiter's never; a write that fails
-// because the server is out of reach wraps ErrUnavailable and is never
-// retried once its COMMIT was sent.
+// one read whose cost does not grow with the decisions in them; a decision
+// committed by Charge was decided on its server's usage as it stood when
+// it committed, whoever else charged that server at the same time; a
+// continuation is taken at most once, by one caller among all processes,
+// and never after it expired; the items of a waiter that is gone (a
+// process id on SQLite, a lease that ran out on PostgreSQL) are closed,
+// and a live waiter's never; a write that fails because the server is out
+// of reach wraps ErrUnavailable and is never retried once its COMMIT was
+// sent.
 type contract interface {
 	// The review queue.
 	Add(ctx context.Context, it Item, timeout time.Duration) (Item, error)
@@ -65,6 +73,11 @@ type contract interface {
 	Decision(ctx context.Context, id string) (Decision, error)
 	UsageIn(ctx context.Context, server string, windows map[string]time.Duration, at time.Time) (map[string]Usage, error)
 	UsageReader(ctx context.Context, windows map[string]time.Duration) (*UsageReader, error)
+
+	// Continuations of 2026-07-28 host calls, resumable by any replica.
+	PutContinuation(ctx context.Context, c Continuation) error
+	TakeContinuation(ctx context.Context, nonce, server, call string) ([]byte, error)
+	HeldContinuations(ctx context.Context, nonces []string) (map[string]bool, error)
 
 	// The audit log and retention.
 	Audit(ctx context.Context, f AuditFilter) ([]AuditEntry, error)

@@ -28,7 +28,11 @@
 // Watch reports new items as they arrive, across processes.
 //
 // The package also keeps the firewall's decision records (RecordDecision),
-// so the CLI can show why an item was escalated.
+// so the CLI can show why an item was escalated, and each server's usage,
+// summed per window from buckets the database keeps (usage_buckets.go).
+// UsageReader.Charge reads a server's usage, lets the engine decide on it
+// and commits the decision with its charge in the server's turn (charge.go),
+// so a budget is spent exactly across processes and replicas.
 //
 // The same Store can keep all of this in a PostgreSQL database instead
 // (OpenURL), which several serve replicas share: every query is written

@@ -10,7 +10,7 @@ import (
 )
 
 // reviewChannel is the PostgreSQL notification channel every transition
-// of an item is announced on, with the item's id as payload (migration 5's
+// of an item is announced on, with the item's id as payload (migration 6's
 // history_notify trigger). One channel for the whole database: a Store
 // whose schema does not hold the id only re-reads and finds nothing new.
 const reviewChannel = "mcpxfw_review"

@@ -392,7 +392,18 @@ FROM decisions, (VALUES (1000000000::BIGINT), (60000000000::BIGINT), (3600000000
 WHERE requests <> 0 OR requested_tokens <> 0 OR returned_tokens <> 0 OR tokens <> 0
 GROUP BY server, w.width, bucket;
 `,
-	// 5: leases and wake-ups for replicas (lease.go, listen.go). A Store
+	// 5: continuations any replica can resume.
+	`
+CREATE TABLE continuations (
+	nonce       TEXT PRIMARY KEY,
+	server      TEXT NOT NULL,
+	call_digest TEXT NOT NULL,
+	expires_at  BIGINT NOT NULL,
+	payload     BYTEA NOT NULL
+);
+CREATE INDEX continuations_expiry ON continuations (expires_at);
+`,
+	// 6: leases and wake-ups for replicas (lease.go, listen.go). A Store
 	// holds a lease while it runs and owns the items it opens through it;
 	// a lease past expires_at (the database's clock, so replicas' clocks
 	// need not agree) is dead, and any replica abandons its items. Every

@@ -20,7 +20,9 @@ const pruneBatch = 200
 // retain ago, and writes one audit entry per item. Ids, states, reasons,
 // operators and times stay, and the audit log keeps the digests, so the
 // chain still verifies. Retain 0 keeps everything. It returns how many
-// items it erased.
+// items it erased. Whatever retain, it first deletes the continuations
+// that have expired (continuation.go): they are no record, only requests
+// no retry can resume any more.
 //
 // The store zeroes freed space (secure_delete, see dsn), and Prune
 // checkpoints and truncates the write-ahead log, so the text does not
@@ -28,6 +30,9 @@ const pruneBatch = 200
 // stays in dead row versions until VACUUM reclaims them (autovacuum, or the
 // server's own retention).
 func (s *Store) Prune(ctx context.Context, retain time.Duration) (int, error) {
+	if _, err := s.sweepContinuations(ctx); err != nil {
+		return 0, fmt.Errorf("prune: continuations: %w", err)
+	}
 	if retain <= 0 {
 		return 0, nil
 	}

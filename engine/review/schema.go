@@ -181,7 +181,21 @@ FROM decisions, (VALUES (1000000000), (60000000000), (3600000000000)) AS w
 WHERE requests <> 0 OR requested_tokens <> 0 OR returned_tokens <> 0 OR tokens <> 0
 GROUP BY server, w.column1, bucket;
 `,
-	// 5: nothing on SQLite. PostgreSQL's migration 5 adds the replicas'
+	// 5: what a serve replica handed to a 2026-07-28 host and needs back
+	// to check the host's answers, so that any replica sharing the store
+	// can resume the call (continuation.go). A row is taken (deleted) once;
+	// expired rows are swept.
+	`
+CREATE TABLE continuations (
+	nonce       TEXT PRIMARY KEY,
+	server      TEXT NOT NULL,
+	call_digest TEXT NOT NULL,
+	expires_at  INTEGER NOT NULL,
+	payload     BLOB NOT NULL
+) STRICT;
+CREATE INDEX continuations_expiry ON continuations (expires_at);
+`,
+	// 6: nothing on SQLite. PostgreSQL's migration 6 adds the replicas'
 	// leases and the notification of every transition (postgres.go); a
 	// SQLite file is shared only by processes of one machine, which own
 	// their items by process id (owner.go). The step keeps both backends

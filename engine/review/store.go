@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -84,6 +85,9 @@ type Store struct {
 	// time a Wait has read its item pending and blocks.
 	blocked func(id string)
 
+	// serverLocks queues this Store's charges to one server (charge.go).
+	serverLocks serverLocks
+
 	// dues holds, for each item this Store opened and nobody has waited
 	// out yet, its deadline on the monotonic clock (see Wait).
 	dueMu sync.Mutex
@@ -110,6 +114,10 @@ type Store struct {
 	// heartbeatStop ends the heartbeat without releasing the lease: what
 	// a crash does, for tests.
 	heartbeatStop context.CancelFunc
+
+	// contSweep is when PutContinuation next sweeps expired continuations
+	// (Unix nanoseconds; continuation.go).
+	contSweep atomic.Int64
 }
 
 // Open opens (creating if needed) the review queue in dir. The dir is made
@@ -291,7 +299,14 @@ func (s *Store) write(ctx context.Context, fn func(tx *writeTx) error) error {
 	if err := fn(tx); err != nil {
 		return s.storageError(errors.Join(err, ignoreDone(tx.Rollback())), 0)
 	}
-	err = tx.Commit()
+	return s.commit(tx)
+}
+
+// commit commits tx. A COMMIT whose connection was lost after it was sent
+// may or may not have taken effect: it is reported as ErrOutcomeUnknown,
+// logged, and never retried.
+func (s *Store) commit(tx *writeTx) error {
+	err := tx.Commit()
 	if s.ambiguousCommit(err) {
 		s.log.Error("review store lost its connection during COMMIT: whether the write took effect is unknown; it is not retried",
 			zap.String("backend", s.Backend()), zap.String("store", s.path), zap.Error(err))

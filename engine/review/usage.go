@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"sync"
 	"time"
 
 	"go.uber.org/zap"
@@ -47,37 +48,91 @@ type Entry struct {
 // request whose decision was lost, and an escalation is never queued
 // without its decision. Like RecordDecision it is detached from ctx's
 // cancellation. It returns the opened item (the zero Item without one).
+// A decision made on the server's usage is committed with Charge instead,
+// which reads that usage in the same step.
 func (s *Store) Commit(ctx context.Context, e Entry) (Item, error) {
+	p, err := s.opening(ctx, e)
+	if err != nil {
+		return Item{}, err
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
+	defer cancel()
+	if err := s.commitCharged(ctx, p); err != nil {
+		return Item{}, err
+	}
+	s.opened(p)
+	return p.item, nil
+}
+
+// pendingEntry is an entry ready to be written: the item it opens (the
+// zero Item when it opens none) and when that item's wait ends on this
+// process's monotonic clock.
+type pendingEntry struct {
+	entry Entry
+	item  Item
+	due   time.Time
+}
+
+// opening checks e and makes the item it opens, before anything is
+// written.
+func (s *Store) opening(ctx context.Context, e Entry) (pendingEntry, error) {
 	d := &e.Decision
 	if d.ID == "" || d.Outcome == "" {
-		return Item{}, fmt.Errorf("commit decision %q: id and outcome are required", d.ID)
+		return pendingEntry{}, fmt.Errorf("commit decision %q: id and outcome are required", d.ID)
 	}
 	if d.CreatedAt.IsZero() {
 		d.CreatedAt = s.now()
 	}
-	var it Item
-	var due time.Time
-	if e.Review != nil {
-		if err := checkNew(*e.Review, e.ReviewTimeout); err != nil {
-			return Item{}, fmt.Errorf("commit decision %s: review: %w", d.ID, err)
+	if e.Review == nil {
+		return pendingEntry{entry: e}, nil
+	}
+	if err := checkNew(*e.Review, e.ReviewTimeout); err != nil {
+		return pendingEntry{}, fmt.Errorf("commit decision %s: review: %w", d.ID, err)
+	}
+	if err := s.checkDecidable(); err != nil {
+		return pendingEntry{}, fmt.Errorf("commit decision %s: %w", d.ID, err)
+	}
+	due := time.Now().Add(e.ReviewTimeout)
+	it := lineage(ctx, s.fresh(*e.Review, e.ReviewTimeout))
+	it.DecisionID, d.ReviewID = d.ID, it.ID
+	return pendingEntry{entry: e, item: it, due: due}, nil
+}
+
+// failed names the decision a failed write was for.
+func (p pendingEntry) failed(err error) error {
+	return fmt.Errorf("commit decision %s: %w", p.entry.Decision.ID, err)
+}
+
+// opened is what follows the commit of p: its item's wait is due.
+func (s *Store) opened(p pendingEntry) {
+	if p.item.ID == "" {
+		return
+	}
+	s.setDue(p.item.ID, p.due)
+	s.log.Info("review opened", append(itemFields(p.item), zap.Time("expires_at", p.item.ExpiresAt))...)
+}
+
+// commitCharged writes p. An entry that charges usage is written in its
+// server's turn (see Charge): on PostgreSQL inside the server's advisory
+// lock, after this Store's other charges to the server. On SQLite the
+// write needs no turn: every charge there that was decided on usage reads
+// it again inside its own write transaction, under the file's write lock,
+// and so sees this one whenever it lands.
+func (s *Store) commitCharged(ctx context.Context, p pendingEntry) error {
+	if p.entry.Usage == (Usage{}) || s.db.dialect != dialectPostgres {
+		if err := s.commitWrite(ctx, p.entry, p.item); err != nil {
+			return p.failed(err)
 		}
-		if err := s.checkDecidable(); err != nil {
-			return Item{}, fmt.Errorf("commit decision %s: %w", d.ID, err)
-		}
-		due = time.Now().Add(e.ReviewTimeout)
-		it = lineage(ctx, s.fresh(*e.Review, e.ReviewTimeout))
-		it.DecisionID, d.ReviewID = d.ID, it.ID
+		return nil
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
-	defer cancel()
-	if err := s.commitWrite(ctx, e, it); err != nil {
-		return Item{}, fmt.Errorf("commit decision %s: %w", d.ID, err)
+	server := p.entry.Decision.Server
+	unlock, err := s.serverLocks.lock(ctx, server)
+	if err != nil {
+		return p.failed(err)
 	}
-	if e.Review != nil {
-		s.setDue(it.ID, due)
-		s.log.Info("review opened", append(itemFields(it), zap.Time("expires_at", it.ExpiresAt))...)
-	}
-	return it, nil
+	defer unlock()
+	_, err = s.chargeLocked(ctx, server, nil, func(map[string]Usage) (pendingEntry, error) { return p, nil })
+	return err
 }
 
 // commitWrite stores the entry atomically, with opened, the item it opens
@@ -91,20 +146,27 @@ func (s *Store) commitWrite(ctx context.Context, e Entry, opened Item) error {
 	if err != nil {
 		return s.storageError(err, 0)
 	}
-	args := decisionArgs(e.Decision, e.Usage)
 	if opened.ID == "" {
-		return s.writeOne(ctx, insert, args)
+		return s.writeOne(ctx, insert, decisionArgs(e.Decision, e.Usage))
 	}
 	return s.write(ctx, func(tx *writeTx) error {
+		return s.insertEntry(ctx, tx, e, opened, insert)
+	})
+}
+
+// insertEntry writes the entry inside tx: the item it opens, with its
+// first history row and audit entry, then the decision and its usage.
+func (s *Store) insertEntry(ctx context.Context, tx *writeTx, e Entry, opened Item, insert *sql.Stmt) error {
+	if opened.ID != "" {
 		if err := insertItem(ctx, tx, opened); err != nil {
 			return err
 		}
 		if err := s.record(ctx, tx, opened.ID, "", StatePending, "", "", opened.CreatedAt); err != nil {
 			return err
 		}
-		_, err := tx.StmtContext(ctx, insert).ExecContext(ctx, args...)
-		return err
-	})
+	}
+	_, err := tx.StmtContext(ctx, insert).ExecContext(ctx, decisionArgs(e.Decision, e.Usage)...)
+	return err
 }
 
 // writeOne runs one prepared statement as its own transaction. Like
@@ -121,9 +183,12 @@ func (s *Store) writeOne(ctx context.Context, stmt *sql.Stmt, args []any) error 
 
 // insertDecision stores a decision with its usage; the database adds the
 // usage to the server's buckets in the same statement (migration 4).
-const insertDecision = `INSERT INTO decisions (id, server, stage, outcome,
-	reasons, review_id, created_at, requests, requested_tokens,
-	returned_tokens, tokens) VALUES (?,?,?,?,?,?,?,?,?,?,?)`
+const insertDecision = `INSERT INTO decisions (` + decisionColumns + `) VALUES (?,?,?,?,?,?,?,?,?,?,?)`
+
+// decisionColumns are the columns a decision is inserted with, in
+// decisionArgs' order.
+const decisionColumns = `id, server, stage, outcome, reasons, review_id,
+	created_at, requests, requested_tokens, returned_tokens, tokens`
 
 // decisionArgs are insertDecision's arguments.
 func decisionArgs(d Decision, u Usage) []any {
@@ -146,7 +211,13 @@ func (s *Store) UsageIn(ctx context.Context, server string, windows map[string]t
 // engine reads usage before every decision. It is safe for concurrent use.
 type UsageReader struct {
 	usageQuery
-	stmt *sql.Stmt
+	stmt  *sql.Stmt
+	store *Store
+
+	// unchanged is Charge's conditional insert on SQLite, prepared on
+	// first use (charge.go).
+	unchangedMu sync.Mutex
+	unchanged   *sql.Stmt
 }
 
 // UsageReader prepares the read of windows. The statement lives as long as
@@ -157,7 +228,7 @@ func (s *Store) UsageReader(ctx context.Context, windows map[string]time.Duratio
 	if err != nil {
 		return nil, fmt.Errorf("prepare usage read: %w", err)
 	}
-	return &UsageReader{usageQuery: q, stmt: stmt}, nil
+	return &UsageReader{usageQuery: q, stmt: stmt, store: s}, nil
 }
 
 // Read sums the server's usage over each window ending at at.
@@ -194,6 +265,15 @@ func (q usageQuery) args(server string, at time.Time) []any {
 
 // read scans the row of sums: a placeholder, then four per window.
 func (q usageQuery) read(row *sql.Row, server string) (map[string]Usage, error) {
+	sums, err := q.scan(row, server)
+	if err != nil {
+		return nil, err
+	}
+	return q.usage(sums), nil
+}
+
+// scan reads the row of sums as the query returns it.
+func (q usageQuery) scan(row *sql.Row, server string) ([]int64, error) {
 	sums := make([]int64, 1+4*len(q.names))
 	dest := make([]any, len(sums))
 	for i := range sums {
@@ -202,6 +282,11 @@ func (q usageQuery) read(row *sql.Row, server string) (map[string]Usage, error) 
 	if err := row.Scan(dest...); err != nil {
 		return nil, fmt.Errorf("usage of %s: %w", server, err)
 	}
+	return sums, nil
+}
+
+// usage is each window's Usage from the row of sums.
+func (q usageQuery) usage(sums []int64) map[string]Usage {
 	out := make(map[string]Usage, len(q.names))
 	for i, name := range q.names {
 		u := sums[1+4*i : 5+4*i]
@@ -209,5 +294,5 @@ func (q usageQuery) read(row *sql.Row, server string) (map[string]Usage, error) 
 		// whose request fell out of the window leaves a negative charge.
 		out[name] = Usage{Requests: u[0], RequestedTokens: u[1], ReturnedTokens: u[2], Tokens: max(u[3], 0)}
 	}
-	return out, nil
+	return out
 }

@@ -1,0 +1,231 @@
+package relay
+
+import (
+	"encoding/json"
+	"errors"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpx-fw/mcpx-fw/engine"
+	"github.com/mcpx-fw/mcpx-fw/relay/peer"
+	"github.com/mcpx-fw/mcpx-fw/validate"
+)
+
+// replicaKey is the seal key the replicas of a test share (seal.key_file).
+var replicaKey = []byte("0123456789abcdef0123456789abcdef")
+
+// replicaPair is two firewall replicas behind one address: each its own
+// Proxy, engine and Store, on one review queue and one seal key. The
+// queue is one SQLite file here, which takes the same code path as one
+// PostgreSQL database.
+func replicaPair(t *testing.T, names ...string) (*Proxy, *Proxy) {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "state")
+	return newTestProxyOn(t, dir, replicaKey, nil, names...), newTestProxyOn(t, dir, replicaKey, nil, names...)
+}
+
+// wantRejected fails t unless err is a -32602 requestState refusal saying
+// phrase.
+func wantRejected(t *testing.T, err error, phrase string) {
+	t.Helper()
+	var we *jsonrpc.Error
+	if !errors.As(err, &we) || we.Code != codeInvalidParams || !strings.Contains(we.Message, phrase) {
+		t.Fatalf("err = %v, want -32602 saying %q", err, phrase)
+	}
+}
+
+// TestRetryOnAnotherReplica: a 2026-07-28 host's call gets input_required
+// from one replica and its retry lands on the other, which resumes it from
+// the shared store: the answer passes that replica's result stage (a good
+// one reaches the upstream, one without a model is refused as an invalid
+// completion), and the same state replayed on the first replica is
+// refused as used.
+func TestRetryOnAnotherReplica(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		answer *mcp.CreateMessageWithToolsResult
+		want   string // in the result, or in the error
+	}{
+		{"answer passes", hiResult(), `"hi"`},
+		{"answer refused by the result stage", &mcp.CreateMessageWithToolsResult{Role: "assistant",
+			Content: []mcp.Content{&mcp.TextContent{Text: "hi"}}}, "host returned an invalid completion"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p1, p2 := replicaPair(t, "alpha", "beta")
+			host1, host2 := manualHost(t, p1), manualHost(t, p2)
+			first := askInput(t, host1, "alpha__sample_input")
+			key := keyOf(first.InputRequests)
+			res, err := host2.CallTool(t.Context(), &mcp.CallToolParams{Name: "alpha__sample_input",
+				Arguments:    map[string]any{"params": json.RawMessage(helloParams)},
+				RequestState: first.RequestState, InputResponses: mcp.InputResponseMap{key: tc.answer}})
+			if err != nil {
+				if !strings.Contains(err.Error(), tc.want) {
+					t.Fatalf("retry on the other replica: %v, want %q", err, tc.want)
+				}
+			} else if res.IsError || res.NeedsInput() || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, tc.want) {
+				t.Fatalf("retry on the other replica: %+v, want a result with %s", res, tc.want)
+			} else {
+				var got peer.InputOutcome
+				if err := json.Unmarshal([]byte(res.Content[0].(*mcp.TextContent).Text), &got); err != nil || len(got.States) != 1 {
+					t.Fatalf("upstream outcome %s (%v)", res.Content[0].(*mcp.TextContent).Text, err)
+				}
+			}
+			_, err = retry(t.Context(), host1, "alpha__sample_input", key, first.RequestState)
+			wantRejected(t, err, "already used")
+		})
+	}
+}
+
+// TestRetryAdmissionReleased: once another replica resumed a round, the
+// replica that handed it out no longer counts it as in flight.
+func TestRetryAdmissionReleased(t *testing.T) {
+	p1, p2 := replicaPair(t, "alpha", "beta")
+	p1.store.PollInterval = 10 * time.Millisecond
+	p1.cfg.StateTTL = time.Hour // the expiry does not release it first
+	host1, host2 := manualHost(t, p1), manualHost(t, p2)
+	first := askInput(t, host1, "alpha__sample_input")
+	if got := inFlight(p1, "alpha"); got != 1 {
+		t.Fatalf("%d in flight on the first replica while the host holds the round, want 1", got)
+	}
+	if _, err := retry(t.Context(), host2, "alpha__sample_input", keyOf(first.InputRequests), first.RequestState); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		n := inFlight(p1, "alpha")
+		if n == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d still in flight on the first replica after the other resumed the round", n)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// inFlight is what p's admission counts in flight for server.
+func inFlight(p *Proxy, server string) int {
+	p.admit.mu.Lock()
+	defer p.admit.mu.Unlock()
+	return p.admit.servers[server].inFlight
+}
+
+// TestRetryReplicaTrust: what a replica refuses of a retry that reaches
+// it: a state sealed with another key than the replicas share, and a
+// state (sealed with the shared key) whose nonce names another call's
+// row, which is neither resumed nor spends that row: the other call's own
+// retry still completes.
+func TestRetryReplicaTrust(t *testing.T) {
+	t.Run("another key", func(t *testing.T) {
+		p1, _ := replicaPair(t, "alpha", "beta")
+		stranger := newTestProxyOn(t, filepath.Join(t.TempDir(), "state"), []byte("another key, 32 bytes long......"), nil, "alpha", "beta")
+		first := askInput(t, manualHost(t, stranger), "alpha__sample_input")
+		_, err := retry(t.Context(), manualHost(t, p1), "alpha__sample_input", keyOf(first.InputRequests), first.RequestState)
+		wantRejected(t, err, "tampered")
+	})
+	t.Run("nonce of another call", func(t *testing.T) {
+		p1, p2 := replicaPair(t, "alpha", "beta")
+		host1, host2 := manualHost(t, p1), manualHost(t, p2)
+		a := askInput(t, host1, "alpha__sample_input")
+		argsB := map[string]any{"params": json.RawMessage(helloParams), "rounds": 2}
+		b, err := host1.CallTool(t.Context(), &mcp.CallToolParams{Name: "alpha__sample_input", Arguments: argsB})
+		if err != nil || !b.NeedsInput() {
+			t.Fatalf("second call: %+v %v", b, err)
+		}
+		contA, err := p1.sealer.check(a.RequestState, "alpha", callDigest("tools/call", "alpha__sample_input", mustJSON(t, map[string]any{"params": json.RawMessage(helloParams)})))
+		if err != nil {
+			t.Fatal(err)
+		}
+		contB, err := p1.sealer.check(b.RequestState, "alpha", callDigest("tools/call", "alpha__sample_input", mustJSON(t, argsB)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		contA.Nonce = contB.Nonce
+		forged, err := p1.sealer.encode(contA)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = retry(t.Context(), host2, "alpha__sample_input", keyOf(a.InputRequests), forged)
+		wantRejected(t, err, "already used")
+		res, err := host2.CallTool(t.Context(), &mcp.CallToolParams{Name: "alpha__sample_input", Arguments: argsB,
+			RequestState: b.RequestState, InputResponses: mcp.InputResponseMap{keyOf(b.InputRequests): hiResult()}})
+		if err != nil || !res.NeedsInput() {
+			t.Fatalf("the other call's own retry: %+v %v, want its next round", res, err)
+		}
+		if _, err := retry(t.Context(), host2, "alpha__sample_input", keyOf(a.InputRequests), a.RequestState); err != nil {
+			t.Fatalf("the first call's own retry: %v", err)
+		}
+	})
+}
+
+func mustJSON(t *testing.T, v any) json.RawMessage {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestBridgedRetryOnAnotherReplica: a bridged call lives in the replica
+// that parked it; a retry that reaches the other replica is refused there
+// with its own reason, and spends nothing: the same retry on the right
+// replica completes.
+func TestBridgedRetryOnAnotherReplica(t *testing.T) {
+	p1, p2 := replicaPair(t, "peer")
+	p1.cfg.Upstreams[0].Protocol, p2.cfg.Upstreams[0].Protocol = "legacy", "legacy"
+	host1, host2 := manualHost(t, p1), manualHost(t, p2)
+	args := map[string]any{"params": json.RawMessage(helloParams)}
+	first, err := host1.CallTool(t.Context(), &mcp.CallToolParams{Name: "sample", Arguments: args})
+	if err != nil || !first.NeedsInput() {
+		t.Fatalf("first call: %+v %v", first, err)
+	}
+	again := &mcp.CallToolParams{Name: "sample", Arguments: args, RequestState: first.RequestState,
+		InputResponses: mcp.InputResponseMap{keyOf(first.InputRequests): hiResult()}}
+	_, err = host2.CallTool(t.Context(), again)
+	var we *jsonrpc.Error
+	if !errors.As(err, &we) || we.Code != codeInternal || !hasReasonCode(we, reasonBridgeElsewhere) {
+		t.Fatalf("retry on the other replica: %v, want -32603 with reason %s", err, reasonBridgeElsewhere)
+	}
+	res, err := host1.CallTool(t.Context(), again)
+	if err != nil || res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, `"completion"`) {
+		t.Fatalf("retry on the replica holding the call: %+v %v", res, err)
+	}
+}
+
+// TestStoredRoundRoundTrip: what the store keeps of a round is the round:
+// kind, request as cleared (approved codes, capabilities, params), review.
+func TestStoredRoundRoundTrip(t *testing.T) {
+	in := map[string]handed{
+		"sampling-1-1": {k: samplingKind, reviewID: "rv-1", s: engine.Request{
+			Kind:     engine.KindSampling,
+			Server:   engine.Server{Name: "alpha", Label: "Alpha", Protocol: "2026-07-28", Reported: map[string]any{"name": "up", "n": 1.5}},
+			Host:     engine.Host{Protocol: "2026-07-28", Capabilities: map[string]any{"sampling": map[string]any{"tools": map[string]any{}}}},
+			Origin:   engine.Origin{Method: "tools/call", Name: "alpha__x", Round: 2},
+			Caps:     validate.Capabilities{Tools: true, Context: true},
+			Params:   []byte(helloParams),
+			Approved: []string{"needs-review", "large"},
+		}},
+		"elicitation-1-2": {k: elicitationKind, s: engine.Request{Kind: engine.KindElicitation, Caps: validate.Capabilities{Form: true}, Params: []byte(`{"mode":"form"}`)}},
+		"roots-1-3":       {k: rootsKind, s: engine.Request{Kind: engine.KindRoots}},
+	}
+	payload, err := encodeRound(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := decodeRound(payload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(in, out) {
+		t.Errorf("round after the store:\n%+v\nwant\n%+v", out, in)
+	}
+	if _, err := decodeRound([]byte(`{"entries":{"x":{"kind":"telepathy"}}}`)); err == nil {
+		t.Error("an entry of an unknown kind decoded")
+	}
+}
