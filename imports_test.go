@@ -104,6 +104,16 @@ var layerRules = []layerRule{
 		}),
 	},
 	{
+		name: "pgtest-stdlib-only-for-tests",
+		text: "engine/review/pgtest imports only the standard library, and only tests import it: it starts throwaway PostgreSQL clusters",
+		check: forbidImports(func(module string, f goFile, imp string) bool {
+			if under(f.dir, "engine/review/pgtest") {
+				return !isStdlib(imp)
+			}
+			return hasPathPrefix(imp, module+"/engine/review/pgtest") && !f.test
+		}),
+	},
+	{
 		name: "engine-not-relay-or-cmd",
 		text: "engine/... does not import relay or cmd",
 		check: forbidImports(func(module string, f goFile, imp string) bool {
@@ -164,6 +174,10 @@ func TestImportLayersCatchViolations(t *testing.T) {
 		{"review-imports-no-project-package", "engine/review/x_test.go", `package review_test; import "example.com/fw/engine"`, `"example.com/fw/engine"`},
 		{"pgx-only-in-review", "cmd/mcpx-fw/x.go", `package main; import _ "github.com/jackc/pgx/v5/stdlib"`, `"github.com/jackc/pgx/v5/stdlib"`},
 		{"pgx-only-in-review", "engine/x_test.go", `package engine; import "github.com/jackc/pgx/v5"`, `"github.com/jackc/pgx/v5"`},
+		{"pgtest-stdlib-only-for-tests", "engine/review/pgtest/x.go", `package pgtest; import "go.uber.org/zap"`, `"go.uber.org/zap"`},
+		{"pgtest-stdlib-only-for-tests", "engine/review/pgtest/x_test.go", `package pgtest; import "example.com/fw/engine/review"`, `"example.com/fw/engine/review"`},
+		{"pgtest-stdlib-only-for-tests", "cmd/mcpx-fw/x.go", `package main; import "example.com/fw/engine/review/pgtest"`, `"example.com/fw/engine/review/pgtest"`},
+		{"pgtest-stdlib-only-for-tests", "engine/review/x.go", `package review; import "example.com/fw/engine/review/pgtest"`, `"example.com/fw/engine/review/pgtest"`},
 		{"engine-not-relay-or-cmd", "engine/x.go", `package engine; import "example.com/fw/relay"`, `"example.com/fw/relay"`},
 		{"engine-not-relay-or-cmd", "engine/x_test.go", `package engine_test; import "example.com/fw/cmd/mcpx-fw"`, `"example.com/fw/cmd/mcpx-fw"`},
 		{"relay-not-cmd", "relay/peer/x.go", `package peer; import "example.com/fw/cmd/mcpx-fw"`, `"example.com/fw/cmd/mcpx-fw"`},
@@ -198,6 +212,9 @@ func TestImportLayersCatchViolations(t *testing.T) {
 		parseSource(t, "relay/sandbox/x_test.go", `package sandbox_test; import ("github.com/google/go-cmp/cmp"; "example.com/fw/relay/sandbox")`),
 		parseSource(t, "validate/x_test.go", `package validate_test; import ("example.com/fw/validate"; "github.com/google/go-cmp/cmp")`),
 		parseSource(t, "engine/y.go", `package engine; func New() {}; var _ = New`), // New of another package
+		parseSource(t, "engine/review/pgtest/x.go", `package pgtest; import ("os/exec"; "testing")`),
+		parseSource(t, "cmd/mcpx-fw/x_test.go", `package main; import "example.com/fw/engine/review/pgtest"`),
+		parseSource(t, "engine/review/x_test.go", `package review; import "example.com/fw/engine/review/pgtest"`),
 	}
 	for _, r := range layerRules {
 		if got := applyRule(r, mod, clean); len(got) > 0 {

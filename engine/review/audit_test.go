@@ -184,7 +184,7 @@ func rawDB(t *testing.T, dir string) *db {
 	t.Helper()
 	driver, dsnOrURL, d := "sqlite", dsn(filepath.Join(dir, FileName)), dialectSQLite
 	if onPostgres() {
-		u, err := testPostgres.schemaURL(dir)
+		u, err := schemaURL(testPostgres, dir)
 		if err != nil {
 			t.Fatal(err)
 		}

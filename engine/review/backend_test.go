@@ -13,12 +13,14 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+
+	"github.com/mcpx-fw/mcpx-fw/engine/review/pgtest"
 )
 
 // The store suite runs against both backends. `go test` runs it on SQLite,
 // then runs this test binary again, with the same flags, and
 // MCPXFW_TEST_STORE=postgres, against a throwaway PostgreSQL cluster the
-// second run starts for itself (pgcluster_test.go). Set the variable
+// second run starts for itself (package pgtest). Set the variable
 // yourself to run only one pass. Without PostgreSQL's binaries the second
 // pass is skipped with a message, unless CI is set: there, their absence
 // fails the run.
@@ -26,7 +28,7 @@ const backendEnv = "MCPXFW_TEST_STORE"
 
 // testPostgres is the cluster of the PostgreSQL pass, nil in the SQLite
 // pass.
-var testPostgres *pgCluster
+var testPostgres *pgtest.Cluster
 
 func TestMain(m *testing.M) {
 	os.Exit(runBackends(m))
@@ -41,14 +43,14 @@ func runBackends(m *testing.M) int {
 		}
 		return rerunOnPostgres()
 	case "postgres":
-		c, err := startPostgres()
+		c, err := pgtest.Start()
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "store suite on PostgreSQL: %v\n", err)
 			return 1
 		}
 		testPostgres = c
 		code := m.Run()
-		if err := c.stop(); err != nil {
+		if err := c.Stop(); err != nil {
 			fmt.Fprintf(os.Stderr, "store suite on PostgreSQL: stop the cluster: %v\n", err)
 		}
 		return code
@@ -59,8 +61,8 @@ func runBackends(m *testing.M) int {
 
 // rerunOnPostgres runs this test binary again for the PostgreSQL pass.
 func rerunOnPostgres() int {
-	if _, err := pgBinDir(); err != nil {
-		if os.Getenv("CI") != "" {
+	if _, err := pgtest.BinDir(); err != nil {
+		if pgtest.InCI() {
 			fmt.Fprintf(os.Stderr, "store suite on PostgreSQL: %v (CI is set, so this fails)\n", err)
 			return 1
 		}
@@ -101,7 +103,7 @@ func openBackend(dir string, log *zap.Logger) (*Store, error) {
 	if !onPostgres() {
 		return Open(dir, log)
 	}
-	u, err := testPostgres.schemaURL(dir)
+	u, err := schemaURL(testPostgres, dir)
 	if err != nil {
 		return nil, err
 	}
@@ -110,12 +112,13 @@ func openBackend(dir string, log *zap.Logger) (*Store, error) {
 	return OpenURL(ctx, u, log)
 }
 
-// schemaURL creates (once) the schema for dir and returns a URL whose
-// connections use it.
-func (c *pgCluster) schemaURL(dir string) (string, error) {
+// schemaURL creates (once) the schema for dir in c's postgres database and
+// returns a URL whose connections use it.
+func schemaURL(c *pgtest.Cluster, dir string) (string, error) {
 	sum := sha256.Sum256([]byte(dir))
 	schema := "t_" + hex.EncodeToString(sum[:10])
-	db, err := sql.Open("pgx", c.url)
+	base := c.URL("postgres")
+	db, err := sql.Open("pgx", base)
 	if err != nil {
 		return "", err
 	}
@@ -123,7 +126,7 @@ func (c *pgCluster) schemaURL(dir string) (string, error) {
 	if _, err := db.Exec("CREATE SCHEMA IF NOT EXISTS " + schema); err != nil {
 		return "", fmt.Errorf("create schema %s: %w", schema, err)
 	}
-	u, err := url.Parse(c.url)
+	u, err := url.Parse(base)
 	if err != nil {
 		return "", err
 	}

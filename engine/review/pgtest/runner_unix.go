@@ -1,6 +1,6 @@
 //go:build unix
 
-package review
+package pgtest
 
 import (
 	"fmt"
@@ -11,9 +11,9 @@ import (
 	"syscall"
 )
 
-// pgRunner runs PostgreSQL's commands as this user, or as root as the
+// runner runs PostgreSQL's commands as this user, or as root as the
 // postgres user (Debian's package makes one) or else nobody, owning dir.
-func pgRunner(dir string) (runAs, error) {
+func runner(dir string) (runAs, error) {
 	plain := func(cmd *exec.Cmd) error { return cmd.Run() }
 	if os.Geteuid() != 0 {
 		return plain, nil

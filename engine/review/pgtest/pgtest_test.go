@@ -1,0 +1,37 @@
+package pgtest
+
+import (
+	"net/url"
+	"testing"
+)
+
+// TestRestartKeepsData: a database created before a restart is still
+// there after it (creating it again fails), and one can be created after.
+func TestRestartKeepsData(t *testing.T) {
+	c := New(t)
+	if err := c.CreateDatabase("before"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.CreateDatabase("before"); err == nil {
+		t.Error("database before is gone after the restart: created it again")
+	}
+	if err := c.CreateDatabase("after"); err != nil {
+		t.Errorf("create a database after the restart: %v", err)
+	}
+}
+
+// TestURL names the database, the superuser and the socket dir.
+func TestURL(t *testing.T) {
+	c := &Cluster{dir: "/tmp/pg x"}
+	u, err := url.Parse(c.URL("queue"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u.Scheme != "postgres" || u.User.Username() != Superuser || u.Path != "/queue" ||
+		u.Query().Get("host") != "/tmp/pg x" || u.Query().Get("sslmode") != "disable" {
+		t.Errorf("URL = %s", u)
+	}
+}
