@@ -52,6 +52,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	code := m.Run()
+	stopSharedCluster()
 	os.RemoveAll(dir)
 	os.Exit(code)
 }

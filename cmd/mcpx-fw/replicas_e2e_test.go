@@ -1,0 +1,138 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/mcpx-fw/mcpx-fw/relay/peer"
+)
+
+// replicaCount is how many `serve --http` share the store in these tests.
+const replicaCount = 3
+
+// replicaLoad is how many sampling requests TestReplicasLoad sends at
+// once: 1,000, or MCPXFW_REPLICA_LOAD.
+func replicaLoad(t *testing.T) int {
+	t.Helper()
+	v := os.Getenv("MCPXFW_REPLICA_LOAD")
+	if v == "" {
+		return 1000
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 100 {
+		t.Fatalf("MCPXFW_REPLICA_LOAD=%q: want a number of requests, at least 100", v)
+	}
+	return n
+}
+
+// TestReplicasLoad: three `serve --http` replicas on one PostgreSQL store,
+// behind a round-robin front that keeps session affinity, take 1,000
+// concurrent sampling requests from legacy hosts (each host's session, and
+// its upstreams, on the replica that created it), with the load's mix of
+// verdicts: permit, policy deny, structurally invalid, escalation approved
+// and escalation rejected. The escalations are decided by `mcpx-fw review
+// approve|reject` subprocesses, each run against the config of one
+// replica in turn, never necessarily the replica that holds the request.
+//
+// Then, across the replicas: every request got exactly one answer, the
+// one its verdict calls for (read on each upstream's wire); the host was
+// asked exactly once for each that passed; the replicas' decision logs
+// together hold exactly one decision per request and stage (plus one
+// re-decision per approval); every escalation has exactly one review item
+// and its audit trail; the shared audit chain verifies (`mcpx-fw audit
+// --verify`); no replica logged an error.
+func TestReplicasLoad(t *testing.T) {
+	total := replicaLoad(t)
+	storeURL := newDatabase(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)
+	defer cancel()
+	rs := startReplicas(t, replicaCount, storeURL, 10*time.Minute, "")
+	f := newFront(t, rs)
+	run := newLoadRun()
+	sessions := connectLegacyHosts(t, ctx, f, run, 5)
+	st := openURLStore(t, storeURL)
+
+	var cfgs []string
+	for _, r := range rs {
+		cfgs = append(cfgs, r.cfg)
+	}
+	op := newCLIOperator(st, cfgs, run.decideByKind)
+	opCtx, stopOperator := context.WithCancel(ctx)
+	operated := op.operate(opCtx, cancel)
+
+	per := total / len(sessions)
+	start := time.Now()
+	run.round(t, ctx, sessions, per)
+	took := time.Since(start)
+	stopOperator()
+	if err := <-operated; err != nil {
+		t.Error(err)
+	}
+	if t.Failed() {
+		replicaLogs(t, rs)
+		t.FailNow()
+	}
+	t.Logf("%d requests (%d legacy sessions × %d) answered by %d replicas in %v; %d decided by %d CLI runs; sessions per replica %v, requests routed %v",
+		per*len(sessions), len(sessions), per, len(rs), took.Round(time.Millisecond), len(op.handled), op.runs.Load(), f.sessionsOn(), f.routedCounts())
+
+	for _, s := range sessions {
+		checkWire(t, ctx, s)
+	}
+	run.checkOutcomes(t)
+	first := run.checkDecisionLog(t, mergeDecisionLogs(t, rs))
+	run.checkReviews(t, ctx, st, rs[0].cfg, first)
+	for _, r := range rs {
+		checkServeLog(t, filepath.Join(r.dir, "serve.log"))
+	}
+}
+
+// connectLegacyHosts connects n 2025-11-25 hosts through the front (the
+// front spreads their sessions over the replicas) and returns one load
+// session per host and server.
+func connectLegacyHosts(t *testing.T, ctx context.Context, f *front, run *loadRun, n int) []*loadSession {
+	t.Helper()
+	var sessions []*loadSession
+	for range n {
+		h, err := peer.ConnectHTTP(ctx, f.URL(), peer.HostOptions{Answer: run.answer, Tools: true})
+		if err != nil {
+			t.Fatalf("connect a host through the front: %v", err)
+		}
+		t.Cleanup(func() { _ = h.Close() })
+		for i := range 2 {
+			sessions = append(sessions, &loadSession{index: len(sessions), host: h.Host, server: fmt.Sprintf("load%d", i)})
+		}
+	}
+	return sessions
+}
+
+// mergeDecisionLogs writes every replica's decision log into one file, in
+// replica order, for the checks of one firewall.
+func mergeDecisionLogs(t *testing.T, rs []*replica) string {
+	t.Helper()
+	var all []byte
+	for _, r := range rs {
+		b, err := os.ReadFile(filepath.Join(r.dir, "decisions.jsonl"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, b...)
+	}
+	p := filepath.Join(t.TempDir(), "decisions.jsonl")
+	if err := os.WriteFile(p, all, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// replicaLogs shows what each replica wrote on stderr, for a failed test.
+func replicaLogs(t *testing.T, rs []*replica) {
+	t.Helper()
+	for _, r := range rs {
+		t.Logf("replica %d stderr:\n%s", r.index, r.output())
+	}
+}
