@@ -1,6 +1,7 @@
 // Package pgtest starts throwaway PostgreSQL clusters for tests: initdb in
 // a temporary dir, the server listening only on a unix socket in that dir,
-// without fsync (nothing in it outlives the test binary). It is ordinary
+// without fsync (nothing in it outlives the test binary, and a restart
+// keeps every commit). It is ordinary
 // code so the store suite (engine/review) and the replica tests of the
 // command (cmd/mcpx-fw) share one implementation; only tests import it,
 // and it imports only the standard library.
@@ -159,7 +160,10 @@ func (c *Cluster) StopServer() error {
 // StartServer starts the server on the cluster's data dir and waits until
 // it accepts connections.
 func (c *Cluster) StartServer() error {
-	opts := "-c fsync=off -c full_page_writes=off -c synchronous_commit=off -c listen_addresses='' -c max_connections=200 -k " + c.dir
+	// fsync off: the machine does not crash under a test, only the server
+	// does (StopServer is immediate). Commits stay synchronous, so a
+	// commit the server acknowledged is in the WAL the restart replays.
+	opts := "-c fsync=off -c full_page_writes=off -c listen_addresses='' -c max_connections=200 -k " + c.dir
 	if err := c.cmd("pg_ctl", "-D", c.data(), "-l", c.logPath(), "-o", opts, "-w", "start"); err != nil {
 		log, _ := os.ReadFile(c.logPath())
 		return fmt.Errorf("%w\nserver log:\n%s", err, log)
