@@ -15,8 +15,9 @@ const LogSaltFile = "decision-log.salt"
 // logSaltBytes is the salt's length: 256 bits.
 const logSaltBytes = 32
 
-// LoadLogSalt returns the decision-log salt kept in dir, creating it (0600)
-// on first use. Keeping it in the state dir, beside the review queue that
+// LoadLogSalt returns the decision-log salt kept in dir, creating dir
+// (0700) and the salt (0600) on first use: with the queue on PostgreSQL
+// nothing else may have made the state dir yet. Keeping it in the state dir, beside the review queue that
 // holds the same texts in clear, means a text's digest is the same in every
 // serve process sharing the dir and across restarts, so an operator can
 // follow one prompt through days of logs. The salt never leaves the dir;
@@ -43,6 +44,9 @@ func LoadLogSalt(dir string) ([]byte, error) {
 // place, so two processes starting together agree on one salt and neither
 // ever reads a half-written file.
 func createLogSalt(dir, path string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("decision log salt: %w", err)
+	}
 	salt := make([]byte, logSaltBytes)
 	_, _ = rand.Read(salt)
 	tmp, err := os.CreateTemp(dir, ".salt-*")

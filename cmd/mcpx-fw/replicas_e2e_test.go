@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -96,18 +97,38 @@ func TestReplicasLoad(t *testing.T) {
 // session per host and server.
 func connectLegacyHosts(t *testing.T, ctx context.Context, f *front, run *loadRun, n int) []*loadSession {
 	t.Helper()
+	sessions, _ := connectLegacyHostsOn(t, ctx, f, run, n)
+	return sessions
+}
+
+// connectLegacyHostsOn is connectLegacyHosts that also says which replica
+// holds each session (by the session's index).
+func connectLegacyHostsOn(t *testing.T, ctx context.Context, f *front, run *loadRun, n int) ([]*loadSession, []int) {
+	t.Helper()
 	var sessions []*loadSession
+	var on []int
 	for range n {
+		before := f.sessionReplicas()
 		h, err := peer.ConnectHTTP(ctx, f.URL(), peer.HostOptions{Answer: run.answer, Tools: true})
 		if err != nil {
 			t.Fatalf("connect a host through the front: %v", err)
 		}
 		t.Cleanup(func() { _ = h.Close() })
+		replica := -1
+		for sid, i := range f.sessionReplicas() {
+			if _, old := before[sid]; !old {
+				replica = i
+			}
+		}
+		if replica < 0 {
+			t.Fatal("the front saw no new session for a host")
+		}
 		for i := range 2 {
 			sessions = append(sessions, &loadSession{index: len(sessions), host: h.Host, server: fmt.Sprintf("load%d", i)})
+			on = append(on, replica)
 		}
 	}
-	return sessions
+	return sessions, on
 }
 
 // mergeDecisionLogs writes every replica's decision log into one file, in
@@ -134,5 +155,31 @@ func replicaLogs(t *testing.T, rs []*replica) {
 	t.Helper()
 	for _, r := range rs {
 		t.Logf("replica %d stderr:\n%s", r.index, r.output())
+	}
+}
+
+// TestReplicaFreshStateDir: a replica on PostgreSQL keeps nothing of the
+// queue in its state dir, so nothing else made the dir before the
+// decision log's salt was written there: serve and check failed to start
+// ("decision log salt: open …/.salt-…: no such file or directory"). Both
+// now start on a state dir that does not exist yet, and make it.
+func TestReplicaFreshStateDir(t *testing.T) {
+	storeURL := newDatabase(t)
+	cfg := testConfig(t, repoPath(t, "policies"), time.Minute, peerServer("peer", 1000))
+	appendConfig(t, cfg, fmt.Sprintf("store:\n  url: %q\n", storeURL))
+	if res := runCLI(t, "check", "--config", cfg); res.code != 0 {
+		t.Fatalf("check with a fresh state dir: exit %d: %s", res.code, res.stderr)
+	}
+	h := startFirewall(t, cfg, answerWith(hostAnswer))
+	out, err := h.Sample(t.Context(), json.RawMessage(plainRequest))
+	if err != nil || out.Error != nil {
+		t.Fatalf("sample through serve with a fresh state dir: %+v, %v", out, err)
+	}
+	c, err := loadConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(c.StateDir); err != nil || !fi.IsDir() || fi.Mode().Perm() != 0o700 {
+		t.Errorf("state dir %s: %v, %v; want a dir, mode 0700", c.StateDir, fi, err)
 	}
 }
