@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -210,6 +211,13 @@ func (f *front) remove(i int) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.down[i] = true
+}
+
+// sessionReplicas is a copy of the front's sessions: id -> replica.
+func (f *front) sessionReplicas() map[string]int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return maps.Clone(f.sessions)
 }
 
 // sessionsOn counts the sessions created on each replica.

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -27,7 +28,24 @@ func kindNamed(t testing.TB, name string) *loadKind {
 // call that fails is reported and its requests keep no outcome.
 func (r *loadRun) send(t *testing.T, ctx context.Context, sessions []*loadSession, kinds []*loadKind) []*loadRequest {
 	t.Helper()
+	reqs, err := r.trySend(ctx, sessions, kinds)
+	if err != nil {
+		t.Error(err)
+	}
+	return reqs
+}
+
+// trySend is send for sessions that may fail (their replica killed): it
+// returns what failed instead of reporting it.
+func (r *loadRun) trySend(ctx context.Context, sessions []*loadSession, kinds []*loadKind) ([]*loadRequest, error) {
 	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var errs []error
+	fail := func(err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		errs = append(errs, err)
+	}
 	var all []*loadRequest
 	for _, s := range sessions {
 		batch := make([]json.RawMessage, len(kinds))
@@ -45,12 +63,12 @@ func (r *loadRun) send(t *testing.T, ctx context.Context, sessions []*loadSessio
 		wg.Go(func() {
 			res, err := s.host.CallTool(ctx, s.server+"__sample_each", map[string]any{"requests": batch})
 			if err != nil {
-				t.Errorf("session %d: sample_each: %v", s.index, err)
+				fail(fmt.Errorf("session %d: sample_each: %w", s.index, err))
 				return
 			}
 			var out peer.LoadOutcomes
 			if err := json.Unmarshal([]byte(res.Text), &out); err != nil || len(out.Outcomes) != len(reqs) {
-				t.Errorf("session %d: sample_each gave %d outcomes for %d requests (%v): %.300s", s.index, len(out.Outcomes), len(reqs), err, res.Text)
+				fail(fmt.Errorf("session %d: sample_each gave %d outcomes for %d requests (%v): %.300s", s.index, len(out.Outcomes), len(reqs), err, res.Text))
 				return
 			}
 			r.mu.Lock()
@@ -61,7 +79,7 @@ func (r *loadRun) send(t *testing.T, ctx context.Context, sessions []*loadSessio
 		})
 	}
 	wg.Wait()
-	return all
+	return all, errors.Join(errs...)
 }
 
 // outcome is a request's one outcome, or nil if it has not exactly one.

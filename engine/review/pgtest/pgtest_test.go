@@ -1,6 +1,7 @@
 package pgtest
 
 import (
+	"fmt"
 	"net/url"
 	"testing"
 )
@@ -33,5 +34,23 @@ func TestURL(t *testing.T) {
 	if u.Scheme != "postgres" || u.User.Username() != Superuser || u.Path != "/queue" ||
 		u.Query().Get("host") != "/tmp/pg x" || u.Query().Get("sslmode") != "disable" {
 		t.Errorf("URL = %s", u)
+	}
+}
+
+// TestCPU counts the server's work: creating a database costs it some.
+func TestCPU(t *testing.T) {
+	c := New(t)
+	before, err := c.CPU()
+	if err != nil {
+		t.Skip(err)
+	}
+	for i := range 5 {
+		if err := c.CreateDatabase(fmt.Sprintf("d%d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	after, err := c.CPU()
+	if err != nil || after <= before {
+		t.Errorf("CPU before %v, after five databases %v (%v); want more", before, after, err)
 	}
 }
