@@ -2,11 +2,13 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -31,31 +33,36 @@ func replicaLoad(t *testing.T) int {
 	return n
 }
 
-// TestReplicasLoad: three `serve --http` replicas on one PostgreSQL store,
-// behind a round-robin front that keeps session affinity, take 1,000
-// concurrent sampling requests from legacy hosts (each host's session, and
-// its upstreams, on the replica that created it), with the load's mix of
-// verdicts: permit, policy deny, structurally invalid, escalation approved
-// and escalation rejected. The escalations are decided by `mcpx-fw review
-// approve|reject` subprocesses, each run against the config of one
-// replica in turn, never necessarily the replica that holds the request.
+// TestReplicasLoad: three `serve --http` replicas on one PostgreSQL store
+// and one seal key, behind a round-robin front that keeps session
+// affinity, take 1,000 concurrent sampling requests: 600 from legacy
+// hosts (each host's session, and its upstreams, on the replica that
+// created it; the upstream pushes), 400 from 2026-07-28 hosts (no
+// session: each call and each retry goes to the next replica, so a round
+// the firewall handed out on one replica is resumed on another). The mix
+// of verdicts is the load's: permit, policy deny, structurally invalid,
+// escalation approved and escalation rejected. The escalations are decided
+// by `mcpx-fw review approve|reject` subprocesses, each run against the
+// config of one replica in turn, never necessarily the replica that holds
+// the request.
 //
 // Then, across the replicas: every request got exactly one answer, the
-// one its verdict calls for (read on each upstream's wire); the host was
-// asked exactly once for each that passed; the replicas' decision logs
-// together hold exactly one decision per request and stage (plus one
-// re-decision per approval); every escalation has exactly one review item
-// and its audit trail; the shared audit chain verifies (`mcpx-fw audit
-// --verify`); no replica logged an error.
+// one its verdict calls for (for a legacy one, read on its upstream's
+// wire); the host was asked exactly once for each that passed; the
+// replicas' decision logs together hold exactly one decision per request
+// and stage (plus one re-decision per approval); every escalation has
+// exactly one review item and its audit trail; the shared audit chain
+// verifies (`mcpx-fw audit --verify`); no replica logged an error.
 func TestReplicasLoad(t *testing.T) {
 	total := replicaLoad(t)
 	storeURL := newDatabase(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)
 	defer cancel()
-	rs := startReplicas(t, replicaCount, storeURL, 10*time.Minute, "")
+	rs := startReplicas(t, replicaCount, storeURL, 10*time.Minute, sharedSealKey(t))
 	f := newFront(t, rs)
 	run := newLoadRun()
 	sessions := connectLegacyHosts(t, ctx, f, run, 5)
+	modern := connectModernHosts(t, ctx, f, run, 2, len(sessions))
 	st := openURLStore(t, storeURL)
 
 	var cfgs []string
@@ -66,9 +73,14 @@ func TestReplicasLoad(t *testing.T) {
 	opCtx, stopOperator := context.WithCancel(ctx)
 	operated := op.operate(opCtx, cancel)
 
-	per := total / len(sessions)
+	// Three in five requests come from legacy hosts, two in five from
+	// 2026-07-28 hosts, all at once.
+	per, perModern := total*3/5/len(sessions), total*2/5/len(modern)
 	start := time.Now()
-	run.round(t, ctx, sessions, per)
+	var wg sync.WaitGroup
+	wg.Go(func() { run.round(t, ctx, sessions, per) })
+	wg.Go(func() { run.roundModern(t, ctx, modern, perModern) })
+	wg.Wait()
 	took := time.Since(start)
 	stopOperator()
 	if err := <-operated; err != nil {
@@ -78,8 +90,9 @@ func TestReplicasLoad(t *testing.T) {
 		replicaLogs(t, rs)
 		t.FailNow()
 	}
-	t.Logf("%d requests (%d legacy sessions × %d) answered by %d replicas in %v; %d decided by %d CLI runs; sessions per replica %v, requests routed %v",
-		per*len(sessions), len(sessions), per, len(rs), took.Round(time.Millisecond), len(op.handled), op.runs.Load(), f.sessionsOn(), f.routedCounts())
+	t.Logf("%d requests (%d legacy sessions × %d, %d 2026-07-28 sessions × %d) answered by %d replicas in %v; %d decided by %d CLI runs; legacy sessions per replica %v, requests routed %v",
+		per*len(sessions)+perModern*len(modern), len(sessions), per, len(modern), perModern, len(rs), took.Round(time.Millisecond),
+		len(op.handled), op.runs.Load(), f.sessionsOn(), f.routedCounts())
 
 	for _, s := range sessions {
 		checkWire(t, ctx, s)
@@ -90,6 +103,20 @@ func TestReplicasLoad(t *testing.T) {
 	for _, r := range rs {
 		checkServeLog(t, filepath.Join(r.dir, "serve.log"))
 	}
+}
+
+// sharedSealKey writes the one seal key every replica names
+// (seal.key_file), so a 2026-07-28 host's retry may land on any of them,
+// and returns the config section that names it.
+func sharedSealKey(t *testing.T) string {
+	t.Helper()
+	key := make([]byte, 32)
+	_, _ = rand.Read(key)
+	path := filepath.Join(t.TempDir(), "seal.key")
+	if err := os.WriteFile(path, key, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprintf("seal:\n  key_file: %q\n", path)
 }
 
 // connectLegacyHosts connects n 2025-11-25 hosts through the front (the
