@@ -24,10 +24,6 @@ type cliOperator struct {
 
 	handled map[string]bool // items given to a worker; read by operate's loop only
 	runs    atomic.Int64
-	// refused, if set, says whether a decision the CLI refused is one the
-	// test expects (an item another replica abandoned); any other refusal
-	// stops the operator.
-	refused func(it review.Item, res cliResult) bool
 }
 
 // operate decides every pending item decide names, polling the store,
@@ -52,7 +48,7 @@ func (o *cliOperator) operate(ctx context.Context, abort func()) <-chan error {
 				if ctx.Err() != nil {
 					return
 				}
-				if res.code != 0 && (o.refused == nil || !o.refused(it, res)) {
+				if res.code != 0 {
 					fail(fmt.Errorf("operator: mcpx-fw %v: exit %d: %s", args, res.code, res.stderr))
 				}
 			}
