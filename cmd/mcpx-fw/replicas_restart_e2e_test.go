@@ -25,7 +25,8 @@ import (
 // (-32603); an escalation is refused at once (-32603), not left to its
 // timeout; a deny stays a refusal and an invalid request -32602. Once it is
 // back, the replicas reconnect by themselves and pass permitted requests
-// again. Nothing is lost: every decision committed before the stop is
+// again. `mcpx-fw check` says, in one line naming store.url, that the
+// store cannot be reached while it is down. Nothing is lost: every decision committed before the stop is
 // still in the store; an escalation held across the restart and approved
 // from the CLI afterwards is delivered exactly once, or, if its request
 // failed during the outage, its review is closed so nobody approves what
@@ -62,6 +63,9 @@ func TestReplicasPostgresRestart(t *testing.T) {
 	}
 	stopped := time.Now()
 	down := run.send(t, ctx, sessions, []*loadKind{permit, approve, deny, invalid})
+	if res := runCLI(t, "check", "--config", rs[0].cfg); res.code != 1 || !oneLine(res.stderr) || !strings.Contains(res.stderr, "store.url") {
+		t.Errorf("check while PostgreSQL is down: exit %d, %q; want 1 and one line naming store.url", res.code, res.stderr)
+	}
 	downFor := time.Since(stopped)
 	if err := pg.StartServer(); err != nil {
 		t.Fatal(err)
