@@ -94,6 +94,10 @@ func TestReplicasLoad(t *testing.T) {
 		per*len(sessions)+perModern*len(modern), len(sessions), per, len(modern), perModern, len(rs), took.Round(time.Millisecond),
 		len(op.handled), op.runs.Load(), f.sessionsOn(), f.routedCounts())
 
+	t.Logf("2026-07-28 retries resumed on the replica that handed out their state: %d; on another: %d", f.resumedSame.Load(), f.resumedElsewhere.Load())
+	if f.resumedElsewhere.Load() == 0 {
+		t.Error("no 2026-07-28 retry reached a replica other than the one that handed out its state")
+	}
 	for _, s := range sessions {
 		checkWire(t, ctx, s)
 	}

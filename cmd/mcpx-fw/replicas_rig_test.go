@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -12,6 +13,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -143,12 +145,20 @@ type front struct {
 	sessions map[string]int // Mcp-Session-Id -> replica
 	down     []bool         // replicas taken out of the rotation
 	routed   []atomic.Int64 // requests sent to each replica
+	// handed is the replica that handed out each 2026-07-28 requestState;
+	// resumedSame and resumedElsewhere count the retries that carried one
+	// back to that replica and to another.
+	handed                        map[string]int
+	resumedSame, resumedElsewhere atomic.Int64
 }
+
+// statePattern finds the requestState values in a 2026-07-28 message.
+var statePattern = regexp.MustCompile(`"requestState":"((?:[^"\\]|\\.)*)"`)
 
 // newFront starts a front for the replicas.
 func newFront(t *testing.T, rs []*replica) *front {
 	t.Helper()
-	f := &front{sessions: map[string]int{}, down: make([]bool, len(rs)), routed: make([]atomic.Int64, len(rs))}
+	f := &front{sessions: map[string]int{}, down: make([]bool, len(rs)), routed: make([]atomic.Int64, len(rs)), handed: map[string]int{}}
 	transport := &http.Transport{MaxIdleConnsPerHost: 256, IdleConnTimeout: 30 * time.Second}
 	t.Cleanup(transport.CloseIdleConnections)
 	for i, r := range rs {
@@ -169,6 +179,9 @@ func newFront(t *testing.T, rs []*replica) *front {
 					f.sessions[sid] = i
 					f.mu.Unlock()
 				}
+				if modernRequest(res.Request.Header) {
+					return f.noteHanded(res, i)
+				}
 				return nil
 			},
 			ErrorLog: log.New(io.Discard, "", 0), // a replica killed on purpose
@@ -185,7 +198,56 @@ func (f *front) URL() string { return f.srv.URL + "/mcp" }
 func (f *front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	i := f.route(r.Header.Get("Mcp-Session-Id"))
 	f.routed[i].Add(1)
+	if modernRequest(r.Header) && r.Body != nil {
+		if err := f.noteResumed(r, i); err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+	}
 	f.backends[i].ServeHTTP(w, r)
+}
+
+// modernRequest reports a request of a 2026-07-28 (or later) host, as
+// serve routes them.
+func modernRequest(h http.Header) bool { return h.Get("MCP-Protocol-Version") >= "2026-07-28" }
+
+// noteHanded reads a 2026-07-28 response whole (a stateless call's
+// stream ends with its answer) and notes the replica that handed out each
+// requestState in it.
+func (f *front) noteHanded(res *http.Response, i int) error {
+	b, err := io.ReadAll(res.Body)
+	res.Body.Close()
+	res.Body = io.NopCloser(bytes.NewReader(b))
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, m := range statePattern.FindAllSubmatch(b, -1) {
+		f.handed[string(m[1])] = i
+	}
+	return err
+}
+
+// noteResumed reads a 2026-07-28 request whole and counts a retry that
+// carries a requestState back to the replica that handed it out, or to
+// another.
+func (f *front) noteResumed(r *http.Request, i int) error {
+	b, err := io.ReadAll(r.Body)
+	r.Body.Close()
+	r.Body = io.NopCloser(bytes.NewReader(b))
+	m := statePattern.FindSubmatch(b)
+	if m == nil {
+		return err
+	}
+	f.mu.Lock()
+	from, ok := f.handed[string(m[1])]
+	f.mu.Unlock()
+	switch {
+	case !ok:
+	case from == i:
+		f.resumedSame.Add(1)
+	default:
+		f.resumedElsewhere.Add(1)
+	}
+	return err
 }
 
 // route picks the replica for a request: the session's, or else the next
