@@ -50,7 +50,8 @@ func replicaLoad(t *testing.T) int {
 // one its verdict calls for (for a legacy one, read on its upstream's
 // wire); the host was asked exactly once for each that passed; the
 // replicas' decision logs together hold exactly one decision per request
-// and stage (plus one re-decision per approval); every escalation has
+// and stage (plus one re-decision per approval), and the store holds each
+// of them with the same outcome; every escalation has
 // exactly one review item and its audit trail; the shared audit chain
 // verifies (`mcpx-fw audit --verify`); no replica logged an error.
 func TestReplicasLoad(t *testing.T) {
@@ -102,7 +103,9 @@ func TestReplicasLoad(t *testing.T) {
 		checkWire(t, ctx, s)
 	}
 	run.checkOutcomes(t)
-	first := run.checkDecisionLog(t, mergeDecisionLogs(t, rs))
+	merged := mergeDecisionLogs(t, rs)
+	first := run.checkDecisionLog(t, merged)
+	checkCommitted(t, ctx, st, decisionsByRequest(t, merged), "by the replicas")
 	run.checkReviews(t, ctx, st, rs[0].cfg, first)
 	for _, r := range rs {
 		checkServeLog(t, filepath.Join(r.dir, "serve.log"))

@@ -96,7 +96,7 @@ func TestReplicasPostgresRestart(t *testing.T) {
 	checkFailedClosed(t, run, down)
 	checkDeliveredOnce(t, run)
 	decisions := decisionsByRequest(t, mergeDecisionLogs(t, rs))
-	checkCommitted(t, ctx, st, committed)
+	checkCommitted(t, ctx, st, committed, "before the stop")
 	checkRecorded(t, ctx, st, run, decisions)
 	for _, s := range sessions {
 		checkWire(t, ctx, s)
@@ -284,11 +284,11 @@ func decisionsByRequest(t *testing.T, path string) map[string][]loadDecision {
 	return out
 }
 
-// checkCommitted: every decision logged before the stop is in the store,
-// as it was.
-func checkCommitted(t *testing.T, ctx context.Context, st *review.Store, committed map[string][]loadDecision) {
+// checkCommitted: every decision logged (before the stop, say) is in the
+// store, as it was.
+func checkCommitted(t *testing.T, ctx context.Context, st *review.Store, committed map[string][]loadDecision, when string) {
 	t.Helper()
-	errs := &loadErrors{t: t, what: "committed before the stop"}
+	errs := &loadErrors{t: t, what: "logged " + when}
 	defer errs.close()
 	n := 0
 	for id, ds := range committed {
@@ -296,12 +296,12 @@ func checkCommitted(t *testing.T, ctx context.Context, st *review.Store, committ
 			n++
 			got, err := st.Decision(ctx, d.DecisionID)
 			if err != nil || got.Outcome != d.Result.Outcome {
-				errs.errorf("%s: decision %s (%s) logged before the stop: in the store %q, %v", id, d.DecisionID, d.Result.Outcome, got.Outcome, err)
+				errs.errorf("%s: decision %s (%s) logged %s: in the store %q, %v", id, d.DecisionID, d.Result.Outcome, when, got.Outcome, err)
 			}
 		}
 	}
 	if n == 0 {
-		t.Error("no decision was logged before the stop")
+		t.Errorf("no decision was logged %s", when)
 	}
 }
 
