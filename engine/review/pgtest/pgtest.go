@@ -186,6 +186,11 @@ func (c *Cluster) Stop() error {
 	return errors.Join(err, os.RemoveAll(c.dir))
 }
 
+// DataDir is the cluster's data directory, for a test that changes the
+// server's configuration (pg_hba.conf, postgresql.conf) and then
+// restarts it.
+func (c *Cluster) DataDir() string { return c.data() }
+
 // Log returns the server's log so far, for a failing test to show.
 func (c *Cluster) Log() string {
 	b, _ := os.ReadFile(c.logPath())

@@ -3,6 +3,8 @@ package pgtest
 import (
 	"fmt"
 	"net/url"
+	"os"
+	"path/filepath"
 	"testing"
 )
 
@@ -52,5 +54,20 @@ func TestCPU(t *testing.T) {
 	after, err := c.CPU()
 	if err != nil || after <= before {
 		t.Errorf("CPU before %v, after five databases %v (%v); want more", before, after, err)
+	}
+}
+
+// TestDataDir: a configuration written into the data dir holds after a
+// restart: a pg_hba.conf that lets nobody in makes CreateDatabase fail.
+func TestDataDir(t *testing.T) {
+	c := New(t)
+	if err := os.WriteFile(filepath.Join(c.DataDir(), "pg_hba.conf"), []byte("local all all reject\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.CreateDatabase("refused"); err == nil {
+		t.Error("CreateDatabase succeeded with pg_hba.conf rejecting every connection")
 	}
 }
