@@ -14,31 +14,15 @@ import (
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/mcpx-fw/mcpx-fw/engine/review/pgtest"
 )
 
 // ownCluster starts a PostgreSQL cluster for one test, which it may stop,
 // restart and reconfigure without disturbing the suite's shared one.
-func ownCluster(t *testing.T) *pgCluster {
+func ownCluster(t *testing.T) *pgtest.Cluster {
 	t.Helper()
-	c, err := startPostgres()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.stop() })
-	return c
-}
-
-// stopServer stops c's server, keeping its data, as an administrator's
-// restart begins.
-func (c *pgCluster) stopServer() error {
-	return c.cmd("pg_ctl", "-D", filepath.Join(c.dir, "data"), "-m", "fast", "-w", "stop")
-}
-
-// startServer starts c's stopped server again, with startPostgres's
-// options.
-func (c *pgCluster) startServer() error {
-	opts := "-c fsync=off -c full_page_writes=off -c synchronous_commit=off -c listen_addresses='' -c max_connections=200 -k " + c.dir
-	return c.cmd("pg_ctl", "-D", filepath.Join(c.dir, "data"), "-l", filepath.Join(c.dir, "server.log"), "-o", opts, "-w", "start")
+	return pgtest.New(t)
 }
 
 // withPassword is u with a password: the test clusters trust every local
@@ -65,7 +49,7 @@ func TestServerRestartFailsClosedThenRecovers(t *testing.T) {
 	core, logs := observer.New(zap.InfoLevel)
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
-	s, err := OpenURL(ctx, withPassword(t, c.url, password), zap.New(core))
+	s, err := OpenURL(ctx, withPassword(t, c.URL("postgres"), password), zap.New(core))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +58,7 @@ func TestServerRestartFailsClosedThenRecovers(t *testing.T) {
 	it := mustAdd(t, s, sampleItem("a"), time.Hour)
 	got := waitFor(t, s, it.ID)
 
-	if err := c.stopServer(); err != nil {
+	if err := c.StopServer(); err != nil {
 		t.Fatal(err)
 	}
 	escalation := sampleItem("a")
@@ -105,13 +89,13 @@ func TestServerRestartFailsClosedThenRecovers(t *testing.T) {
 		}
 	}
 
-	if err := c.startServer(); err != nil {
+	if err := c.StartServer(); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.Commit(t.Context(), Entry{Decision: Decision{ID: "dc-back", Server: "a", Stage: StageRequest, Outcome: "pass"}, Usage: Usage{Requests: 1}}); err != nil {
 		t.Fatalf("Commit after the server is back: %v", err)
 	}
-	cli, err := OpenURL(ctx, c.url, zap.NewNop())
+	cli, err := OpenURL(ctx, c.URL("postgres"), zap.NewNop())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,16 +180,16 @@ func TestOpenNamesWhatIsWrong(t *testing.T) {
 		}, "connection refused", true},
 		{"authentication failed", func(t *testing.T) string {
 			c := ownCluster(t)
-			db := rawURLDB(t, c.url)
+			db := rawURLDB(t, c.URL("postgres"))
 			mustExec(t, db, "ALTER ROLE postgres PASSWORD 'the-right-one'")
-			hba := filepath.Join(c.dir, "data", "pg_hba.conf")
+			hba := filepath.Join(c.DataDir(), "pg_hba.conf")
 			if err := os.WriteFile(hba, []byte("local all all scram-sha-256\n"), 0o600); err != nil {
 				t.Fatal(err)
 			}
-			if err := errors.Join(c.stopServer(), c.startServer()); err != nil {
+			if err := errors.Join(c.StopServer(), c.StartServer()); err != nil {
 				t.Fatal(err)
 			}
-			return withPassword(t, c.url, password)
+			return withPassword(t, c.URL("postgres"), password)
 		}, "authentication failed", false},
 		{"schema too old for a user that may not migrate it", func(t *testing.T) string {
 			dir := stateDir(t)
@@ -218,7 +202,7 @@ func TestOpenNamesWhatIsWrong(t *testing.T) {
 			mustExec(t, old, "CREATE ROLE "+role+" LOGIN")
 			mustExec(t, old, "GRANT USAGE ON SCHEMA "+schema+" TO "+role)
 			mustExec(t, old, "GRANT SELECT ON ALL TABLES IN SCHEMA "+schema+" TO "+role)
-			u, err := testPostgres.schemaURL(dir)
+			u, err := schemaURL(testPostgres, dir)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -42,7 +42,7 @@ func openReplica(t testing.TB, dir string, lease time.Duration) *Store {
 		log = zaptest.NewLogger(tt)
 	}
 	if onPostgres() {
-		u, uerr := testPostgres.schemaURL(dir)
+		u, uerr := schemaURL(testPostgres, dir)
 		if uerr != nil {
 			t.Fatal(uerr)
 		}
