@@ -43,6 +43,7 @@ type handedRounds struct {
 	mu      sync.Mutex
 	rounds  map[string]*handedRound
 	polling bool // pollStored runs
+	closed  bool // closeAll ran: nothing more is kept
 }
 
 type handedRound struct {
@@ -65,10 +66,17 @@ func (h *handedRounds) putHeld(state string, entries map[string]handed, expires 
 }
 
 // keep keeps r under state until its state expires, if nothing takes it
-// first.
-func (h *handedRounds) keep(state string, r *handedRound, expires time.Time) {
+// first, and reports whether it did. After closeAll it keeps nothing and
+// releases r's hold at once: a round handed out while the firewall stops
+// (its request cleared during the drain) would otherwise hold the drain
+// until its state expired. A stored round's row stays for another replica.
+func (h *handedRounds) keep(state string, r *handedRound, expires time.Time) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if h.closed {
+		r.hold.release()
+		return false
+	}
 	if h.rounds == nil {
 		h.rounds = map[string]*handedRound{}
 	}
@@ -78,6 +86,7 @@ func (h *handedRounds) keep(state string, r *handedRound, expires time.Time) {
 		}
 	})
 	h.rounds[state] = r
+	return true
 }
 
 // take removes and returns the round for state, and its hold, which the
@@ -105,7 +114,7 @@ func (h *handedRounds) remove(state string) (*handedRound, bool) {
 func (h *handedRounds) closeAll() {
 	h.mu.Lock()
 	rounds := h.rounds
-	h.rounds = nil
+	h.rounds, h.closed = nil, true
 	h.mu.Unlock()
 	for _, r := range rounds {
 		r.expiry.Stop()

@@ -95,8 +95,9 @@ func (p *Proxy) putStored(ctx context.Context, state string, cont continuation, 
 		p.log.Error("round not stored for the host's retry", zap.String("server", cont.Server), zap.Int("bytes", len(payload)), zap.Error(err))
 		return errRoundNotStored()
 	}
-	p.handed.keep(state, &handedRound{nonce: cont.Nonce, hold: held}, cont.Expires)
-	p.handed.startPoll(p)
+	if p.handed.keep(state, &handedRound{nonce: cont.Nonce, hold: held}, cont.Expires) {
+		p.handed.startPoll(p)
+	}
 	return nil
 }
 

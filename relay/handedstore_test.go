@@ -1,0 +1,45 @@
+package relay
+
+import (
+	"testing"
+	"time"
+
+	"github.com/mcpx-fw/mcpx-fw/engine"
+)
+
+// TestStoredRoundAfterClose: a round whose request was still in the
+// request stage when the firewall began to stop (its review decided
+// during the drain) is handed out after closeAll. Its row stays in the
+// store for another replica, but nothing here keeps it: its admission is
+// given back at once, or the drain would wait for it, in vain, until the
+// state expired, and no poll of the store outlives the Proxy.
+func TestStoredRoundAfterClose(t *testing.T) {
+	p := newTestProxy(t, "alpha")
+	held, werr := p.admit.acquire("alpha", "host", claim{inFlight: 1, bytes: 100})
+	if werr != nil {
+		t.Fatal(werr)
+	}
+	p.handed.closeAll()
+	cont := continuation{Server: "alpha", Call: "call", Keys: []string{"k"}, Expires: time.Now().Add(time.Hour)}
+	state, cont, err := p.sealer.sealed(cont)
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries := map[string]handed{"k": {k: samplingKind, s: engine.Request{Kind: engine.KindSampling, Params: []byte(helloParams)}}}
+	if err := p.putStored(t.Context(), state, cont, entries, held); err != nil {
+		t.Fatal(err)
+	}
+	if got := p.admit.held("alpha"); got != (claim{}) {
+		t.Errorf("held after a round kept past closeAll: %+v, want nothing", got)
+	}
+	p.handed.mu.Lock()
+	polling, kept := p.handed.polling, len(p.handed.rounds)
+	p.handed.mu.Unlock()
+	if polling || kept != 0 {
+		t.Errorf("after closeAll: polling %v, %d rounds kept; want no poll and none", polling, kept)
+	}
+	rows, err := p.store.HeldContinuations(t.Context(), []string{cont.Nonce})
+	if err != nil || !rows[cont.Nonce] {
+		t.Errorf("the round's row: %v %v, want it left for another replica", rows, err)
+	}
+}
