@@ -441,15 +441,16 @@ func loadSealKey(stateDir string) ([]byte, error) {
 	return readSealKey(path)
 }
 
-// checkSealDir refuses a state dir that others can write: they could
-// swap in a key of their own and forge states.
+// checkSealDir refuses a folder holding a seal key (the state dir, or
+// seal.key_file's) that others can write: they could swap in a key of
+// their own and forge states. Its error names the folder, whichever it is.
 func checkSealDir(dir string) error {
 	fi, err := os.Stat(dir)
 	if err != nil {
 		return fmt.Errorf("seal key dir: %w", err)
 	}
 	if perm := fi.Mode().Perm(); perm&0o022 != 0 {
-		return fmt.Errorf("state dir %s is writable by group or others (mode %#o), so the seal key could be replaced; run: chmod go-w %s",
+		return fmt.Errorf("folder %s is writable by group or others (mode %#o), so the seal key in it could be replaced; run: chmod go-w %s",
 			dir, perm, dir)
 	}
 	return nil

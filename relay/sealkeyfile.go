@@ -20,13 +20,21 @@ const maxSealKeyFileSize = 4 << 10
 // as from `head -c 32 /dev/urandom`); a file that is missing, unreadable,
 // not a regular file, shorter than that, or that group or others can
 // reach is refused, and so is one in a folder they can write (they could
-// put a key of their own in its place). Errors name the file, never its
-// bytes.
+// put a key of their own in its place). A symbolic link is judged by the
+// file it leads to, and the folders of both the link and that file are
+// checked. Errors name the file, never its bytes.
 func LoadSealKeyFile(path string) ([]byte, error) {
-	if err := checkSealDir(filepath.Dir(path)); err != nil {
-		return nil, fmt.Errorf("seal key file %s: %w", path, err)
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return nil, fmt.Errorf("seal key file: %w (make one with: head -c 32 /dev/urandom > %s && chmod 600 %s)", err, path, path)
 	}
-	f, err := os.Open(path)
+	// A link's folder can replace the link, the file's folder the file.
+	for _, dir := range []string{filepath.Dir(path), filepath.Dir(real)} {
+		if err := checkSealDir(dir); err != nil {
+			return nil, fmt.Errorf("seal key file %s: %w", path, err)
+		}
+	}
+	f, err := os.Open(real)
 	if err != nil {
 		return nil, fmt.Errorf("seal key file: %w (make one with: head -c 32 /dev/urandom > %s && chmod 600 %s)", err, path, path)
 	}

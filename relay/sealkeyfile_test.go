@@ -50,6 +50,11 @@ func TestLoadSealKeyFile(t *testing.T) {
 				t.Fatal(err)
 			}
 		}, []string{"chmod go-w"}},
+		// A link is judged by the file it reaches: the folder that can
+		// replace the key is the target's, not the link's.
+		{"link into a folder writable by others", linkTo(0o777, secretKey, 0o600), []string{"writable by group or others", "chmod go-w"}},
+		{"link to a file readable by others", linkTo(0o700, secretKey, 0o644), []string{"group or others", "chmod 600"}},
+		{"link to a private file", linkTo(0o700, secretKey, 0o600), nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -78,6 +83,30 @@ func TestLoadSealKeyFile(t *testing.T) {
 				t.Errorf("error %q shows the key", err)
 			}
 		})
+	}
+}
+
+// linkTo makes the key file a symbolic link to a file of mode perm
+// holding key, in a folder of its own of mode dirPerm.
+func linkTo(dirPerm os.FileMode, key []byte, perm os.FileMode) func(t *testing.T, path string) {
+	return func(t *testing.T, path string) {
+		dir := filepath.Join(t.TempDir(), "real")
+		if err := os.Mkdir(dir, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		target := filepath.Join(dir, "key")
+		if err := os.WriteFile(target, key, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(target, perm); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(dir, dirPerm); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(target, path); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 
