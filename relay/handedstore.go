@@ -137,7 +137,8 @@ func (h *handedRounds) startPoll(p *Proxy) {
 // pollStored gives back the admission of every stored round another
 // replica took (its row is gone), every poll interval while this process
 // holds any: otherwise it would count as in flight here until its state
-// expired. A failed read changes nothing; the expiry still releases.
+// expired. A failed read changes nothing; the expiry still releases. An
+// outage is logged when it starts and when it ends, not at every poll.
 func (h *handedRounds) pollStored(p *Proxy) {
 	interval := p.store.PollInterval
 	if interval <= 0 {
@@ -145,14 +146,20 @@ func (h *handedRounds) pollStored(p *Proxy) {
 	}
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
+	failing := false
 	for range tick.C {
 		nonces := h.storedNonces()
 		if nonces == nil {
 			return
 		}
 		held, err := p.store.HeldContinuations(context.Background(), nonces)
-		if err != nil {
-			p.log.Warn("stored rounds not polled", zap.Error(err))
+		switch {
+		case err != nil && !failing:
+			p.log.Warn("stored rounds not polled; until the store answers, their admission is given back only when their states expire", zap.Error(err))
+		case err == nil && failing:
+			p.log.Info("stored rounds polled again")
+		}
+		if failing = err != nil; failing {
 			continue
 		}
 		h.releaseTaken(nonces, held)

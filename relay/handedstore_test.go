@@ -1,10 +1,17 @@
 package relay
 
 import (
+	"path/filepath"
 	"testing"
+	"testing/synctest"
 	"time"
 
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
+
 	"github.com/mcpx-fw/mcpx-fw/engine"
+	"github.com/mcpx-fw/mcpx-fw/engine/review"
 )
 
 // TestStoredRoundAfterClose: a round whose request was still in the
@@ -42,4 +49,30 @@ func TestStoredRoundAfterClose(t *testing.T) {
 	if err != nil || !rows[cont.Nonce] {
 		t.Errorf("the round's row: %v %v, want it left for another replica", rows, err)
 	}
+}
+
+// TestStoredRoundPollStoreDown: while the store cannot be read, the poll
+// of stored rounds says so once, not at every interval (four times a
+// second on SQLite) for as long as the outage lasts, and says when it
+// reads again.
+func TestStoredRoundPollStoreDown(t *testing.T) {
+	store, err := review.Open(filepath.Join(t.TempDir(), "state"), zap.NewNop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	store.PollInterval = 250 * time.Millisecond
+	store.Close() // every read fails from now on
+	synctest.Test(t, func(t *testing.T) {
+		core, logs := observer.New(zapcore.DebugLevel)
+		p := &Proxy{store: store, log: zap.New(core)}
+		p.handed.keep("state", &handedRound{nonce: "n"}, time.Now().Add(time.Hour))
+		p.handed.startPoll(p)
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		if n := logs.FilterMessageSnippet("stored rounds not polled").Len(); n != 1 {
+			t.Errorf("%d warnings in a minute of outage, want 1", n)
+		}
+		p.handed.closeAll()
+		time.Sleep(time.Second) // the poll finds no round and stops
+	})
 }
