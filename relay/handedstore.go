@@ -140,11 +140,7 @@ func (h *handedRounds) startPoll(p *Proxy) {
 // expired. A failed read changes nothing; the expiry still releases. An
 // outage is logged when it starts and when it ends, not at every poll.
 func (h *handedRounds) pollStored(p *Proxy) {
-	interval := p.store.PollInterval
-	if interval <= 0 {
-		interval = review.DefaultPollInterval
-	}
-	tick := time.NewTicker(interval)
+	tick := time.NewTicker(p.pollInterval())
 	defer tick.Stop()
 	failing := false
 	for range tick.C {

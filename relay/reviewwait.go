@@ -100,11 +100,7 @@ func (w *reviewWaits) remove(id string, rw *reviewWaiter) bool {
 // everyone, marked unsure: Store.Wait then polls each item itself, as it
 // would without this.
 func (w *reviewWaits) poll(p *Proxy) {
-	interval := p.store.PollInterval
-	if interval <= 0 {
-		interval = review.DefaultPollInterval
-	}
-	tick := time.NewTicker(interval)
+	tick := time.NewTicker(p.pollInterval())
 	defer tick.Stop()
 	changed := p.store.Changed()
 	for first := true; ; first = false {
@@ -122,6 +118,15 @@ func (w *reviewWaits) poll(p *Proxy) {
 		pending, err := p.store.PendingIDs(context.Background())
 		w.wake(ids, err, pending)
 	}
+}
+
+// pollInterval is how often this process's polls of the store run when
+// nothing announces a change: the store's PollInterval, or its default.
+func (p *Proxy) pollInterval() time.Duration {
+	if p.store.PollInterval > 0 {
+		return p.store.PollInterval
+	}
+	return review.DefaultPollInterval
 }
 
 // snapshot lists the items waited on, or stops the poll (nil) when there
