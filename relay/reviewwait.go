@@ -26,6 +26,16 @@ type reviewWaits struct {
 	polling bool
 }
 
+// changedReadGap spaces out the reads a store's announcements start. On
+// PostgreSQL every transition of every item on any replica is announced,
+// and each read lists the whole queue: under load, one read per
+// announcement would have the poll read back to back, a connection and a
+// share of a core for nothing new. A decision announced within this of
+// the last read waits for the rest of it, and joins every other change
+// made meanwhile in one read; at most 100 reads a second, and a decision
+// announced while the queue is quiet is read at once.
+const changedReadGap = 10 * time.Millisecond
+
 // reviewWaiter is one request waiting on the poll.
 type reviewWaiter struct {
 	woken chan struct{} // closed when the poll or the timeout wakes it
@@ -92,7 +102,8 @@ func (w *reviewWaits) remove(id string, rw *reviewWaiter) bool {
 
 // poll wakes the waiters whose item is no longer pending, while anyone
 // waits: at once when the store announces a change (Store.Changed: on
-// PostgreSQL any replica's decision, on SQLite this process's own), and
+// PostgreSQL any replica's decision, on SQLite this process's own; no
+// sooner than changedReadGap after the last read), and
 // every poll interval for what it does not announce (on SQLite another
 // process's decision; on PostgreSQL only a safety net, its PollInterval
 // is long). Only items already waited on when it looks are judged, so an
@@ -103,14 +114,17 @@ func (w *reviewWaits) poll(p *Proxy) {
 	tick := time.NewTicker(p.pollInterval())
 	defer tick.Stop()
 	changed := p.store.Changed()
+	var read time.Time
 	for first := true; ; first = false {
 		if !first { // the first read is at once: the item may have been decided before its waiter came
 			select {
 			case <-tick.C:
 			case <-changed:
+				time.Sleep(changedReadGap - time.Since(read)) // changes meanwhile join this read
 			}
 			changed = p.store.Changed() // before the read: a change during it polls again
 		}
+		read = time.Now()
 		ids := w.snapshot()
 		if ids == nil {
 			return

@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"path/filepath"
+	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"go.uber.org/zap"
@@ -236,4 +238,62 @@ func waitRegistered(t *testing.T, p *Proxy, ids ...string) {
 			t.Fatalf("waiting on %d of %d items", n, len(ids))
 		}
 	}
+}
+
+// TestAwaitReviewChangesCoalesced: when the store announces changes
+// faster than reads are worth (a decision every millisecond, as under
+// load, where on PostgreSQL every replica's every transition is
+// announced), the poll does not read the whole queue once per change,
+// back to back: reads come at most once per changedReadGap, each waking
+// every waiter decided since the last. The waiters' wake times show the
+// reads (time is the bubble's, which reads do not advance).
+func TestAwaitReviewChangesCoalesced(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store, err := review.Open(filepath.Join(t.TempDir(), "state"), zap.NewNop())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer store.Close()
+		store.PollInterval = time.Hour
+		p := &Proxy{store: store}
+		const n = 100
+		ids := make([]string, n)
+		woke := make([]time.Time, n)
+		var wg sync.WaitGroup
+		for i := range ids {
+			it, err := store.Add(t.Context(), review.Item{DecisionID: "dc-test", Server: "peer", Stage: review.StageRequest,
+				Request: json.RawMessage(`{"messages":[]}`)}, time.Hour)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids[i] = it.ID
+			w := p.reviews.add(p, it.ID)
+			wg.Go(func() {
+				<-w.woken
+				woke[i] = time.Now()
+			})
+		}
+		synctest.Wait() // the poll's first read is done
+		start := time.Now()
+		for _, id := range ids {
+			if _, err := store.Approve(t.Context(), id, "alice", ""); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(time.Millisecond)
+		}
+		wg.Wait()
+		reads := map[time.Time]bool{}
+		for _, at := range woke {
+			reads[at] = true
+		}
+		if most := int(time.Since(start)/changedReadGap) + 2; len(reads) > most {
+			t.Errorf("%d reads for %d decisions a millisecond apart, want at most %d", len(reads), n, most)
+		}
+		for i, at := range woke {
+			if at.Sub(start) > time.Duration(i)*time.Millisecond+changedReadGap {
+				t.Errorf("waiter %d woke %v after its decision, more than %v", i, at.Sub(start)-time.Duration(i)*time.Millisecond, changedReadGap)
+			}
+		}
+		time.Sleep(time.Hour) // the poll finds no waiter at its next tick and stops
+	})
 }
