@@ -1,11 +1,13 @@
 package relay
 
 import (
+	"encoding/json"
 	"path/filepath"
 	"testing"
 	"testing/synctest"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
@@ -75,4 +77,70 @@ func TestStoredRoundPollStoreDown(t *testing.T) {
 		p.handed.closeAll()
 		time.Sleep(time.Second) // the poll finds no round and stops
 	})
+}
+
+// TestStoredRoundAdmissionBytes: however a stored round ends (resumed
+// here or on the other replica, its answer refused, replayed, expired,
+// or its take failing because the store is gone), neither replica counts
+// any of its requests or bytes in flight afterwards.
+func TestStoredRoundAdmissionBytes(t *testing.T) {
+	bad := &mcp.CreateMessageWithToolsResult{Role: "assistant", Content: []mcp.Content{&mcp.TextContent{Text: "hi"}}}
+	for _, tc := range []struct {
+		name string
+		ttl  time.Duration
+		end  func(t *testing.T, p1 *Proxy, host1, host2 *mcp.ClientSession, key, state string)
+	}{
+		{"resumed here", time.Hour, func(t *testing.T, _ *Proxy, host1, _ *mcp.ClientSession, key, state string) {
+			if _, err := retry(t.Context(), host1, "alpha__sample_input", key, state); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"resumed there", time.Hour, func(t *testing.T, _ *Proxy, _, host2 *mcp.ClientSession, key, state string) {
+			if _, err := retry(t.Context(), host2, "alpha__sample_input", key, state); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"answer refused there", time.Hour, func(t *testing.T, _ *Proxy, _, host2 *mcp.ClientSession, key, state string) {
+			_, err := host2.CallTool(t.Context(), &mcp.CallToolParams{Name: "alpha__sample_input", Arguments: map[string]any{"params": json.RawMessage(helloParams)},
+				RequestState: state, InputResponses: mcp.InputResponseMap{key: bad}})
+			if err == nil {
+				t.Fatal("an answer without a model passed")
+			}
+		}},
+		{"replayed here after there", time.Hour, func(t *testing.T, _ *Proxy, host1, host2 *mcp.ClientSession, key, state string) {
+			if _, err := retry(t.Context(), host2, "alpha__sample_input", key, state); err != nil {
+				t.Fatal(err)
+			}
+			_, err := retry(t.Context(), host1, "alpha__sample_input", key, state)
+			wantRejected(t, err, "already used")
+		}},
+		{"expired", 200 * time.Millisecond, func(*testing.T, *Proxy, *mcp.ClientSession, *mcp.ClientSession, string, string) {}},
+		{"store gone at the take", time.Hour, func(t *testing.T, p1 *Proxy, host1, _ *mcp.ClientSession, key, state string) {
+			p1.store.Close()
+			if _, err := retry(t.Context(), host1, "alpha__sample_input", key, state); err == nil {
+				t.Fatal("a round was taken from a closed store")
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p1, p2 := replicaPair(t, "alpha", "beta")
+			p1.store.PollInterval = 10 * time.Millisecond
+			p1.cfg.StateTTL = tc.ttl
+			host1, host2 := manualHost(t, p1), manualHost(t, p2)
+			first := askInput(t, host1, "alpha__sample_input")
+			if got := p1.admit.held("alpha"); got.inFlight != 1 || got.bytes == 0 {
+				t.Fatalf("held while the host holds the round: %+v, want one request and its bytes", got)
+			}
+			tc.end(t, p1, host1, host2, keyOf(first.InputRequests), first.RequestState)
+			for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+				h1, h2 := p1.admit.held("alpha"), p2.admit.held("alpha")
+				if h1 == (claim{}) && h2 == (claim{}) {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("still held: %+v here, %+v on the other replica", h1, h2)
+				}
+			}
+		})
+	}
 }
