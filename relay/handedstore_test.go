@@ -3,6 +3,7 @@ package relay
 import (
 	"encoding/json"
 	"path/filepath"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -142,5 +143,39 @@ func TestStoredRoundAdmissionBytes(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestStoredRoundRetriesRace: one state retried at once on both replicas,
+// several times each, is resumed exactly once; every other retry is
+// refused as used, and nothing stays in flight.
+func TestStoredRoundRetriesRace(t *testing.T) {
+	p1, p2 := replicaPair(t, "alpha", "beta")
+	p1.store.PollInterval = 10 * time.Millisecond
+	hosts := []*mcp.ClientSession{manualHost(t, p1), manualHost(t, p2)}
+	first := askInput(t, hosts[0], "alpha__sample_input")
+	errs := make([]error, 8)
+	var wg sync.WaitGroup
+	for i := range errs {
+		wg.Go(func() {
+			_, errs[i] = retry(t.Context(), hosts[i%2], "alpha__sample_input", keyOf(first.InputRequests), first.RequestState)
+		})
+	}
+	wg.Wait()
+	resumed := 0
+	for _, err := range errs {
+		if err == nil {
+			resumed++
+			continue
+		}
+		wantRejected(t, err, "already used")
+	}
+	if resumed != 1 {
+		t.Fatalf("resumed %d times, want once", resumed)
+	}
+	for deadline := time.Now().Add(10 * time.Second); p1.admit.held("alpha") != (claim{}) || p2.admit.held("alpha") != (claim{}); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("still held: %+v, %+v", p1.admit.held("alpha"), p2.admit.held("alpha"))
+		}
 	}
 }
