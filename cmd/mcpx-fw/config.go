@@ -415,6 +415,12 @@ func defaultStateDir() string {
 var serverName = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*(_[a-z0-9-]+)*$`)
 
 // check validates every field and names each bad key.
+// minStoreLease is the shortest store.lease: a replica renews its lease
+// every third of it, and one that misses renewals for the whole lease
+// (a database failover, a long pause) has its pending reviews abandoned
+// by the others, however alive it is.
+const minStoreLease = time.Second
+
 func (c *Config) check() error {
 	var errs []error
 	bad := func(key, format string, args ...any) {
@@ -426,7 +432,9 @@ func (c *Config) check() error {
 	if u, err := url.Parse(c.Store.URL); c.Store.URL != "" && (err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql")) {
 		bad("store.url", "must be empty (the SQLite file in state_dir) or a postgres:// URL")
 	}
-	positive(bad, "store.lease", c.Store.Lease)
+	if c.Store.Lease < minStoreLease {
+		bad("store.lease", "must be at least %v: a shorter lease is renewed several times a second and runs out at any pause of the database, when the other replicas abandon this one's reviews", minStoreLease)
+	}
 	positive(bad, "policy.timeout", c.Policy.Timeout)
 	positive(bad, "review.timeout", c.Review.Timeout)
 	if c.Review.Retain < 0 {

@@ -157,6 +157,8 @@ func TestConfigErrors(t *testing.T) {
 		{"unknown policy default", "policy:\n  default: maybe\n", []string{"policy.default", "maybe"}},
 		{"unknown log level", "log:\n  level: loud\n", []string{"log.level", "loud"}},
 		{"store url of another database", "store:\n  url: mysql://db/fw\n", []string{"store.url", "postgres://"}},
+		{"store lease shorter than a second", "store:\n  lease: 100ms\n", []string{"store.lease", "at least 1s"}},
+		{"zero store lease", "store:\n  lease: 0s\n", []string{"store.lease"}},
 		{"server without command", "servers:\n  notes:\n    label: Notes\n", []string{"servers.notes.command"}},
 		{"server with empty command", "servers:\n  notes:\n    command: [\"\"]\n", []string{"servers.notes.command"}},
 		{"server with command and url", "servers:\n  web:\n    command: [cat]\n    url: https://example.com/mcp\n", []string{"servers.web", "not both"}},
