@@ -136,11 +136,14 @@ func (h *handedRounds) startPoll(p *Proxy) {
 
 // pollStored gives back the admission of every stored round another
 // replica took (its row is gone), every poll interval while this process
-// holds any: otherwise it would count as in flight here until its state
-// expired. A failed read changes nothing; the expiry still releases. An
-// outage is logged when it starts and when it ends, not at every poll.
+// holds any, and at least four times a second (review.DefaultPollInterval):
+// a take is announced to nobody, and the store's own interval is long
+// where its waiters are woken by notifications (2s on PostgreSQL). Without
+// it the round would count as in flight here until its state expired. A
+// failed read changes nothing; the expiry still releases. An outage is
+// logged when it starts and when it ends, not at every poll.
 func (h *handedRounds) pollStored(p *Proxy) {
-	tick := time.NewTicker(p.pollInterval())
+	tick := time.NewTicker(min(p.pollInterval(), review.DefaultPollInterval))
 	defer tick.Stop()
 	failing := false
 	for range tick.C {

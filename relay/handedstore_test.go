@@ -179,3 +179,34 @@ func TestStoredRoundRetriesRace(t *testing.T) {
 		}
 	}
 }
+
+// TestStoredRoundPollInterval: the poll of stored rounds runs four times
+// a second even where the review store's own PollInterval is long (2s on
+// PostgreSQL, whose waiters are woken by notifications): nothing announces
+// a take, so a round another replica resumed would otherwise count here
+// for up to that long.
+func TestStoredRoundPollInterval(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store, err := review.Open(filepath.Join(t.TempDir(), "state"), zap.NewNop())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer store.Close()
+		store.PollInterval = review.DefaultListenPollInterval
+		p := &Proxy{store: store, log: zap.NewNop(), admit: newAdmission(Limits{}, zap.NewNop())}
+		held, werr := p.admit.acquire("alpha", "host", claim{inFlight: 1, bytes: 100})
+		if werr != nil {
+			t.Fatal(werr)
+		}
+		// The round's row is gone already: taken by another replica.
+		p.handed.keep("state", &handedRound{nonce: "n", hold: held}, time.Now().Add(time.Hour))
+		p.handed.startPoll(p)
+		time.Sleep(review.DefaultPollInterval)
+		synctest.Wait()
+		if got := p.admit.held("alpha"); got != (claim{}) {
+			t.Errorf("held %v after the other replica's take, want the round given back", review.DefaultPollInterval)
+		}
+		p.handed.closeAll()
+		time.Sleep(time.Hour) // the poll finds no round and stops
+	})
+}
