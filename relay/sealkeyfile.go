@@ -1,6 +1,9 @@
 package relay
 
 import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"os"
@@ -61,4 +64,15 @@ func LoadSealKeyFile(path string) ([]byte, error) {
 			path, len(key), sealKeySize, path)
 	}
 	return key, nil
+}
+
+// SealKeyID names a seal key without revealing it: the start of an
+// HMAC-SHA256, under the key, of a fixed label. Replicas behind one
+// address must all show the same id (`mcpx-fw check`, serve's "serving"
+// line): replicas holding different keys refuse each other's states as
+// tampered, and nothing else tells the operator why.
+func SealKeyID(key []byte) string {
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte("mcpx-fw seal key id"))
+	return hex.EncodeToString(m.Sum(nil)[:8])
 }

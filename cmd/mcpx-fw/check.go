@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
+
+	"github.com/mcpx-fw/mcpx-fw/relay"
 )
 
 func checkCommand() *cobra.Command {
@@ -32,10 +34,11 @@ it says, per server, whether it runs isolated and, if not, why.`,
 				fmt.Fprintf(c.OutOrStdout(), "store: %s %s, schema version %d\n", rt.store.Backend(), rt.store.Path(), v)
 			}
 			if rt.cfg.Seal.KeyFile != "" {
-				if _, err := sealKey(rt.cfg); err != nil {
+				key, err := sealKey(rt.cfg)
+				if err != nil {
 					return err
 				}
-				fmt.Fprintf(c.OutOrStdout(), "seal key: %s\n", rt.cfg.Seal.KeyFile)
+				fmt.Fprintf(c.OutOrStdout(), "seal key: %s (id %s; every replica must show the same)\n", rt.cfg.Seal.KeyFile, relay.SealKeyID(key))
 			}
 			for _, line := range rt.isolation.describe(rt.cfg) {
 				fmt.Fprintln(c.OutOrStdout(), line)

@@ -71,3 +71,33 @@ func TestSealKeyFile(t *testing.T) {
 		})
 	}
 }
+
+// TestCheckNamesSealKey: check names the shared key by an id that is the
+// same for replicas holding one key and differs for another key, so an
+// operator can tell why replicas refuse each other's states, and never
+// shows the key.
+func TestCheckNamesSealKey(t *testing.T) {
+	dir := t.TempDir()
+	keys := map[string]string{"a": "SECRET-0123456789abcdef0123456789", "b": "SECRET-0123456789abcdef0123456789", "c": "SECRET-another-key-0123456789abcdef"}
+	ids := map[string]string{}
+	for name, key := range keys {
+		file := writeFile(t, filepath.Join(dir, name), "seal.key", key)
+		if err := os.Chmod(file, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		cfg := writeFile(t, filepath.Join(dir, name), "mcpx-fw.yaml", "state_dir: state\npolicy:\n  dir: "+repoPath(t, "policies")+"\nseal:\n  key_file: seal.key\n")
+		res := runCLI(t, "check", "--config", cfg)
+		_, line, _ := strings.Cut(res.stdout, "seal key: "+file+" (id ")
+		id, _, ok := strings.Cut(line, ";")
+		if res.code != 0 || !ok || len(id) != 16 {
+			t.Fatalf("check: exit %d, stdout %q, stderr %q; want the key file and its id", res.code, res.stdout, res.stderr)
+		}
+		if strings.Contains(res.stdout+res.stderr, "SECRET") {
+			t.Errorf("check shows the key: %s%s", res.stdout, res.stderr)
+		}
+		ids[name] = id
+	}
+	if ids["a"] != ids["b"] || ids["a"] == ids["c"] {
+		t.Errorf("ids %v: want one for one key, another for another", ids)
+	}
+}

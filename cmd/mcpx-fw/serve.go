@@ -122,7 +122,8 @@ func serve(ctx context.Context, configPath, addr string) error {
 		return proxy.ServeStdio(ctx, os.Stdin, os.Stdout)
 	}
 	url := fmt.Sprintf("http://%s/mcp", ln.Addr())
-	rt.log.Info("serving", zap.Int("upstreams", len(rt.cfg.Servers)), zap.String("state_dir", rt.cfg.StateDir), zap.String("url", url))
+	rt.log.Info("serving", zap.Int("upstreams", len(rt.cfg.Servers)), zap.String("state_dir", rt.cfg.StateDir), zap.String("url", url),
+		zap.String("seal_key_id", relay.SealKeyID(rc.SealKey)))
 	fmt.Fprintf(os.Stderr, "mcpx-fw: listening on %s\n", url)
 	return proxy.ServeHTTP(ctx, ln)
 }
