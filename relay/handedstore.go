@@ -62,8 +62,8 @@ func decodeRound(payload []byte) (map[string]handed, error) {
 	entries := make(map[string]handed, len(r.Entries))
 	for key, e := range r.Entries {
 		k := kindNamed(e.Kind)
-		if k == nil {
-			return nil, fmt.Errorf("decode stored round: entry %q: unknown kind", key)
+		if k == nil { // the key is the upstream's: not quoted, as the error is logged
+			return nil, errors.New("decode stored round: an entry of an unknown kind")
 		}
 		s := e.Request
 		s.Params = e.Params
