@@ -3,7 +3,6 @@ package engine
 import (
 	"fmt"
 	"maps"
-	"os"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -13,12 +12,13 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/mcpx-fw/mcpx-fw/engine/review"
+	"github.com/mcpx-fw/mcpx-fw/engine/review/pgtest"
 )
 
 // TestBudgetExactUnderConcurrency is many requests for the last tokens of
 // budgets at once, decided by three engines on three Stores sharing one
-// store (three serve processes on one state dir; with
-// MCPXFW_TEST_STORE_URL, three replicas on that PostgreSQL database), each
+// store (three serve processes on one state dir; three replicas on one
+// PostgreSQL database, a throwaway cluster of pgtest's), each
 // deciding from many goroutines, for several servers with a budget each:
 // for every server exactly as many pass as its budget holds, every other
 // request is denied for the budget, and the stored usage is exactly what
@@ -26,6 +26,17 @@ import (
 // to the commit, requests read the same usage and all spend the last
 // tokens; several servers make that near certain in every run.
 func TestBudgetExactUnderConcurrency(t *testing.T) {
+	t.Run("sqlite", func(t *testing.T) {
+		dir := filepath.Join(t.TempDir(), "state")
+		budgetExactUnderConcurrency(t, func() (*review.Store, error) { return review.Open(dir, zaptest.NewLogger(t)) })
+	})
+	t.Run("postgres", func(t *testing.T) {
+		u := pgtest.New(t).URL("postgres")
+		budgetExactUnderConcurrency(t, func() (*review.Store, error) { return review.OpenURL(t.Context(), u, zaptest.NewLogger(t)) })
+	})
+}
+
+func budgetExactUnderConcurrency(t *testing.T, open func() (*review.Store, error)) {
 	const servers, fit, perEngine, maxTokens = 6, 5, 4, 1000
 	run := newDecisionID() // the servers' own usage, in a database other runs share
 	names := make([]string, servers)
@@ -35,7 +46,7 @@ func TestBudgetExactUnderConcurrency(t *testing.T) {
 		config[names[i]] = map[string]any{"max_tokens": 4096, "budget": map[string]any{"hourly_tokens": fit * maxTokens}}
 	}
 	data := map[string]any{"default": "review", "servers": config}
-	engines, store := sharedEngines(t, 3, Config{Policy: PolicyConfig{Data: data}})
+	engines, store := sharedEngines(t, 3, Config{Policy: PolicyConfig{Data: data}}, open)
 	var mu sync.Mutex
 	outcomes := map[string]map[string]int{}
 	var wg sync.WaitGroup
@@ -82,18 +93,13 @@ func TestBudgetExactUnderConcurrency(t *testing.T) {
 // that share a store among engines run against instead of a SQLite file.
 const storeURLEnv = "MCPXFW_TEST_STORE_URL"
 
-// sharedEngines starts n engines on cfg, each with its own Store on one
-// shared state dir, as n serve processes sharing a queue are (or on the
-// database storeURLEnv names, as n replicas); it returns them and the
-// first engine's Store.
-func sharedEngines(t *testing.T, n int, cfg Config) ([]*Engine, *review.Store) {
+// sharedEngines starts n engines on cfg, each with its own Store from
+// open on one shared store, as n serve processes sharing a state dir, or n
+// replicas sharing a database, are; it returns them and the first
+// engine's Store.
+func sharedEngines(t *testing.T, n int, cfg Config, open func() (*review.Store, error)) ([]*Engine, *review.Store) {
 	t.Helper()
 	cfg.Policy.Dir, cfg.ReviewTimeout = shippedPolicies, time.Minute
-	dir := filepath.Join(t.TempDir(), "state")
-	open := func() (*review.Store, error) { return review.Open(dir, zaptest.NewLogger(t)) }
-	if u := os.Getenv(storeURLEnv); u != "" {
-		open = func() (*review.Store, error) { return review.OpenURL(t.Context(), u, zaptest.NewLogger(t)) }
-	}
 	var engines []*Engine
 	var first *review.Store
 	for range n {
