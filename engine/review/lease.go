@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"os"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -65,12 +66,17 @@ func (s *Store) takeLease(ctx context.Context) error {
 	return nil
 }
 
-// heartbeat renews the lease every lease/3 and, each time, closes the
-// items of leases that ran out and whatever else is due (sweep), until
-// ctx ends.
+// heartbeat renews the lease every lease/3 and, each time, starts a sweep
+// that closes the items of leases that ran out and whatever else is due,
+// unless the last one is still running, until ctx ends. The sweep runs on
+// its own goroutine: it waits for this Store's writes and the store-wide
+// write lock, behind every replica's writes, and a renewal queued behind
+// it would let a live replica's lease run out under load, and the other
+// replicas abandon its reviews.
 func (s *Store) heartbeat(ctx context.Context) {
 	tick := time.NewTicker(s.lease / 3)
 	defer tick.Stop()
+	var sweeping atomic.Bool
 	for {
 		select {
 		case <-ctx.Done():
@@ -82,10 +88,20 @@ func (s *Store) heartbeat(ctx context.Context) {
 				zap.String("store", s.path), zap.Error(err))
 			continue
 		}
-		if _, err := s.AbandonOrphans(ctx); err != nil && ctx.Err() == nil {
-			s.log.Warn("review store sweep of dead leases failed", zap.String("backend", s.Backend()),
-				zap.String("store", s.path), zap.Error(err))
+		if sweeping.CompareAndSwap(false, true) {
+			s.bg.Go(func() {
+				defer sweeping.Store(false)
+				s.sweepDeadLeases(ctx)
+			})
 		}
+	}
+}
+
+// sweepDeadLeases is the heartbeat's sweep (AbandonOrphans).
+func (s *Store) sweepDeadLeases(ctx context.Context) {
+	if _, err := s.AbandonOrphans(ctx); err != nil && ctx.Err() == nil {
+		s.log.Warn("review store sweep of dead leases failed", zap.String("backend", s.Backend()),
+			zap.String("store", s.path), zap.Error(err))
 	}
 }
 
