@@ -1,6 +1,7 @@
 package review
 
 import (
+	"context"
 	"database/sql"
 	"encoding/json"
 	"errors"
@@ -80,7 +81,7 @@ func TestAuditRecordsExpiryAndAbandonment(t *testing.T) {
 	inBubble(t, func(t *testing.T, s *Store) {
 		expiring := mustAdd(t, s, sampleItem("alpha"), time.Minute)
 		orphan := mustAdd(t, s, sampleItem("alpha"), time.Hour)
-		s.alive = func(string) bool { return false }
+		s.alive = func(context.Context, rowReader, string) bool { return false }
 		s.owner = "other"
 		time.Sleep(2 * time.Minute)
 		if _, err := s.List(t.Context(), Filter{}); err != nil {

@@ -23,9 +23,9 @@ const DefaultLease = 15 * time.Second
 // process still runs, so its items are left to their deadline.
 const leasePrefix = "lease:"
 
-// leaseCheckTimeout bounds the read that asks whether another Store's
-// lease still holds.
-const leaseCheckTimeout = 5 * time.Second
+// leaseReleaseTimeout bounds the delete that releases a Store's lease at
+// Close.
+const leaseReleaseTimeout = 5 * time.Second
 
 // Why leases: on PostgreSQL the replicas sharing the queue run on several
 // machines, where a process id names nothing. Each Store takes a lease (a
@@ -130,7 +130,7 @@ func (s *Store) renewLease(ctx context.Context) error {
 // releaseLease deletes the lease at Close, so other replicas abandon this
 // Store's remaining items at their next sweep.
 func (s *Store) releaseLease() {
-	ctx, cancel := context.WithTimeout(context.Background(), leaseCheckTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), leaseReleaseTimeout)
 	defer cancel()
 	if _, err := s.db.ExecContext(ctx, "DELETE FROM leases WHERE id = ?", s.owner); err != nil {
 		s.log.Warn("review store lease not released; other replicas abandon its reviews when it runs out",
@@ -139,16 +139,14 @@ func (s *Store) releaseLease() {
 }
 
 // leaseAlive is s.alive on PostgreSQL: whether the lease that owns an item
-// still holds. It answers true when it cannot tell (an owner that is not a
-// lease, a failed read), as ownerAlive does.
-func (s *Store) leaseAlive(owner string) bool {
+// still holds, read through q. It answers true when it cannot tell (an
+// owner that is not a lease, a failed read), as ownerAlive does.
+func leaseAlive(ctx context.Context, q rowReader, owner string) bool {
 	if !strings.HasPrefix(owner, leasePrefix) {
 		return true
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), leaseCheckTimeout)
-	defer cancel()
 	var alive bool
-	err := s.db.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM leases
+	err := q.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM leases
 		WHERE id = ? AND expires_at > clock_timestamp())`, owner).Scan(&alive)
 	return err != nil || alive
 }

@@ -99,7 +99,7 @@ func (s *Store) Get(ctx context.Context, id string) (Item, error) {
 	if err != nil {
 		return Item{}, opError("get", id, err)
 	}
-	if _, due := s.due(it, s.now(), s.isAlive); !due {
+	if _, due := s.due(it, s.now(), func(o string) bool { return s.isAlive(ctx, s.db, o) }); !due {
 		return it, nil
 	}
 	it, err = s.settleOne(ctx, id)

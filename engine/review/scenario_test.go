@@ -92,7 +92,7 @@ func (sc *scenario) open(k int, owner string) {
 	}
 	quiet(sc.t, s)
 	s.owner = owner
-	s.alive = func(tok string) bool { return !sc.dead[tok] }
+	s.alive = func(_ context.Context, _ rowReader, tok string) bool { return !sc.dead[tok] }
 	sc.stores[k] = s
 }
 

@@ -2,6 +2,7 @@ package review
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"time"
 
@@ -45,15 +46,32 @@ func (s *Store) due(it Item, t time.Time, alive func(string) bool) (closing, boo
 	return closing{}, false
 }
 
-// isAlive is s.alive with this process answered without asking the OS.
-func (s *Store) isAlive(owner string) bool {
-	return owner == s.owner || s.alive(owner)
+// rowReader is what a liveness check reads through: the pool, or a write
+// transaction (db and writeTx both spell queries for their dialect).
+type rowReader interface {
+	QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row
+}
+
+// aliveByPID is s.alive on SQLite: an owner is a process id on this
+// machine (owner.go), and nothing needs reading.
+func aliveByPID(_ context.Context, _ rowReader, owner string) bool {
+	return ownerAlive(owner)
+}
+
+// isAlive is s.alive with this process answered without asking.
+func (s *Store) isAlive(ctx context.Context, q rowReader, owner string) bool {
+	return owner == s.owner || s.alive(ctx, q, owner)
 }
 
 // settle closes it inside tx if it is due, and returns the item as it now
 // stands. The caller holds the write lock, so the row cannot change under it.
+// An owner's lease is read through tx: the transaction holds the
+// store-wide write lock, and a read asking the pool for another
+// connection could wait for one held by a transaction that waits for that
+// lock (a burst of escalations) and, timing out, take a dead replica for
+// alive while every replica's writes wait.
 func (s *Store) settle(ctx context.Context, tx *writeTx, it Item, t time.Time) (Item, bool, error) {
-	c, ok := s.due(it, t, s.isAlive)
+	c, ok := s.due(it, t, func(owner string) bool { return s.isAlive(ctx, tx, owner) })
 	if !ok {
 		return it, false, nil
 	}
@@ -159,7 +177,7 @@ func (s *Store) dueIDs(ctx context.Context) ([]string, error) {
 		return nil, err
 	}
 	defer rows.Close()
-	alive, t := s.memoAlive(), s.now()
+	alive, t := s.memoAlive(ctx), s.now()
 	var ids []string
 	for rows.Next() {
 		var it Item
@@ -175,12 +193,12 @@ func (s *Store) dueIDs(ctx context.Context) ([]string, error) {
 	return ids, rows.Err()
 }
 
-func (s *Store) memoAlive() func(string) bool {
+func (s *Store) memoAlive(ctx context.Context) func(string) bool {
 	seen := map[string]bool{}
 	return func(owner string) bool {
 		v, ok := seen[owner]
 		if !ok {
-			v = s.isAlive(owner)
+			v = s.isAlive(ctx, s.db, owner)
 			seen[owner] = v
 		}
 		return v

@@ -62,10 +62,11 @@ type Store struct {
 	log  *zap.Logger
 
 	// owner names this process in the items it opens; alive reports whether
-	// an owner's process still runs. Both are fields so tests can simulate
-	// processes that die.
+	// an owner's process (or lease) still runs, reading what it must
+	// through q: inside a write, the transaction's own connection (see
+	// settle). Both are fields so tests can simulate processes that die.
 	owner string
-	alive func(owner string) bool
+	alive func(ctx context.Context, q rowReader, owner string) bool
 
 	// clock is the wall clock, nil for time.Now: a field so tests can make
 	// it jump, as an NTP step or an operator's date command would.
@@ -183,7 +184,7 @@ func newStore(db *db, path string, log *zap.Logger) *Store {
 		path:         path,
 		log:          log,
 		owner:        selfToken(),
-		alive:        ownerAlive,
+		alive:        aliveByPID,
 		waiters:      make(map[string]*waitSlot),
 		dues:         make(map[string]time.Time),
 		changed:      make(chan struct{}),

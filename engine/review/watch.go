@@ -61,7 +61,7 @@ func (s *Store) arrivals(ctx context.Context, where string, pos int64, f Filter)
 		return nil, pos, err
 	}
 	defer rows.Close()
-	alive, t := s.memoAlive(), s.now()
+	alive, t := s.memoAlive(ctx), s.now()
 	var out []Item
 	for rows.Next() {
 		it, err := scanItem(rowidScanner{rows, &pos})
