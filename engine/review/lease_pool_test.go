@@ -29,14 +29,7 @@ func TestSweepNeedsNoSecondConnection(t *testing.T) {
 	}
 
 	db := rawDB(t, dir)
-	tx, err := db.BeginTx(t.Context(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tx.Rollback()
-	if _, err := tx.Exec("SELECT pg_advisory_xact_lock($1)", int64(writeLockKey)); err != nil {
-		t.Fatal(err)
-	}
+	tx := holdWriteLock(t, db)
 	waitersAtLeast := func(n int) {
 		t.Helper()
 		tick := time.NewTicker(10 * time.Millisecond)

@@ -1,9 +1,26 @@
 package review
 
 import (
+	"database/sql"
 	"testing"
 	"time"
 )
+
+// holdWriteLock takes the store-wide write lock (lockWrites) in a
+// transaction of its own, as a replica's long write would hold it, until
+// the transaction ends (at the latest when the test does).
+func holdWriteLock(t *testing.T, db *db) *sql.Tx {
+	t.Helper()
+	tx, err := db.BeginTx(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tx.Rollback() })
+	if _, err := tx.Exec("SELECT pg_advisory_xact_lock($1)", int64(writeLockKey)); err != nil {
+		t.Fatal(err)
+	}
+	return tx
+}
 
 // TestLeaseRenewedWhileItsSweepWaits: a replica's sweep waits for the
 // store-wide write lock (other replicas' writes queue ahead of it under
@@ -19,14 +36,7 @@ func TestLeaseRenewedWhileItsSweepWaits(t *testing.T) {
 	mustAdd(t, live, sampleItem("a"), time.Millisecond) // due at once: the sweep has work
 
 	db := rawDB(t, dir)
-	tx, err := db.BeginTx(t.Context(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tx.Rollback()
-	if _, err := tx.Exec("SELECT pg_advisory_xact_lock($1)", int64(writeLockKey)); err != nil {
-		t.Fatal(err)
-	}
+	tx := holdWriteLock(t, db)
 	var mark time.Time // the database's clock, two leases after the lock was taken
 	if err := tx.QueryRow("SELECT clock_timestamp() + make_interval(secs => $1)", 2*lease.Seconds()).Scan(&mark); err != nil {
 		t.Fatal(err)
