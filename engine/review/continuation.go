@@ -94,7 +94,7 @@ func (s *Store) TakeContinuation(ctx context.Context, nonce, server, call string
 		return nil, fmt.Errorf("take continuation: %w", ErrContinuationGone)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("take continuation: %w", s.storageError(err, time.Since(start)))
+		return nil, fmt.Errorf("take continuation: %w", s.committed(err, time.Since(start)))
 	}
 	return payload, nil
 }
@@ -185,5 +185,5 @@ func (s *Store) execOneResult(ctx context.Context, fn func(sql.Result), q string
 	if err == nil && fn != nil {
 		fn(r)
 	}
-	return s.storageError(err, time.Since(start))
+	return s.committed(err, time.Since(start))
 }

@@ -303,22 +303,29 @@ func (s *Store) write(ctx context.Context, fn func(tx *writeTx) error) error {
 	return s.commit(tx)
 }
 
-// commit commits tx. A COMMIT whose connection was lost after it was sent
-// may or may not have taken effect: it is reported as ErrOutcomeUnknown,
-// logged, and never retried.
+// commit commits tx (see committed).
 func (s *Store) commit(tx *writeTx) error {
-	err := tx.Commit()
+	return s.committed(tx.Commit(), 0)
+}
+
+// committed names the failure of a write that commits as it ends: a
+// COMMIT, or a statement run on its own, which PostgreSQL commits when it
+// ends. One whose connection was lost after it was sent may or may not
+// have taken effect: it is reported as ErrOutcomeUnknown, logged, and
+// never retried. Other failures are named by storageError (waited is its).
+func (s *Store) committed(err error, waited time.Duration) error {
 	if s.ambiguousCommit(err) {
 		s.log.Error("review store lost its connection during COMMIT: whether the write took effect is unknown; it is not retried",
 			zap.String("backend", s.Backend()), zap.String("store", s.path), zap.Error(err))
 		return fmt.Errorf("review store %s (%s): %w: %w", s.path, s.Backend(), ErrOutcomeUnknown, s.unavailable("commit", err))
 	}
-	return s.storageError(err, 0)
+	return s.storageError(err, waited)
 }
 
-// ambiguousCommit reports a COMMIT that failed because the connection to
-// the PostgreSQL server was lost after it was sent: the server may have
-// committed. One that pgx never sent (SafeToRetry) was not committed.
+// ambiguousCommit reports a commit (see committed) that failed because the
+// connection to the PostgreSQL server was lost after it was sent: the
+// server may have committed. One that pgx never sent (SafeToRetry) was
+// not committed.
 func (s *Store) ambiguousCommit(err error) bool {
 	return err != nil && s.db.dialect == dialectPostgres && connectionLost(err) && !pgconn.SafeToRetry(err)
 }

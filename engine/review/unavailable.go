@@ -21,8 +21,9 @@ import (
 var ErrUnavailable = errors.New("review store unavailable")
 
 // ErrOutcomeUnknown is returned (wrapped, with ErrUnavailable) when the
-// connection was lost while the server committed a write: it may or may
-// not have taken effect. The write is not retried, since running it twice
+// connection was lost while the server committed a write (its COMMIT, or
+// the end of a write that is one statement): it may or may not have taken
+// effect. The write is not retried, since running it twice
 // could decide or deliver twice; the caller fails closed, and the item's
 // state (review show) says what happened.
 var ErrOutcomeUnknown = errors.New("outcome unknown: the connection was lost during COMMIT")
