@@ -158,7 +158,13 @@ func (p *Proxy) approved(ctx context.Context, u *upstream, k *kind, s engine.Req
 	if st.Outcome != engine.OutcomePass {
 		state, note = review.StateFailed, "re-decision after approval: "+st.Outcome.String()
 	}
-	p.finish(ctx, it.ID, state, note)
+	if err := p.finish(ctx, it.ID, state, note); err != nil && state == review.StateDelivered {
+		// Delivered only once the queue says so: the item may have been
+		// failed meanwhile (another replica took this one's lease for
+		// dead), or the record cannot be written; either way its trail
+		// would not show this delivery.
+		st.Verdict = p.unsettled(v, "store-error", "review queue unavailable", err).Verdict
+	}
 	return st
 }
 
@@ -214,13 +220,15 @@ func releaseNote(it review.Item) string {
 }
 
 // finish records what became of an approved item, even if the request was
-// cancelled meanwhile.
-func (p *Proxy) finish(ctx context.Context, id string, state review.State, note string) {
+// cancelled meanwhile. A failure is logged and returned.
+func (p *Proxy) finish(ctx context.Context, id string, state review.State, note string) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
-	if _, err := p.store.Finish(ctx, id, state, note); err != nil {
+	_, err := p.store.Finish(ctx, id, state, note)
+	if err != nil {
 		p.log.Error("record review finish", zap.String("review_id", id), zap.Error(err))
 	}
+	return err
 }
 
 // unsettled is a verdict for an escalation nobody decided, or whose
