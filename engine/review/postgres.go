@@ -107,13 +107,17 @@ func openError(shown string, err error) error {
 // the server has closed (a restart, a failover, an administrator's
 // pg_terminate_backend) fails the BEGIN that first uses it; nothing was
 // done yet, so begin tries the next connection, as many times as the pool
-// may hold idle ones, and a restarted server costs no write. Any other
-// failure, and every failure after BEGIN, is the caller's: a write is
-// never run twice.
+// may hold idle ones, and a restarted server costs no write. A new
+// connection that could not be made ends the tries: the server is out of
+// reach now, and dialling it again would keep the write (and the server's
+// turn, see Charge) waiting one connect timeout per try before it fails.
+// Any other failure, and every failure after BEGIN, is the caller's: a
+// write is never run twice.
 func (s *Store) begin(ctx context.Context) (*sql.Tx, error) {
 	tx, err := s.db.BeginTx(ctx, nil)
 	for range maxConns() {
-		if err == nil || s.db.dialect != dialectPostgres || !connectionLost(err) {
+		var ce *pgconn.ConnectError
+		if err == nil || s.db.dialect != dialectPostgres || !connectionLost(err) || errors.As(err, &ce) {
 			break
 		}
 		tx, err = s.db.BeginTx(ctx, nil)
