@@ -2,6 +2,7 @@ package review
 
 import (
 	"context"
+	"database/sql"
 	"encoding/binary"
 	"errors"
 	"io"
@@ -13,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest"
 )
 
 // silencer is a TCP front for the test cluster that forwards connections
@@ -26,6 +27,7 @@ type silencer struct {
 	starts atomic.Int32 // connections begun (StartupMessage) while silent
 	mu     sync.Mutex
 	open   []net.Conn
+	frozen []*atomic.Bool
 }
 
 func newSilencer(t *testing.T, socket string) *silencer {
@@ -68,8 +70,41 @@ func (f *silencer) serve() {
 		f.mu.Lock()
 		f.open = append(f.open, up)
 		f.mu.Unlock()
-		go func() { io.Copy(up, c); up.Close() }()
-		go func() { io.Copy(c, up); c.Close() }()
+		frozen := new(atomic.Bool)
+		f.mu.Lock()
+		f.frozen = append(f.frozen, frozen)
+		f.mu.Unlock()
+		go func() { forward(up, c, frozen); up.Close() }()
+		go func() { forward(c, up, frozen); c.Close() }()
+	}
+}
+
+// forward copies from src to dst until either fails, dropping what it
+// reads once frozen is set: the connection stays open and nothing on it
+// is ever answered again.
+func forward(dst, src net.Conn, frozen *atomic.Bool) {
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := src.Read(buf)
+		if n > 0 && !frozen.Load() {
+			if _, werr := dst.Write(buf[:n]); werr != nil {
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// freeze makes every connection forwarded so far go silent without
+// closing, as a peer that vanished does (a failover, a dropped route); new
+// connections are forwarded as before.
+func (f *silencer) freeze() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, fr := range f.frozen {
+		fr.Store(true)
 	}
 }
 
@@ -94,15 +129,10 @@ func (f *silencer) silence() {
 	f.open = nil
 }
 
-// TestWriteGivesUpOnASilentServer: the server stops answering (a cut
-// network) while serve runs. An escalation's write finds its pooled
-// connections dead and dials once: a dial that timed out says the server
-// is out of reach, and dialling again, once per connection the pool might
-// hold, would hold the server's turn and keep the request waiting several
-// connect timeouts before it is refused.
-func TestWriteGivesUpOnASilentServer(t *testing.T) {
-	postgresOnly(t, "store.url's connection")
-	dir := stateDir(t)
+// openThroughFront opens a Store on dir's schema of the test cluster
+// through a silencer, with a connect timeout of one second.
+func openThroughFront(t *testing.T, dir string, lease time.Duration) (*silencer, *Store) {
+	t.Helper()
 	u, err := url.Parse(testPostgres.url)
 	if err != nil {
 		t.Fatal(err)
@@ -112,18 +142,76 @@ func TestWriteGivesUpOnASilentServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	su, _ := url.Parse(schemaURL)
+	su, err := url.Parse(schemaURL)
+	if err != nil {
+		t.Fatal(err)
+	}
 	q := su.Query()
 	q.Del("host")
 	q.Set("connect_timeout", "1")
 	su.Host, su.RawQuery = front.ln.Addr().String(), q.Encode()
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
-	s, err := OpenURL(ctx, su.String(), zap.NewNop())
+	s, err := OpenURL(ctx, su.String(), zaptest.NewLogger(t), WithLease(lease))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
+	t.Cleanup(func() { s.Close() })
+	return front, s
+}
+
+// TestLeaseRenewedAfterItsConnectionVanished: the connections a replica
+// holds go silent without closing (the server failed over, a route was
+// dropped), while new ones work. A renewal sent on a dead connection must
+// give up in time and the next one use a working connection: waiting on
+// it until the kernel gives up (many minutes) would let the lease run out,
+// and the other replicas abandon every review this live replica opens
+// meanwhile.
+func TestLeaseRenewedAfterItsConnectionVanished(t *testing.T) {
+	postgresOnly(t, "leases are how replicas on one database own their waits")
+	dir := stateDir(t)
+	const lease = 600 * time.Millisecond
+	front, s := openThroughFront(t, dir, lease)
+	for range maxConns() { // the pool holds connections that will go silent
+		if _, err := s.PendingIDs(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db := rawDB(t, dir)
+	front.freeze()
+	var mark time.Time // the database's clock, three leases after the freeze
+	if err := db.QueryRow("SELECT clock_timestamp() + make_interval(secs => $1)", 3*lease.Seconds()).Scan(&mark); err != nil {
+		t.Fatal(err)
+	}
+	tick := time.NewTicker(lease / 6)
+	defer tick.Stop()
+	deadline := time.After(20 * lease)
+	for {
+		var expires time.Time
+		if err := db.QueryRow("SELECT expires_at FROM leases WHERE id = $1", s.owner).Scan(&expires); err != nil && !errors.Is(err, sql.ErrNoRows) {
+			t.Fatal(err)
+		}
+		if expires.After(mark) {
+			return
+		}
+		select {
+		case <-tick.C:
+		case <-deadline:
+			t.Fatalf("the lease was not renewed past %s in %s after its connections went silent (expires %s)", mark, 20*lease, expires)
+		}
+	}
+}
+
+// TestWriteGivesUpOnASilentServer: the server stops answering (a cut
+// network) while serve runs. An escalation's write finds its pooled
+// connections dead and dials once: a dial that timed out says the server
+// is out of reach, and dialling again, once per connection the pool might
+// hold, would hold the server's turn and keep the request waiting several
+// connect timeouts before it is refused.
+func TestWriteGivesUpOnASilentServer(t *testing.T) {
+	postgresOnly(t, "store.url's connection")
+	dir := stateDir(t)
+	front, s := openThroughFront(t, dir, DefaultLease)
 	quiet(t, s)
 	if _, err := s.Commit(t.Context(), Entry{Decision: Decision{ID: "dc-before", Server: "a", Stage: StageRequest,
 		Outcome: "pass"}, Usage: Usage{Requests: 1}}); err != nil {
@@ -132,7 +220,7 @@ func TestWriteGivesUpOnASilentServer(t *testing.T) {
 
 	front.silence()
 	it := sampleItem("a")
-	_, err = s.Commit(t.Context(), Entry{Decision: Decision{ID: "dc-silent", Server: "a", Stage: StageRequest,
+	_, err := s.Commit(t.Context(), Entry{Decision: Decision{ID: "dc-silent", Server: "a", Stage: StageRequest,
 		Outcome: "escalate"}, Usage: Usage{Requests: 1, RequestedTokens: 64, Tokens: 64}, Review: &it, ReviewTimeout: time.Hour})
 	if !errors.Is(err, ErrUnavailable) {
 		t.Errorf("escalation while the server is silent: %v; want ErrUnavailable", err)

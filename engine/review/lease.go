@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"os"
 	"strings"
 	"sync/atomic"
@@ -105,11 +106,31 @@ func (s *Store) sweepDeadLeases(ctx context.Context) {
 	}
 }
 
-// renewLease pushes the lease's expiry on. A lease that ran out before
-// the renewal (the database was out of reach for longer than the lease)
-// is taken again under the same id: other replicas may have abandoned
-// some of its items meanwhile, and those stay abandoned; the rest go on.
+// renewLease pushes the lease's expiry on, each try bounded by lease/8. A
+// pooled connection whose server vanished without closing it (a failover,
+// a dropped route) answers nothing, and a renewal sent on it would wait
+// until the kernel gives up, many minutes after the lease ran out; one
+// that times out closes its connection, and the next try, at once, takes
+// another. Trying each connection the pool may hold idle still renews
+// within the lease.
 func (s *Store) renewLease(ctx context.Context) error {
+	var err error
+	for range maxConns() + 1 {
+		tctx, cancel := context.WithTimeout(ctx, s.lease/8)
+		err = s.renewLeaseOnce(tctx)
+		cancel()
+		if err == nil || ctx.Err() != nil || !errors.Is(err, context.DeadlineExceeded) {
+			break
+		}
+	}
+	return err
+}
+
+// renewLeaseOnce is one try of renewLease. A lease that ran out before the
+// renewal (the database was out of reach for longer than the lease) is
+// taken again under the same id: other replicas may have abandoned some
+// of its items meanwhile, and those stay abandoned; the rest go on.
+func (s *Store) renewLeaseOnce(ctx context.Context) error {
 	res, err := s.db.ExecContext(ctx, `UPDATE leases SET expires_at = clock_timestamp() + make_interval(secs => ?)
 		WHERE id = ? AND expires_at > clock_timestamp()`, s.lease.Seconds(), s.owner)
 	if err != nil {
