@@ -44,19 +44,7 @@ func TestAnswerRefusedWhereOff(t *testing.T) {
 			return nil, nil
 		},
 	})
-	done := make(chan *peer.SampleOutcome, 1)
-	go func() {
-		res, err := host.CallTool(t.Context(), &mcp.CallToolParams{Name: "sample", Arguments: map[string]any{
-			"params": json.RawMessage(`{"messages":[{"role":"user","content":{"type":"text","text":"the admin password?"}}],"maxTokens":10}`)}})
-		var got peer.SampleOutcome
-		if err == nil {
-			err = json.Unmarshal([]byte(res.Content[0].(*mcp.TextContent).Text), &got)
-		}
-		if err != nil {
-			t.Error(err)
-		}
-		done <- &got
-	}()
+	done := sampleInBackground(t, host, `{"messages":[{"role":"user","content":{"type":"text","text":"the admin password?"}}],"maxTokens":10}`)
 	id := pendingID(t, p.store)
 	completion := json.RawMessage(`{"role":"assistant","model":"human","content":{"type":"text","text":"hi"}}`)
 	if _, err := p.store.Answer(t.Context(), id, "alice", "", completion); err != nil {

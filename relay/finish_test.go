@@ -12,6 +12,25 @@ import (
 	"github.com/mcpx-fw/mcpx-fw/relay/peer"
 )
 
+// sampleInBackground has the upstream push one sampling request with
+// params, and hands over what it got once its call returns.
+func sampleInBackground(t *testing.T, host *mcp.ClientSession, params string) <-chan *peer.SampleOutcome {
+	done := make(chan *peer.SampleOutcome, 1)
+	go func() {
+		res, err := host.CallTool(t.Context(), &mcp.CallToolParams{Name: "sample", Arguments: map[string]any{
+			"params": json.RawMessage(params)}})
+		var got peer.SampleOutcome
+		if err == nil {
+			err = json.Unmarshal([]byte(res.Content[0].(*mcp.TextContent).Text), &got)
+		}
+		if err != nil {
+			t.Error(err)
+		}
+		done <- &got
+	}()
+	return done
+}
+
 // TestApprovalNotDeliveredUnrecorded: an approved request reaches the host
 // only once the queue has recorded it delivered. When that record fails
 // (the database is away, or another replica's sweep already failed the
@@ -29,19 +48,7 @@ func TestApprovalNotDeliveredUnrecorded(t *testing.T) {
 			return &mcp.CreateMessageWithToolsResult{Model: "m", Role: "assistant", Content: []mcp.Content{&mcp.TextContent{Text: "hi"}}}, nil
 		},
 	})
-	done := make(chan *peer.SampleOutcome, 1)
-	go func() {
-		res, err := host.CallTool(t.Context(), &mcp.CallToolParams{Name: "sample", Arguments: map[string]any{
-			"params": json.RawMessage(`{"messages":[{"role":"user","content":{"type":"text","text":"the admin password?"}}],"maxTokens":10}`)}})
-		var got peer.SampleOutcome
-		if err == nil {
-			err = json.Unmarshal([]byte(res.Content[0].(*mcp.TextContent).Text), &got)
-		}
-		if err != nil {
-			t.Error(err)
-		}
-		done <- &got
-	}()
+	done := sampleInBackground(t, host, `{"messages":[{"role":"user","content":{"type":"text","text":"the admin password?"}}],"maxTokens":10}`)
 	id := pendingID(t, p.store)
 	// The queue refuses to record any delivery: a write that fails.
 	db, err := sql.Open("sqlite", p.store.Path())

@@ -6,6 +6,17 @@ import (
 	"time"
 )
 
+// dieAtCommit is a trigger function that ends its own backend: run by a
+// deferred constraint trigger, it kills the connection while the server
+// commits, before the commit is done.
+const dieAtCommit = `CREATE FUNCTION die_at_commit() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+	PERFORM pg_terminate_backend(pg_backend_pid());
+	PERFORM pg_sleep(10);
+	RETURN NULL;
+END $$;
+`
+
 // TestOneStatementWriteLostAtCommit: a write that is one statement (a
 // continuation taken, a decision without a review) commits when the
 // statement ends, so a connection lost once it was sent leaves its
@@ -16,12 +27,7 @@ func TestOneStatementWriteLostAtCommit(t *testing.T) {
 	postgresOnly(t, "a lost connection is a server's")
 	dir := stateDir(t)
 	s := openStore(t, dir)
-	mustExec(t, rawDB(t, dir), `CREATE FUNCTION die_at_commit() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-	PERFORM pg_terminate_backend(pg_backend_pid());
-	PERFORM pg_sleep(10);
-	RETURN NULL;
-END $$;
+	mustExec(t, rawDB(t, dir), dieAtCommit+`
 CREATE CONSTRAINT TRIGGER die_at_commit AFTER DELETE ON continuations DEFERRABLE INITIALLY DEFERRED
 FOR EACH ROW WHEN (OLD.server = 'dies-at-commit') EXECUTE FUNCTION die_at_commit();
 CREATE CONSTRAINT TRIGGER die_at_commit AFTER INSERT ON decisions DEFERRABLE INITIALLY DEFERRED

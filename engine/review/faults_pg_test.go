@@ -129,12 +129,7 @@ func TestCommitLostMidwayIsNotRetried(t *testing.T) {
 	s := openStore(t, dir)
 	it := mustAdd(t, s, sampleItem("a"), time.Hour)
 	// A deferred trigger runs at COMMIT; this one ends its own backend there.
-	mustExec(t, rawDB(t, dir), `CREATE FUNCTION die_at_commit() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-	PERFORM pg_terminate_backend(pg_backend_pid());
-	PERFORM pg_sleep(10);
-	RETURN NULL;
-END $$;
+	mustExec(t, rawDB(t, dir), dieAtCommit+`
 CREATE CONSTRAINT TRIGGER die_at_commit AFTER INSERT ON history DEFERRABLE INITIALLY DEFERRED
 FOR EACH ROW WHEN (NEW.actor = 'dies-at-commit') EXECUTE FUNCTION die_at_commit()`)
 
