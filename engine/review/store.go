@@ -194,8 +194,9 @@ func newStore(db *db, path string, log *zap.Logger) *Store {
 
 // Close closes the database. Waits in progress fail with an error. On
 // PostgreSQL it first stops the listener and the heartbeat and releases
-// the lease, so other replicas abandon at once what this Store still
-// owned instead of after the lease runs out.
+// the lease, so other replicas abandon what this Store still owned at
+// their next sweep (within a third of their lease) instead of after its
+// lease runs out.
 func (s *Store) Close() error {
 	if s.bgStop != nil {
 		s.closeOnce.Do(func() {
