@@ -229,3 +229,35 @@ func TestWriteGivesUpOnASilentServer(t *testing.T) {
 		t.Errorf("the write began %d connections to the silent server; want one", n)
 	}
 }
+
+// TestListenerReconnectsWhenItsConnectionVanishes: the listener's
+// connection goes silent without closing (a failover, a dropped route).
+// The listener must find out and listen again on a new connection, waking
+// every waiter, instead of waiting on the dead one until the kernel gives
+// up, many minutes during which no other replica's decision would wake
+// this one's waiters.
+func TestListenerReconnectsWhenItsConnectionVanishes(t *testing.T) {
+	postgresOnly(t, "LISTEN/NOTIFY is PostgreSQL's")
+	dir := stateDir(t)
+	const lease = 600 * time.Millisecond
+	front, s := openThroughFront(t, dir, lease)
+	other := openStore(t, dir)
+	first := s.Changed()
+	it := mustAdd(t, other, sampleItem("a"), time.Hour)
+	select {
+	case <-first:
+	case <-time.After(wakeDeadline):
+		t.Fatal("the listener did not hear another replica's item")
+	}
+
+	front.freeze()
+	changed := s.Changed()
+	if _, err := other.Approve(t.Context(), it.ID, "alice", ""); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-changed:
+	case <-time.After(20 * lease):
+		t.Fatalf("no wake-up in %s after the listener's connection went silent", 20*lease)
+	}
+}

@@ -108,7 +108,11 @@ func (s *Store) listen(ctx context.Context) {
 }
 
 // listenOnceConn connects, listens, calls listening, then delivers
-// notifications until the connection fails or ctx ends.
+// notifications until the connection fails or ctx ends. A connection
+// whose server vanished without closing it (a failover, a dropped route)
+// delivers nothing and reports no error until the kernel gives up, many
+// minutes later; so after each lease/3 without a notification the
+// listener pings, and one unanswered within lease/8 counts as lost.
 func (s *Store) listenOnceConn(ctx context.Context, listening func()) error {
 	conn, err := pgx.Connect(ctx, s.connURL)
 	if err != nil {
@@ -124,14 +128,24 @@ func (s *Store) listenOnceConn(ctx context.Context, listening func()) error {
 	}
 	listening()
 	for {
-		n, err := conn.WaitForNotification(ctx)
-		if err != nil {
-			if errors.Is(err, context.Canceled) && ctx.Err() != nil {
-				return nil
+		wctx, cancel := context.WithTimeout(ctx, s.lease/3)
+		n, err := conn.WaitForNotification(wctx)
+		cancel()
+		switch {
+		case err == nil:
+			s.notify(n.Payload)
+		case ctx.Err() != nil:
+			return nil
+		case errors.Is(err, context.DeadlineExceeded): // quiet: is anyone there?
+			pctx, cancel := context.WithTimeout(ctx, s.lease/8)
+			err := conn.Ping(pctx)
+			cancel()
+			if err != nil && ctx.Err() == nil {
+				return err
 			}
+		default:
 			return err
 		}
-		s.notify(n.Payload)
 	}
 }
 
