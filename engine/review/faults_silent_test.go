@@ -133,16 +133,16 @@ func (f *silencer) silence() {
 // through a silencer, with a connect timeout of one second.
 func openThroughFront(t *testing.T, dir string, lease time.Duration) (*silencer, *Store) {
 	t.Helper()
-	u, err := url.Parse(testPostgres.url)
+	u, err := url.Parse(testPostgres.URL("postgres"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	front := newSilencer(t, filepath.Join(u.Query().Get("host"), ".s.PGSQL.5432"))
-	schemaURL, err := testPostgres.schemaURL(dir)
+	raw, err := schemaURL(testPostgres, dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	su, err := url.Parse(schemaURL)
+	su, err := url.Parse(raw)
 	if err != nil {
 		t.Fatal(err)
 	}
