@@ -88,12 +88,64 @@ func (d *db) ExecContext(ctx context.Context, q string, args ...any) (sql.Result
 	return d.DB.ExecContext(ctx, d.bind(q), args...)
 }
 
+// QueryContext runs q on a pooled connection; a read that finds its
+// connection lost runs again on another (retryRead).
 func (d *db) QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
-	return d.DB.QueryContext(ctx, d.bind(q), args...)
+	q = d.bind(q)
+	rows, err := d.DB.QueryContext(ctx, q, args...)
+	for range maxConns() {
+		if !d.retryRead(ctx, q, err) {
+			break
+		}
+		rows, err = d.DB.QueryContext(ctx, q, args...)
+	}
+	return rows, err
 }
 
+// QueryRowContext is QueryContext for one row. The query runs here (its
+// error waits in the Row until Scan), so a lost connection is seen and
+// the read retried here too.
 func (d *db) QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row {
-	return d.DB.QueryRowContext(ctx, d.bind(q), args...)
+	q = d.bind(q)
+	return d.readRow(ctx, q, func() *sql.Row { return d.DB.QueryRowContext(ctx, q, args...) })
+}
+
+// readRow runs query q with run and returns its row, running it again as
+// retryRead allows. A statement prepared on the pool (UsageReader) reads
+// through it too.
+func (d binder) readRow(ctx context.Context, q string, run func() *sql.Row) *sql.Row {
+	row := run()
+	for range maxConns() {
+		if !d.retryRead(ctx, q, row.Err()) {
+			break
+		}
+		row = run()
+	}
+	return row
+}
+
+// retryRead reports whether q, run on the pool, failed with err only
+// because its connection was gone, and may run again on another. After a
+// PostgreSQL restart every pooled connection is dead, and pgx cannot tell
+// that the server never read the statement (a write that meets a closed
+// socket is not "safe to retry"), so database/sql hands the error back
+// instead of trying the next connection. The failed connection is
+// discarded; the next attempt takes another idle one or dials, so the
+// pool's idle connections (maxConns) plus one new one are enough. Only a
+// SELECT is run again: running it twice changes nothing. A statement that
+// writes (DELETE … RETURNING) is never retried here, and a write
+// transaction's statements go through writeTx, never this; Store.begin
+// alone retries, before anything is sent.
+func (d binder) retryRead(ctx context.Context, q string, err error) bool {
+	return err != nil && d.dialect == dialectPostgres && ctx.Err() == nil &&
+		connectionLost(err) && reads(q)
+}
+
+// reads reports a statement that only reads: a SELECT. The package runs
+// no function with effects (locks, notifications) in a SELECT outside a
+// write transaction.
+func reads(q string) bool {
+	return strings.HasPrefix(strings.TrimLeft(q, " \t\n"), "SELECT")
 }
 
 func (d *db) PrepareContext(ctx context.Context, q string) (*sql.Stmt, error) {

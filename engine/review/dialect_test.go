@@ -23,3 +23,24 @@ func TestBindNumbersPlaceholdersForPostgres(t *testing.T) {
 		}
 	}
 }
+
+// TestOnlySelectsAreRetried: the pool runs a statement again after a lost
+// connection only if it reads; a write that returns rows is not.
+func TestOnlySelectsAreRetried(t *testing.T) {
+	cases := []struct {
+		q     string
+		reads bool
+	}{
+		{"SELECT 1", true},
+		{"\n\t\tSELECT id FROM items", true},
+		{"DELETE FROM continuations WHERE nonce = ? RETURNING payload", false},
+		{"UPDATE items SET state = ? RETURNING id", false},
+		{"INSERT INTO items VALUES (?) RETURNING id", false},
+		{"WITH gone AS (DELETE FROM items RETURNING id) SELECT id FROM gone", false},
+	}
+	for _, tc := range cases {
+		if got := reads(tc.q); got != tc.reads {
+			t.Errorf("reads(%q) = %v, want %v", tc.q, got, tc.reads)
+		}
+	}
+}

@@ -234,7 +234,9 @@ func (s *Store) UsageReader(ctx context.Context, windows map[string]time.Duratio
 
 // Read sums the server's usage over each window ending at at.
 func (r *UsageReader) Read(ctx context.Context, server string, at time.Time) (map[string]Usage, error) {
-	return r.read(r.stmt.QueryRowContext(ctx, r.args(server, at)...), server)
+	args := r.args(server, at)
+	row := r.store.db.readRow(ctx, r.query, func() *sql.Row { return r.stmt.QueryRowContext(ctx, args...) })
+	return r.read(row, server)
 }
 
 // usageQuery is one SELECT that sums each window from the usage buckets
