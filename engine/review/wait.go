@@ -31,47 +31,85 @@ const cancelWriteTimeout = 5 * time.Second
 // serve is stopping), Wait marks a still-pending item abandoned, so nobody
 // approves a request that no longer exists, and returns the item as stored
 // with an error wrapping ctx.Err().
+//
+// A read that fails because the database server is away (a restart, a
+// failover: ErrUnavailable or a lost connection) does not end the wait:
+// it is logged once and tried again at the next wake-up or poll, so a
+// decision made meanwhile is still delivered, once. The deadline holds all
+// the same: when it passes, Wait expires the item, and returns that
+// write's error if the server is still away.
 func (s *Store) Wait(ctx context.Context, id string) (Item, error) {
 	s.startListening(ctx)
 	tick := time.NewTicker(s.pollInterval())
 	defer tick.Stop()
-	due := s.takeDue(id) // the deadline on the monotonic clock; zero until the first read if unknown
+	// The deadline on the monotonic clock; zero until the first read if unknown.
+	w := &waiting{it: Item{ID: id}, due: s.takeDue(id)}
 	for {
 		if ctx.Err() != nil {
 			return s.cancelled(ctx, id)
 		}
-		it, done, err := s.waitOnce(ctx, id, tick.C, &due)
+		done, err := s.waitOnce(ctx, w, tick.C)
 		if err != nil && ctx.Err() != nil {
 			return s.cancelled(ctx, id)
 		}
-		if done || err != nil {
-			return it, err
+		if err != nil {
+			return Item{}, err
 		}
-		if !time.Now().Before(due) {
-			return s.overdue(ctx, it, due)
+		if done {
+			return w.it, nil
+		}
+		if !w.due.IsZero() && !time.Now().Before(w.due) {
+			return s.overdue(ctx, w.it, w.due)
 		}
 	}
+}
+
+// waiting is one Wait's state between its reads.
+type waiting struct {
+	it     Item      // the item as last read; only its ID before the first read
+	due    time.Time // the deadline on the monotonic clock; zero while unknown
+	unread bool      // the last read failed because the server was away (logged)
 }
 
 // waitOnce reads the item and, if it is still pending, sleeps until a
 // local wake-up, the next poll, its deadline or the end of ctx. It listens
 // before reading, so a decision committed in between is not missed. The
-// first read that finds it pending sets *due.
-func (s *Store) waitOnce(ctx context.Context, id string, tick <-chan time.Time, due *time.Time) (Item, bool, error) {
+// first read that finds it pending sets w.due. A read that fails because
+// the server is away (serverAway) sleeps the same way, and reports no
+// error.
+func (s *Store) waitOnce(ctx context.Context, w *waiting, tick <-chan time.Time) (bool, error) {
+	id := w.it.ID
 	slot := s.subscribe(id)
 	defer s.unsubscribe(id, slot)
+	var left time.Duration
 	it, err := s.Get(ctx, id)
-	if err != nil || it.State != StatePending {
-		return it, true, err
+	switch {
+	case err != nil && ctx.Err() == nil && s.serverAway(err):
+		s.readFailed(w, err)
+		if w.due.IsZero() {
+			left = -1 // no deadline known yet: the next read learns it
+		} else {
+			left = time.Until(w.due)
+		}
+	case err != nil || it.State != StatePending:
+		w.it = it
+		return true, err
+	default:
+		w.it, w.unread = it, false
+		left = it.ExpiresAt.Sub(s.now())
+		if w.due.IsZero() {
+			// Read after s.now, so this deadline falls just after the wall
+			// clock's: an unstepped clock expires the item the usual way.
+			w.due = time.Now().Add(left) // time.Now carries the monotonic reading
+		}
+		left = min(left, time.Until(w.due))
 	}
-	left := it.ExpiresAt.Sub(s.now())
-	if due.IsZero() {
-		// Read after s.now, so this deadline falls just after the wall
-		// clock's: an unstepped clock expires the item the usual way.
-		*due = time.Now().Add(left) // time.Now carries the monotonic reading
+	var deadline <-chan time.Time
+	if left >= 0 {
+		t := time.NewTimer(left)
+		defer t.Stop()
+		deadline = t.C
 	}
-	deadline := time.NewTimer(min(left, time.Until(*due)))
-	defer deadline.Stop()
 	if s.blocked != nil {
 		s.blocked(id)
 	}
@@ -79,9 +117,26 @@ func (s *Store) waitOnce(ctx context.Context, id string, tick <-chan time.Time, 
 	case <-ctx.Done():
 	case <-slot.ch:
 	case <-tick:
-	case <-deadline.C: // the next Get expires it, or Wait does
+	case <-deadline: // the next Get expires it, or Wait does
 	}
-	return it, false, nil
+	return false, nil
+}
+
+// serverAway reports a failed read that says the PostgreSQL server cannot
+// be reached now (unavailable.go): a later read may well succeed.
+func (s *Store) serverAway(err error) bool {
+	return errors.Is(err, ErrUnavailable) || (s.db.dialect == dialectPostgres && unreachable(err))
+}
+
+// readFailed logs the first of a run of reads that failed because the
+// server was away.
+func (s *Store) readFailed(w *waiting, err error) {
+	if w.unread {
+		return
+	}
+	w.unread = true
+	s.log.Warn("review store unavailable while waiting on a review: reading it again at the next wake-up",
+		zap.String("backend", s.Backend()), zap.String("store", s.path), zap.String("review_id", w.it.ID), zap.Error(err))
 }
 
 // overdue expires a still-pending item whose deadline has passed on the
