@@ -30,11 +30,16 @@ type reviewWaits struct {
 // PostgreSQL every transition of every item on any replica is announced,
 // and each read lists the whole queue: under load, one read per
 // announcement would have the poll read back to back, a connection and a
-// share of a core for nothing new. A decision announced within this of
-// the last read waits for the rest of it, and joins every other change
-// made meanwhile in one read; at most 100 reads a second, and a decision
-// announced while the queue is quiet is read at once.
-const changedReadGap = 10 * time.Millisecond
+// share of a core for nothing new. Reads run at one per changedReadGap
+// on average, at most 100 a second; a decision announced sooner waits its
+// turn and joins every other change made meanwhile in one read.
+// changedReadBurst reads may run at once after a quiet spell, so that a
+// request, its escalation's own announcement and a quick decision are not
+// kept waiting for the spacing meant for load.
+const (
+	changedReadGap   = 10 * time.Millisecond
+	changedReadBurst = 2
+)
 
 // reviewWaiter is one request waiting on the poll.
 type reviewWaiter struct {
@@ -114,17 +119,17 @@ func (w *reviewWaits) poll(p *Proxy) {
 	tick := time.NewTicker(p.pollInterval())
 	defer tick.Stop()
 	changed := p.store.Changed()
-	var read time.Time
+	var due time.Time // when the reads so far would have ended, at one per changedReadGap
 	for first := true; ; first = false {
 		if !first { // the first read is at once: the item may have been decided before its waiter came
 			select {
 			case <-tick.C:
 			case <-changed:
-				time.Sleep(changedReadGap - time.Since(read)) // changes meanwhile join this read
+				time.Sleep(time.Until(due.Add(-changedReadBurst * changedReadGap))) // changes meanwhile join this read
 			}
 			changed = p.store.Changed() // before the read: a change during it polls again
 		}
-		read = time.Now()
+		due = later(due, time.Now()).Add(changedReadGap)
 		ids := w.snapshot()
 		if ids == nil {
 			return
@@ -173,4 +178,12 @@ func (w *reviewWaits) wake(ids []string, err error, pending map[string]bool) {
 		close(rw.woken)
 		delete(w.waiting, id)
 	}
+}
+
+// later is the later of a and b.
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }

@@ -286,7 +286,7 @@ func TestAwaitReviewChangesCoalesced(t *testing.T) {
 		for _, at := range woke {
 			reads[at] = true
 		}
-		if most := int(time.Since(start)/changedReadGap) + 2; len(reads) > most {
+		if most := int(time.Since(start)/changedReadGap) + changedReadBurst + 1; len(reads) > most {
 			t.Errorf("%d reads for %d decisions a millisecond apart, want at most %d", len(reads), n, most)
 		}
 		for i, at := range woke {
