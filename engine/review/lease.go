@@ -3,6 +3,7 @@ package review
 import (
 	"context"
 	"crypto/rand"
+	"database/sql"
 	"encoding/hex"
 	"errors"
 	"os"
@@ -53,14 +54,43 @@ func leaseHolder() string {
 	return host + " pid " + selfToken()
 }
 
-// takeLease writes this Store's lease and starts its heartbeat.
+// leaseTries bounds the tries of one renewal (renewLease): the first may
+// meet the lease's connection dead, the next ones dial afresh.
+const leaseTries = 3
+
+// openLeaseDB opens the lease's own pool of one connection, from the
+// store's URL. The heartbeat never asks the shared pool: under a burst of
+// escalations every pooled connection may be held by a charge waiting for
+// a server's turn or the store-wide write lock, behind other replicas'
+// writes, and a renewal queued behind them would time out, let a live
+// replica's lease run out and the other replicas abandon its reviews.
+// Renewals touch one row and never take the write lock, so one
+// connection of their own never waits behind anything this Store does.
+func openLeaseDB(connURL string) (*db, error) {
+	sqlDB, err := sql.Open("pgx", connURL)
+	if err != nil {
+		return nil, err
+	}
+	sqlDB.SetMaxOpenConns(1)
+	sqlDB.SetMaxIdleConns(1)
+	return &db{DB: sqlDB, binder: newBinder(dialectPostgres)}, nil
+}
+
+// takeLease opens the lease's connection, writes this Store's lease and
+// starts its heartbeat.
 func (s *Store) takeLease(ctx context.Context) error {
-	_, err := s.db.ExecContext(ctx, `INSERT INTO leases (id, holder, taken_at, expires_at)
-		VALUES (?, ?, clock_timestamp(), clock_timestamp() + make_interval(secs => ?))`,
-		s.owner, leaseHolder(), s.lease.Seconds())
+	ldb, err := openLeaseDB(s.connURL)
 	if err != nil {
 		return err
 	}
+	_, err = ldb.ExecContext(ctx, `INSERT INTO leases (id, holder, taken_at, expires_at)
+		VALUES (?, ?, clock_timestamp(), clock_timestamp() + make_interval(secs => ?))`,
+		s.owner, leaseHolder(), s.lease.Seconds())
+	if err != nil {
+		ldb.Close()
+		return err
+	}
+	s.leaseDB = ldb
 	hbCtx, stop := context.WithCancel(s.bgCtx)
 	s.heartbeatStop = stop
 	s.bg.Go(func() { s.heartbeat(hbCtx) })
@@ -106,16 +136,16 @@ func (s *Store) sweepDeadLeases(ctx context.Context) {
 	}
 }
 
-// renewLease pushes the lease's expiry on, each try bounded by lease/8. A
-// pooled connection whose server vanished without closing it (a failover,
-// a dropped route) answers nothing, and a renewal sent on it would wait
-// until the kernel gives up, many minutes after the lease ran out; one
-// that times out closes its connection, and the next try, at once, takes
-// another. Trying each connection the pool may hold idle still renews
-// within the lease.
+// renewLease pushes the lease's expiry on, each try bounded by lease/8,
+// on the lease's own connection (openLeaseDB). A connection whose server
+// vanished without closing it (a failover, a dropped route) answers
+// nothing, and a renewal sent on it would wait until the kernel gives up,
+// many minutes after the lease ran out; one that times out closes its
+// connection, and the next try, at once, dials another. leaseTries tries
+// still end within lease/3, before the next renewal is due.
 func (s *Store) renewLease(ctx context.Context) error {
 	var err error
-	for range maxConns() + 1 {
+	for range leaseTries {
 		tctx, cancel := context.WithTimeout(ctx, s.lease/8)
 		err = s.renewLeaseOnce(tctx)
 		cancel()
@@ -131,7 +161,7 @@ func (s *Store) renewLease(ctx context.Context) error {
 // taken again under the same id: other replicas may have abandoned some
 // of its items meanwhile, and those stay abandoned; the rest go on.
 func (s *Store) renewLeaseOnce(ctx context.Context) error {
-	res, err := s.db.ExecContext(ctx, `UPDATE leases SET expires_at = clock_timestamp() + make_interval(secs => ?)
+	res, err := s.leaseDB.ExecContext(ctx, `UPDATE leases SET expires_at = clock_timestamp() + make_interval(secs => ?)
 		WHERE id = ? AND expires_at > clock_timestamp()`, s.lease.Seconds(), s.owner)
 	if err != nil {
 		return s.unavailable("renew lease", err)
@@ -141,7 +171,7 @@ func (s *Store) renewLeaseOnce(ctx context.Context) error {
 	}
 	s.log.Warn("review store lease had run out: other replicas may have abandoned the reviews this one held; taking it again",
 		zap.String("backend", s.Backend()), zap.String("store", s.path), zap.Duration("lease", s.lease))
-	_, err = s.db.ExecContext(ctx, `INSERT INTO leases (id, holder, taken_at, expires_at)
+	_, err = s.leaseDB.ExecContext(ctx, `INSERT INTO leases (id, holder, taken_at, expires_at)
 		VALUES (?, ?, clock_timestamp(), clock_timestamp() + make_interval(secs => ?))
 		ON CONFLICT (id) DO UPDATE SET expires_at = excluded.expires_at`,
 		s.owner, leaseHolder(), s.lease.Seconds())
@@ -149,11 +179,13 @@ func (s *Store) renewLeaseOnce(ctx context.Context) error {
 }
 
 // releaseLease deletes the lease at Close, so other replicas abandon this
-// Store's remaining items at their next sweep.
+// Store's remaining items at their next sweep, and closes the lease's
+// connection.
 func (s *Store) releaseLease() {
+	defer s.leaseDB.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), leaseReleaseTimeout)
 	defer cancel()
-	if _, err := s.db.ExecContext(ctx, "DELETE FROM leases WHERE id = ?", s.owner); err != nil {
+	if _, err := s.leaseDB.ExecContext(ctx, "DELETE FROM leases WHERE id = ?", s.owner); err != nil {
 		s.log.Warn("review store lease not released; other replicas abandon its reviews when it runs out",
 			zap.String("backend", s.Backend()), zap.String("store", s.path), zap.Error(err))
 	}

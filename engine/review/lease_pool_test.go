@@ -84,3 +84,65 @@ func TestSweepNeedsNoSecondConnection(t *testing.T) {
 		t.Errorf("the dead replica's item is %s; want abandoned", it.State)
 	}
 }
+
+// TestLeaseRenewedWhilePoolBusy: every connection of a replica's pool is
+// taken by charges waiting for the store-wide write lock (a burst of
+// escalations while another replica's long write holds the lock), and
+// more wait for a connection. The heartbeat must go on renewing the
+// lease: a renewal queued behind the pool times out, the lease runs out,
+// and the other replicas abandon the reviews of a replica that is alive.
+func TestLeaseRenewedWhilePoolBusy(t *testing.T) {
+	postgresOnly(t, "leases are how replicas on one database own their waits")
+	dir := stateDir(t)
+	const lease = 600 * time.Millisecond
+	live := openReplica(t, dir, lease)
+	r, err := live.UsageReader(t.Context(), usageWindows)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	db := rawDB(t, dir)
+	tx := holdWriteLock(t, db)
+	pool := live.db.Stats().MaxOpenConnections
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer tx.Rollback() // lets the charges through
+	for i := range pool + 2 {
+		wg.Go(func() {
+			server := fmt.Sprintf("s%d", i)
+			var outcome string
+			if _, err := r.Charge(t.Context(), server, budgetDecide("dc-"+server, server, 0, 1<<40, 1, &outcome)); err != nil {
+				t.Errorf("Charge(%s): %v", server, err)
+			}
+		})
+	}
+	var mark time.Time // the database's clock, two leases from now
+	if err := db.QueryRow("SELECT clock_timestamp() + make_interval(secs => $1)", 2*lease.Seconds()).Scan(&mark); err != nil {
+		t.Fatal(err)
+	}
+
+	tick := time.NewTicker(lease / 6)
+	defer tick.Stop()
+	deadline := time.After(wakeDeadline)
+	for {
+		var expires time.Time
+		var ranOut bool
+		var waiting int
+		if err := db.QueryRow(`SELECT expires_at, expires_at <= clock_timestamp(),
+			(SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted)
+			FROM leases WHERE id = $1`, live.owner).Scan(&expires, &ranOut, &waiting); err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case ranOut:
+			t.Fatalf("the live replica's lease ran out while its pool was busy (%d charges waiting for the lock, pool %d)", waiting, pool)
+		case waiting >= pool && expires.After(mark):
+			return // renewed past two leases with every pooled connection waiting
+		}
+		select {
+		case <-tick.C:
+		case <-deadline:
+			t.Fatalf("neither renewed past %s nor run out (%d charges waiting for the lock, pool %d)", mark, waiting, pool)
+		}
+	}
+}

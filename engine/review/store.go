@@ -112,6 +112,8 @@ type Store struct {
 	listenOnce  sync.Once
 	readyOnce   sync.Once
 	listenReady chan struct{}
+	// leaseDB is the lease's own connection (lease.go's openLeaseDB).
+	leaseDB *db
 	// heartbeatStop ends the heartbeat without releasing the lease: what
 	// a crash does, for tests.
 	heartbeatStop context.CancelFunc
