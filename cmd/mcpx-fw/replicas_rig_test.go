@@ -204,6 +204,13 @@ func (f *front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	// Full duplex: a replica answers as soon as it has the body (an event
+	// stream's headers at once), maybe before the proxy's transport has
+	// read the body's end; by default the HTTP/1 server then discards and
+	// closes the rest of the body at the first write, the transport's
+	// next read of it fails, and it closes the connection under the answer
+	// being streamed: the host's call ends without a response.
+	_ = http.NewResponseController(w).EnableFullDuplex()
 	f.backends[i].ServeHTTP(w, r)
 }
 
