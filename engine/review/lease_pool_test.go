@@ -125,14 +125,7 @@ func TestLeaseRenewedWhilePoolBusy(t *testing.T) {
 	defer tick.Stop()
 	deadline := time.After(wakeDeadline)
 	for {
-		var expires time.Time
-		var ranOut bool
-		var waiting int
-		if err := db.QueryRow(`SELECT expires_at, expires_at <= clock_timestamp(),
-			(SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted)
-			FROM leases WHERE id = $1`, live.owner).Scan(&expires, &ranOut, &waiting); err != nil {
-			t.Fatal(err)
-		}
+		expires, ranOut, waiting := leaseSeen(t, db, live.owner)
 		switch {
 		case ranOut:
 			t.Fatalf("the live replica's lease ran out while its pool was busy (%d charges waiting for the lock, pool %d)", waiting, pool)

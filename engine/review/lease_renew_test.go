@@ -47,14 +47,7 @@ func TestLeaseRenewedWhileItsSweepWaits(t *testing.T) {
 	deadline := time.After(wakeDeadline)
 	sweepWaited := false
 	for {
-		var expires time.Time
-		var ranOut bool
-		var waiting int
-		if err := db.QueryRow(`SELECT expires_at, expires_at <= clock_timestamp(),
-			(SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted)
-			FROM leases WHERE id = $1`, live.owner).Scan(&expires, &ranOut, &waiting); err != nil {
-			t.Fatal(err)
-		}
+		expires, ranOut, waiting := leaseSeen(t, db, live.owner)
 		sweepWaited = sweepWaited || waiting > 0
 		switch {
 		case ranOut:
@@ -68,4 +61,16 @@ func TestLeaseRenewedWhileItsSweepWaits(t *testing.T) {
 			t.Fatalf("neither renewed past %s nor run out (sweep seen waiting: %v)", mark, sweepWaited)
 		}
 	}
+}
+
+// leaseSeen reads, on the database's clock, when owner's lease runs out,
+// whether it has, and how many advisory locks are being waited for.
+func leaseSeen(t *testing.T, d *db, owner string) (expires time.Time, ranOut bool, waiting int) {
+	t.Helper()
+	if err := d.QueryRow(`SELECT expires_at, expires_at <= clock_timestamp(),
+		(SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted)
+		FROM leases WHERE id = $1`, owner).Scan(&expires, &ranOut, &waiting); err != nil {
+		t.Fatal(err)
+	}
+	return expires, ranOut, waiting
 }
