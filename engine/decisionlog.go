@@ -26,6 +26,9 @@ type decisionLog struct {
 	// dropped counts lines lost since writing started failing; 0 while
 	// the sink works. Guarded by mu.
 	dropped int64
+	// written and lost count lines since start-up, for DecisionLogStats.
+	// Guarded by mu.
+	written, lost int64
 	// macs holds keyed HMAC states for digest: keying one costs two hash
 	// blocks, and a decision digests every text it carries.
 	macs sync.Pool
@@ -84,6 +87,11 @@ func (d *decisionLog) errorText(err error) string {
 // when lines start being lost, one line when they stop. Called with mu
 // held.
 func (d *decisionLog) noteWrite(err error, decisionID string) {
+	if err != nil {
+		d.lost++
+	} else {
+		d.written++
+	}
 	switch {
 	case err != nil && d.dropped == 0:
 		d.dropped = 1
@@ -113,4 +121,14 @@ func (d *decisionLog) encoder() *logEncoder {
 func (d *decisionLog) release(e *logEncoder) {
 	clear(e.mask.seen)
 	d.encoders.Put(e)
+}
+
+// stats are the sink's counts; none when the log is off.
+func (d *decisionLog) stats() []DecisionLogStats {
+	if d == nil || d.w == nil {
+		return nil
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return []DecisionLogStats{{Sink: "file", Written: d.written, Lost: d.lost}}
 }

@@ -37,12 +37,14 @@ type Config struct {
 type Engine struct {
 	policy    atomic.Pointer[Policy]
 	policyCfg PolicyConfig // what Watch reloads
-	store     *review.Store
-	log       *zap.Logger
-	dlog      *decisionLog
-	timeout   time.Duration
-	limits    validate.Limits
-	usageRead *review.UsageReader // nil without a store
+	// policyState is what PolicyStatus reports.
+	policyState *policyState
+	store       *review.Store
+	log         *zap.Logger
+	dlog        *decisionLog
+	timeout     time.Duration
+	limits      validate.Limits
+	usageRead   *review.UsageReader // nil without a store
 
 	// reloaded, when set (by tests), hears about every reload attempt.
 	reloaded func(revision string, err error)
@@ -62,13 +64,14 @@ func New(ctx context.Context, cfg Config, store *review.Store, log *zap.Logger) 
 		return nil, err
 	}
 	e := &Engine{
-		policyCfg: cfg.Policy,
-		store:     store,
-		log:       log.Named("engine"),
-		dlog:      newDecisionLog(cfg.DecisionLog, cfg.IncludeContent, cfg.LogSalt, log.Named("engine")),
-		timeout:   cfg.ReviewTimeout,
-		limits:    cfg.Limits,
-		rulesOf:   rulesOf,
+		policyCfg:   cfg.Policy,
+		policyState: newPolicyState(SourceDir, cfg.Policy.Dir),
+		store:       store,
+		log:         log.Named("engine"),
+		dlog:        newDecisionLog(cfg.DecisionLog, cfg.IncludeContent, cfg.LogSalt, log.Named("engine")),
+		timeout:     cfg.ReviewTimeout,
+		limits:      cfg.Limits,
+		rulesOf:     rulesOf,
 	}
 	if store != nil {
 		if e.usageRead, err = store.UsageReader(ctx, windows); err != nil {
@@ -77,6 +80,7 @@ func New(ctx context.Context, cfg Config, store *review.Store, log *zap.Logger) 
 	}
 	p.warm(ctx)
 	e.policy.Store(p)
+	e.policyState.loaded(p.Revision(), time.Now())
 	e.log.Info("policy loaded", zap.String("revision", p.Revision()), zap.String("dir", cfg.Policy.Dir))
 	return e, nil
 }

@@ -122,6 +122,7 @@ func (e *Engine) reload(ctx context.Context, lastErr string) string {
 	p, err := LoadPolicy(ctx, e.policyCfg)
 	defer e.notifyReload(p, err)
 	if err != nil {
+		e.policyState.failed(ReloadCompileError, err, time.Now())
 		if err.Error() != lastErr {
 			e.log.Error("policy reload failed; the previous policy keeps deciding",
 				zap.String("revision", old), zap.String("dir", e.policyCfg.Dir), zap.Error(err))
@@ -129,10 +130,12 @@ func (e *Engine) reload(ctx context.Context, lastErr string) string {
 		return err.Error()
 	}
 	if p.Revision() == old {
+		e.policyState.loaded(old, time.Now())
 		return ""
 	}
 	p.warm(ctx)
 	e.policy.Store(p)
+	e.policyState.loaded(p.Revision(), time.Now())
 	e.log.Info("policy reloaded", zap.String("revision", p.Revision()), zap.String("previous", old))
 	return ""
 }
