@@ -128,12 +128,30 @@ var layerRules = []layerRule{
 		}),
 	},
 	{
+		name: "opa-plugins-only-in-engine",
+		text: "only engine/... imports OPA's plugin machinery (plugins, plugins/logs, plugins/rest, server, download, bundle)",
+		check: forbidImports(func(_ string, f goFile, imp string) bool {
+			return isOPAPlugin(imp) && !under(f.dir, "engine")
+		}),
+	},
+	{
 		name: "relay-not-cmd",
 		text: "relay/... does not import cmd",
 		check: forbidImports(func(module string, f goFile, imp string) bool {
 			return under(f.dir, "relay") && hasPathPrefix(imp, module+"/cmd")
 		}),
 	},
+}
+
+// isOPAPlugin reports whether imp is part of OPA's plugin machinery, which
+// runs network clients and a plugin manager: engine's to run, not cmd's.
+func isOPAPlugin(imp string) bool {
+	for _, p := range []string{"plugins", "server", "download", "bundle"} {
+		if hasPathPrefix(imp, "github.com/open-policy-agent/opa/v1/"+p) {
+			return true
+		}
+	}
+	return false
 }
 
 // TestImportLayers applies every rule to every .go file of the module.
@@ -180,6 +198,7 @@ func TestImportLayersCatchViolations(t *testing.T) {
 		{"pgtest-stdlib-only-for-tests", "engine/review/x.go", `package review; import "example.com/fw/engine/review/pgtest"`, `"example.com/fw/engine/review/pgtest"`},
 		{"engine-not-relay-or-cmd", "engine/x.go", `package engine; import "example.com/fw/relay"`, `"example.com/fw/relay"`},
 		{"engine-not-relay-or-cmd", "engine/x_test.go", `package engine_test; import "example.com/fw/cmd/mcpx-fw"`, `"example.com/fw/cmd/mcpx-fw"`},
+		{"opa-plugins-only-in-engine", "cmd/mcpx-fw/x.go", `package main; import "github.com/open-policy-agent/opa/v1/plugins/logs"`, `"github.com/open-policy-agent/opa/v1/plugins/logs"`},
 		{"relay-not-cmd", "relay/peer/x.go", `package peer; import "example.com/fw/cmd/mcpx-fw"`, `"example.com/fw/cmd/mcpx-fw"`},
 		{"sandbox-stdlib-and-sys-only", "relay/sandbox/x.go", `package sandbox; import "go.uber.org/zap"`, `"go.uber.org/zap"`},
 		{"sandbox-stdlib-and-sys-only", "relay/sandbox/x_linux.go", `package sandbox; import "example.com/fw/engine"`, `"example.com/fw/engine"`},

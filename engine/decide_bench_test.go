@@ -103,7 +103,7 @@ func BenchmarkDecide(b *testing.B) {
 				}
 			})
 		})
-		logged := newDecisionLog(io.Discard, false, nil, nil)
+		logged := newDecisionLog(io.Discard, nil, false, nil, nil)
 		b.Run(shape.name+"/validate+decide+log", func(b *testing.B) {
 			timeDecisions(b, func() {
 				as := e.assess(b.Context(), StageRequest, s, nil, nil, usage)
@@ -283,7 +283,7 @@ func BenchmarkDecideElicitation(b *testing.B) {
 		})
 		v, input := e.Preview(b.Context(), StageRequest, s, nil, usage)
 		b.Run(c.name+"/log-only", func(b *testing.B) {
-			d := newDecisionLog(io.Discard, false, nil, zap.NewNop())
+			d := newDecisionLog(io.Discard, nil, false, nil, zap.NewNop())
 			timeDecisions(b, func() { d.write(v, input, "rev", nil) })
 		})
 	}

@@ -1,26 +1,33 @@
 package engine
 
 import (
+	"bytes"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
+	"encoding/json"
 	"io"
 	"sync"
 
+	"github.com/open-policy-agent/opa/v1/plugins/logs"
 	"go.uber.org/zap"
+
+	"github.com/mcpx-fw/mcpx-fw/engine/logship"
 )
 
 // decisionPath is the decision's path in OPA's terms, as the log names it.
 const decisionPath = "mcpxfw/decision"
 
-// decisionLog writes one JSON line per decision in OPA's decision-log
-// (EventV1) shape, so existing OPA tooling can read it. Unless content
+// decisionLog writes one JSON line per decision as OPA's decision-log
+// event (logs.EventV1), so existing OPA tooling can read it, and hands the
+// same event to the service sink, if any, to ship. Unless content
 // logging was turned on, everything an upstream or a host wrote is
 // replaced by salted digests (see inputShapes for what is kept and why):
 // equal texts still correlate, but nothing readable leaks.
 type decisionLog struct {
 	mu      sync.Mutex
 	w       io.Writer
+	ship    *logship.Shipper // nil: no service sink
 	content bool
 	log     *zap.Logger
 	// dropped counts lines lost since writing started failing; 0 while
@@ -37,10 +44,10 @@ type decisionLog struct {
 	encoders sync.Pool
 }
 
-// newDecisionLog writes to w (nil: nowhere) and reports a sink that stops
-// taking lines to log. A nil salt gets a random one, so digests correlate
-// within this process only.
-func newDecisionLog(w io.Writer, includeContent bool, salt []byte, log *zap.Logger) *decisionLog {
+// newDecisionLog writes to w (nil: nowhere), ships to ship (nil: nowhere)
+// and reports a sink that stops taking lines to log. A nil salt gets a
+// random one, so digests correlate within this process only.
+func newDecisionLog(w io.Writer, ship *logship.Shipper, includeContent bool, salt []byte, log *zap.Logger) *decisionLog {
 	if salt == nil {
 		salt = make([]byte, logSaltBytes)
 		_, _ = rand.Read(salt)
@@ -48,31 +55,55 @@ func newDecisionLog(w io.Writer, includeContent bool, salt []byte, log *zap.Logg
 	if log == nil {
 		log = zap.NewNop()
 	}
-	d := &decisionLog{w: w, content: includeContent, log: log}
+	d := &decisionLog{w: w, ship: ship, content: includeContent, log: log}
 	d.macs.New = func() any { return hmac.New(sha256.New, salt) }
 	d.encoders.New = func() any { return &logEncoder{} }
 	return d
 }
 
 // write logs one decision: labels (policy_revision, stage), decision_id,
-// path, input, result, masked, error, timestamp and metrics, as OPA's
-// EventV1 names them, masked unless content is logged. It is called for
-// every decision, including those of cancelled requests. A failed write is
-// dropped, never retried inline: the store's decision row is the record
-// of authority, and a decision must not wait on a full disk. The service
-// log says when lines start being lost and, with how many, when writing
-// works again.
-func (d *decisionLog) write(v Verdict, input map[string]any, revision string, metrics map[string]int64) {
-	if d == nil || d.w == nil {
+// bundles, path, input, result, masked, error, timestamp and metrics, as
+// OPA's EventV1 names them, masked unless content is logged. It is called
+// for every decision, including those of cancelled requests. A failed
+// write is dropped, never retried inline: the store's decision row is the
+// record of authority, and a decision must not wait on a full disk. The
+// service log says when lines start being lost and, with how many, when
+// writing works again. The service sink gets the same event, masked the
+// same way, before anything leaves the process.
+func (d *decisionLog) write(v Verdict, input map[string]any, revision string, metrics map[string]any) {
+	if d == nil || d.w == nil && d.ship == nil {
 		return
 	}
 	e := d.encoder()
 	defer d.release(e)
-	e.event(v, input, revision, metrics)
+	in, result := e.parts(v, input)
+	ev := newEvent(v, revision, in, result, e.masking, newEventError(v.Err, e.errorText), metrics)
+	if d.w != nil {
+		d.writeLine(e, &ev)
+	}
+	if d.ship != nil {
+		// The plugin keeps the event until it uploads it; the encoder's
+		// buffer goes back to the pool.
+		ev.Input, ev.Result = boxed(bytes.Clone(in)), boxed(bytes.Clone(result))
+		d.ship.Ship(ev)
+	}
+}
+
+// writeLine writes ev to the file sink as one line.
+func (d *decisionLog) writeLine(e *logEncoder, ev *logs.EventV1) {
+	line, err := e.encodeLine(ev)
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	_, err := d.w.Write(e.buf)
-	d.noteWrite(err, v.DecisionID)
+	if err == nil {
+		_, err = d.w.Write(line)
+	}
+	d.noteWrite(err, ev.DecisionID)
+}
+
+// boxed is raw JSON as EventV1's *any members hold it.
+func boxed(raw []byte) *any {
+	var v any = json.RawMessage(raw)
+	return &v
 }
 
 // errorText is err as the service log may show it, masked as a masked
@@ -110,6 +141,7 @@ func (d *decisionLog) noteWrite(err error, decisionID string) {
 func (d *decisionLog) encoder() *logEncoder {
 	e := d.encoders.Get().(*logEncoder)
 	e.buf, e.keys, e.masking = e.buf[:0], e.keys[:0], !d.content
+	e.line.Reset()
 	if e.masking {
 		e.mask.reset(&d.macs)
 	}
@@ -123,12 +155,20 @@ func (d *decisionLog) release(e *logEncoder) {
 	d.encoders.Put(e)
 }
 
-// stats are the sink's counts; none when the log is off.
+// stats are the sinks' counts; none when the log is off.
 func (d *decisionLog) stats() []DecisionLogStats {
-	if d == nil || d.w == nil {
+	if d == nil {
 		return nil
 	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return []DecisionLogStats{{Sink: "file", Written: d.written, Lost: d.lost}}
+	var out []DecisionLogStats
+	if d.w != nil {
+		d.mu.Lock()
+		out = append(out, DecisionLogStats{Sink: "file", Written: d.written, Lost: d.lost})
+		d.mu.Unlock()
+	}
+	if d.ship != nil {
+		written, lost := d.ship.Stats()
+		out = append(out, DecisionLogStats{Sink: "service", Written: written, Lost: lost})
+	}
+	return out
 }

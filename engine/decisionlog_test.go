@@ -181,7 +181,7 @@ func TestDecisionLogReportsALosingSink(t *testing.T) {
 	var buf bytes.Buffer
 	sink := &switchWriter{w: full}
 	core, logs := observer.New(zap.InfoLevel)
-	d := newDecisionLog(sink, false, nil, zap.New(core))
+	d := newDecisionLog(sink, nil, false, nil, zap.New(core))
 	write := func(id string) { d.write(Verdict{Outcome: OutcomePass, DecisionID: id}, map[string]any{}, "rev", nil) }
 
 	for _, id := range []string{"d1", "d2", "d3"} {

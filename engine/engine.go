@@ -8,6 +8,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/mcpx-fw/mcpx-fw/engine/logship"
 	"github.com/mcpx-fw/mcpx-fw/engine/review"
 	"github.com/mcpx-fw/mcpx-fw/validate"
 )
@@ -19,6 +20,10 @@ type Config struct {
 	Limits        validate.Limits // zero value: validate.DefaultLimits()
 	// DecisionLog receives one JSON line per decision; nil turns it off.
 	DecisionLog io.Writer
+	// DecisionLogService ships the same events off the machine; nil: no
+	// service sink. The caller starts it and stops it after the engine's
+	// last decision.
+	DecisionLogService *logship.Shipper
 	// IncludeContent logs the input as the policy saw it, and reasons and
 	// errors as written. Default false: everything an upstream or a host
 	// wrote is replaced by salted digests (see inputShapes).
@@ -68,7 +73,7 @@ func New(ctx context.Context, cfg Config, store *review.Store, log *zap.Logger) 
 		policyState: newPolicyState(SourceDir, cfg.Policy.Dir),
 		store:       store,
 		log:         log.Named("engine"),
-		dlog:        newDecisionLog(cfg.DecisionLog, cfg.IncludeContent, cfg.LogSalt, log.Named("engine")),
+		dlog:        newDecisionLog(cfg.DecisionLog, cfg.DecisionLogService, cfg.IncludeContent, cfg.LogSalt, log.Named("engine")),
 		timeout:     cfg.ReviewTimeout,
 		limits:      cfg.Limits,
 		rulesOf:     rulesOf,

@@ -1,71 +1,62 @@
 package engine
 
 import (
+	"bytes"
 	"encoding/json"
 	"slices"
 	"strconv"
-	"time"
+
+	"github.com/open-policy-agent/opa/v1/plugins/logs"
 
 	"github.com/mcpx-fw/mcpx-fw/validate"
 )
 
-// logEncoder writes one decision-log event as a JSON line, masking it as
-// it goes. It writes what json.Marshal writes for OPA's logs.EventV1 (its
-// members in the struct's order, map keys sorted, the same escaping),
-// without first copying the input into a masked map and without
-// reflection: on a chat of a few kilobytes that copy and json.Marshal cost
-// as much as the policy decision itself. Values it has no fast path for go
-// through json.Marshal, so the output is the same whatever the input holds.
+// logEncoder writes a decision's input and result as JSON, masking them
+// as it goes, for the event (newEvent) that carries them. It writes what
+// json.Marshal writes (map keys sorted, the same escaping), without first
+// copying the input into a masked map and without reflection: on a chat of
+// a few kilobytes that copy and json.Marshal cost as much as the policy
+// decision itself. Values it has no fast path for go through json.Marshal,
+// so the output is the same whatever the input holds. The envelope around
+// them is OPA's logs.EventV1, marshalled by encoding/json into line.
 type logEncoder struct {
 	buf     []byte
-	keys    []string // a stack of map keys being sorted, shared by nested maps
-	masking bool     // false when content is logged
+	line    bytes.Buffer // the event's line, reused as buf is
+	keys    []string     // a stack of map keys being sorted, shared by nested maps
+	masking bool         // false when content is logged
 	mask    masker
 }
 
-// event appends the line for one decision: the members of OPA's EventV1
-// that mcpx-fw fills in, in EventV1's order. Masking, the input is written
-// as its kind's shape (inputShapes) allows, the reasons' and violations' messages and the
-// error's quoted part are digested, and masked lists where.
-func (e *logEncoder) event(v Verdict, input map[string]any, revision string, metrics map[string]int64) {
-	e.buf = append(e.buf, `{"labels":{"policy_revision":`...)
-	e.string(revision)
-	e.buf = append(e.buf, `,"stage":`...)
-	e.string(string(v.Stage))
-	e.buf = append(e.buf, `},"decision_id":`...)
-	e.string(v.DecisionID)
-	e.buf = append(e.buf, `,"path":`...)
-	e.string(decisionPath)
-	e.buf = append(e.buf, `,"input":`...)
+// parts appends the input and then the result to buf and returns them.
+// Masking, the input is written as its kind's shape (inputShapes) allows
+// and the reasons' and violations' messages are digested.
+func (e *logEncoder) parts(v Verdict, input map[string]any) (in, result json.RawMessage) {
 	if e.masking {
 		e.masked(inputShapeOf(input), input)
 	} else {
 		e.value(input)
 	}
-	e.buf = append(e.buf, `,"result":`...)
+	split := len(e.buf)
 	e.verdict(v)
-	if e.masking {
-		e.buf = append(e.buf, `,"masked":`...)
-		e.stringList(maskedPaths)
-	}
-	e.error(v.Err)
-	e.buf = append(e.buf, `,"timestamp":"`...)
-	e.buf = append(time.Now().UTC().AppendFormat(e.buf, time.RFC3339Nano), '"')
-	e.metrics(metrics)
-	e.buf = append(e.buf, "}\n"...)
+	return e.buf[:split:split], e.buf[split:]
 }
 
-// error appends the error member, left out when there is none.
-func (e *logEncoder) error(err error) {
-	if err == nil || err.Error() == "" {
-		return
-	}
-	e.buf = append(e.buf, `,"error":`...)
+// errorText is err as the event shows it: masked unless content is logged.
+func (e *logEncoder) errorText(err error) string {
 	if e.masking {
-		e.string(e.mask.errorText(err))
-	} else {
-		e.string(err.Error())
+		return e.mask.errorText(err)
 	}
+	return err.Error()
+}
+
+// encodeLine writes ev as one JSON line into e.line, as json.Marshal
+// writes it, and returns the line.
+func (e *logEncoder) encodeLine(ev *logs.EventV1) ([]byte, error) {
+	e.line.Reset()
+	if err := json.NewEncoder(&e.line).Encode(ev); err != nil {
+		return nil, err
+	}
+	return e.line.Bytes(), nil
 }
 
 // verdict appends v as json.Marshal writes it; masking, with the reasons'
@@ -117,17 +108,6 @@ func (e *logEncoder) violations(vs []validate.Violation) {
 		e.buf = append(e.buf, '}')
 	})
 }
-
-// metrics appends the metrics field, left out when there are none.
-func (e *logEncoder) metrics(m map[string]int64) {
-	if len(m) == 0 {
-		return
-	}
-	e.buf = append(e.buf, `,"metrics":`...)
-	writeObject(e, m, func(n int64) { e.buf = strconv.AppendInt(e.buf, n, 10) })
-}
-
-func (e *logEncoder) stringList(l []string) { writeList(e, l, e.string) }
 
 // value appends v as it is.
 func (e *logEncoder) value(v any) {

@@ -13,31 +13,28 @@ import (
 	"github.com/mcpx-fw/mcpx-fw/validate"
 )
 
-// textError is an error that OPA's EventV1 marshals as its text, as the
-// log writes errors.
-type textError string
-
-func (e textError) Error() string                { return string(e) }
-func (e textError) MarshalJSON() ([]byte, error) { return json.Marshal(string(e)) }
-
-// referenceEvent is the event as OPA's own type marshals it: the reference
-// the encoder's lines must equal byte for byte.
-func referenceEvent(v Verdict, input any, revision string, metrics map[string]int64, masked []string) logs.EventV1 {
+// referenceEvent is the event as OPA's own type marshals it with the
+// input and result as Go values: the reference the encoder's lines, which
+// carry them as raw JSON, must equal byte for byte.
+func referenceEvent(v Verdict, input any, revision string, metrics map[string]any, masked []string, errText string) logs.EventV1 {
 	var in, result any = input, v
 	ev := logs.EventV1{
 		Labels:     map[string]string{"policy_revision": revision, "stage": string(v.Stage)},
 		DecisionID: v.DecisionID, Path: decisionPath, Input: &in, Result: &result, Masked: masked,
+		Bundles: map[string]logs.BundleInfoV1{BundleName: {Revision: revision}},
+		Metrics: metrics,
 	}
 	if v.Err != nil {
-		ev.Error = textError(v.Err.Error())
-	}
-	if len(metrics) > 0 {
-		ev.Metrics = map[string]any{}
-		for k, n := range metrics {
-			ev.Metrics[k] = n
-		}
+		ev.Error = &eventError{Code: codeInternal, Message: errText}
 	}
 	return ev
+}
+
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
 }
 
 // maskedCopy is v as shape s lets the masked log show it, built as a copy.
@@ -159,29 +156,34 @@ func TestLogEncoderMatchesJSONMarshal(t *testing.T) {
 			{Rule: "SMP-02.role", Path: "/messages/0/role", Message: `role must be "user" or "assistant", got "x"`},
 			{Rule: "SMP-10.unknown-key", Path: "/messages/0/sneaky", Message: "unknown member"}}},
 	}
-	metrics := []map[string]int64{nil, {"timer_rego_query_eval_ns": 12, "timer_validate_ns": 3}, nil}
+	metrics := []map[string]any{nil, {"timer_rego_query_eval_ns": int64(12), "timer_validate_ns": int64(3)}, nil}
 	for name, input := range inputs {
 		for i, v := range verdicts {
 			for _, content := range []bool{false, true} {
-				d := newDecisionLog(nil, content, bytes.Repeat([]byte{1}, logSaltBytes), nil)
+				d := newDecisionLog(nil, nil, content, bytes.Repeat([]byte{1}, logSaltBytes), nil)
 				enc := d.encoder()
-				enc.event(v, input, "abc123", metrics[i])
-				got := logTimestamp.ReplaceAllString(string(enc.buf), `"timestamp":"T"`)
-				d.release(enc)
-				want := referenceEvent(v, input, "abc123", metrics[i], nil)
-				if !content {
-					m := &masker{}
-					m.reset(&d.macs)
-					want = referenceEvent(maskedVerdictCopy(m, v), maskedCopy(m, inputShapeOf(input), input), "abc123", metrics[i], maskedPaths)
-					if v.Err != nil {
-						want.Error = textError(m.errorText(v.Err))
-					}
-				}
-				line, err := json.Marshal(want)
+				in, res := enc.parts(v, input)
+				ev := newEvent(v, "abc123", in, res, enc.masking, newEventError(v.Err, enc.errorText), metrics[i])
+				line, err := enc.encodeLine(&ev)
 				if err != nil {
 					t.Fatal(err)
 				}
-				wantLine := logTimestamp.ReplaceAllString(string(line)+"\n", `"timestamp":"T"`)
+				got := logTimestamp.ReplaceAllString(string(line), `"timestamp":"T"`)
+				d.release(enc)
+				want := referenceEvent(v, input, "abc123", metrics[i], nil, errText(v.Err))
+				if !content {
+					m := &masker{}
+					m.reset(&d.macs)
+					want = referenceEvent(maskedVerdictCopy(m, v), maskedCopy(m, inputShapeOf(input), input), "abc123", metrics[i], maskedPaths, "")
+					if v.Err != nil {
+						want.Error = &eventError{Code: codeInternal, Message: m.errorText(v.Err)}
+					}
+				}
+				ref, err := json.Marshal(want)
+				if err != nil {
+					t.Fatal(err)
+				}
+				wantLine := logTimestamp.ReplaceAllString(string(ref)+"\n", `"timestamp":"T"`)
 				if got != wantLine {
 					t.Errorf("%s, verdict %d, content %v:\n got %s\nwant %s", name, i, content, got, wantLine)
 				}

@@ -9,10 +9,10 @@ type timings struct {
 	validate, usage, eval time.Duration
 }
 
-// metrics is the decision log's "metrics" object; steps that did not run
-// are left out.
-func (t timings) metrics() map[string]int64 {
-	m := make(map[string]int64, 3)
+// metrics is the decision log's "metrics" object, typed as EventV1 types
+// it; steps that did not run are left out.
+func (t timings) metrics() map[string]any {
+	m := make(map[string]any, 3)
 	add := func(name string, d time.Duration) {
 		if d > 0 {
 			m[name] = d.Nanoseconds()

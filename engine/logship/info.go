@@ -1,0 +1,42 @@
+package logship
+
+import (
+	"github.com/open-policy-agent/opa/v1/metrics"
+	"github.com/open-policy-agent/opa/v1/plugins/logs"
+	"github.com/open-policy-agent/opa/v1/server"
+)
+
+// info is ev as the plugin takes a decision: the server.Info OPA's own
+// server hands it, from which Plugin.Log builds the same EventV1 again,
+// labels aside (it puts its manager's on). Only the members engine fills
+// travel; the rest of Info (a transaction, a trace, an HTTP request)
+// has no meaning here.
+func info(ev logs.EventV1, shared metrics.Metrics) *server.Info {
+	bundles := make(map[string]server.BundleInfo, len(ev.Bundles))
+	for name, b := range ev.Bundles {
+		bundles[name] = server.BundleInfo{Revision: b.Revision}
+	}
+	i := &server.Info{
+		DecisionID: ev.DecisionID,
+		Bundles:    bundles,
+		Path:       ev.Path,
+		Timestamp:  ev.Timestamp,
+		Input:      ev.Input,
+		Results:    ev.Result,
+		Error:      ev.Error,
+	}
+	if ev.Metrics != nil {
+		i.Metrics = fixedMetrics{Metrics: shared, all: ev.Metrics}
+	}
+	return i
+}
+
+// fixedMetrics gives the plugin an event's metrics as engine measured
+// them: Plugin.Log reads a decision's metrics only through All. The
+// embedded Metrics answers the rest and is never written by the plugin.
+type fixedMetrics struct {
+	metrics.Metrics
+	all map[string]any
+}
+
+func (m fixedMetrics) All() map[string]any { return m.all }

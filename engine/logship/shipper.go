@@ -1,0 +1,84 @@
+// Package logship ships decision-log events off the machine through OPA's
+// own decision-log plugin (v1/plugins/logs): it batches events into gzip'd
+// JSON arrays, uploads them to a service, retries with OPA's backoff and
+// drops the oldest when its buffer is full, exactly as OPA does, because it
+// is OPA's plugin. The events it takes are already masked (engine builds
+// them); nothing here reads what an upstream wrote.
+package logship
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/open-policy-agent/opa/v1/metrics"
+	"github.com/open-policy-agent/opa/v1/plugins"
+	"github.com/open-policy-agent/opa/v1/plugins/logs"
+	"github.com/open-policy-agent/opa/v1/storage/inmem"
+	"go.uber.org/zap"
+)
+
+// Shipper hands events to OPA's decision-log plugin, run by a plugins
+// manager of its own that holds one service and no policy.
+type Shipper struct {
+	manager *plugins.Manager
+	plugin  *logs.Plugin
+	// counters is the plugin's metrics: its drop counters are the events
+	// lost.
+	counters metrics.Metrics
+	// shared is embedded in every event's metrics, which the plugin only
+	// reads through All.
+	shared  metrics.Metrics
+	written atomic.Int64
+	failed  atomic.Int64 // events the plugin refused to take
+	log     *zap.Logger
+}
+
+// Start starts the plugin uploading to cfg's service. The manager's store
+// is empty and it compiles no policy, so the plugin's own mask and drop
+// policies (data.system.log.mask and .drop) are undefined for every event:
+// nothing an upstream sends can reach them, and the events go as engine
+// masked them.
+func Start(ctx context.Context, cfg Config, log *zap.Logger) (*Shipper, error) {
+	raw, err := cfg.managerConfig()
+	if err != nil {
+		return nil, err
+	}
+	m, err := plugins.New(raw, cfg.instanceID(), inmem.New(), plugins.Logger(newOPALogger(log)))
+	if err != nil {
+		return nil, fmt.Errorf("decision_log.service: %w", err)
+	}
+	pcfg, err := logs.NewConfigBuilder().WithBytes(m.Config.DecisionLogs).WithServices(m.Services()).Parse()
+	if err != nil {
+		return nil, fmt.Errorf("decision_log.service: %w", err)
+	}
+	s := &Shipper{manager: m, counters: metrics.New(), shared: metrics.New(), log: log}
+	s.plugin = logs.New(pcfg, m).WithMetrics(s.counters)
+	m.Register(logs.Name, s.plugin)
+	if err := m.Start(ctx); err != nil {
+		return nil, fmt.Errorf("decision_log.service: %w", err)
+	}
+	return s, nil
+}
+
+// Ship hands one event to the plugin's buffer; it never waits on the
+// network. The plugin puts its manager's labels on the event. A decision's
+// request may be over; its event is still shipped, so Ship takes no
+// context of the request's.
+func (s *Shipper) Ship(ev logs.EventV1) {
+	if err := s.plugin.Log(context.Background(), info(ev, s.shared)); err != nil {
+		s.failed.Add(1)
+		s.log.Error("decision log service: event not buffered", zap.String("decision_id", ev.DecisionID), zap.Error(err))
+		return
+	}
+	s.written.Add(1)
+}
+
+// Stop uploads what is buffered, trying until timeout has passed, and
+// stops the plugin; events still buffered then are lost, and counted.
+func (s *Shipper) Stop(timeout time.Duration) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	s.manager.Stop(ctx)
+}
