@@ -81,6 +81,8 @@ type Config struct {
 	DecisionLog struct {
 		Sink           string `mapstructure:"sink"`            // stderr | off | a file path; default stderr
 		IncludeContent bool   `mapstructure:"include_content"` // default false
+		// Service ships the same events to a service (see dlogservice.go).
+		Service DecisionLogServiceConfig `mapstructure:"service"`
 	} `mapstructure:"decision_log"`
 	// Limits bound what one request may cost (see validate.Limits) and how
 	// many input-request rounds one host call may take.
@@ -255,6 +257,13 @@ func setDefaults(v *viper.Viper) {
 	v.SetDefault("isolation.hide", []string{})
 	v.SetDefault("decision_log.sink", "stderr")
 	v.SetDefault("decision_log.include_content", false)
+	v.SetDefault("decision_log.service.url", "")
+	v.SetDefault("decision_log.service.resource", "/logs")
+	v.SetDefault("decision_log.service.buffer_size_limit_events", 10000)
+	v.SetDefault("decision_log.service.min_delay", "5m")
+	v.SetDefault("decision_log.service.max_delay", "10m")
+	v.SetDefault("decision_log.service.headers", map[string]string{})
+	v.SetDefault("decision_log.service.credentials.bearer.token", "")
 	v.SetDefault("usage.windows", map[string]any{})
 	lim := validate.DefaultLimits()
 	v.SetDefault("limits.max_rounds", defaultMaxRounds)
@@ -452,6 +461,7 @@ func (c *Config) check() error {
 		bad("isolation.default", "%q is not one of %s", c.Isolation.Default, strings.Join(isolationModes, ", "))
 	}
 	c.HTTP.check(bad, c.Limits.MaxBytes)
+	c.DecisionLog.Service.check(bad)
 	for name, s := range c.Servers {
 		c.checkServer(bad, name, s)
 	}

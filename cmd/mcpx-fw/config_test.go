@@ -74,6 +74,8 @@ func defaultConfig(stateHome, base string) Config {
 		IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10, MaxBodyBytes: 8 << 20}
 	c.Limits.MaxBridgedCalls, c.Limits.MaxBridgedCallsPerServer, c.Limits.BridgeWait = 64, 16, time.Minute
 	c.DecisionLog.Sink = "stderr"
+	c.DecisionLog.Service = DecisionLogServiceConfig{Resource: "/logs", BufferSizeLimitEvents: 10000,
+		MinDelay: 5 * time.Minute, MaxDelay: 10 * time.Minute, Headers: map[string]string{}}
 	c.Log.Level = "info"
 	return c
 }

@@ -75,6 +75,11 @@ func (rt *runtime) open(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if !rt.operator {
+		if err := rt.startDecisionLogService(ctx, &ecfg); err != nil {
+			return err
+		}
+	}
 	rt.engine, err = engine.New(ctx, ecfg, rt.store, log)
 	if err != nil {
 		return fmt.Errorf("policy.dir %s: %w", rt.cfg.Policy.Dir, err)
@@ -96,7 +101,8 @@ func (rt *runtime) engineConfig(dlog io.Writer) (engine.Config, error) {
 		IncludeContent: rt.cfg.DecisionLog.IncludeContent,
 		UsageWindows:   rt.cfg.Usage.Windows,
 	}
-	if dlog == nil || rt.cfg.DecisionLog.IncludeContent {
+	shipping := rt.cfg.DecisionLog.Service.URL != "" && !rt.operator
+	if dlog == nil && !shipping || rt.cfg.DecisionLog.IncludeContent {
 		return cfg, nil
 	}
 	// The salt lives beside the queue, so digests of equal texts match
@@ -107,6 +113,19 @@ func (rt *runtime) engineConfig(dlog io.Writer) (engine.Config, error) {
 	}
 	cfg.LogSalt = salt
 	return cfg, nil
+}
+
+// startDecisionLogService starts the service sink, if configured, into
+// cfg; it is stopped (flushing what it holds, within a bound) after
+// everything that decides has closed.
+func (rt *runtime) startDecisionLogService(ctx context.Context, cfg *engine.Config) error {
+	ship, err := startDecisionLogService(ctx, rt.cfg.DecisionLog.Service, rt.log)
+	if err != nil || ship == nil {
+		return err
+	}
+	cfg.DecisionLogService = ship
+	rt.closers = append(rt.closers, func() { ship.Stop(dlogServiceStopTimeout) })
+	return nil
 }
 
 // policyData is the server configuration policies see as

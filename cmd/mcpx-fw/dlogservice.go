@@ -1,0 +1,96 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/mcpx-fw/mcpx-fw/engine/logship"
+)
+
+// DecisionLogServiceConfig is decision_log.service: the service sink,
+// OPA's decision-log plugin uploading the same masked events the file sink
+// writes. Its keys are OPA's own (services and decision_logs config) where
+// OPA has one.
+type DecisionLogServiceConfig struct {
+	URL      string `mapstructure:"url"`      // the service's base URL; "" = off
+	Resource string `mapstructure:"resource"` // the path uploads go to; default /logs
+	// BufferSizeLimitEvents bounds the events waiting to be uploaded; the
+	// oldest are dropped and counted beyond it. Default 10000.
+	BufferSizeLimitEvents int64 `mapstructure:"buffer_size_limit_events"`
+	// MinDelay and MaxDelay bound the pause between uploads, in whole
+	// seconds; defaults 5m and 10m, OPA's.
+	MinDelay time.Duration `mapstructure:"min_delay"`
+	MaxDelay time.Duration `mapstructure:"max_delay"`
+	// Headers go on every upload; ${VAR} in a value is replaced from
+	// serve's environment when it starts.
+	Headers     map[string]string `mapstructure:"headers"`
+	Credentials struct {
+		Bearer struct {
+			Token string `mapstructure:"token"` // ${VAR} is replaced as in headers
+		} `mapstructure:"bearer"`
+	} `mapstructure:"credentials"`
+}
+
+// dlogServiceStopTimeout bounds how long stopping serve waits for the
+// service sink's last upload: the plugin retries until then, and events
+// still buffered are lost, and counted.
+const dlogServiceStopTimeout = 5 * time.Second
+
+// check reports what is wrong with the service sink's keys.
+func (s DecisionLogServiceConfig) check(bad func(string, string, ...any)) {
+	const key = "decision_log.service."
+	if s.URL == "" {
+		return
+	}
+	checkURL(bad, key+"url", s.URL)
+	if !strings.HasPrefix(s.Resource, "/") {
+		bad(key+"resource", "%q must be a path starting with /", s.Resource)
+	}
+	if s.BufferSizeLimitEvents <= 0 {
+		bad(key+"buffer_size_limit_events", "must be at least 1")
+	}
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"min_delay", s.MinDelay}, {"max_delay", s.MaxDelay}} {
+		if d.v < time.Second || d.v%time.Second != 0 {
+			bad(key+d.name, "must be whole seconds, at least 1s, as OPA's plugin counts them")
+		}
+	}
+	if s.MaxDelay < s.MinDelay {
+		bad(key+"max_delay", "must not be shorter than min_delay")
+	}
+	for name := range s.Headers {
+		if !headerName.MatchString(name) || oneOf(strings.ToLower(name), "content-type", "content-encoding", "content-length", "host") {
+			bad(key+"headers", "%q is not a header the uploads may carry", name)
+		}
+	}
+}
+
+// startDecisionLogService starts the service sink if one is configured;
+// nil when none is.
+func startDecisionLogService(ctx context.Context, s DecisionLogServiceConfig, log *zap.Logger) (*logship.Shipper, error) {
+	if s.URL == "" {
+		return nil, nil
+	}
+	headers, err := expandVars("decision_log.service.headers.", s.Headers)
+	token, terr := expandVars("decision_log.service.credentials.bearer.", map[string]string{"token": s.Credentials.Bearer.Token})
+	if err = errors.Join(err, terr); err != nil {
+		return nil, err
+	}
+	ship, err := logship.Start(ctx, logship.Config{
+		URL: s.URL, Resource: s.Resource, BufferEvents: s.BufferSizeLimitEvents,
+		MinDelay: s.MinDelay, MaxDelay: s.MaxDelay, Headers: headers, BearerToken: token["token"],
+		Labels: map[string]string{"app": "mcpx-fw"},
+	}, log)
+	if err != nil {
+		return nil, fmt.Errorf("decision_log.service: %w", err)
+	}
+	log.Info("decision log service sink on", zap.String("resource", s.Resource))
+	return ship, nil
+}
