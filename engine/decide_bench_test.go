@@ -18,6 +18,8 @@ import (
 	"github.com/open-policy-agent/opa/v1/storage/inmem"
 	"go.uber.org/zap"
 
+	"github.com/mcpx-fw/mcpx-fw/engine/logship"
+	"github.com/mcpx-fw/mcpx-fw/engine/logship/collector"
 	"github.com/mcpx-fw/mcpx-fw/engine/review"
 )
 
@@ -71,6 +73,9 @@ var decideBenchShapes = []struct {
 //     event encoded to io.Discard.
 //   - log-only: that masked event alone, for the decision validate+decide
 //     made: what masking and encoding cost.
+//   - log+ship-only: log-only with the service sink on as well: the same
+//     event handed to OPA's decision-log plugin (its buffer; uploads wait
+//     an hour, so no upload runs during the benchmark).
 //   - decide-store and decide-store+log: the whole Decide, reading usage
 //     from and committing to a real SQLite store, without and with the
 //     decision log. Usage rows accumulate as they would under that load;
@@ -114,6 +119,10 @@ func BenchmarkDecide(b *testing.B) {
 		b.Run(shape.name+"/log-only", func(b *testing.B) {
 			timeDecisions(b, func() { logged.write(as.verdict, as.input, e.Revision(), as.timings.metrics()) })
 		})
+		shipped := newDecisionLog(io.Discard, benchShipper(b), false, nil, nil)
+		b.Run(shape.name+"/log+ship-only", func(b *testing.B) {
+			timeDecisions(b, func() { shipped.write(as.verdict, as.input, e.Revision(), as.timings.metrics()) })
+		})
 		for _, withLog := range []bool{false, true} {
 			name := shape.name + "/decide-store"
 			cfg := Config{}
@@ -127,6 +136,19 @@ func BenchmarkDecide(b *testing.B) {
 			})
 		}
 	}
+}
+
+// benchShipper is a service sink whose uploads never come during a
+// benchmark; its buffer drops the oldest events once full, as it would.
+func benchShipper(b *testing.B) *logship.Shipper {
+	col := collector.New()
+	b.Cleanup(col.Close)
+	ship, err := logship.Start(b.Context(), logship.Config{URL: col.URL, MinDelay: time.Hour, MaxDelay: time.Hour}, zap.NewNop())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { ship.Stop(time.Second) })
+	return ship
 }
 
 // BenchmarkDecideContended measures whole decisions (Decide on a real

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"io"
 	"sync"
+	"sync/atomic"
 
 	"github.com/open-policy-agent/opa/v1/plugins/logs"
 	"go.uber.org/zap"
@@ -42,6 +43,8 @@ type decisionLog struct {
 	// encoders holds logEncoders whose buffers have grown to the size of a
 	// line, so writing one does not grow a buffer again.
 	encoders sync.Pool
+	// env is the deciding revision's envelope (see envelope).
+	env atomic.Pointer[envelope]
 }
 
 // newDecisionLog writes to w (nil: nowhere), ships to ship (nil: nowhere)
@@ -57,7 +60,11 @@ func newDecisionLog(w io.Writer, ship *logship.Shipper, includeContent bool, sal
 	}
 	d := &decisionLog{w: w, ship: ship, content: includeContent, log: log}
 	d.macs.New = func() any { return hmac.New(sha256.New, salt) }
-	d.encoders.New = func() any { return &logEncoder{} }
+	d.encoders.New = func() any {
+		e := &logEncoder{}
+		e.enc = json.NewEncoder(&e.line)
+		return e
+	}
 	return d
 }
 
@@ -77,7 +84,7 @@ func (d *decisionLog) write(v Verdict, input map[string]any, revision string, me
 	e := d.encoder()
 	defer d.release(e)
 	in, result := e.parts(v, input)
-	ev := newEvent(v, revision, in, result, e.masking, newEventError(v.Err, e.errorText), metrics)
+	ev := newEvent(v, d.envelope(revision), in, result, e.masking, newEventError(v.Err, e.errorText), metrics)
 	if d.w != nil {
 		d.writeLine(e, &ev)
 	}
@@ -87,6 +94,16 @@ func (d *decisionLog) write(v Verdict, input map[string]any, revision string, me
 		ev.Input, ev.Result = boxed(bytes.Clone(in)), boxed(bytes.Clone(result))
 		d.ship.Ship(ev)
 	}
+}
+
+// envelope is revision's envelope, made anew when the revision changed.
+func (d *decisionLog) envelope(revision string) *envelope {
+	if env := d.env.Load(); env != nil && env.revision == revision {
+		return env
+	}
+	env := newEnvelope(revision)
+	d.env.Store(env)
+	return env
 }
 
 // writeLine writes ev to the file sink as one line.

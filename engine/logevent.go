@@ -13,6 +13,32 @@ import (
 // each bundle it decided with: one policy, one name, its revision beside it.
 const BundleName = "mcpxfw"
 
+// envelope is what every event of one revision and stage shares: the
+// labels and bundles maps, built once per revision instead of per event
+// (events only read them; the service sink's plugin builds its own).
+type envelope struct {
+	revision string
+	labels   map[Stage]map[string]string
+	bundles  map[string]logs.BundleInfoV1
+}
+
+func newEnvelope(revision string) *envelope {
+	env := &envelope{revision: revision, labels: map[Stage]map[string]string{},
+		bundles: map[string]logs.BundleInfoV1{BundleName: {Revision: revision}}}
+	for _, st := range []Stage{StageRequest, StageResult} {
+		env.labels[st] = map[string]string{"policy_revision": revision, "stage": string(st)}
+	}
+	return env
+}
+
+// labelsOf is the labels of a decision at stage.
+func (env *envelope) labelsOf(stage Stage) map[string]string {
+	if l, ok := env.labels[stage]; ok {
+		return l
+	}
+	return map[string]string{"policy_revision": env.revision, "stage": string(stage)}
+}
+
 // newEvent is one decision as OPA's own decision-log type, so what reads
 // OPA's logs reads ours and the service sink ships it unchanged. input and
 // result are the JSON the logEncoder wrote (masked unless content is
@@ -20,12 +46,12 @@ const BundleName = "mcpxfw"
 // are, and nothing builds a masked copy of the input just to encode it.
 // The labels are the file sink's (policy_revision, stage); the service
 // sink's plugin replaces them with its manager's (see engine/logship).
-func newEvent(v Verdict, revision string, input, result json.RawMessage, masked bool, err error, metrics map[string]any) logs.EventV1 {
+func newEvent(v Verdict, env *envelope, input, result json.RawMessage, masked bool, err error, metrics map[string]any) logs.EventV1 {
 	var in, res any = input, result
 	ev := logs.EventV1{
-		Labels:     map[string]string{"policy_revision": revision, "stage": string(v.Stage)},
+		Labels:     env.labelsOf(v.Stage),
 		DecisionID: v.DecisionID,
-		Bundles:    map[string]logs.BundleInfoV1{BundleName: {Revision: revision}},
+		Bundles:    env.bundles,
 		Path:       decisionPath,
 		Input:      &in,
 		Result:     &res,

@@ -21,9 +21,10 @@ import (
 // them is OPA's logs.EventV1, marshalled by encoding/json into line.
 type logEncoder struct {
 	buf     []byte
-	line    bytes.Buffer // the event's line, reused as buf is
-	keys    []string     // a stack of map keys being sorted, shared by nested maps
-	masking bool         // false when content is logged
+	line    bytes.Buffer  // the event's line, reused as buf is
+	enc     *json.Encoder // writes into line
+	keys    []string      // a stack of map keys being sorted, shared by nested maps
+	masking bool          // false when content is logged
 	mask    masker
 }
 
@@ -53,7 +54,7 @@ func (e *logEncoder) errorText(err error) string {
 // writes it, and returns the line.
 func (e *logEncoder) encodeLine(ev *logs.EventV1) ([]byte, error) {
 	e.line.Reset()
-	if err := json.NewEncoder(&e.line).Encode(ev); err != nil {
+	if err := e.enc.Encode(ev); err != nil {
 		return nil, err
 	}
 	return e.line.Bytes(), nil

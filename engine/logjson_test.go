@@ -163,7 +163,7 @@ func TestLogEncoderMatchesJSONMarshal(t *testing.T) {
 				d := newDecisionLog(nil, nil, content, bytes.Repeat([]byte{1}, logSaltBytes), nil)
 				enc := d.encoder()
 				in, res := enc.parts(v, input)
-				ev := newEvent(v, "abc123", in, res, enc.masking, newEventError(v.Err, enc.errorText), metrics[i])
+				ev := newEvent(v, newEnvelope("abc123"), in, res, enc.masking, newEventError(v.Err, enc.errorText), metrics[i])
 				line, err := enc.encodeLine(&ev)
 				if err != nil {
 					t.Fatal(err)

@@ -1,6 +1,7 @@
 package logship
 
 import (
+	"github.com/open-policy-agent/opa/v1/ast"
 	"github.com/open-policy-agent/opa/v1/metrics"
 	"github.com/open-policy-agent/opa/v1/plugins/logs"
 	"github.com/open-policy-agent/opa/v1/server"
@@ -10,7 +11,13 @@ import (
 // server hands it, from which Plugin.Log builds the same EventV1 again,
 // labels aside (it puts its manager's on). Only the members engine fills
 // travel; the rest of Info (a transaction, a trace, an HTTP request)
-// has no meaning here.
+// has no meaning here. InputAST is an empty object: Plugin.Log converts
+// the input to Rego's AST only for its mask and drop policies (the upload
+// marshals Input itself), and with the manager's empty store those are
+// undefined for every event, so that conversion, a JSON round trip of the
+// whole input on the deciding goroutine costing more than the decision's
+// own log line, is skipped. Should a mask policy ever be defined here, it
+// sees nothing rather than the text.
 func info(ev logs.EventV1, shared metrics.Metrics) *server.Info {
 	bundles := make(map[string]server.BundleInfo, len(ev.Bundles))
 	for name, b := range ev.Bundles {
@@ -22,6 +29,7 @@ func info(ev logs.EventV1, shared metrics.Metrics) *server.Info {
 		Path:       ev.Path,
 		Timestamp:  ev.Timestamp,
 		Input:      ev.Input,
+		InputAST:   ast.NewObject(), // see below
 		Results:    ev.Result,
 		Error:      ev.Error,
 	}
