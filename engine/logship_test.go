@@ -80,11 +80,16 @@ func newShipping(t *testing.T, content bool, sc logship.Config) *shipping {
 	return &shipping{e: e, ship: ship, file: file, col: col}
 }
 
+// serverInfoWords is what the upstream claims to be: its words too.
+const serverInfoWords = "SERVER-INFO-WORDS-foxtrot"
+
 // decide makes n request-stage and n result-stage decisions on
-// loggedParams and loggedResult, which carry every kind of text once.
+// loggedParams and loggedResult, which carry every kind of text once,
+// from an upstream whose serverInfo carries serverInfoWords.
 func (s *shipping) decide(t *testing.T, n int) {
 	t.Helper()
 	req := sampling("notes", loggedParams)
+	req.Server.Reported = map[string]any{"name": serverInfoWords, "version": "1"}
 	for range n {
 		if v := s.e.Decide(t.Context(), req); v.Outcome != OutcomePass {
 			t.Fatalf("request: %v %v %v", v.Outcome, v.ReasonCodes(), v.Err)
@@ -152,7 +157,7 @@ func TestServiceSinkShipsEveryDecisionOnce(t *testing.T) {
 			}
 		}
 		raw := string(s.col.Bytes())
-		for _, w := range append(slices.Clone(loggedWords), "iVBORw0KGgo=") {
+		for _, w := range append(slices.Clone(loggedWords), "iVBORw0KGgo=", serverInfoWords) {
 			if strings.Contains(raw, w) == !content {
 				t.Errorf("content %v: uploaded bytes contain %q: %v", content, w, !content)
 			}
