@@ -214,3 +214,22 @@ func TestServiceSinkCountsDrops(t *testing.T) {
 		t.Errorf("made %d decisions, collector got %d, stats %+v: want 10, 4 and 6 lost", made, got, st)
 	}
 }
+
+// Stopping the sink returns soon after its timeout even while an upload
+// hangs on a collector that accepted it and never answers: serve's exit
+// does not wait on the collector (the plugin's own HTTP client would hold
+// it for its 10s response timeout).
+func TestServiceSinkStopIsBounded(t *testing.T) {
+	s := newShipping(t, false, quick)
+	s.col.Stall()
+	s.decide(t, 1)
+	waitFor(t, 30*time.Second, "an upload held by the stalled collector", func() bool { return s.col.Stalled() > 0 })
+	s.decide(t, 1)
+	stopped := make(chan struct{})
+	go func() { defer close(stopped); s.ship.Stop(time.Second) }()
+	select {
+	case <-stopped:
+	case <-time.After(6 * time.Second):
+		t.Fatal("Stop(1s) still waiting on a hung upload after 6s")
+	}
+}

@@ -76,9 +76,24 @@ func (s *Shipper) Ship(ev logs.EventV1) {
 }
 
 // Stop uploads what is buffered, trying until timeout has passed, and
-// stops the plugin; events still buffered then are lost, and counted.
+// stops the plugin; events still buffered then are lost. It returns by
+// timeout plus stopGrace even if an upload already under way hangs (the
+// plugin's loop finishes it before it stops), so serve's exit is bounded
+// whatever the collector does.
 func (s *Shipper) Stop(timeout time.Duration) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	s.manager.Stop(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		s.manager.Stop(ctx)
+	}()
+	select {
+	case <-done:
+	case <-time.After(timeout + stopGrace):
+		s.log.Warn("decision log service: stopped waiting for the last upload; buffered events are lost")
+	}
 }
+
+// stopGrace is how long Stop waits past its timeout for the plugin's loop.
+const stopGrace = time.Second

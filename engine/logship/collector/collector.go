@@ -23,6 +23,8 @@ type Collector struct {
 
 	mu      sync.Mutex
 	down    bool
+	stall   chan struct{}     // while set, uploads wait until it is closed
+	stalled int               // uploads that waited on a stall
 	refused int               // uploads answered 503 while down
 	events  []json.RawMessage // every event received, in order
 	bodies  []byte            // every upload, decompressed, end to end
@@ -38,8 +40,38 @@ func New() *Collector {
 	return c
 }
 
-// Close stops the server.
-func (c *Collector) Close() { c.srv.Close() }
+// Close stops the server, releasing uploads held by a stall first.
+func (c *Collector) Close() {
+	c.Release()
+	c.srv.Close()
+}
+
+// Stall holds every upload unanswered until Release, as a collector that
+// accepted the connection and hung would.
+func (c *Collector) Stall() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.stall == nil {
+		c.stall = make(chan struct{})
+	}
+}
+
+// Release answers the uploads a stall held.
+func (c *Collector) Release() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.stall != nil {
+		close(c.stall)
+		c.stall = nil
+	}
+}
+
+// Stalled is how many uploads a stall held.
+func (c *Collector) Stalled() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.stalled
+}
 
 // SetDown makes the collector answer 503 to every upload (true) or take
 // them again (false), as a collector being restarted would.
@@ -55,6 +87,12 @@ func (c *Collector) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c.mu.Lock()
+	if stall := c.stall; stall != nil {
+		c.stalled++
+		c.mu.Unlock()
+		<-stall
+		c.mu.Lock()
+	}
 	defer c.mu.Unlock()
 	if c.down {
 		c.refused++
