@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
 
 	"github.com/mcpx-fw/mcpx-fw/engine"
@@ -107,6 +108,9 @@ type Config struct {
 	// Hide are the paths an isolated upstream cannot reach: the state dir,
 	// the config, the policies, the log files (see Upstream.Isolated).
 	Hide []string
+	// Tracer starts the firewall's spans (traces.go); nil turns tracing
+	// off at no cost. cmd builds its provider and flushes it on exit.
+	Tracer trace.Tracer
 }
 
 // Proxy is the firewall between hosts and their upstream servers.
