@@ -51,7 +51,7 @@ func (e *Engine) recorded(ctx context.Context, as *assessment, s Request, result
 	if err != nil {
 		e.log.Error("record decision", zap.String("decision_id", v.DecisionID), zap.Error(err))
 	}
-	e.dlog.write(*v, as.input, e.Revision(), as.timings.metrics())
+	e.dlog.write(*v, as.input, as.revisionOr(e.Revision()), as.timings.metrics())
 	e.logVerdict(*v, s)
 }
 
@@ -154,4 +154,13 @@ func (e *Engine) logVerdict(v Verdict, s Request) {
 		return
 	}
 	e.log.Info("decision", fields...)
+}
+
+// revisionOr is the revision that evaluated as, or current when nothing
+// evaluated (a request validation blocked).
+func (as *assessment) revisionOr(current string) string {
+	if as.revision != "" {
+		return as.revision
+	}
+	return current
 }

@@ -57,6 +57,7 @@ type Config struct {
 		Dir     string        `mapstructure:"dir"`     // default "policies", relative to the config file
 		Default string        `mapstructure:"default"` // outcome when no rule decides; default "review"
 		Timeout time.Duration `mapstructure:"timeout"` // evaluation deadline; default 250ms
+		Bundle  BundleConfig  `mapstructure:"bundle"`  // OPA bundles instead of dir; off by default
 	} `mapstructure:"policy"`
 	Review struct {
 		Timeout time.Duration `mapstructure:"timeout"` // how long an escalation waits; default 10m
@@ -240,6 +241,7 @@ func setDefaults(v *viper.Viper) {
 	v.SetDefault("policy.dir", "policies")
 	v.SetDefault("policy.default", "review")
 	v.SetDefault("policy.timeout", "250ms")
+	setBundleDefaults(v)
 	v.SetDefault("review.timeout", "10m")
 	v.SetDefault("review.retain", "168h")
 	v.SetDefault("sampling.host_timeout", "5m")
@@ -365,6 +367,9 @@ func (c *Config) resolvePaths() {
 		base = filepath.Dir(c.path)
 	}
 	c.Policy.Dir = resolve(base, c.Policy.Dir)
+	if c.Policy.Bundle.Signing.PublicKey != "" {
+		c.Policy.Bundle.Signing.PublicKey = resolve(base, c.Policy.Bundle.Signing.PublicKey)
+	}
 	if c.StateDir == "" {
 		c.StateDir = defaultStateDir()
 	} else {
@@ -438,6 +443,7 @@ func (c *Config) check() error {
 		bad("store.lease", "must be at least %v: a shorter lease is renewed several times a second and runs out at any pause of the database, when the other replicas abandon this one's reviews", minStoreLease)
 	}
 	positive(bad, "policy.timeout", c.Policy.Timeout)
+	c.Policy.Bundle.check(bad)
 	positive(bad, "review.timeout", c.Review.Timeout)
 	if c.Review.Retain < 0 {
 		bad("review.retain", "must be 0 (keep) or a positive duration such as 168h")

@@ -77,10 +77,18 @@ func (rt *runtime) open(ctx context.Context) error {
 	}
 	rt.engine, err = engine.New(ctx, ecfg, rt.store, log)
 	if err != nil {
-		return fmt.Errorf("policy.dir %s: %w", rt.cfg.Policy.Dir, err)
+		return rt.policyError(err)
 	}
 	rt.store.PolicyRevision = rt.engine.Revision // named in every audit entry
 	return nil
+}
+
+// policyError names the policy source a start-up failure is about.
+func (rt *runtime) policyError(err error) error {
+	if rt.cfg.Policy.Bundle.URL != "" {
+		return fmt.Errorf("policy.bundle: %w", err)
+	}
+	return fmt.Errorf("policy.dir %s: %w", rt.cfg.Policy.Dir, err)
 }
 
 func (rt *runtime) engineConfig(dlog io.Writer) (engine.Config, error) {
@@ -89,6 +97,7 @@ func (rt *runtime) engineConfig(dlog io.Writer) (engine.Config, error) {
 			Dir:     rt.cfg.Policy.Dir,
 			Timeout: rt.cfg.Policy.Timeout,
 			Data:    policyData(rt.cfg),
+			Bundle:  rt.cfg.Policy.Bundle.engineBundle(rt.cfg.StateDir),
 		},
 		ReviewTimeout:  rt.cfg.Review.Timeout,
 		Limits:         rt.cfg.Limits.validateLimits(),
