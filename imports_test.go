@@ -114,6 +114,16 @@ var layerRules = []layerRule{
 		}),
 	},
 	{
+		name: "bundletest-stdlib-only-for-tests",
+		text: "engine/policybundle/bundletest imports only the standard library, and only tests import it: it builds opa and serves bundles",
+		check: forbidImports(func(module string, f goFile, imp string) bool {
+			if under(f.dir, "engine/policybundle/bundletest") {
+				return !isStdlib(imp)
+			}
+			return hasPathPrefix(imp, module+"/engine/policybundle/bundletest") && !f.test
+		}),
+	},
+	{
 		name: "engine-not-relay-or-cmd",
 		text: "engine/... does not import relay or cmd",
 		check: forbidImports(func(module string, f goFile, imp string) bool {

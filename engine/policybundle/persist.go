@@ -14,10 +14,13 @@ import (
 var ErrNoPersisted = errors.New("no persisted bundle")
 
 // PersistedPath is where the last bundle the engine activated is kept:
-// <state_dir>/bundles/<Name>/bundle.tar.gz.
-func (s *Source) PersistedPath() string {
-	return filepath.Join(s.cfg.StateDir, "bundles", Name, "bundle.tar.gz")
+// <stateDir>/bundles/<Name>/bundle.tar.gz.
+func PersistedPath(stateDir string) string {
+	return filepath.Join(stateDir, "bundles", Name, "bundle.tar.gz")
 }
+
+// PersistedPath is this source's PersistedPath.
+func (s *Source) PersistedPath() string { return PersistedPath(s.cfg.StateDir) }
 
 // LoadPersisted reads the kept bundle and verifies it again, exactly as a
 // download: the state dir is a file on disk, and a file edited there must
