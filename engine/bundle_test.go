@@ -178,7 +178,7 @@ func TestBundleRestartOffline(t *testing.T) {
 	if got := decideCodes(t, again, "everything"); got != "blocker frozen" {
 		t.Errorf("r2 decides %s after the restart", got)
 	}
-	if logs.FilterMessage("policy loaded from the persisted bundle; newer ones are downloaded in the background").Len() != 1 {
+	if logs.FilterMessage("policy loaded from the persisted bundle").Len() != 1 {
 		t.Error("no start-up line naming the persisted bundle")
 	}
 	awaitStatus(t, again, func(st PolicyStatus) bool { return st.Reloads[ReloadDownloadError] >= 1 && st.Revision == "r2" })

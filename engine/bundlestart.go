@@ -38,7 +38,7 @@ func (e *Engine) startBundle(ctx context.Context) error {
 			return fmt.Errorf("persisted bundle %s does not compile (remove it to download afresh): %w", src.PersistedPath(), err)
 		}
 		e.activate(ctx, p)
-		e.log.Info("policy loaded from the persisted bundle; newer ones are downloaded in the background",
+		e.log.Info("policy loaded from the persisted bundle",
 			zap.String("revision", p.Revision()), zap.String("path", src.PersistedPath()), zap.String("url", src.Location()))
 		return nil
 	case errors.Is(err, policybundle.ErrNoPersisted):

@@ -127,7 +127,7 @@ func TestBundleServe(t *testing.T) {
 	t.Run("restarted offline", func(t *testing.T) {
 		r.log = &faultLog{}
 		h := r.serve(t, answerWith(hostAnswer))
-		r.log.wait(t, `"msg":"policy loaded from the persisted bundle; newer ones are downloaded in the background"`, `"revision":"r2"`)
+		r.log.wait(t, `"msg":"policy loaded from the persisted bundle"`, `"revision":"r2"`)
 		checkOutcome(t, faultSample(t.Context(), h, "peer", plainRequest), -1, "denied by policy")
 		_ = h.Close()
 		res := runCLI(t, "check", "--config", r.cfg)
