@@ -110,6 +110,20 @@ func awaitStatus(t *testing.T, e *Engine, ok func(PolicyStatus) bool) PolicyStat
 	}
 }
 
+// awaitReloaded waits for the "policy reloaded" line naming revision: the
+// last step of taking a new bundle, after it decides and is persisted.
+func awaitReloaded(t *testing.T, logs *observer.ObservedLogs, revision string) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if logs.FilterMessage("policy reloaded").FilterField(zap.String("revision", revision)).Len() > 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no reload to %s logged", revision)
+		}
+	}
+}
+
 // TestBundleNewRevisionTakesEffect: the first bundle is downloaded at
 // start-up and persisted; a new revision on the service decides without
 // a restart and replaces the persisted one.
@@ -130,6 +144,7 @@ func TestBundleNewRevisionTakesEffect(t *testing.T) {
 	rig.srv.Serve(rig.r2)
 	awaitStatus(t, e, func(st PolicyStatus) bool { return st.Revision == "r2" })
 	t.Logf("r2 decides %v after the service has it (polling every 1s)", time.Since(start))
+	awaitReloaded(t, logs, "r2")
 	if got := decideCodes(t, e, "everything"); got != "blocker frozen" {
 		t.Errorf("r2 decides %s", got)
 	}
@@ -166,9 +181,9 @@ func loggedRevisions(t *testing.T, log []byte) []string {
 // gone serves the persisted bundle, verified again, at once.
 func TestBundleRestartOffline(t *testing.T) {
 	rig := newBundleRig(t)
-	e, _ := rig.engine(t)
+	_, logs := rig.engine(t)
 	rig.srv.Serve(rig.r2)
-	awaitStatus(t, e, func(st PolicyStatus) bool { return st.Revision == "r2" })
+	awaitReloaded(t, logs, "r2")
 	rig.srv.Close()
 
 	again, logs := rig.engine(t)
