@@ -338,6 +338,27 @@ func TestBundleSizeLimit(t *testing.T) {
 	}
 }
 
+// TestBundleLongPolling: with a service that offers long polling, a new
+// revision decides as soon as the service has it, long before the next
+// poll (a minute away here) would fetch it.
+func TestBundleLongPolling(t *testing.T) {
+	rig := newBundleRig(t)
+	rig.srv.LongPoll = true
+	rig.tweak = func(c *policybundle.Config) {
+		c.MinDelay, c.MaxDelay, c.LongPollingTimeout = time.Minute, time.Minute, 30*time.Second
+	}
+	e, _ := rig.engine(t)
+	for deadline := time.Now().Add(10 * time.Second); rig.srv.Requests() < 2; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the engine did not come back for a long poll")
+		}
+	}
+	start := time.Now()
+	rig.srv.Serve(rig.r2)
+	awaitStatus(t, e, func(st PolicyStatus) bool { return st.Revision == "r2" })
+	t.Logf("r2 decides %v after the service has it (long polling)", time.Since(start))
+}
+
 // TestBundleFailureKeepsRevision: whatever goes wrong with a new bundle,
 // the deciding revision and the persisted bundle stay, the failure is
 // counted by kind, and logged once however many polls fail alike.

@@ -18,6 +18,9 @@ type BundleConfig struct {
 	Polling  struct {
 		MinDelay time.Duration `mapstructure:"min_delay"` // default 60s, as OPA
 		MaxDelay time.Duration `mapstructure:"max_delay"` // default 120s, as OPA
+		// LongPollingTimeout: 0 (default) polls; set, a service that
+		// offers long polling holds each request up to this long.
+		LongPollingTimeout time.Duration `mapstructure:"long_polling_timeout"`
 	} `mapstructure:"polling"`
 	Signing struct {
 		// PublicKey is a PEM public key file; set, an unsigned bundle or
@@ -43,6 +46,7 @@ func setBundleDefaults(v *viper.Viper) {
 	v.SetDefault("policy.bundle.resource", policybundle.DefaultResource)
 	v.SetDefault("policy.bundle.polling.min_delay", policybundle.DefaultMinDelay.String())
 	v.SetDefault("policy.bundle.polling.max_delay", policybundle.DefaultMaxDelay.String())
+	v.SetDefault("policy.bundle.polling.long_polling_timeout", "0s")
 	v.SetDefault("policy.bundle.signing.public_key", "")
 	v.SetDefault("policy.bundle.signing.key_id", policybundle.DefaultKeyID)
 	v.SetDefault("policy.bundle.signing.algorithm", "")
@@ -59,7 +63,8 @@ func (b BundleConfig) engineBundle(stateDir string) *policybundle.Config {
 	}
 	return &policybundle.Config{
 		URL: b.URL, Resource: b.Resource, MinDelay: b.Polling.MinDelay, MaxDelay: b.Polling.MaxDelay,
-		PublicKeyFile: b.Signing.PublicKey, KeyID: b.Signing.KeyID, Algorithm: b.Signing.Algorithm, Scope: b.Signing.Scope,
+		LongPollingTimeout: b.Polling.LongPollingTimeout,
+		PublicKeyFile:      b.Signing.PublicKey, KeyID: b.Signing.KeyID, Algorithm: b.Signing.Algorithm, Scope: b.Signing.Scope,
 		Headers: b.Headers, BearerToken: b.Credentials.Bearer.Token, SizeLimitBytes: b.SizeLimitBytes, StateDir: stateDir,
 	}
 }

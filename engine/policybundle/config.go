@@ -41,6 +41,10 @@ type Config struct {
 	// MinDelay and MaxDelay bound the wait between polls (whole seconds,
 	// as OPA counts them); defaults DefaultMinDelay and DefaultMaxDelay.
 	MinDelay, MaxDelay time.Duration
+	// LongPollingTimeout, when set, asks a service that offers long
+	// polling to hold each request this long until a new bundle is there
+	// (OPA's long_polling_timeout_seconds); 0 (default) polls.
+	LongPollingTimeout time.Duration
 	// PublicKeyFile is a PEM public key; set, every bundle must carry a
 	// signature by it (OPA refuses an unsigned bundle then).
 	PublicKeyFile string
@@ -82,6 +86,9 @@ func (c Config) Check() error {
 	}
 	if c.MinDelay < time.Second || c.MaxDelay < c.MinDelay {
 		return errors.New("polling: min_delay must be at least 1s and max_delay at least min_delay")
+	}
+	if c.LongPollingTimeout != 0 && c.LongPollingTimeout < time.Second {
+		return errors.New("polling: long_polling_timeout must be 0 (off) or at least 1s")
 	}
 	if c.SizeLimitBytes < 0 {
 		return errors.New("size_limit_bytes: must be positive")
@@ -166,9 +173,14 @@ func (c Config) restConfig() ([]byte, error) {
 }
 
 // downloadConfig is OPA's downloader config: periodic polling between
-// MinDelay and MaxDelay.
+// MinDelay and MaxDelay, long polling when configured and the service
+// answers with OPA's bundle content type.
 func (c Config) downloadConfig() (download.Config, error) {
 	minS, maxS := int64(c.MinDelay/time.Second), int64(c.MaxDelay/time.Second)
 	dc := download.Config{Polling: download.PollingConfig{MinDelaySeconds: &minS, MaxDelaySeconds: &maxS}}
+	if c.LongPollingTimeout > 0 {
+		longS := int64(c.LongPollingTimeout / time.Second)
+		dc.Polling.LongPollingTimeoutSeconds = &longS
+	}
 	return dc, dc.ValidateAndInjectDefaults()
 }

@@ -62,18 +62,22 @@ func (s *Source) Location() string {
 }
 
 // Fetch downloads the bundle once, now: start-up's path when no bundle
-// was persisted.
+// was persisted. When ctx ends first, OPA's attempt may still be running:
+// its update is taken through a channel, never a shared variable.
 func (s *Source) Fetch(ctx context.Context) Update {
 	manual := plugins.TriggerManual
-	var got Update
-	d, err := s.downloader(download.Config{Trigger: &manual}, func(_ context.Context, u Update) { got = u })
+	got := make(chan Update, 1)
+	d, err := s.downloader(download.Config{Trigger: &manual}, func(_ context.Context, u Update) { got <- u })
 	if err != nil {
 		return Update{Err: err, Failure: FailDownload}
 	}
-	if err := d.Trigger(ctx); err != nil && got.Err == nil {
-		got = Update{Err: err, Failure: classify(err, s.vc != nil)}
+	err = d.Trigger(ctx)
+	select {
+	case u := <-got:
+		return u
+	default:
+		return Update{Err: err, Failure: FailDownload} // ctx ended first
 	}
-	return got
 }
 
 // Start polls the service in the background until ctx ends, calling f

@@ -5,8 +5,11 @@ import (
 	"encoding/hex"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // Resource is where Server serves its bundle, OPA's default resource.
@@ -22,6 +25,12 @@ type Server struct {
 	etag     string
 	status   int // non-zero: every request answers this
 	requests int
+	changed  chan struct{} // closed and replaced by Serve
+	// LongPoll makes the service offer long polling as OPA's protocol has
+	// it: bundles go out with OPA's content type, and a request naming the
+	// current ETag with "Prefer: wait=N" is held until Serve changes the
+	// bundle or N seconds pass.
+	LongPoll bool
 }
 
 // NewServer starts a service serving body; it closes with the test.
@@ -39,6 +48,10 @@ func (s *Server) Serve(body []byte) {
 	defer s.mu.Unlock()
 	sum := sha256.Sum256(body)
 	s.body, s.etag, s.status = body, `"`+hex.EncodeToString(sum[:8])+`"`, 0
+	if s.changed != nil {
+		close(s.changed)
+	}
+	s.changed = make(chan struct{})
 }
 
 // Fail makes every request answer status (503, 404, ...).
@@ -57,9 +70,21 @@ func (s *Server) Requests() int {
 
 func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
-	body, etag, status := s.body, s.etag, s.status
+	body, etag, status, changed, long := s.body, s.etag, s.status, s.changed, s.LongPoll
 	s.requests++
 	s.mu.Unlock()
+	if wait := preferWait(r); long && wait > 0 && status == 0 && r.Header.Get("If-None-Match") == etag {
+		select {
+		case <-changed:
+			s.handle(w, r) // answer with what changed
+			return
+		case <-time.After(wait):
+		case <-r.Context().Done():
+		}
+	}
+	if long {
+		w.Header().Set("Content-Type", "application/vnd.openpolicyagent.bundles")
+	}
 	switch {
 	case status != 0:
 		http.Error(w, http.StatusText(status), status)
@@ -69,7 +94,21 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusNotModified)
 	default:
 		w.Header().Set("ETag", etag)
-		w.Header().Set("Content-Type", "application/gzip")
+		if !long {
+			w.Header().Set("Content-Type", "application/gzip")
+		}
 		_, _ = w.Write(body)
 	}
+}
+
+// preferWait is the "wait=N" of a request's Prefer header, 0 without one.
+func preferWait(r *http.Request) time.Duration {
+	for part := range strings.SplitSeq(r.Header.Get("Prefer"), ";") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(part), "wait="); ok {
+			if n, err := strconv.Atoi(v); err == nil && n > 0 {
+				return time.Duration(n) * time.Second
+			}
+		}
+	}
+	return 0
 }
