@@ -1,8 +1,10 @@
 // Package bundletest gives tests the parts of a real bundle set-up: the
-// stock opa binary (built once from the module graph, so it works with
-// only the module proxy or cache), signing keys, bundles made by `opa
-// build --signing-key`, and a bundle service over HTTP. It imports only
+// stock opa binary, signing keys, bundles made by `opa build
+// --signing-key`, and a bundle service over HTTP. It imports only
 // the standard library and only tests import it.
+//
+// opa comes from go.mod's tool directive (github.com/open-policy-agent/opa),
+// built from the module graph: it needs only the module proxy or cache.
 package bundletest
 
 import (
@@ -15,23 +17,21 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 )
 
-// opaOnce builds github.com/open-policy-agent/opa, the version go.mod
-// requires, once per test binary.
+// opaOnce finds the opa binary of go.mod's tool directive (the version
+// the engine links) once per test binary: `go tool -n opa` builds it if
+// needed and prints its path in the build cache, so nothing is left in a
+// temporary folder and a second run costs no build.
 var opaOnce = sync.OnceValues(func() (string, error) {
-	dir, err := os.MkdirTemp("", "mcpx-fw-bundle-opa-")
+	out, err := exec.Command("go", "tool", "-n", "opa").Output()
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("go tool -n opa: %w", err)
 	}
-	bin := filepath.Join(dir, "opa")
-	out, err := exec.Command("go", "build", "-o", bin, "github.com/open-policy-agent/opa").CombinedOutput()
-	if err != nil {
-		return "", fmt.Errorf("build opa: %v\n%s", err, out)
-	}
-	return bin, nil
+	return strings.TrimSpace(string(out)), nil
 })
 
 // OPA is the stock opa binary's path.
