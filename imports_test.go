@@ -43,6 +43,7 @@ const (
 	zapPath   = "go.uber.org/zap"
 	sysPath   = "golang.org/x/sys"
 	pgxPath   = "github.com/jackc/pgx"
+	promPath  = "github.com/prometheus"
 )
 
 // zapBuilders are the zap functions that build a logger with real output
@@ -125,6 +126,20 @@ var layerRules = []layerRule{
 		text: "relay/sandbox imports only the standard library and golang.org/x/sys (its tests may import more): the launcher runs before everything else",
 		check: forbidImports(func(_ string, f goFile, imp string) bool {
 			return under(f.dir, "relay/sandbox") && !f.test && !isStdlib(imp) && !hasPathPrefix(imp, sysPath)
+		}),
+	},
+	{
+		name: "prometheus-only-in-telemetry",
+		text: "only engine/telemetry imports github.com/prometheus/... (tests may): one package defines every metric",
+		check: forbidImports(func(_ string, f goFile, imp string) bool {
+			return hasPathPrefix(imp, promPath) && !under(f.dir, "engine/telemetry") && !f.test
+		}),
+	},
+	{
+		name: "telemetry-a-leaf",
+		text: "engine/telemetry imports no mcpx-fw package: it reads what it reports through funcs its caller passes",
+		check: forbidImports(func(module string, f goFile, imp string) bool {
+			return under(f.dir, "engine/telemetry") && hasPathPrefix(imp, module)
 		}),
 	},
 	{
