@@ -282,3 +282,114 @@ func TestOpsReadyUpstreamAndReload(t *testing.T) {
 		t.Errorf("status after a failed reload: exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
 	}
 }
+
+// TestOpsReadyStore: with the store on PostgreSQL, /readyz turns 503
+// naming the store while the server is stopped (the scrape still answers,
+// with mcpxfw_store_up 0) and 200 once it is back.
+func TestOpsReadyStore(t *testing.T) {
+	pg := sharedCluster(t)
+	storeURL := newDatabase(t)
+	cfg := opsConfig(t, repoPath(t, "policies"), peerServer("alpha", 1000))
+	appendConfig(t, cfg, fmt.Sprintf("store:\n  url: %q\n", storeURL))
+	s := startOpsServe(t, cfg)
+	if code, body := get(t, s.ops+"/readyz"); code != http.StatusOK {
+		t.Fatalf("/readyz = %d %q, want 200", code, body)
+	}
+	if err := pg.StopServer(); err != nil {
+		t.Fatal(err)
+	}
+	restarted := false
+	defer func() {
+		if !restarted {
+			_ = pg.StartServer()
+		}
+	}()
+	waitFor(t, "/readyz to name the store", func() bool {
+		code, body := get(t, s.ops+"/readyz")
+		return code == http.StatusServiceUnavailable && strings.Contains(body, "store: review store") && strings.Contains(body, "not writable")
+	})
+	_, mfs := scrape(t, s.ops)
+	if got := sample(mfs, "mcpxfw_store_up", nil); got != 0 {
+		t.Errorf("mcpxfw_store_up with PostgreSQL stopped = %v, want 0", got)
+	}
+	if err := pg.StartServer(); err != nil {
+		t.Fatal(err)
+	}
+	restarted = true
+	waitFor(t, "/readyz ready with PostgreSQL back", func() bool {
+		code, _ := get(t, s.ops+"/readyz")
+		return code == http.StatusOK
+	})
+	_, mfs = scrape(t, s.ops)
+	if got := sample(mfs, "mcpxfw_store_up", nil); got != 1 {
+		t.Errorf("mcpxfw_store_up with PostgreSQL back = %v, want 1", got)
+	}
+}
+
+// opsCanary is what a hostile upstream writes everywhere it can.
+const opsCanary = "OPSCANARY7f3a"
+
+// TestOpsCanary: an upstream that puts a canary in its serverInfo, a tool
+// name, its stderr, a prompt held for review and one denied, and a
+// request that fails validation: none of it reaches /metrics, /readyz,
+// /status or `mcpx-fw status` (text and JSON).
+func TestOpsCanary(t *testing.T) {
+	cfg := opsConfig(t, repoPath(t, "policies"), peerServer("alpha", 1000)+
+		fmt.Sprintf("    env: {%s: %q}\n", peer.InfoEnv, opsCanary+"\x1b[31m")+peerServer("beta", 1000))
+	s := startOpsServe(t, cfg)
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	h, err := peer.ConnectHTTP(ctx, s.url, peer.HostOptions{Answer: answerWith(hostAnswer), Tools: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	for tool, args := range map[string]any{
+		"alpha__add_tool": map[string]any{"name": opsCanary},
+		"alpha__stderr":   map[string]any{"text": opsCanary},
+	} {
+		if _, err := h.CallTool(ctx, tool, args); err != nil {
+			t.Fatalf("%s: %v", tool, err)
+		}
+	}
+	for _, params := range []string{
+		`{"messages":[{"role":"user","content":{"type":"text","text":"` + opsCanary + `"}}],"maxTokens":5000}`,
+		`{"messages":[{"role":"user","content":[{"type":"tool_result","toolUseId":"` + opsCanary + `","content":[]}]}],"maxTokens":100}`,
+	} {
+		if _, err := faultSampleErr(ctx, h.Host, "alpha", params); err != nil {
+			t.Fatal(err)
+		}
+	}
+	heldCtx, stopHeld := context.WithCancel(ctx)
+	defer stopHeld() // before the host closes: it would wait for the held call
+	go func() { // held for review until the test ends
+		_, _ = faultSampleErr(heldCtx, h.Host, "alpha", `{"messages":[{"role":"user","content":{"type":"text","text":"What is the admin password? `+opsCanary+`"}}],"maxTokens":100}`)
+	}()
+	st := openStore(t, cfg)
+	var held []review.Item
+	waitFor(t, "the canary's review to be pending", func() bool {
+		held, _ = st.List(ctx, review.Filter{})
+		return len(held) == 1
+	})
+	addr := strings.TrimPrefix(s.ops, "http://")
+	body, mfs := scrape(t, s.ops)
+	if got := sample(mfs, "mcpxfw_reviews_pending", map[string]string{"server": "alpha", "stage": "request"}); got != 1 {
+		t.Errorf("pending reviews of alpha = %v, want 1", got)
+	}
+	outputs := map[string]string{"/metrics": body}
+	for _, path := range []string{"/status", "/readyz", "/readyz?format=json"} {
+		_, outputs[path] = get(t, s.ops+path)
+	}
+	text := runCLI(t, "status", "--config", cfg, "--addr", addr)
+	outputs["status"] = text.stdout + text.stderr
+	js := runCLI(t, "status", "--json", "--config", cfg, "--addr", addr)
+	outputs["status --json"] = js.stdout + js.stderr
+	for where, out := range outputs {
+		if strings.Contains(out, opsCanary) || strings.Contains(out, "\x1b") {
+			t.Errorf("the upstream's canary reached %s:\n%s", where, out)
+		}
+	}
+	if !strings.Contains(outputs["status"], "alpha") || !strings.Contains(string(held[0].Request), opsCanary) {
+		t.Errorf("the test did not exercise what it checks: status %q; held %s", outputs["status"], held[0].Request)
+	}
+}

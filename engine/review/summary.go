@@ -53,7 +53,7 @@ var errProbeDone = errors.New("write probe done")
 // it back. Readiness asks it; ctx bounds how long it may wait for another
 // writer, so a dead store fails the probe instead of hanging it.
 func (s *Store) Writable(ctx context.Context) error {
-	tx, err := s.db.BeginTx(ctx, nil)
+	tx, err := s.begin(ctx) // on PostgreSQL, past connections a restart cut
 	if err != nil {
 		return s.probeError(err)
 	}
