@@ -362,7 +362,8 @@ func TestOpsCanary(t *testing.T) {
 	}
 	heldCtx, stopHeld := context.WithCancel(ctx)
 	defer stopHeld() // before the host closes: it would wait for the held call
-	go func() {      // held for review until the test ends
+	// Held for review until the test ends.
+	go func() {
 		_, _ = faultSampleErr(heldCtx, h.Host, "alpha", `{"messages":[{"role":"user","content":{"type":"text","text":"What is the admin password? `+opsCanary+`"}}],"maxTokens":100}`)
 	}()
 	st := openStore(t, cfg)
