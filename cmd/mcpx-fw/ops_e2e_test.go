@@ -394,3 +394,28 @@ func TestOpsCanary(t *testing.T) {
 		t.Errorf("the test did not exercise what it checks: status %q; held %s", outputs["status"], held[0].Request)
 	}
 }
+
+// TestStatusWithoutServe: with no serve to ask, status prints what the
+// store alone knows, then one line saying why and what to do, and exits 1.
+func TestStatusWithoutServe(t *testing.T) {
+	for _, tc := range []struct {
+		name, metrics, want string
+	}{
+		{"metrics off", "", "metrics.addr is not set"},
+		{"nothing listening", "metrics:\n  addr: 127.0.0.1:1\n", "no serve answers at http://127.0.0.1:1/status"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := testConfig(t, repoPath(t, "policies"), time.Minute, peerServer("alpha", 1000))
+			appendConfig(t, cfg, tc.metrics)
+			res := runCLI(t, "status", "--config", cfg)
+			if res.code != 1 || !oneLine(res.stderr) || !strings.Contains(res.stderr, tc.want) || !strings.Contains(res.stderr, "--addr") {
+				t.Errorf("status: exit %d, stderr %q; want 1 and one line saying %q and what to do", res.code, res.stderr, tc.want)
+			}
+			for _, want := range []string{"serve: not reachable", "reviews pending: none", "alpha   hour", "store: sqlite"} {
+				if !strings.Contains(res.stdout, want) {
+					t.Errorf("status without serve printed %q; want %q in it", res.stdout, want)
+				}
+			}
+		})
+	}
+}
