@@ -143,6 +143,15 @@ var layerRules = []layerRule{
 		}),
 	},
 	{
+		name: "otel-sdk-only-in-tracing",
+		text: "only relay/tracing (and cmd, which builds the provider) imports OpenTelemetry's SDK and exporters, and only cmd its global API: packages are handed a trace.Tracer",
+		check: forbidImports(func(_ string, f goFile, imp string) bool {
+			sdk := hasPathPrefix(imp, "go.opentelemetry.io/otel/sdk") || hasPathPrefix(imp, "go.opentelemetry.io/otel/exporters")
+			return (sdk && !under(f.dir, "relay/tracing") && !under(f.dir, "cmd")) ||
+				(imp == "go.opentelemetry.io/otel" && !under(f.dir, "cmd"))
+		}),
+	},
+	{
 		name: "relay-not-cmd",
 		text: "relay/... does not import cmd",
 		check: forbidImports(func(module string, f goFile, imp string) bool {
@@ -195,6 +204,10 @@ func TestImportLayersCatchViolations(t *testing.T) {
 		{"pgtest-stdlib-only-for-tests", "engine/review/x.go", `package review; import "example.com/fw/engine/review/pgtest"`, `"example.com/fw/engine/review/pgtest"`},
 		{"engine-not-relay-or-cmd", "engine/x.go", `package engine; import "example.com/fw/relay"`, `"example.com/fw/relay"`},
 		{"engine-not-relay-or-cmd", "engine/x_test.go", `package engine_test; import "example.com/fw/cmd/mcpx-fw"`, `"example.com/fw/cmd/mcpx-fw"`},
+		{"prometheus-only-in-telemetry", "relay/x.go", `package relay; import "github.com/prometheus/client_golang/prometheus"`, `"github.com/prometheus/client_golang/prometheus"`},
+		{"telemetry-a-leaf", "engine/telemetry/x.go", `package telemetry; import "example.com/fw/engine"`, `"example.com/fw/engine"`},
+		{"otel-sdk-only-in-tracing", "engine/x.go", `package engine; import _ "go.opentelemetry.io/otel/sdk/trace"`, `"go.opentelemetry.io/otel/sdk/trace"`},
+		{"otel-sdk-only-in-tracing", "relay/x.go", `package relay; import "go.opentelemetry.io/otel"`, `"go.opentelemetry.io/otel"`},
 		{"relay-not-cmd", "relay/peer/x.go", `package peer; import "example.com/fw/cmd/mcpx-fw"`, `"example.com/fw/cmd/mcpx-fw"`},
 		{"sandbox-stdlib-and-sys-only", "relay/sandbox/x.go", `package sandbox; import "go.uber.org/zap"`, `"go.uber.org/zap"`},
 		{"sandbox-stdlib-and-sys-only", "relay/sandbox/x_linux.go", `package sandbox; import "example.com/fw/engine"`, `"example.com/fw/engine"`},

@@ -19,11 +19,15 @@ import (
 // an operator), check it, and record every step. It serves an upstream's
 // push, and a 2026-07-28 upstream's input request when the host is older.
 func (p *Proxy) firewall(ctx context.Context, u *upstream, h hostView, o engine.Origin, k *kind, in mcp.InputRequest) (mcp.InputResponse, error) {
+	ctx, span := p.traceUpstreamRequest(ctx, u, k, in)
+	defer span.End()
 	c, err := p.requestStage(ctx, u, h, o, k, in)
 	if err != nil {
 		return nil, err
 	}
+	answering := p.traceHostAnswer(ctx, c)
 	res, err := p.completion(ctx, h, c)
+	endSpan(answering, err)
 	if err != nil {
 		return nil, err
 	}
@@ -74,6 +78,8 @@ func (p *Proxy) requestStage(ctx context.Context, u *upstream, h hostView, o eng
 		return &cleared{k: k, s: p.describe(u, h, o, k, raw), params: fwd}, nil
 	}
 	t := &stage{u: u, k: k}
+	ctx, span := p.traceDecision(ctx, t, engine.StageRequest)
+	defer p.endDecision(span, t)
 	err := p.judge(ctx, t, func() error {
 		raw, err := encode(k.forwardable(in))
 		if err != nil {
@@ -137,6 +143,8 @@ func (p *Proxy) resultStage(ctx context.Context, u *upstream, k *kind, s *engine
 		res = narrowRoots(r, u.cfg.Roots.Allow)
 	}
 	t := &stage{u: u, k: k, s: *s}
+	ctx, span := p.traceDecision(ctx, t, engine.StageResult)
+	defer p.endDecision(span, t)
 	err := p.judge(ctx, t, func() error {
 		raw, err := encode(res)
 		if err != nil {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
 
 	"github.com/mcpx-fw/mcpx-fw/engine"
@@ -111,6 +112,9 @@ type Config struct {
 	// Metrics records the host's answers, review waits, upstream sessions
 	// and refusals by limit; nil records nothing.
 	Metrics *telemetry.Metrics
+	// Tracer starts the firewall's spans (traces.go); nil turns tracing
+	// off at no cost. cmd builds its provider and flushes it on exit.
+	Tracer trace.Tracer
 }
 
 // Proxy is the firewall between hosts and their upstream servers.

@@ -91,7 +91,8 @@ type Config struct {
 		// minute (1m) and hour (1h), which are always there; default none.
 		Windows map[string]time.Duration `mapstructure:"windows"`
 	} `mapstructure:"usage"`
-	Log struct {
+	Tracing TracingConfig `mapstructure:"tracing"` // OpenTelemetry spans (tracing.go)
+	Log     struct {
 		Level string `mapstructure:"level"` // debug | info | warn | error; default info
 		File  string `mapstructure:"file"`  // default stderr
 	} `mapstructure:"log"`
@@ -310,6 +311,7 @@ func setDefaults(v *viper.Viper) {
 	v.SetDefault("limits.max_in_flight_per_host", held.HostInFlight)
 	v.SetDefault("limits.max_pending_reviews_per_host", held.HostPendingReviews)
 	v.SetDefault("limits.max_held_bytes_per_host", held.HostHeldBytes)
+	setTracingDefaults(v)
 	v.SetDefault("log.level", "info")
 	v.SetDefault("log.file", "")
 }
@@ -483,6 +485,7 @@ func (c *Config) check() error {
 	}
 	c.HTTP.check(bad, c.Limits.MaxBytes)
 	c.Metrics.check(bad)
+	c.Tracing.check(bad)
 	for name, s := range c.Servers {
 		c.checkServer(bad, name, s)
 	}

@@ -74,6 +74,7 @@ func defaultConfig(stateHome, base string) Config {
 		IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10, MaxBodyBytes: 8 << 20}
 	c.Limits.MaxBridgedCalls, c.Limits.MaxBridgedCallsPerServer, c.Limits.BridgeWait = 64, 16, time.Minute
 	c.DecisionLog.Sink = "stderr"
+	c.Tracing.SampleRatio = 1
 	c.Log.Level = "info"
 	return c
 }

@@ -105,6 +105,12 @@ func serve(ctx context.Context, configPath, addr string) error {
 	if err != nil {
 		return err
 	}
+	tracer, flush, err := startTracing(ctx, rt)
+	if err != nil {
+		return err
+	}
+	defer flush() // after the relay has settled every request it held
+	rc.Tracer = tracer
 	var ln net.Listener
 	if addr != "" {
 		if ln, err = relay.Listen(addr, rt.cfg.HTTP.AllowRemote); err != nil {
