@@ -43,6 +43,7 @@ const (
 	zapPath   = "go.uber.org/zap"
 	sysPath   = "golang.org/x/sys"
 	pgxPath   = "github.com/jackc/pgx"
+	promPath  = "github.com/prometheus"
 )
 
 // zapBuilders are the zap functions that build a logger with real output
@@ -138,6 +139,20 @@ var layerRules = []layerRule{
 		}),
 	},
 	{
+		name: "prometheus-only-in-telemetry",
+		text: "only engine/telemetry imports github.com/prometheus/... (tests may): one package defines every metric",
+		check: forbidImports(func(_ string, f goFile, imp string) bool {
+			return hasPathPrefix(imp, promPath) && !under(f.dir, "engine/telemetry") && !f.test
+		}),
+	},
+	{
+		name: "telemetry-a-leaf",
+		text: "engine/telemetry imports no mcpx-fw package: it reads what it reports through funcs its caller passes",
+		check: forbidImports(func(module string, f goFile, imp string) bool {
+			return under(f.dir, "engine/telemetry") && hasPathPrefix(imp, module)
+		}),
+	},
+	{
 		name: "otel-sdk-only-in-tracing",
 		text: "only relay/tracing (and cmd, which builds the provider) imports OpenTelemetry's SDK and exporters, and only cmd its global API: packages are handed a trace.Tracer",
 		check: forbidImports(func(_ string, f goFile, imp string) bool {
@@ -199,6 +214,8 @@ func TestImportLayersCatchViolations(t *testing.T) {
 		{"pgtest-stdlib-only-for-tests", "engine/review/x.go", `package review; import "example.com/fw/engine/review/pgtest"`, `"example.com/fw/engine/review/pgtest"`},
 		{"engine-not-relay-or-cmd", "engine/x.go", `package engine; import "example.com/fw/relay"`, `"example.com/fw/relay"`},
 		{"engine-not-relay-or-cmd", "engine/x_test.go", `package engine_test; import "example.com/fw/cmd/mcpx-fw"`, `"example.com/fw/cmd/mcpx-fw"`},
+		{"prometheus-only-in-telemetry", "relay/x.go", `package relay; import "github.com/prometheus/client_golang/prometheus"`, `"github.com/prometheus/client_golang/prometheus"`},
+		{"telemetry-a-leaf", "engine/telemetry/x.go", `package telemetry; import "example.com/fw/engine"`, `"example.com/fw/engine"`},
 		{"otel-sdk-only-in-tracing", "engine/x.go", `package engine; import _ "go.opentelemetry.io/otel/sdk/trace"`, `"go.opentelemetry.io/otel/sdk/trace"`},
 		{"otel-sdk-only-in-tracing", "relay/x.go", `package relay; import "go.opentelemetry.io/otel"`, `"go.opentelemetry.io/otel"`},
 		{"relay-not-cmd", "relay/peer/x.go", `package peer; import "example.com/fw/cmd/mcpx-fw"`, `"example.com/fw/cmd/mcpx-fw"`},

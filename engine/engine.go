@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcpx-fw/mcpx-fw/engine/policybundle"
 	"github.com/mcpx-fw/mcpx-fw/engine/review"
+	"github.com/mcpx-fw/mcpx-fw/engine/telemetry"
 	"github.com/mcpx-fw/mcpx-fw/validate"
 )
 
@@ -31,6 +32,9 @@ type Config struct {
 	// UsageWindows are named sliding windows input.usage reports besides
 	// DefaultUsageWindows (minute and hour, always there). Default none.
 	UsageWindows map[string]time.Duration
+	// Metrics records each decision's outcome and step timings; nil
+	// records nothing.
+	Metrics *telemetry.Metrics
 }
 
 // Engine turns requests of every kind, and their results, into Verdicts. It is safe for
@@ -53,6 +57,7 @@ type Engine struct {
 	timeout    time.Duration
 	limits     validate.Limits
 	usageRead  *review.UsageReader // nil without a store
+	metrics    *telemetry.Metrics  // nil: no metrics
 
 	// reloaded, when set (by tests), hears about every reload attempt.
 	reloaded func(revision string, err error)
@@ -75,6 +80,7 @@ func New(ctx context.Context, cfg Config, store *review.Store, log *zap.Logger) 
 		timeout:   cfg.ReviewTimeout,
 		limits:    cfg.Limits,
 		rulesOf:   rulesOf,
+		metrics:   cfg.Metrics,
 	}
 	if store != nil {
 		if e.usageRead, err = store.UsageReader(ctx, windows); err != nil {
@@ -205,6 +211,8 @@ func (e *Engine) judgeCharged(ctx context.Context, stage Stage, s Request, resul
 		e.commit(ctx, &as, s, result, true)
 		return as.verdict
 	}
+	// The charge's step read usage and evaluated too: the rest is the commit.
+	as.timings.commit = max(time.Since(start)-as.timings.usage-as.timings.eval, 0)
 	e.recorded(ctx, &as, s, result, true, opened, err)
 	return as.verdict
 }

@@ -3,6 +3,7 @@ package relay
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -206,18 +207,25 @@ func (p *Proxy) askHost(ctx context.Context, h hostView, c *cleared) (mcp.InputR
 	}
 	ctx, cancel := context.WithTimeout(ctx, p.cfg.HostTimeout)
 	defer cancel()
+	start := time.Now()
 	res, err := c.k.ask(hostStream(ctx, false), host, c.params)
 	if undelivered(err) { // the call whose stream it took ended meanwhile
 		res, err = c.k.ask(hostStream(ctx, true), host, c.params)
 	}
+	answered := func(result string) {
+		p.cfg.Metrics.HostAnswered(c.s.Server.Name, string(c.k.name), result, time.Since(start))
+	}
 	if err == nil {
+		answered("ok")
 		return res, nil
 	}
 	var we *jsonrpc.Error
 	if errors.As(err, &we) && we.Code == codeUserRejected {
+		answered("rejected")
 		p.log.Info("host rejected "+kindNoun(c.k.name), zap.String("decision_id", c.decisionID))
 		return nil, errHostRejected(c.k.name, c.decisionID)
 	}
+	answered("error")
 	p.log.Warn("host "+kindNoun(c.k.name)+" failed", zap.String("decision_id", c.decisionID), zap.Error(err))
 	return nil, errHostFailed(c.k.name, c.decisionID, errors.Is(err, context.DeadlineExceeded))
 }

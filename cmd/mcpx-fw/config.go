@@ -69,6 +69,7 @@ type Config struct {
 		HostTimeout time.Duration `mapstructure:"host_timeout"` // deadline for the host's answer; default 5m
 	} `mapstructure:"sampling"`
 	HTTP    HTTPConfig              `mapstructure:"http"`
+	Metrics MetricsConfig           `mapstructure:"metrics"`
 	Servers map[string]ServerConfig `mapstructure:"servers"`
 	// Isolation is how stdio upstreams run (see isolation.go).
 	Isolation struct {
@@ -174,6 +175,33 @@ type HTTPConfig struct {
 	MaxBodyBytes   int           `mapstructure:"max_body_bytes"`   // one request's body; default 8 MiB
 }
 
+// MetricsConfig is the metrics: section: the operations listener serving
+// /metrics, /healthz, /readyz and /status.
+type MetricsConfig struct {
+	// Addr is HOST:PORT to listen on; "" (the default) serves none.
+	Addr string `mapstructure:"addr"`
+	// AllowRemote lets Addr be an address other machines can reach;
+	// default false (loopback only), as http.allow_remote.
+	AllowRemote bool `mapstructure:"allow_remote"`
+}
+
+// check refuses an address that is not HOST:PORT, and one other machines
+// could reach unless allow_remote: /status names the store, the policy
+// files and the upstreams, which is nobody else's business.
+func (m MetricsConfig) check(bad func(string, string, ...any)) {
+	if m.Addr == "" {
+		return
+	}
+	host, _, err := net.SplitHostPort(m.Addr)
+	switch {
+	case err != nil:
+		bad("metrics.addr", "%q is not HOST:PORT, such as 127.0.0.1:9464", m.Addr)
+	case !m.AllowRemote && !relay.Loopback(host):
+		bad("metrics.addr", "%s is not a loopback address, so other machines could read the metrics and status; "+
+			"use 127.0.0.1 or localhost, or set metrics.allow_remote: true", m.Addr)
+	}
+}
+
 // LimitsConfig is the limits: section. Every key defaults to the value in
 // config.example.yaml (validate.DefaultLimits, defaultMaxRounds and
 // relay.DefaultLimits).
@@ -253,6 +281,8 @@ func setDefaults(v *viper.Viper) {
 	v.SetDefault("http.idle_timeout", httpd.IdleTimeout.String())
 	v.SetDefault("http.max_header_bytes", httpd.MaxHeaderBytes)
 	v.SetDefault("http.max_body_bytes", httpd.MaxBodyBytes)
+	v.SetDefault("metrics.addr", "")
+	v.SetDefault("metrics.allow_remote", false)
 	v.SetDefault("servers", map[string]any{})
 	v.SetDefault("isolation.default", defaultIsolation())
 	v.SetDefault("isolation.hide", []string{})
@@ -460,6 +490,7 @@ func (c *Config) check() error {
 		bad("isolation.default", "%q is not one of %s", c.Isolation.Default, strings.Join(isolationModes, ", "))
 	}
 	c.HTTP.check(bad, c.Limits.MaxBytes)
+	c.Metrics.check(bad)
 	c.Tracing.check(bad)
 	for name, s := range c.Servers {
 		c.checkServer(bad, name, s)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcpx-fw/mcpx-fw/engine"
 	"github.com/mcpx-fw/mcpx-fw/engine/review"
+	"github.com/mcpx-fw/mcpx-fw/engine/telemetry"
 )
 
 // runtime is everything serve's start-up path builds; check builds the same
@@ -22,6 +23,9 @@ type runtime struct {
 	closers  []func()
 	// isolation is how each upstream runs (serve and check only).
 	isolation isolationPlan
+	// metrics is what the ops listener serves (metrics.addr); nil when it
+	// is off and for the operator's commands.
+	metrics *telemetry.Metrics
 }
 
 // start runs serve's start-up path: config, logger, state dir and store,
@@ -75,11 +79,18 @@ func (rt *runtime) open(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if !rt.operator && rt.cfg.Metrics.Addr != "" {
+		rt.metrics = newMetrics(rt.cfg)
+		ecfg.Metrics = rt.metrics
+	}
 	rt.engine, err = engine.New(ctx, ecfg, rt.store, log)
 	if err != nil {
 		return rt.policyError(err)
 	}
 	rt.store.PolicyRevision = rt.engine.Revision // named in every audit entry
+	if rt.metrics != nil {
+		return wireMetrics(ctx, rt)
+	}
 	return nil
 }
 
