@@ -43,6 +43,7 @@ const (
 	zapPath   = "go.uber.org/zap"
 	sysPath   = "golang.org/x/sys"
 	pgxPath   = "github.com/jackc/pgx"
+	promPath  = "github.com/prometheus"
 )
 
 // zapBuilders are the zap functions that build a logger with real output
@@ -114,6 +115,16 @@ var layerRules = []layerRule{
 		}),
 	},
 	{
+		name: "bundletest-stdlib-only-for-tests",
+		text: "engine/policybundle/bundletest imports only the standard library, and only tests import it: it builds opa and serves bundles",
+		check: forbidImports(func(module string, f goFile, imp string) bool {
+			if under(f.dir, "engine/policybundle/bundletest") {
+				return !isStdlib(imp)
+			}
+			return hasPathPrefix(imp, module+"/engine/policybundle/bundletest") && !f.test
+		}),
+	},
+	{
 		name: "engine-not-relay-or-cmd",
 		text: "engine/... does not import relay or cmd",
 		check: forbidImports(func(module string, f goFile, imp string) bool {
@@ -132,6 +143,29 @@ var layerRules = []layerRule{
 		text: "only engine/... imports OPA's plugin machinery (plugins, plugins/logs, plugins/rest, server, download, bundle)",
 		check: forbidImports(func(_ string, f goFile, imp string) bool {
 			return isOPAPlugin(imp) && !under(f.dir, "engine")
+		}),
+	},
+	{
+		name: "prometheus-only-in-telemetry",
+		text: "only engine/telemetry imports github.com/prometheus/... (tests may): one package defines every metric",
+		check: forbidImports(func(_ string, f goFile, imp string) bool {
+			return hasPathPrefix(imp, promPath) && !under(f.dir, "engine/telemetry") && !f.test
+		}),
+	},
+	{
+		name: "telemetry-a-leaf",
+		text: "engine/telemetry imports no mcpx-fw package: it reads what it reports through funcs its caller passes",
+		check: forbidImports(func(module string, f goFile, imp string) bool {
+			return under(f.dir, "engine/telemetry") && hasPathPrefix(imp, module)
+		}),
+	},
+	{
+		name: "otel-sdk-only-in-tracing",
+		text: "only relay/tracing (and cmd, which builds the provider) imports OpenTelemetry's SDK and exporters, and only cmd its global API: packages are handed a trace.Tracer",
+		check: forbidImports(func(_ string, f goFile, imp string) bool {
+			sdk := hasPathPrefix(imp, "go.opentelemetry.io/otel/sdk") || hasPathPrefix(imp, "go.opentelemetry.io/otel/exporters")
+			return (sdk && !under(f.dir, "relay/tracing") && !under(f.dir, "cmd")) ||
+				(imp == "go.opentelemetry.io/otel" && !under(f.dir, "cmd"))
 		}),
 	},
 	{
@@ -199,6 +233,10 @@ func TestImportLayersCatchViolations(t *testing.T) {
 		{"engine-not-relay-or-cmd", "engine/x.go", `package engine; import "example.com/fw/relay"`, `"example.com/fw/relay"`},
 		{"engine-not-relay-or-cmd", "engine/x_test.go", `package engine_test; import "example.com/fw/cmd/mcpx-fw"`, `"example.com/fw/cmd/mcpx-fw"`},
 		{"opa-plugins-only-in-engine", "cmd/mcpx-fw/x.go", `package main; import "github.com/open-policy-agent/opa/v1/plugins/logs"`, `"github.com/open-policy-agent/opa/v1/plugins/logs"`},
+		{"prometheus-only-in-telemetry", "relay/x.go", `package relay; import "github.com/prometheus/client_golang/prometheus"`, `"github.com/prometheus/client_golang/prometheus"`},
+		{"telemetry-a-leaf", "engine/telemetry/x.go", `package telemetry; import "example.com/fw/engine"`, `"example.com/fw/engine"`},
+		{"otel-sdk-only-in-tracing", "engine/x.go", `package engine; import _ "go.opentelemetry.io/otel/sdk/trace"`, `"go.opentelemetry.io/otel/sdk/trace"`},
+		{"otel-sdk-only-in-tracing", "relay/x.go", `package relay; import "go.opentelemetry.io/otel"`, `"go.opentelemetry.io/otel"`},
 		{"relay-not-cmd", "relay/peer/x.go", `package peer; import "example.com/fw/cmd/mcpx-fw"`, `"example.com/fw/cmd/mcpx-fw"`},
 		{"sandbox-stdlib-and-sys-only", "relay/sandbox/x.go", `package sandbox; import "go.uber.org/zap"`, `"go.uber.org/zap"`},
 		{"sandbox-stdlib-and-sys-only", "relay/sandbox/x_linux.go", `package sandbox; import "example.com/fw/engine"`, `"example.com/fw/engine"`},

@@ -18,6 +18,10 @@ type assessment struct {
 	request validate.Document
 	result  validate.Document
 	timings timings
+	// revision is the policy revision that evaluated, "" before
+	// evaluation: a reload between evaluation and the log line must not
+	// name the wrong policy.
+	revision string
 }
 
 // assess validates, reads usage and evaluates the policy, with no side
@@ -123,7 +127,9 @@ func (e *Engine) usage(ctx context.Context, server string, given Usage, t *timin
 // that the policy still wants reviewed is an error: nobody can approve twice.
 func (e *Engine) evaluate(ctx context.Context, as *assessment, approved bool) {
 	v := &as.verdict
-	d, err := e.policy.Load().evaluate(ctx, as.input, &as.timings)
+	p := e.policy.Load()
+	as.revision = p.Revision()
+	d, err := p.evaluate(ctx, as.input, &as.timings)
 	if err != nil {
 		failed(v, "policy-error", "policy evaluation failed", fmt.Errorf("policy evaluation failed: %w", err))
 		return

@@ -21,6 +21,7 @@ import (
 	"github.com/mcpx-fw/mcpx-fw/engine/logship"
 	"github.com/mcpx-fw/mcpx-fw/engine/logship/collector"
 	"github.com/mcpx-fw/mcpx-fw/engine/review"
+	"github.com/mcpx-fw/mcpx-fw/engine/telemetry"
 )
 
 // decideBenchText is prose without secret words, so the benchmark measures
@@ -78,7 +79,8 @@ var decideBenchShapes = []struct {
 //     an hour, so no upload runs during the benchmark).
 //   - decide-store and decide-store+log: the whole Decide, reading usage
 //     from and committing to a real SQLite store, without and with the
-//     decision log. Usage rows accumulate as they would under that load;
+//     decision log; decide-store+metrics, with the Prometheus metrics
+//     recording it (what the hot path pays for them). Usage rows accumulate as they would under that load;
 //     a read sums a bounded number of buckets however many there are.
 //
 // Each reports decisions/s, and p50-µs and p99-µs from per-iteration
@@ -135,6 +137,12 @@ func BenchmarkDecide(b *testing.B) {
 				timeDecisions(b, func() { full.Decide(b.Context(), s) })
 			})
 		}
+		metered := Config{Metrics: telemetry.New(telemetry.Options{Servers: []string{"github-mcp"}})}
+		metered.Policy.Data = unlimitedBudget(b)
+		withMetrics := benchEngine(b, metered)
+		b.Run(shape.name+"/decide-store+metrics", func(b *testing.B) {
+			timeDecisions(b, func() { withMetrics.Decide(b.Context(), s) })
+		})
 	}
 }
 

@@ -9,7 +9,9 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/mcpx-fw/mcpx-fw/engine/logship"
+	"github.com/mcpx-fw/mcpx-fw/engine/policybundle"
 	"github.com/mcpx-fw/mcpx-fw/engine/review"
+	"github.com/mcpx-fw/mcpx-fw/engine/telemetry"
 	"github.com/mcpx-fw/mcpx-fw/validate"
 )
 
@@ -35,6 +37,9 @@ type Config struct {
 	// UsageWindows are named sliding windows input.usage reports besides
 	// DefaultUsageWindows (minute and hour, always there). Default none.
 	UsageWindows map[string]time.Duration
+	// Metrics records each decision's outcome and step timings; nil
+	// records nothing.
+	Metrics *telemetry.Metrics
 }
 
 // Engine turns requests of every kind, and their results, into Verdicts. It is safe for
@@ -44,12 +49,20 @@ type Engine struct {
 	policyCfg PolicyConfig // what Watch reloads
 	// policyState is what PolicyStatus reports.
 	policyState *policyState
-	store       *review.Store
-	log         *zap.Logger
-	dlog        *decisionLog
-	timeout     time.Duration
-	limits      validate.Limits
-	usageRead   *review.UsageReader // nil without a store
+	// bundle is the bundle service the policy comes from, nil when it
+	// comes from policyCfg.Dir; bundleETag is the ETag of the bundle
+	// fetched at start-up and bundleErr the failure last logged (both
+	// touched only at start-up and then by the one polling goroutine).
+	bundle     *policybundle.Source
+	bundleETag string
+	bundleErr  string
+	store      *review.Store
+	log        *zap.Logger
+	dlog       *decisionLog
+	timeout    time.Duration
+	limits     validate.Limits
+	usageRead  *review.UsageReader // nil without a store
+	metrics    *telemetry.Metrics  // nil: no metrics
 
 	// reloaded, when set (by tests), hears about every reload attempt.
 	reloaded func(revision string, err error)
@@ -64,30 +77,44 @@ func New(ctx context.Context, cfg Config, store *review.Store, log *zap.Logger) 
 	if err != nil {
 		return nil, err
 	}
-	p, err := LoadPolicy(ctx, cfg.Policy)
-	if err != nil {
-		return nil, err
-	}
 	e := &Engine{
-		policyCfg:   cfg.Policy,
-		policyState: newPolicyState(SourceDir, cfg.Policy.Dir),
-		store:       store,
-		log:         log.Named("engine"),
-		dlog:        newDecisionLog(cfg.DecisionLog, cfg.DecisionLogService, cfg.IncludeContent, cfg.LogSalt, log.Named("engine")),
-		timeout:     cfg.ReviewTimeout,
-		limits:      cfg.Limits,
-		rulesOf:     rulesOf,
+		policyCfg: cfg.Policy,
+		store:     store,
+		log:       log.Named("engine"),
+		dlog:      newDecisionLog(cfg.DecisionLog, cfg.DecisionLogService, cfg.IncludeContent, cfg.LogSalt, log.Named("engine")),
+		timeout:   cfg.ReviewTimeout,
+		limits:    cfg.Limits,
+		rulesOf:   rulesOf,
+		metrics:   cfg.Metrics,
 	}
 	if store != nil {
 		if e.usageRead, err = store.UsageReader(ctx, windows); err != nil {
 			return nil, err
 		}
 	}
+	if cfg.Policy.Bundle != nil {
+		if err := e.startBundle(ctx); err != nil {
+			return nil, err
+		}
+		return e, nil
+	}
+	p, err := LoadPolicy(ctx, cfg.Policy)
+	if err != nil {
+		return nil, err
+	}
+	e.policyState = newPolicyState(SourceDir, cfg.Policy.Dir)
+	e.activate(ctx, p)
+	e.log.Info("policy loaded", zap.String("revision", p.Revision()), zap.String("dir", cfg.Policy.Dir))
+	return e, nil
+}
+
+// activate makes p the deciding policy, warmed first so the first request
+// after the swap does not pay OPA's set-up. Requests in flight finish on
+// the policy they started with.
+func (e *Engine) activate(ctx context.Context, p *Policy) {
 	p.warm(ctx)
 	e.policy.Store(p)
 	e.policyState.loaded(p.Revision(), time.Now())
-	e.log.Info("policy loaded", zap.String("revision", p.Revision()), zap.String("dir", cfg.Policy.Dir))
-	return e, nil
 }
 
 // Revision identifies the policy files currently deciding.
@@ -189,6 +216,8 @@ func (e *Engine) judgeCharged(ctx context.Context, stage Stage, s Request, resul
 		e.commit(ctx, &as, s, result, true)
 		return as.verdict
 	}
+	// The charge's step read usage and evaluated too: the rest is the commit.
+	as.timings.commit = max(time.Since(start)-as.timings.usage-as.timings.eval, 0)
 	e.recorded(ctx, &as, s, result, true, opened, err)
 	return as.verdict
 }

@@ -7,6 +7,10 @@ import "time"
 // timer_*_ns), so the same dashboards read both.
 type timings struct {
 	validate, usage, eval time.Duration
+	// commit is the store's write of the decision: reported in the
+	// Prometheus metrics only, the decision log being written before it
+	// is known to have ended (see recorded).
+	commit time.Duration
 }
 
 // metrics is the decision log's "metrics" object, typed as EventV1 types

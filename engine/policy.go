@@ -13,6 +13,8 @@ import (
 	"github.com/open-policy-agent/opa/v1/rego"
 	"github.com/open-policy-agent/opa/v1/storage"
 	"github.com/open-policy-agent/opa/v1/topdown"
+
+	"github.com/mcpx-fw/mcpx-fw/engine/policybundle"
 )
 
 // DefaultPolicyTimeout bounds one evaluation when PolicyConfig.Timeout is
@@ -31,6 +33,10 @@ type PolicyConfig struct {
 	// Data becomes data.mcpxfw.config (default: absent, and the shipped
 	// policies then treat every server as unknown and default to review).
 	Data map[string]any
+	// Bundle, when set, is where the policy comes from instead of Dir: an
+	// OPA bundle service, polled, with the last good bundle kept in the
+	// state dir (see bundlepolicy.go). Dir is then neither read nor watched.
+	Bundle *policybundle.Config
 }
 
 // Policy is a loaded, compiled policy with its one query prepared. It is
@@ -61,32 +67,51 @@ func LoadPolicy(ctx context.Context, cfg PolicyConfig) (*Policy, error) {
 	if p.revision, err = policyRevision(cfg.Dir, files); err != nil {
 		return nil, fmt.Errorf("load policy: %w", err)
 	}
-	if p.query, err = prepareDecision(ctx, cfg, files); err != nil {
+	rules, err := dirRules(cfg.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("load policy: %w", err)
+	}
+	if p.query, err = prepareDecision(ctx, cfg, files, rules); err != nil {
 		return nil, fmt.Errorf("load policy: %w", err)
 	}
 	return p, nil
 }
 
+// compileRules are what a policy is compiled under besides its modules
+// and data: the builtins it may call and the schema typing its input.
+type compileRules struct {
+	where   string // the directory or bundle, for messages
+	caps    *ast.Capabilities
+	schemas *ast.SchemaSet
+}
+
+// dirRules are a policy directory's capabilities.json and input schema,
+// or this OPA version's builtins and no schema where it has none.
+func dirRules(dir string) (compileRules, error) {
+	caps, err := policyCapabilities(dir)
+	if err != nil {
+		return compileRules{}, err
+	}
+	schemas, err := policySchemas(dir)
+	if err != nil {
+		return compileRules{}, err
+	}
+	return compileRules{where: dir, caps: caps, schemas: schemas}, nil
+}
+
 // prepareDecision compiles the modules in strict mode inside the network-free
-// sandbox, type-checked against the directory's input schema when it has
-// one, and prepares the decision query once.
-func prepareDecision(ctx context.Context, cfg PolicyConfig, files *loader.Result) (rego.PreparedEvalQuery, error) {
-	if err := requireDecision(cfg.Dir, files); err != nil {
-		return rego.PreparedEvalQuery{}, err
-	}
-	caps, err := policyCapabilities(cfg.Dir)
-	if err != nil {
-		return rego.PreparedEvalQuery{}, err
-	}
-	schemas, err := policySchemas(cfg.Dir)
-	if err != nil {
+// sandbox (rules.caps, already sandboxed), type-checked against the input
+// schema when there is one, and prepares the decision query once. A
+// directory and a bundle both come through here.
+func prepareDecision(ctx context.Context, cfg PolicyConfig, files *loader.Result, rules compileRules) (rego.PreparedEvalQuery, error) {
+	if err := requireDecision(rules.where, files); err != nil {
 		return rego.PreparedEvalQuery{}, err
 	}
 	store, err := policyStore(files.Documents, cfg.Data)
 	if err != nil {
 		return rego.PreparedEvalQuery{}, err
 	}
-	opts := append(decisionOptions(files, store, caps), rego.Schemas(schemas))
+	opts := append(decisionOptions(files, store, rules.caps), rego.Schemas(rules.schemas))
 	query, err := rego.New(opts...).PrepareForEval(ctx)
 	if compileErrs, ok := errors.AsType[ast.Errors](err); ok {
 		// Drop OPA's "bundle activation failed" wrapper: the file:line

@@ -11,6 +11,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/mcpx-fw/mcpx-fw/engine/review"
+	"github.com/mcpx-fw/mcpx-fw/engine/telemetry"
 )
 
 // newDecisionID returns a printable, unguessable id ("dc-" + 16 hex) that
@@ -28,7 +29,9 @@ func newDecisionID() string {
 // in its place. Other recording failures are logged, never turned into a
 // pass. fresh is false for a reconsideration, which charges no usage.
 func (e *Engine) commit(ctx context.Context, as *assessment, s Request, result []byte, fresh bool) {
+	start := time.Now()
 	opened, err := e.store.Commit(ctx, e.entry(as, s, result, fresh))
+	as.timings.commit = time.Since(start)
 	e.recorded(ctx, as, s, result, fresh, opened, err)
 }
 
@@ -51,8 +54,10 @@ func (e *Engine) recorded(ctx context.Context, as *assessment, s Request, result
 	if err != nil {
 		e.log.Error("record decision", zap.String("decision_id", v.DecisionID), zap.Error(err))
 	}
-	e.dlog.write(*v, as.input, e.Revision(), as.timings.metrics())
+	e.dlog.write(*v, as.input, as.revisionOr(e.Revision()), as.timings.metrics())
 	e.logVerdict(*v, s)
+	e.metrics.Decided(telemetry.Decision{Server: s.Server.Name, Kind: string(s.kindOf()), Stage: string(v.Stage), Outcome: v.Outcome.String(),
+		Validate: as.timings.validate, Eval: as.timings.eval, Commit: as.timings.commit})
 }
 
 // entry is what the store keeps for a decision. An escalation whose review
@@ -154,4 +159,13 @@ func (e *Engine) logVerdict(v Verdict, s Request) {
 		return
 	}
 	e.log.Info("decision", fields...)
+}
+
+// revisionOr is the revision that evaluated as, or current when nothing
+// evaluated (a request validation blocked).
+func (as *assessment) revisionOr(current string) string {
+	if as.revision != "" {
+		return as.revision
+	}
+	return current
 }

@@ -27,7 +27,13 @@ const reloadDebounce = 50 * time.Millisecond
 // a new copy renamed into place): the watcher also watches its parent and
 // picks the directory up again. Watch returns once the watcher is set up;
 // it stops when ctx ends.
+//
+// With a bundle configured, Watch polls the bundle service instead (see
+// watchBundle) and the directory is not watched.
 func (e *Engine) Watch(ctx context.Context) error {
+	if e.bundle != nil {
+		return e.watchBundle(ctx)
+	}
 	w, err := fsnotify.NewWatcher()
 	if err != nil {
 		return fmt.Errorf("watch policy dir: %w", err)

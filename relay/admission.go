@@ -6,6 +6,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"go.uber.org/zap"
+
+	"github.com/mcpx-fw/mcpx-fw/engine/telemetry"
 )
 
 // Limits bound what upstreams may make the firewall hold: sampling
@@ -95,6 +97,8 @@ type admission struct {
 	idle    chan struct{} // closed while holds is 0; replaced when it rises
 	refused map[refusal]*refusalCount
 	closed  bool // the firewall is stopping: nothing more is taken
+	// metrics counts each refusal by server and limit; nil counts none.
+	metrics *telemetry.Metrics
 }
 
 // refusal is one limit reached for one server ("" for a limit on host
@@ -191,6 +195,7 @@ func (a *admission) count(r refusal, limit int64) {
 	}
 	n.total++
 	n.unlogged++
+	a.metrics.Refused(r.server, r.limit)
 	if now := time.Now(); now.Sub(n.logged) >= refusalLogEvery {
 		a.log.Warn(r.what()+" refused: limit reached", r.fields(zap.String("limit", r.limit),
 			zap.Int64("value", limit), zap.Int64("refused", n.unlogged), zap.Int64("refused_total", n.total))...)

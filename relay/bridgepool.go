@@ -5,6 +5,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/mcpx-fw/mcpx-fw/engine/telemetry"
 )
 
 // bridgePool keeps the firewall's bridged calls: each one's place under
@@ -28,6 +30,8 @@ type bridgePool struct {
 	parked map[string]*bridge
 	live   map[*bridge]struct{} // sessions not closed yet
 	closed bool
+	// metrics counts the calls the pool's limits refuse; nil counts none.
+	metrics *telemetry.Metrics
 }
 
 // admit takes a place for one more bridged call to server, or refuses it
@@ -41,8 +45,10 @@ func (bp *bridgePool) admit(server string, perServer, overall int) (func(), erro
 	case bp.closed:
 		return nil, errShuttingDown()
 	case bp.calls[server] >= perServer:
+		bp.metrics.Refused(server, "limits.max_bridged_calls_per_server")
 		return nil, errBridgeLimit(server, "limits.max_bridged_calls_per_server", perServer)
 	case bp.total >= overall:
+		bp.metrics.Refused(server, "limits.max_bridged_calls")
 		return nil, errBridgeLimit(server, "limits.max_bridged_calls", overall)
 	}
 	if bp.calls == nil {

@@ -21,6 +21,8 @@ func (p *Proxy) forwardMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 		if !forwarded(req) {
 			return next(ctx, method, req)
 		}
+		ctx, span := p.traceHostCall(ctx, method, req)
+		defer span.End()
 		l, h, err := p.linkFor(ctx, req)
 		if err != nil {
 			return nil, err

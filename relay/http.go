@@ -211,6 +211,11 @@ func Listen(addr string, allowRemote bool) (net.Listener, error) {
 	return net.Listen("tcp", addr)
 }
 
+// Loopback reports whether host names only this machine (see loopback):
+// the rule every listener of the firewall applies unless its config
+// allows remote clients.
+func Loopback(host string) bool { return loopback(host) }
+
 // loopback reports whether host names only this machine: "localhost", an
 // address in 127.0.0.0/8, or ::1. An empty host means every interface.
 func loopback(host string) bool {

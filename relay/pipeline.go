@@ -3,6 +3,7 @@ package relay
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -18,11 +19,15 @@ import (
 // an operator), check it, and record every step. It serves an upstream's
 // push, and a 2026-07-28 upstream's input request when the host is older.
 func (p *Proxy) firewall(ctx context.Context, u *upstream, h hostView, o engine.Origin, k *kind, in mcp.InputRequest) (mcp.InputResponse, error) {
+	ctx, span := p.traceUpstreamRequest(ctx, u, k, in)
+	defer span.End()
 	c, err := p.requestStage(ctx, u, h, o, k, in)
 	if err != nil {
 		return nil, err
 	}
+	answering := p.traceHostAnswer(ctx, c)
 	res, err := p.completion(ctx, h, c)
+	endSpan(answering, err)
 	if err != nil {
 		return nil, err
 	}
@@ -73,6 +78,8 @@ func (p *Proxy) requestStage(ctx context.Context, u *upstream, h hostView, o eng
 		return &cleared{k: k, s: p.describe(u, h, o, k, raw), params: fwd}, nil
 	}
 	t := &stage{u: u, k: k}
+	ctx, span := p.traceDecision(ctx, t, engine.StageRequest)
+	defer p.endDecision(span, t)
 	err := p.judge(ctx, t, func() error {
 		raw, err := encode(k.forwardable(in))
 		if err != nil {
@@ -136,6 +143,8 @@ func (p *Proxy) resultStage(ctx context.Context, u *upstream, k *kind, s *engine
 		res = narrowRoots(r, u.cfg.Roots.Allow)
 	}
 	t := &stage{u: u, k: k, s: *s}
+	ctx, span := p.traceDecision(ctx, t, engine.StageResult)
+	defer p.endDecision(span, t)
 	err := p.judge(ctx, t, func() error {
 		raw, err := encode(res)
 		if err != nil {
@@ -198,18 +207,25 @@ func (p *Proxy) askHost(ctx context.Context, h hostView, c *cleared) (mcp.InputR
 	}
 	ctx, cancel := context.WithTimeout(ctx, p.cfg.HostTimeout)
 	defer cancel()
+	start := time.Now()
 	res, err := c.k.ask(hostStream(ctx, false), host, c.params)
 	if undelivered(err) { // the call whose stream it took ended meanwhile
 		res, err = c.k.ask(hostStream(ctx, true), host, c.params)
 	}
+	answered := func(result string) {
+		p.cfg.Metrics.HostAnswered(c.s.Server.Name, string(c.k.name), result, time.Since(start))
+	}
 	if err == nil {
+		answered("ok")
 		return res, nil
 	}
 	var we *jsonrpc.Error
 	if errors.As(err, &we) && we.Code == codeUserRejected {
+		answered("rejected")
 		p.log.Info("host rejected "+kindNoun(c.k.name), zap.String("decision_id", c.decisionID))
 		return nil, errHostRejected(c.k.name, c.decisionID)
 	}
+	answered("error")
 	p.log.Warn("host "+kindNoun(c.k.name)+" failed", zap.String("decision_id", c.decisionID), zap.Error(err))
 	return nil, errHostFailed(c.k.name, c.decisionID, errors.Is(err, context.DeadlineExceeded))
 }

@@ -11,10 +11,12 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
 
 	"github.com/mcpx-fw/mcpx-fw/engine"
 	"github.com/mcpx-fw/mcpx-fw/engine/review"
+	"github.com/mcpx-fw/mcpx-fw/engine/telemetry"
 )
 
 // Upstream is one configured MCP server the firewall starts and relays to.
@@ -107,6 +109,12 @@ type Config struct {
 	// Hide are the paths an isolated upstream cannot reach: the state dir,
 	// the config, the policies, the log files (see Upstream.Isolated).
 	Hide []string
+	// Metrics records the host's answers, review waits, upstream sessions
+	// and refusals by limit; nil records nothing.
+	Metrics *telemetry.Metrics
+	// Tracer starts the firewall's spans (traces.go); nil turns tracing
+	// off at no cost. cmd builds its provider and flushes it on exit.
+	Tracer trace.Tracer
 }
 
 // Proxy is the firewall between hosts and their upstream servers.
@@ -160,6 +168,8 @@ func New(cfg Config, eng *engine.Engine, store *review.Store, log *zap.Logger) *
 	cfg.HTTP = cfg.HTTP.resolved()
 	p := &Proxy{cfg: cfg, eng: eng, store: store, log: log.Named("relay"), links: map[*mcp.ServerSession]*link{}}
 	p.admit = newAdmission(cfg.Limits, p.log)
+	p.admit.metrics = cfg.Metrics
+	p.bridges.metrics = cfg.Metrics
 	p.sealer = newSealer(sealKey(cfg.SealKey), nil)
 	p.replica = newReplicaID()
 	p.srv = p.server()

@@ -44,6 +44,9 @@ type stage struct {
 	// of the completion, from before the engine runs until the stage
 	// settles (see judge).
 	hold *hold
+	// reviewed is how its review ended, in the review-outcome metric's
+	// words (approved, rejected, expired, abandoned, error); see settle.
+	reviewed string
 }
 
 // judge runs decide, which fills in t.s, t.v and, at the result stage,
@@ -84,11 +87,13 @@ func (p *Proxy) judge(ctx context.Context, t *stage, decide func() error) error 
 		return nil
 	}
 	t.reviewID = t.v.ReviewID
+	held, stage := time.Now(), string(t.v.Stage)
 	if p.awaitReview(ctx, t.v.ReviewID) {
 		p.judging.do(ctx, func() { p.settle(ctx, t) })
 	} else {
 		p.settle(ctx, t) // Store.Wait may poll for minutes: not on a worker
 	}
+	p.cfg.Metrics.ReviewSettled(t.s.Server.Name, stage, t.reviewed, time.Since(held))
 	return nil
 }
 
@@ -98,6 +103,7 @@ func (p *Proxy) settle(ctx context.Context, t *stage) {
 	v := t.v
 	var st settlement
 	it, err := p.store.Wait(ctx, v.ReviewID)
+	t.reviewed = reviewedAs(it.State, err)
 	switch {
 	case err != nil && ctx.Err() != nil && it.ID != "":
 		st = p.ended(ctx, v, it)
@@ -239,4 +245,17 @@ func (p *Proxy) unsettled(v engine.Verdict, code, msg string, err error) settlem
 	}
 	return settlement{Verdict: engine.Verdict{Outcome: engine.OutcomeError, DecisionID: v.DecisionID, Stage: v.Stage,
 		ReviewID: v.ReviewID, Reasons: []engine.Reason{{Code: code, Message: msg}}, Err: err}}
+}
+
+// reviewedAs is how a review ended, as the review-outcome metric counts
+// it: the state Store.Wait returned, abandoned for an item left unsettled
+// by a request that ended, error when the store could not say.
+func reviewedAs(st review.State, err error) string {
+	switch {
+	case st == review.StateApproved || st == review.StateRejected || st == review.StateExpired || st == review.StateAbandoned:
+		return string(st)
+	case err != nil:
+		return "error"
+	}
+	return "abandoned"
 }

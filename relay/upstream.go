@@ -3,6 +3,7 @@ package relay
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"sync"
 	"sync/atomic"
 
@@ -11,6 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/mcpx-fw/mcpx-fw/engine"
+	"github.com/mcpx-fw/mcpx-fw/engine/telemetry"
 	"github.com/mcpx-fw/mcpx-fw/validate"
 )
 
@@ -37,7 +39,18 @@ type upstream struct {
 	// closing is set when the firewall closes the session itself; lost when
 	// the session ended without that (the process exited, the stream broke).
 	closing, lost atomic.Bool
+	// health is the session as the upstream metrics count it: live, then
+	// lost or closed, whichever comes first (see sessionEnded).
+	health  atomic.Int32
+	metrics *telemetry.Metrics
 }
+
+// The session's health as the metrics count it.
+const (
+	healthLive int32 = iota
+	healthLost
+	healthClosed
+)
 
 // modern reports whether the upstream speaks 2026-07-28 or later: its
 // sampling arrives inside input_required results, never as a push.
@@ -86,8 +99,11 @@ func (p *Proxy) connect(l *link, cfg Upstream, era string) (*upstream, error) {
 	t := p.upstreamTransportFor(u)
 	cs, err := client.Connect(ctx, t, &mcp.ClientSessionOptions{ProtocolVersion: requestedEra(cfg.Protocol, era)})
 	if err != nil {
+		p.cfg.Metrics.UpstreamStartFailed(cfg.Name, startFailure(err))
 		return nil, err
 	}
+	u.metrics = p.cfg.Metrics
+	u.metrics.UpstreamStarted(cfg.Name)
 	u.mu.Lock()
 	u.session, u.era = cs, cs.InitializeResult().ProtocolVersion // a push can be screened before Connect returns; see reported
 	u.mu.Unlock()
@@ -259,6 +275,11 @@ func serverInfo(cs *mcp.ClientSession) map[string]any {
 func (p *Proxy) watchUpstream(u *upstream, cs *mcp.ClientSession) {
 	err := cs.Wait()
 	u.held.end() // its pushes in flight can no longer be answered
+	if !u.health.CompareAndSwap(healthLive, healthLost) {
+		u.metrics.UpstreamClosed(u.cfg.Name)
+	} else {
+		u.metrics.UpstreamLost(u.cfg.Name)
+	}
 	if u.closing.Load() {
 		return
 	}
@@ -272,7 +293,19 @@ func (p *Proxy) watchUpstream(u *upstream, cs *mcp.ClientSession) {
 
 func (u *upstream) close() {
 	u.closing.Store(true)
+	if u.health.Swap(healthClosed) == healthLost {
+		u.metrics.UpstreamLostClosed(u.cfg.Name) // its link no longer holds it
+	}
 	if u.session != nil {
 		_ = u.session.Close()
 	}
+}
+
+// startFailure is why a session could not start, in the metrics' fixed
+// words: never the error itself, which may carry what the upstream wrote.
+func startFailure(err error) string {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return telemetry.ReasonStartTimeout
+	}
+	return telemetry.ReasonStartFailed
 }

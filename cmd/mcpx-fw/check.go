@@ -5,6 +5,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/mcpx-fw/mcpx-fw/engine"
+	"github.com/mcpx-fw/mcpx-fw/engine/policybundle"
 	"github.com/mcpx-fw/mcpx-fw/relay"
 )
 
@@ -16,7 +18,12 @@ func checkCommand() *cobra.Command {
 the policies, looks up every upstream command and, when an upstream is to run
 isolated, checks once that this system can isolate it; then it stops. It exits
 0 when serve would start, and prints the first problem otherwise. On success
-it says, per server, whether it runs isolated and, if not, why.`,
+it says, per server, whether it runs isolated and, if not, why.
+
+With policy.bundle.url set, the policy is the bundle kept in the state dir
+(verified and compiled again, no network needed), or, when none is kept
+yet, the one downloaded now, as serve would; check names the bundle's URL,
+revision and where the last good one is kept.`,
 		Args: args(0, "mcpx-fw check --config FILE"),
 		RunE: func(c *cobra.Command, _ []string) error {
 			rt, err := startServing(c.Context(), configFlag(c))
@@ -26,6 +33,10 @@ it says, per server, whether it runs isolated and, if not, why.`,
 			defer rt.close()
 			fmt.Fprintf(c.OutOrStdout(), "ok: %d server(s), policy revision %s, state dir %s\n",
 				len(rt.cfg.Servers), rt.engine.Revision(), rt.cfg.StateDir)
+			if st := rt.engine.PolicyStatus(); st.Source == engine.SourceBundle {
+				fmt.Fprintf(c.OutOrStdout(), "policy bundle: %s, revision %s, last good kept in %s\n",
+					st.Location, st.Revision, policybundle.PersistedPath(rt.cfg.StateDir))
+			}
 			if rt.store.Backend() != "sqlite" {
 				v, err := rt.store.SchemaVersion(c.Context())
 				if err != nil {

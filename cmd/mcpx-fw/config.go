@@ -57,6 +57,7 @@ type Config struct {
 		Dir     string        `mapstructure:"dir"`     // default "policies", relative to the config file
 		Default string        `mapstructure:"default"` // outcome when no rule decides; default "review"
 		Timeout time.Duration `mapstructure:"timeout"` // evaluation deadline; default 250ms
+		Bundle  BundleConfig  `mapstructure:"bundle"`  // OPA bundles instead of dir; off by default
 	} `mapstructure:"policy"`
 	Review struct {
 		Timeout time.Duration `mapstructure:"timeout"` // how long an escalation waits; default 10m
@@ -68,6 +69,7 @@ type Config struct {
 		HostTimeout time.Duration `mapstructure:"host_timeout"` // deadline for the host's answer; default 5m
 	} `mapstructure:"sampling"`
 	HTTP    HTTPConfig              `mapstructure:"http"`
+	Metrics MetricsConfig           `mapstructure:"metrics"`
 	Servers map[string]ServerConfig `mapstructure:"servers"`
 	// Isolation is how stdio upstreams run (see isolation.go).
 	Isolation struct {
@@ -92,7 +94,8 @@ type Config struct {
 		// minute (1m) and hour (1h), which are always there; default none.
 		Windows map[string]time.Duration `mapstructure:"windows"`
 	} `mapstructure:"usage"`
-	Log struct {
+	Tracing TracingConfig `mapstructure:"tracing"` // OpenTelemetry spans (tracing.go)
+	Log     struct {
 		Level string `mapstructure:"level"` // debug | info | warn | error; default info
 		File  string `mapstructure:"file"`  // default stderr
 	} `mapstructure:"log"`
@@ -174,6 +177,33 @@ type HTTPConfig struct {
 	MaxBodyBytes   int           `mapstructure:"max_body_bytes"`   // one request's body; default 8 MiB
 }
 
+// MetricsConfig is the metrics: section: the operations listener serving
+// /metrics, /healthz, /readyz and /status.
+type MetricsConfig struct {
+	// Addr is HOST:PORT to listen on; "" (the default) serves none.
+	Addr string `mapstructure:"addr"`
+	// AllowRemote lets Addr be an address other machines can reach;
+	// default false (loopback only), as http.allow_remote.
+	AllowRemote bool `mapstructure:"allow_remote"`
+}
+
+// check refuses an address that is not HOST:PORT, and one other machines
+// could reach unless allow_remote: /status names the store, the policy
+// files and the upstreams, which is nobody else's business.
+func (m MetricsConfig) check(bad func(string, string, ...any)) {
+	if m.Addr == "" {
+		return
+	}
+	host, _, err := net.SplitHostPort(m.Addr)
+	switch {
+	case err != nil:
+		bad("metrics.addr", "%q is not HOST:PORT, such as 127.0.0.1:9464", m.Addr)
+	case !m.AllowRemote && !relay.Loopback(host):
+		bad("metrics.addr", "%s is not a loopback address, so other machines could read the metrics and status; "+
+			"use 127.0.0.1 or localhost, or set metrics.allow_remote: true", m.Addr)
+	}
+}
+
 // LimitsConfig is the limits: section. Every key defaults to the value in
 // config.example.yaml (validate.DefaultLimits, defaultMaxRounds and
 // relay.DefaultLimits).
@@ -241,6 +271,7 @@ func setDefaults(v *viper.Viper) {
 	v.SetDefault("policy.dir", "policies")
 	v.SetDefault("policy.default", "review")
 	v.SetDefault("policy.timeout", "250ms")
+	setBundleDefaults(v)
 	v.SetDefault("review.timeout", "10m")
 	v.SetDefault("review.retain", "168h")
 	v.SetDefault("sampling.host_timeout", "5m")
@@ -252,6 +283,8 @@ func setDefaults(v *viper.Viper) {
 	v.SetDefault("http.idle_timeout", httpd.IdleTimeout.String())
 	v.SetDefault("http.max_header_bytes", httpd.MaxHeaderBytes)
 	v.SetDefault("http.max_body_bytes", httpd.MaxBodyBytes)
+	v.SetDefault("metrics.addr", "")
+	v.SetDefault("metrics.allow_remote", false)
 	v.SetDefault("servers", map[string]any{})
 	v.SetDefault("isolation.default", defaultIsolation())
 	v.SetDefault("isolation.hide", []string{})
@@ -289,6 +322,7 @@ func setDefaults(v *viper.Viper) {
 	v.SetDefault("limits.max_in_flight_per_host", held.HostInFlight)
 	v.SetDefault("limits.max_pending_reviews_per_host", held.HostPendingReviews)
 	v.SetDefault("limits.max_held_bytes_per_host", held.HostHeldBytes)
+	setTracingDefaults(v)
 	v.SetDefault("log.level", "info")
 	v.SetDefault("log.file", "")
 }
@@ -372,6 +406,9 @@ func (c *Config) resolvePaths() {
 		base = filepath.Dir(c.path)
 	}
 	c.Policy.Dir = resolve(base, c.Policy.Dir)
+	if c.Policy.Bundle.Signing.PublicKey != "" {
+		c.Policy.Bundle.Signing.PublicKey = resolve(base, c.Policy.Bundle.Signing.PublicKey)
+	}
 	if c.StateDir == "" {
 		c.StateDir = defaultStateDir()
 	} else {
@@ -445,6 +482,7 @@ func (c *Config) check() error {
 		bad("store.lease", "must be at least %v: a shorter lease is renewed several times a second and runs out at any pause of the database, when the other replicas abandon this one's reviews", minStoreLease)
 	}
 	positive(bad, "policy.timeout", c.Policy.Timeout)
+	c.Policy.Bundle.check(bad)
 	positive(bad, "review.timeout", c.Review.Timeout)
 	if c.Review.Retain < 0 {
 		bad("review.retain", "must be 0 (keep) or a positive duration such as 168h")
@@ -462,6 +500,8 @@ func (c *Config) check() error {
 	}
 	c.HTTP.check(bad, c.Limits.MaxBytes)
 	c.DecisionLog.Service.check(bad)
+	c.Metrics.check(bad)
+	c.Tracing.check(bad)
 	for name, s := range c.Servers {
 		c.checkServer(bad, name, s)
 	}

@@ -61,6 +61,10 @@ func defaultConfig(stateHome, base string) Config {
 	c.Policy.Dir = filepath.Join(base, "policies")
 	c.Policy.Default = "review"
 	c.Policy.Timeout = 250 * time.Millisecond
+	c.Policy.Bundle.Resource = "bundles/bundle.tar.gz"
+	c.Policy.Bundle.Polling.MinDelay, c.Policy.Bundle.Polling.MaxDelay = time.Minute, 2*time.Minute
+	c.Policy.Bundle.Signing.KeyID = "default"
+	c.Policy.Bundle.SizeLimitBytes = 32 << 20
 	c.Review.Timeout = 10 * time.Minute
 	c.Review.Retain = 7 * 24 * time.Hour
 	c.Sampling.HostTimeout = 5 * time.Minute
@@ -76,6 +80,7 @@ func defaultConfig(stateHome, base string) Config {
 	c.DecisionLog.Sink = "stderr"
 	c.DecisionLog.Service = DecisionLogServiceConfig{Resource: "/logs", BufferSizeLimitEvents: 10000,
 		MinDelay: 5 * time.Minute, MaxDelay: 10 * time.Minute, Headers: map[string]string{}}
+	c.Tracing.SampleRatio = 1
 	c.Log.Level = "info"
 	return c
 }
@@ -200,6 +205,12 @@ func TestConfigErrors(t *testing.T) {
 		{"unknown server isolation", "servers:\n  a:\n    command: [cat]\n    isolation: jail\n", []string{"servers.a.isolation", "jail"}},
 		{"isolation on a url server", "servers:\n  web:\n    url: https://example.com/mcp\n    isolation: none\n", []string{"servers.web.isolation", "command only"}},
 		{"env name with =", "servers:\n  a:\n    command: [cat]\n    env: {\"A=B\": c}\n", []string{"servers.a.env.A=B"}},
+		{"bundle url not http", "policy:\n  bundle:\n    url: ftp://example.com\n", []string{"policy.bundle", "url", "http"}},
+		{"bundle url without host", "policy:\n  bundle:\n    url: /bundles\n", []string{"policy.bundle", "url"}},
+		{"bundle polling below a second", "policy:\n  bundle:\n    url: https://example.com\n    polling: {min_delay: 100ms, max_delay: 1s}\n", []string{"policy.bundle", "min_delay"}},
+		{"bundle max delay below min", "policy:\n  bundle:\n    url: https://example.com\n    polling: {min_delay: 10s, max_delay: 5s}\n", []string{"policy.bundle", "max_delay"}},
+		{"bundle key missing", "policy:\n  bundle:\n    url: https://example.com\n    signing: {public_key: /nonexistent/key.pem}\n", []string{"policy.bundle", "signing.public_key", "/nonexistent/key.pem"}},
+		{"bundle key not PEM", "policy:\n  bundle:\n    url: https://example.com\n    signing: {public_key: mcpx-fw.yaml}\n", []string{"policy.bundle", "signing.public_key", "not PEM"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -9,38 +9,22 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/mcpx-fw/mcpx-fw/engine/policybundle/bundletest"
 )
 
-// opaOnce builds the stock opa binary from the module graph (OPA is a
-// dependency, so this works offline from the module cache) for the tests
-// that compare mcpx-fw with it.
-var opaOnce = sync.OnceValues(func() (string, error) {
-	dir, err := os.MkdirTemp("", "mcpx-fw-opa-")
-	if err != nil {
-		return "", err
-	}
-	bin := filepath.Join(dir, "opa")
-	out, err := exec.Command("go", "build", "-o", bin, "github.com/open-policy-agent/opa").CombinedOutput()
-	if err != nil {
-		return "", fmt.Errorf("build opa: %v\n%s", err, out)
-	}
-	return bin, nil
-})
-
+// opaBinary is the stock opa binary, built from the module graph (OPA is
+// a dependency, so this works offline from the module cache), for the
+// tests that compare mcpx-fw with it.
 func opaBinary(t *testing.T) string {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("builds the opa binary")
 	}
-	bin, err := opaOnce()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return bin
+	return bundletest.OPA(t)
 }
 
 // fixtureConfigYAML writes an mcpx-fw config whose servers, labels, caps

@@ -105,6 +105,12 @@ func serve(ctx context.Context, configPath, addr string) error {
 	if err != nil {
 		return err
 	}
+	tracer, flush, err := startTracing(ctx, rt)
+	if err != nil {
+		return err
+	}
+	defer flush() // after the relay has settled every request it held
+	rc.Tracer = tracer
 	var ln net.Listener
 	if addr != "" {
 		if ln, err = relay.Listen(addr, rt.cfg.HTTP.AllowRemote); err != nil {
@@ -112,6 +118,11 @@ func serve(ctx context.Context, configPath, addr string) error {
 		}
 	}
 	startGC(ctx, rt.log)
+	stopOps, err := serveOps(rt)
+	if err != nil {
+		return err
+	}
+	defer stopOps()
 	proxy := relay.New(rc, rt.engine, rt.store, rt.log)
 	if err := rt.engine.Watch(ctx); err != nil {
 		rt.log.Warn("policy hot reload is off", zap.Error(err))
@@ -201,6 +212,7 @@ func relayConfig(rt *runtime) (relay.Config, error) {
 		Hide: rt.isolation.hide, Limits: cfg.Limits.relayLimits(), HTTP: cfg.HTTP.relayHTTP()}
 	rc.MaxBridged, rc.MaxBridgedPerServer = cfg.Limits.MaxBridgedCalls, cfg.Limits.MaxBridgedCallsPerServer
 	rc.BridgeWait = cfg.Limits.BridgeWait
+	rc.Metrics = rt.metrics
 	for _, name := range sortedServerNames(cfg) {
 		s := cfg.Servers[name]
 		label := s.Label

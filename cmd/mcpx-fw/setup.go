@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcpx-fw/mcpx-fw/engine"
 	"github.com/mcpx-fw/mcpx-fw/engine/review"
+	"github.com/mcpx-fw/mcpx-fw/engine/telemetry"
 )
 
 // runtime is everything serve's start-up path builds; check builds the same
@@ -22,6 +23,9 @@ type runtime struct {
 	closers  []func()
 	// isolation is how each upstream runs (serve and check only).
 	isolation isolationPlan
+	// metrics is what the ops listener serves (metrics.addr); nil when it
+	// is off and for the operator's commands.
+	metrics *telemetry.Metrics
 }
 
 // start runs serve's start-up path: config, logger, state dir and store,
@@ -75,6 +79,10 @@ func (rt *runtime) open(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if !rt.operator && rt.cfg.Metrics.Addr != "" {
+		rt.metrics = newMetrics(rt.cfg)
+		ecfg.Metrics = rt.metrics
+	}
 	if !rt.operator {
 		if err := rt.startDecisionLogService(ctx, &ecfg); err != nil {
 			return err
@@ -82,10 +90,21 @@ func (rt *runtime) open(ctx context.Context) error {
 	}
 	rt.engine, err = engine.New(ctx, ecfg, rt.store, log)
 	if err != nil {
-		return fmt.Errorf("policy.dir %s: %w", rt.cfg.Policy.Dir, err)
+		return rt.policyError(err)
 	}
 	rt.store.PolicyRevision = rt.engine.Revision // named in every audit entry
+	if rt.metrics != nil {
+		return wireMetrics(ctx, rt)
+	}
 	return nil
+}
+
+// policyError names the policy source a start-up failure is about.
+func (rt *runtime) policyError(err error) error {
+	if rt.cfg.Policy.Bundle.URL != "" {
+		return fmt.Errorf("policy.bundle: %w", err)
+	}
+	return fmt.Errorf("policy.dir %s: %w", rt.cfg.Policy.Dir, err)
 }
 
 func (rt *runtime) engineConfig(dlog io.Writer) (engine.Config, error) {
@@ -94,6 +113,7 @@ func (rt *runtime) engineConfig(dlog io.Writer) (engine.Config, error) {
 			Dir:     rt.cfg.Policy.Dir,
 			Timeout: rt.cfg.Policy.Timeout,
 			Data:    policyData(rt.cfg),
+			Bundle:  rt.cfg.Policy.Bundle.engineBundle(rt.cfg.StateDir),
 		},
 		ReviewTimeout:  rt.cfg.Review.Timeout,
 		Limits:         rt.cfg.Limits.validateLimits(),

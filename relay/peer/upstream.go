@@ -69,7 +69,7 @@ func RunUpstreamWith(ctx context.Context, in io.ReadCloser, out io.WriteCloser, 
 // work its sample_late calls leave is returned, so that whoever ends the
 // server can let it finish.
 func newServer(raw *rawParams, opts UpstreamOptions) (*mcp.Server, *lateWork) {
-	srv := mcp.NewServer(&mcp.Implementation{Name: "mcpx-fw-peer", Version: "1"}, opts.serverOptions())
+	srv := mcp.NewServer(serverInfo(), opts.serverOptions())
 	srv.AddTool(&mcp.Tool{Name: "sample", Description: "Pushes the given sampling/createMessage params to the client.",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"params":{"type":"object"}},"required":["params"]}`)}, sample)
 	srv.AddTool(&mcp.Tool{Name: "sample_raw", Description: "Pushes the base64-decoded bytes, unchanged, as sampling/createMessage params.",
@@ -253,4 +253,16 @@ func readme(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceR
 	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{
 		{URI: req.Params.URI, MIMEType: "text/plain", Text: "mcpx-fw test upstream"},
 	}}, nil
+}
+
+// InfoEnv, when set, is the test upstream's serverInfo name, title and
+// version: what a hostile upstream says about itself, for tests that
+// check where the firewall lets it show.
+const InfoEnv = "MCPXFW_PEER_INFO"
+
+func serverInfo() *mcp.Implementation {
+	if v := os.Getenv(InfoEnv); v != "" {
+		return &mcp.Implementation{Name: v, Title: v, Version: v}
+	}
+	return &mcp.Implementation{Name: "mcpx-fw-peer", Version: "1"}
 }

@@ -1,0 +1,80 @@
+package main
+
+import (
+	"time"
+
+	"github.com/spf13/viper"
+
+	"github.com/mcpx-fw/mcpx-fw/engine/policybundle"
+)
+
+// BundleConfig is policy.bundle: the policy as an OPA bundle from a bundle
+// service, polled as OPA polls it, instead of policy.dir.
+type BundleConfig struct {
+	// URL is the service's base URL; "" (default) keeps policy.dir with
+	// hot reload.
+	URL      string `mapstructure:"url"`
+	Resource string `mapstructure:"resource"` // default bundles/bundle.tar.gz, as OPA
+	Polling  struct {
+		MinDelay time.Duration `mapstructure:"min_delay"` // default 60s, as OPA
+		MaxDelay time.Duration `mapstructure:"max_delay"` // default 120s, as OPA
+		// LongPollingTimeout: 0 (default) polls; set, a service that
+		// offers long polling holds each request up to this long.
+		LongPollingTimeout time.Duration `mapstructure:"long_polling_timeout"`
+	} `mapstructure:"polling"`
+	Signing struct {
+		// PublicKey is a PEM public key file; set, an unsigned bundle or
+		// one signed by another key is refused. Default "" (no check).
+		PublicKey string `mapstructure:"public_key"`
+		KeyID     string `mapstructure:"key_id"`    // default "default", as opa build writes
+		Algorithm string `mapstructure:"algorithm"` // default: from the key
+		Scope     string `mapstructure:"scope"`     // default "" (none)
+	} `mapstructure:"signing"`
+	// Headers go on every request to the service; ${VAR} is not expanded
+	// (use credentials.bearer.token via MCPXFW_POLICY_BUNDLE_CREDENTIALS_BEARER_TOKEN).
+	Headers     map[string]string `mapstructure:"headers"`
+	Credentials struct {
+		Bearer struct {
+			Token string `mapstructure:"token"` // sent as Authorization: Bearer
+		} `mapstructure:"bearer"`
+	} `mapstructure:"credentials"`
+	SizeLimitBytes int64 `mapstructure:"size_limit_bytes"` // per file in a bundle; default 32 MiB
+}
+
+func setBundleDefaults(v *viper.Viper) {
+	v.SetDefault("policy.bundle.url", "")
+	v.SetDefault("policy.bundle.resource", policybundle.DefaultResource)
+	v.SetDefault("policy.bundle.polling.min_delay", policybundle.DefaultMinDelay.String())
+	v.SetDefault("policy.bundle.polling.max_delay", policybundle.DefaultMaxDelay.String())
+	v.SetDefault("policy.bundle.polling.long_polling_timeout", "0s")
+	v.SetDefault("policy.bundle.signing.public_key", "")
+	v.SetDefault("policy.bundle.signing.key_id", policybundle.DefaultKeyID)
+	v.SetDefault("policy.bundle.signing.algorithm", "")
+	v.SetDefault("policy.bundle.signing.scope", "")
+	v.SetDefault("policy.bundle.headers", map[string]any{})
+	v.SetDefault("policy.bundle.credentials.bearer.token", "")
+	v.SetDefault("policy.bundle.size_limit_bytes", policybundle.DefaultSizeLimitBytes)
+}
+
+// engineBundle is the engine's view of policy.bundle, nil when off.
+func (b BundleConfig) engineBundle(stateDir string) *policybundle.Config {
+	if b.URL == "" {
+		return nil
+	}
+	return &policybundle.Config{
+		URL: b.URL, Resource: b.Resource, MinDelay: b.Polling.MinDelay, MaxDelay: b.Polling.MaxDelay,
+		LongPollingTimeout: b.Polling.LongPollingTimeout,
+		PublicKeyFile:      b.Signing.PublicKey, KeyID: b.Signing.KeyID, Algorithm: b.Signing.Algorithm, Scope: b.Signing.Scope,
+		Headers: b.Headers, BearerToken: b.Credentials.Bearer.Token, SizeLimitBytes: b.SizeLimitBytes, StateDir: stateDir,
+	}
+}
+
+// check names the first problem with policy.bundle, when it is on.
+func (b BundleConfig) check(bad func(string, string, ...any)) {
+	if b.URL == "" {
+		return
+	}
+	if err := b.engineBundle("").Check(); err != nil {
+		bad("policy.bundle", "%v", err)
+	}
+}

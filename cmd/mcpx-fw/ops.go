@@ -1,0 +1,113 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"net"
+	"net/http"
+	"os"
+	"slices"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/mcpx-fw/mcpx-fw/engine"
+	"github.com/mcpx-fw/mcpx-fw/engine/review"
+	"github.com/mcpx-fw/mcpx-fw/engine/telemetry"
+)
+
+// newMetrics makes the metrics for cfg: its servers and usage windows are
+// the only server and window label values.
+func newMetrics(cfg *Config) *telemetry.Metrics {
+	windows, _ := engine.UsageWindows(cfg.Usage.Windows) // checked by loadConfig
+	return telemetry.New(telemetry.Options{Servers: sortedServerNames(cfg), Windows: slices.Sorted(maps.Keys(windows))})
+}
+
+// wireMetrics points rt.metrics at what it reads at scrape time: the
+// engine's policy status and decision-log counts, the store's queue and
+// budgets.
+func wireMetrics(ctx context.Context, rt *runtime) error {
+	src, err := storeSources(ctx, rt.cfg, rt.store)
+	if err != nil {
+		return err
+	}
+	src.Policy = func() telemetry.Policy { return policyOf(rt.engine.PolicyStatus()) }
+	src.DecisionLog = func() []telemetry.LogSink { return logSinksOf(rt.engine.DecisionLogStats()) }
+	rt.metrics.SetSources(src)
+	return nil
+}
+
+// storeSources are the Sources the store alone answers: what `mcpx-fw
+// status` reads when no serve does.
+func storeSources(ctx context.Context, cfg *Config, store *review.Store) (telemetry.Sources, error) {
+	windows, err := engine.UsageWindows(cfg.Usage.Windows)
+	if err != nil {
+		return telemetry.Sources{}, err
+	}
+	usage, err := store.UsageReader(ctx, windows)
+	if err != nil {
+		return telemetry.Sources{}, fmt.Errorf("store: %w", err)
+	}
+	return telemetry.Sources{
+		Pending: func(ctx context.Context) ([]telemetry.Pending, error) {
+			ps, err := store.PendingSummary(ctx)
+			out := make([]telemetry.Pending, len(ps))
+			for i, p := range ps {
+				out[i] = telemetry.Pending{Server: p.Server, Stage: p.Stage, Count: p.Count, Oldest: p.Oldest}
+			}
+			return out, err
+		},
+		Usage: func(ctx context.Context, server string) (map[string]telemetry.Usage, error) {
+			us, err := usage.Read(ctx, server, time.Now())
+			out := make(map[string]telemetry.Usage, len(us))
+			for w, u := range us {
+				out[w] = telemetry.Usage{Requests: u.Requests, RequestedTokens: u.RequestedTokens, ReturnedTokens: u.ReturnedTokens, Tokens: u.Tokens}
+			}
+			return out, err
+		},
+		Writable: store.Writable,
+		Backend:  store.Backend(),
+	}, nil
+}
+
+func policyOf(p engine.PolicyStatus) telemetry.Policy {
+	return telemetry.Policy{Revision: p.Revision, Source: p.Source, Location: p.Location, LoadedAt: p.LoadedAt,
+		Reloads: p.Reloads, LastError: p.LastError, LastErrorAt: p.LastErrorAt}
+}
+
+func logSinksOf(stats []engine.DecisionLogStats) []telemetry.LogSink {
+	out := make([]telemetry.LogSink, len(stats))
+	for i, s := range stats {
+		out[i] = telemetry.LogSink{Sink: s.Sink, Written: s.Written, Lost: s.Lost}
+	}
+	return out
+}
+
+// opsReadTimeout bounds how long a client of the ops listener may take to
+// send a request: a scraper, a probe, `mcpx-fw status`.
+const opsReadTimeout = 10 * time.Second
+
+// serveOps starts the ops listener on metrics.addr, when set, and logs
+// (and writes on stderr) the address it took, port 0 resolved. The
+// returned func stops it.
+func serveOps(rt *runtime) (func(), error) {
+	if rt.metrics == nil {
+		return func() {}, nil
+	}
+	ln, err := net.Listen("tcp", rt.cfg.Metrics.Addr)
+	if err != nil {
+		return nil, fmt.Errorf("metrics.addr %s: %w", rt.cfg.Metrics.Addr, err)
+	}
+	srv := &http.Server{Handler: rt.metrics.Handler(), ReadHeaderTimeout: opsReadTimeout, ReadTimeout: opsReadTimeout}
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			rt.log.Error("ops listener stopped", zap.Error(err))
+		}
+	}()
+	url := fmt.Sprintf("http://%s", ln.Addr())
+	rt.log.Info("ops listener: /metrics, /healthz, /readyz, /status", zap.String("url", url))
+	fmt.Fprintf(os.Stderr, "mcpx-fw: ops listening on %s\n", url)
+	return func() { _ = srv.Close() }, nil
+}

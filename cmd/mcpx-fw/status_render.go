@@ -1,0 +1,149 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/mcpx-fw/mcpx-fw/engine/telemetry"
+)
+
+// errNotReady: serve answered, and is not ready (exit 1).
+var errNotReady = errors.New("serve is not ready")
+
+// printStatus writes st as JSON or for a person; live says it came from a
+// running serve (else from the store alone). A serve that is not ready is
+// errNotReady, after the status is printed.
+func printStatus(w io.Writer, st telemetry.Status, asJSON, live bool) error {
+	if asJSON {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(st); err != nil {
+			return err
+		}
+	} else {
+		renderStatus(w, st, live)
+	}
+	if live && !st.Ready {
+		return withCode(exitFailure, errNotReady)
+	}
+	return nil
+}
+
+func renderStatus(w io.Writer, st telemetry.Status, live bool) {
+	if live {
+		renderReady(w, st)
+		renderPolicy(w, st.Policy)
+		renderUpstreams(w, st.Upstreams)
+	} else {
+		fmt.Fprintln(w, "serve: not reachable; what the store alone knows:")
+	}
+	renderPending(w, st.Reviews)
+	renderBudgets(w, st.Budgets)
+	if live {
+		renderLog(w, st.DecisionLog)
+	}
+	renderStore(w, st.Store)
+}
+
+func renderReady(w io.Writer, st telemetry.Status) {
+	if st.Ready {
+		fmt.Fprintln(w, "ready: yes")
+		return
+	}
+	fmt.Fprintln(w, "ready: NO")
+	for _, c := range st.Checks {
+		if !c.OK {
+			fmt.Fprintf(w, "  %s: %s\n", c.Name, c.Error)
+		}
+	}
+}
+
+func renderPolicy(w io.Writer, p *telemetry.Policy) {
+	if p == nil {
+		return
+	}
+	fmt.Fprintf(w, "policy: revision %s from %s %s, deciding since %s\n", p.Revision, p.Source, p.Location, ago(p.LoadedAt))
+	words := make([]string, 0, len(p.Reloads))
+	for r, n := range p.Reloads {
+		words = append(words, fmt.Sprintf("%s %d", r, n))
+	}
+	sort.Strings(words)
+	fmt.Fprintf(w, "  load attempts: %s\n", strings.Join(words, ", "))
+	if p.LastError != "" {
+		fmt.Fprintf(w, "  last reload FAILED %s (revision %s keeps deciding): %s\n", ago(p.LastErrorAt), p.Revision, p.LastError)
+	}
+}
+
+func renderUpstreams(w io.Writer, ups []telemetry.Upstream) {
+	fmt.Fprintln(w, "upstreams:")
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	for _, u := range ups {
+		state := "up"
+		if !u.Up {
+			state = "DOWN: " + u.Reason
+		}
+		fmt.Fprintf(tw, "  %s\t%d sessions\t%s\n", u.Server, u.Sessions, state)
+	}
+	tw.Flush()
+}
+
+func renderPending(w io.Writer, ps []telemetry.PendingStatus) {
+	if len(ps) == 0 {
+		fmt.Fprintln(w, "reviews pending: none")
+		return
+	}
+	fmt.Fprintln(w, "reviews pending:")
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	for _, p := range ps {
+		fmt.Fprintf(tw, "  %s\t%s\t%d\toldest %s\n", p.Server, p.Stage, p.Count, (time.Duration(p.OldestAgeSeconds) * time.Second).String())
+	}
+	tw.Flush()
+}
+
+func renderBudgets(w io.Writer, bs []telemetry.BudgetStatus) {
+	if len(bs) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "budgets:")
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "  SERVER\tWINDOW\tREQUESTS\tTOKENS\tREQUESTED\tRETURNED")
+	for _, b := range bs {
+		fmt.Fprintf(tw, "  %s\t%s\t%d\t%d\t%d\t%d\n", b.Server, b.Window, b.Requests, b.Tokens, b.RequestedTokens, b.ReturnedTokens)
+	}
+	tw.Flush()
+}
+
+func renderLog(w io.Writer, sinks []telemetry.LogSink) {
+	if len(sinks) == 0 {
+		fmt.Fprintln(w, "decision log: off")
+		return
+	}
+	for _, s := range sinks {
+		fmt.Fprintf(w, "decision log %s: %d written, %d lost\n", s.Sink, s.Written, s.Lost)
+	}
+}
+
+func renderStore(w io.Writer, s telemetry.StoreStatus) {
+	state := "answering"
+	if s.Writable != nil && *s.Writable {
+		state = "writable"
+	}
+	if s.Error != "" {
+		state = "FAILING: " + s.Error
+	}
+	fmt.Fprintf(w, "store: %s, %s\n", s.Backend, state)
+}
+
+// ago is t and how long ago it was, to the second.
+func ago(t time.Time) string {
+	if t.IsZero() {
+		return "never"
+	}
+	return fmt.Sprintf("%s (%s ago)", t.Local().Format(time.DateTime), time.Since(t).Round(time.Second))
+}
