@@ -16,6 +16,7 @@ import (
 	"github.com/open-policy-agent/opa/v1/rego"
 	"github.com/open-policy-agent/opa/v1/storage"
 	"github.com/open-policy-agent/opa/v1/storage/inmem"
+	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
 
 	"github.com/mcpx-fw/mcpx-fw/engine/logship"
@@ -114,16 +115,16 @@ func BenchmarkDecide(b *testing.B) {
 		b.Run(shape.name+"/validate+decide+log", func(b *testing.B) {
 			timeDecisions(b, func() {
 				as := e.assess(b.Context(), StageRequest, s, nil, nil, usage)
-				logged.write(as.verdict, as.input, e.Revision(), as.timings.metrics())
+				logged.write(as.verdict, as.input, e.Revision(), as.timings.metrics(), trace.SpanContext{})
 			})
 		})
 		as := e.assess(b.Context(), StageRequest, s, nil, nil, usage)
 		b.Run(shape.name+"/log-only", func(b *testing.B) {
-			timeDecisions(b, func() { logged.write(as.verdict, as.input, e.Revision(), as.timings.metrics()) })
+			timeDecisions(b, func() { logged.write(as.verdict, as.input, e.Revision(), as.timings.metrics(), trace.SpanContext{}) })
 		})
 		shipped := newDecisionLog(io.Discard, benchShipper(b), false, nil, nil)
 		b.Run(shape.name+"/log+ship-only", func(b *testing.B) {
-			timeDecisions(b, func() { shipped.write(as.verdict, as.input, e.Revision(), as.timings.metrics()) })
+			timeDecisions(b, func() { shipped.write(as.verdict, as.input, e.Revision(), as.timings.metrics(), trace.SpanContext{}) })
 		})
 		for _, withLog := range []bool{false, true} {
 			name := shape.name + "/decide-store"
@@ -314,7 +315,7 @@ func BenchmarkDecideElicitation(b *testing.B) {
 		v, input := e.Preview(b.Context(), StageRequest, s, nil, usage)
 		b.Run(c.name+"/log-only", func(b *testing.B) {
 			d := newDecisionLog(io.Discard, nil, false, nil, zap.NewNop())
-			timeDecisions(b, func() { d.write(v, input, "rev", nil) })
+			timeDecisions(b, func() { d.write(v, input, "rev", nil, trace.SpanContext{}) })
 		})
 	}
 }

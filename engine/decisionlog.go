@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 
 	"github.com/open-policy-agent/opa/v1/plugins/logs"
+	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
 
 	"github.com/mcpx-fw/mcpx-fw/engine/logship"
@@ -77,7 +78,7 @@ func newDecisionLog(w io.Writer, ship *logship.Shipper, includeContent bool, sal
 // service log says when lines start being lost and, with how many, when
 // writing works again. The service sink gets the same event, masked the
 // same way, before anything leaves the process.
-func (d *decisionLog) write(v Verdict, input map[string]any, revision string, metrics map[string]any) {
+func (d *decisionLog) write(v Verdict, input map[string]any, revision string, metrics map[string]any, span trace.SpanContext) {
 	if d == nil || d.w == nil && d.ship == nil {
 		return
 	}
@@ -85,6 +86,7 @@ func (d *decisionLog) write(v Verdict, input map[string]any, revision string, me
 	defer d.release(e)
 	in, result := e.parts(v, input)
 	ev := newEvent(v, d.envelope(revision), in, result, e.masking, newEventError(v.Err, e.errorText), metrics)
+	traced(&ev, span)
 	if d.w != nil {
 		d.writeLine(e, &ev)
 	}

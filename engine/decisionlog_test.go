@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
 )
@@ -182,7 +183,9 @@ func TestDecisionLogReportsALosingSink(t *testing.T) {
 	sink := &switchWriter{w: full}
 	core, logs := observer.New(zap.InfoLevel)
 	d := newDecisionLog(sink, nil, false, nil, zap.New(core))
-	write := func(id string) { d.write(Verdict{Outcome: OutcomePass, DecisionID: id}, map[string]any{}, "rev", nil) }
+	write := func(id string) {
+		d.write(Verdict{Outcome: OutcomePass, DecisionID: id}, map[string]any{}, "rev", nil, trace.SpanContext{})
+	}
 
 	for _, id := range []string{"d1", "d2", "d3"} {
 		write(id)
@@ -283,4 +286,39 @@ func pointerValue(doc any, pointer string) any {
 		}
 	}
 	return doc
+}
+
+// TestDecisionLogNamesItsTrace: a decision made inside a span (the relay's
+// decision span, when tracing is on) names that trace and span in its
+// event, as OPA's events do; one made outside any names none.
+func TestDecisionLogNamesItsTrace(t *testing.T) {
+	sc := trace.NewSpanContext(trace.SpanContextConfig{
+		TraceID:    trace.TraceID{0x4b, 0xf9, 0x2f, 0x35, 0x77, 0xb3, 0x4d, 0xa6, 0xa3, 0xce, 0x92, 0x9d, 0x0e, 0x0e, 0x47, 0x36},
+		SpanID:     trace.SpanID{0x00, 0xf0, 0x67, 0xaa, 0x0b, 0xa9, 0x02, 0xb7},
+		TraceFlags: trace.FlagsSampled,
+	})
+	for _, tc := range []struct {
+		name          string
+		span          trace.SpanContext
+		trace, spanID any
+	}{
+		{"in a span", sc, "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"},
+		{"outside any", trace.SpanContext{}, nil, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			e, _ := newTestEngine(t, Config{DecisionLog: &buf, Policy: PolicyConfig{Dir: "../testdata/policies/permit-all"}})
+			ctx := trace.ContextWithSpanContext(t.Context(), tc.span)
+			if v := e.Decide(ctx, sampling("notes", loggedParams)); v.Outcome != OutcomePass {
+				t.Fatalf("decide: %v %v", v.Outcome, v.Err)
+			}
+			var ev map[string]any
+			if err := json.Unmarshal(buf.Bytes(), &ev); err != nil {
+				t.Fatalf("event: %v\n%s", err, buf.Bytes())
+			}
+			if ev["trace_id"] != tc.trace || ev["span_id"] != tc.spanID {
+				t.Errorf("trace_id %v span_id %v, want %v %v", ev["trace_id"], ev["span_id"], tc.trace, tc.spanID)
+			}
+		})
+	}
 }

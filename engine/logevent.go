@@ -7,6 +7,7 @@ import (
 
 	"github.com/open-policy-agent/opa/v1/plugins/logs"
 	"github.com/open-policy-agent/opa/v1/topdown"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // BundleName names mcpx-fw's policy in an event's bundles, as OPA names
@@ -95,4 +96,13 @@ func newEventError(err error, text func(error) string) error {
 		code = te.Code
 	}
 	return &eventError{Code: code, Message: text(err)}
+}
+
+// traced names, as OPA's events do, the trace and span a decision was made
+// in (the relay's decision span, when tracing is on), so a log line leads to
+// its trace. Both ids are made by the tracer, never read from a request.
+func traced(ev *logs.EventV1, span trace.SpanContext) {
+	if span.IsValid() {
+		ev.TraceID, ev.SpanID = span.TraceID().String(), span.SpanID().String()
+	}
 }

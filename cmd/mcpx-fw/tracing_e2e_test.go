@@ -9,6 +9,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -169,6 +171,45 @@ func TestTracesFollowTheHost(t *testing.T) {
 		if hex.EncodeToString(s.TraceId) == foreign {
 			t.Errorf("span %s is in the upstream's trace %s", s.Name, foreign)
 		}
+	}
+	checkLoggedTraces(t, filepath.Join(filepath.Dir(cfg), "decisions.jsonl"), spans)
+}
+
+// checkLoggedTraces: every decision span's decision, in the decision log,
+// names that span and its trace (trace_id, span_id, as OPA's events do),
+// so a log line leads to its trace.
+func checkLoggedTraces(t *testing.T, path string, spans []*tracepb.Span) {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logged := map[string][2]string{}
+	for line := range bytes.SplitSeq(bytes.TrimSpace(raw), []byte("\n")) {
+		var ev struct {
+			DecisionID string `json:"decision_id"`
+			TraceID    string `json:"trace_id"`
+			SpanID     string `json:"span_id"`
+		}
+		if err := json.Unmarshal(line, &ev); err != nil {
+			t.Fatalf("decision log line: %v", err)
+		}
+		logged[ev.DecisionID] = [2]string{ev.TraceID, ev.SpanID}
+	}
+	n := 0
+	for _, s := range spans {
+		if s.Name != "mcpxfw.decision" {
+			continue
+		}
+		n++
+		id := attr(s, "mcpxfw.decision_id")
+		want := [2]string{hex.EncodeToString(s.TraceId), hex.EncodeToString(s.SpanId)}
+		if got, ok := logged[id]; !ok || got != want {
+			t.Errorf("decision %s logged with trace/span %v, want its span's %v", id, got, want)
+		}
+	}
+	if n == 0 {
+		t.Error("no decision spans to compare with the decision log")
 	}
 }
 

@@ -32,6 +32,8 @@ func info(ev logs.EventV1, shared metrics.Metrics) *server.Info {
 		InputAST:   ast.NewObject(), // see below
 		Results:    ev.Result,
 		Error:      ev.Error,
+		TraceID:    ev.TraceID,
+		SpanID:     ev.SpanID,
 	}
 	if ev.Metrics != nil {
 		i.Metrics = fixedMetrics{Metrics: shared, all: ev.Metrics}
