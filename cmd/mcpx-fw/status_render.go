@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +9,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/mcpx-fw/mcpx-fw/cmd/mcpx-fw/inert"
 	"github.com/mcpx-fw/mcpx-fw/engine/telemetry"
 )
 
@@ -21,9 +21,7 @@ var errNotReady = errors.New("serve is not ready")
 // errNotReady, after the status is printed.
 func printStatus(w io.Writer, st telemetry.Status, asJSON, live bool) error {
 	if asJSON {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(st); err != nil {
+		if err := writeJSON(w, st); err != nil {
 			return err
 		}
 	} else {
@@ -35,6 +33,12 @@ func printStatus(w io.Writer, st telemetry.Status, asJSON, live bool) error {
 	return nil
 }
 
+// renderStatus lays st out for a person. st may come from a listener that
+// is not the operator's serve (a spoofed address, a compromised host) and
+// a status string may quote what a peer said (a store's error), so every
+// string in it passes through inert at the field: a name through Word, a
+// text through Line, which keeps it on its one line, so a value cannot
+// start a line that reads as the status's own ("ready: yes").
 func renderStatus(w io.Writer, st telemetry.Status, live bool) {
 	if live {
 		renderReady(w, st)
@@ -59,7 +63,7 @@ func renderReady(w io.Writer, st telemetry.Status) {
 	fmt.Fprintln(w, "ready: NO")
 	for _, c := range st.Checks {
 		if !c.OK {
-			fmt.Fprintf(w, "  %s: %s\n", c.Name, c.Error)
+			fmt.Fprintf(w, "  %s: %s\n", inert.Line(c.Name), inert.Line(c.Error))
 		}
 	}
 }
@@ -68,15 +72,15 @@ func renderPolicy(w io.Writer, p *telemetry.Policy) {
 	if p == nil {
 		return
 	}
-	fmt.Fprintf(w, "policy: revision %s from %s %s, deciding since %s\n", p.Revision, p.Source, p.Location, ago(p.LoadedAt))
+	fmt.Fprintf(w, "policy: revision %s from %s %s, deciding since %s\n", inert.Word(p.Revision), inert.Word(p.Source), inert.Line(p.Location), ago(p.LoadedAt))
 	words := make([]string, 0, len(p.Reloads))
 	for r, n := range p.Reloads {
-		words = append(words, fmt.Sprintf("%s %d", r, n))
+		words = append(words, fmt.Sprintf("%s %d", inert.Word(r), n))
 	}
 	sort.Strings(words)
 	fmt.Fprintf(w, "  load attempts: %s\n", strings.Join(words, ", "))
 	if p.LastError != "" {
-		fmt.Fprintf(w, "  last reload FAILED %s (revision %s keeps deciding): %s\n", ago(p.LastErrorAt), p.Revision, p.LastError)
+		fmt.Fprintf(w, "  last reload FAILED %s (revision %s keeps deciding): %s\n", ago(p.LastErrorAt), inert.Word(p.Revision), inert.Line(p.LastError))
 	}
 }
 
@@ -86,9 +90,9 @@ func renderUpstreams(w io.Writer, ups []telemetry.Upstream) {
 	for _, u := range ups {
 		state := "up"
 		if !u.Up {
-			state = "DOWN: " + u.Reason
+			state = "DOWN: " + inert.Line(u.Reason)
 		}
-		fmt.Fprintf(tw, "  %s\t%d sessions\t%s\n", u.Server, u.Sessions, state)
+		fmt.Fprintf(tw, "  %s\t%d sessions\t%s\n", inert.Word(u.Server), u.Sessions, state)
 	}
 	tw.Flush()
 }
@@ -101,7 +105,7 @@ func renderPending(w io.Writer, ps []telemetry.PendingStatus) {
 	fmt.Fprintln(w, "reviews pending:")
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
 	for _, p := range ps {
-		fmt.Fprintf(tw, "  %s\t%s\t%d\toldest %s\n", p.Server, p.Stage, p.Count, (time.Duration(p.OldestAgeSeconds) * time.Second).String())
+		fmt.Fprintf(tw, "  %s\t%s\t%d\toldest %s\n", inert.Word(p.Server), inert.Word(p.Stage), p.Count, (time.Duration(p.OldestAgeSeconds) * time.Second).String())
 	}
 	tw.Flush()
 }
@@ -114,7 +118,7 @@ func renderBudgets(w io.Writer, bs []telemetry.BudgetStatus) {
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "  SERVER\tWINDOW\tREQUESTS\tTOKENS\tREQUESTED\tRETURNED")
 	for _, b := range bs {
-		fmt.Fprintf(tw, "  %s\t%s\t%d\t%d\t%d\t%d\n", b.Server, b.Window, b.Requests, b.Tokens, b.RequestedTokens, b.ReturnedTokens)
+		fmt.Fprintf(tw, "  %s\t%s\t%d\t%d\t%d\t%d\n", inert.Word(b.Server), inert.Word(b.Window), b.Requests, b.Tokens, b.RequestedTokens, b.ReturnedTokens)
 	}
 	tw.Flush()
 }
@@ -125,7 +129,7 @@ func renderLog(w io.Writer, sinks []telemetry.LogSink) {
 		return
 	}
 	for _, s := range sinks {
-		fmt.Fprintf(w, "decision log %s: %d written, %d lost\n", s.Sink, s.Written, s.Lost)
+		fmt.Fprintf(w, "decision log %s: %d written, %d lost\n", inert.Word(s.Sink), s.Written, s.Lost)
 	}
 }
 
@@ -135,9 +139,9 @@ func renderStore(w io.Writer, s telemetry.StoreStatus) {
 		state = "writable"
 	}
 	if s.Error != "" {
-		state = "FAILING: " + s.Error
+		state = "FAILING: " + inert.Line(s.Error)
 	}
-	fmt.Fprintf(w, "store: %s, %s\n", s.Backend, state)
+	fmt.Fprintf(w, "store: %s, %s\n", inert.Word(s.Backend), state)
 }
 
 // ago is t and how long ago it was, to the second.
