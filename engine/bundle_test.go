@@ -416,3 +416,88 @@ func TestBundleFailureKeepsRevision(t *testing.T) {
 		})
 	}
 }
+
+// TestBundleWholeSizeLimit: size_limit_bytes bounds the whole bundle, not
+// only each file in it. OPA's reader holds every file in memory before it
+// checks a signature, so a bundle of many files each under the limit (or
+// a gzip bomb of them), served by whoever answers at the bundle URL, must
+// be refused as a whole: from the service and from the state dir.
+func TestBundleWholeSizeLimit(t *testing.T) {
+	const limit = 1 << 20 // each file of the shipped policies is smaller
+	pad := map[string]string{}
+	for _, d := range []string{"a", "b", "c"} {
+		pad["pad/"+d+"/data.json"] = `{"x":"` + strings.Repeat("0", limit*2/3) + `"}`
+	}
+	tests := []struct {
+		name    string
+		prepare func(t *testing.T, rig *bundleRig, big []byte)
+	}{
+		{"served", func(t *testing.T, rig *bundleRig, big []byte) { rig.srv.Serve(big) }},
+		{"persisted", func(t *testing.T, rig *bundleRig, big []byte) {
+			rig.persist(t, big)
+			rig.srv.Fail(http.StatusServiceUnavailable)
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rig := newBundleRig(t)
+			rig.tweak = func(c *policybundle.Config) { c.PublicKeyFile, c.SizeLimitBytes = "", limit }
+			tt.prepare(t, rig, withFiles(t, bundletest.Build(t, rig.policies, bundletest.Key{}, "big"), pad))
+			e, _, err := rig.start(t)
+			if err == nil {
+				t.Fatalf("started at %s from a bundle of %d bytes past size_limit_bytes %d", e.Revision(), 3*limit*2/3, limit)
+			}
+			if !strings.Contains(err.Error(), "too large") {
+				t.Errorf("error %q does not say the bundle is too large", err)
+			}
+			if tt.name == "served" {
+				if _, err := os.Stat(filepath.Join(rig.state, "bundles")); err == nil {
+					t.Error("something was persisted")
+				}
+			}
+		})
+	}
+}
+
+// withFiles is bundle with files (tar path without the leading "/",
+// content) added.
+func withFiles(t *testing.T, bundle []byte, files map[string]string) []byte {
+	t.Helper()
+	zr, err := gzip.NewReader(bytes.NewReader(bundle))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	zw := gzip.NewWriter(&out)
+	tw := tar.NewWriter(zw)
+	tr := tar.NewReader(zr)
+	write := func(h *tar.Header, body []byte) {
+		if err := tw.WriteHeader(h); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tw.Write(body); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, err := io.ReadAll(tr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		write(h, body)
+	}
+	for name, content := range files {
+		write(&tar.Header{Name: "/" + name, Mode: 0o644, Size: int64(len(content)), Typeflag: tar.TypeReg}, []byte(content))
+	}
+	if err := errors.Join(tw.Close(), zw.Close()); err != nil {
+		t.Fatal(err)
+	}
+	return out.Bytes()
+}

@@ -38,7 +38,7 @@ type BundleConfig struct {
 			Token string `mapstructure:"token"` // sent as Authorization: Bearer
 		} `mapstructure:"bearer"`
 	} `mapstructure:"credentials"`
-	SizeLimitBytes int64 `mapstructure:"size_limit_bytes"` // per file in a bundle; default 32 MiB
+	SizeLimitBytes int64 `mapstructure:"size_limit_bytes"` // the whole bundle decompressed (and so each file); default 32 MiB
 }
 
 func setBundleDefaults(v *viper.Viper) {

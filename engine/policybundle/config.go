@@ -24,8 +24,8 @@ const (
 	DefaultMinDelay = 60 * time.Second
 	DefaultMaxDelay = 120 * time.Second
 	DefaultKeyID    = "default" // the kid `opa build --signing-key` writes
-	// DefaultSizeLimitBytes bounds each file read from a bundle (OPA's own
-	// default is 1 GiB): mcpx-fw's policies are a few hundred KiB, and the
+	// DefaultSizeLimitBytes bounds a bundle as a whole, decompressed (OPA's
+	// own default, per file, is 1 GiB): mcpx-fw's policies are a few hundred KiB, and the
 	// bytes are untrusted until verified.
 	DefaultSizeLimitBytes = 32 << 20
 )
@@ -53,7 +53,8 @@ type Config struct {
 	Scope         string // the signature's scope, when the signer sets one
 	Headers       map[string]string
 	BearerToken   string // sent as "Authorization: Bearer <token>"
-	// SizeLimitBytes bounds each file in a bundle; default DefaultSizeLimitBytes.
+	// SizeLimitBytes bounds the whole bundle decompressed (bound.go), and
+	// so each file in it; default DefaultSizeLimitBytes.
 	SizeLimitBytes int64
 	// StateDir holds bundles/<Name>/bundle.tar.gz, the last good bundle.
 	StateDir string

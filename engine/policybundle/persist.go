@@ -34,7 +34,7 @@ func (s *Source) LoadPersisted() (*bundle.Bundle, error) {
 	if err != nil {
 		return nil, err
 	}
-	b, err := s.readBytes(raw)
+	b, err := s.read(raw)
 	if err != nil {
 		return nil, fmt.Errorf("persisted bundle %s is refused (remove it to download afresh): %w", path, err)
 	}

@@ -49,7 +49,17 @@ func New(cfg Config) (*Source, error) {
 	if err != nil {
 		return nil, err
 	}
-	client, err := rest.New(raw, nil, rest.Logger(logging.NewNoOpLogger()))
+	auth, err := newBoundedAuth(raw, cfg.SizeLimitBytes)
+	if err != nil {
+		return nil, fmt.Errorf("credentials: %w", err)
+	}
+	client, err := rest.New(withAuthPlugin(raw), nil, rest.Logger(logging.NewNoOpLogger()),
+		rest.AuthPluginLookup(func(name string) rest.HTTPAuthPlugin {
+			if name == boundedAuthName {
+				return auth
+			}
+			return nil
+		}))
 	if err != nil {
 		return nil, fmt.Errorf("url: %w", err)
 	}
@@ -133,9 +143,13 @@ func (s *Source) update(u download.Update) Update {
 	return out
 }
 
-// read reads and verifies a bundle from r exactly as a download is read.
-func (s *Source) read(r io.Reader) (*bundle.Bundle, error) {
-	b, err := bundle.NewReader(r).
+// read reads and verifies a bundle from raw exactly as a download is
+// read, within the same whole-bundle bound.
+func (s *Source) read(raw []byte) (*bundle.Bundle, error) {
+	if err := checkSize(raw, s.cfg.SizeLimitBytes); err != nil {
+		return nil, err
+	}
+	b, err := bundle.NewReader(bytes.NewReader(raw)).
 		WithBundleVerificationConfig(s.vc).
 		WithSizeLimitBytes(s.cfg.SizeLimitBytes).
 		WithRegoVersion(ast.RegoV1).
@@ -147,6 +161,3 @@ func (s *Source) read(r io.Reader) (*bundle.Bundle, error) {
 	}
 	return &b, nil
 }
-
-// readBytes is read over a byte slice.
-func (s *Source) readBytes(raw []byte) (*bundle.Bundle, error) { return s.read(bytes.NewReader(raw)) }
