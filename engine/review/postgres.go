@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -36,7 +37,7 @@ func OpenURL(ctx context.Context, rawURL string, log *zap.Logger, opts ...OpenOp
 	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
 		return nil, errors.New("open review store: store.url must be a postgres:// or postgresql:// URL")
 	}
-	shown := u.Redacted()
+	shown := shownURL(u)
 	if q := u.Query(); !q.Has("connect_timeout") {
 		q.Set("connect_timeout", strconv.Itoa(int(DefaultConnectTimeout/time.Second)))
 		u.RawQuery = q.Encode()
@@ -92,6 +93,27 @@ func WithLease(d time.Duration) OpenOption {
 // openError names why OpenURL failed, in words an operator can act on
 // (connectProblem), wrapping ErrUnavailable when the server is out of
 // reach.
+// secretParams are the query parameters of a PostgreSQL URL that carry a
+// secret, as libpq and pgx read them: a password may be given there
+// instead of in the URL's user part.
+var secretParams = []string{"password", "sslpassword"}
+
+// shownURL is u as errors, logs and the ops listener's /status show the
+// store: its password replaced by xxxxx wherever it was given, in the
+// user part (url.URL.Redacted) or as a query parameter.
+func shownURL(u *url.URL) string {
+	c := *u
+	if q := c.Query(); slices.ContainsFunc(secretParams, q.Has) {
+		for _, k := range secretParams {
+			if q.Has(k) {
+				q.Set(k, "xxxxx")
+			}
+		}
+		c.RawQuery = q.Encode()
+	}
+	return c.Redacted()
+}
+
 func openError(shown string, err error) error {
 	problem := connectProblem(err)
 	switch {
