@@ -6,6 +6,7 @@ import (
 	"compress/gzip"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -500,4 +501,34 @@ func withFiles(t *testing.T, bundle []byte, files map[string]string) []byte {
 		t.Fatal(err)
 	}
 	return out.Bytes()
+}
+
+// TestBundleURLSecretsNeverShown: the bundle's URL may carry a password
+// (user part) or a token (a query parameter of the resource, which OPA
+// appends as it is). The location status reports, the service log and a
+// failed download's error, all of which reach /status on the ops
+// listener, show neither.
+func TestBundleURLSecretsNeverShown(t *testing.T) {
+	const secret = "s3cret-never-shown"
+	rig := newBundleRig(t)
+	rig.tweak = func(c *policybundle.Config) {
+		c.URL = strings.Replace(c.URL, "http://", "http://ops:"+secret+"@", 1)
+		c.Resource = bundletest.Resource + "?token=" + secret
+	}
+	e, logs := rig.engine(t)
+	rig.srv.Close()
+	st := awaitStatus(t, e, func(st PolicyStatus) bool { return st.Reloads[ReloadDownloadError] >= 1 })
+	if strings.Contains(st.Location, secret) || strings.Contains(st.LastError, secret) {
+		t.Errorf("status shows the secret:\nlocation %s\nlast error %s", st.Location, st.LastError)
+	}
+	if !strings.Contains(st.Location, "token=xxxxx") {
+		t.Errorf("status location %s: want the token's parameter named, its value hidden", st.Location)
+	}
+	for _, l := range logs.All() {
+		for k, v := range l.ContextMap() {
+			if strings.Contains(fmt.Sprint(v), secret) {
+				t.Errorf("log line %q shows the secret in %s: %v", l.Message, k, v)
+			}
+		}
+	}
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/open-policy-agent/opa/v1/ast"
 	"github.com/open-policy-agent/opa/v1/bundle"
@@ -66,10 +65,9 @@ func New(cfg Config) (*Source, error) {
 	return &Source{cfg: cfg, client: client, vc: vc}, nil
 }
 
-// Location is the bundle's full URL, as status reports it.
-func (s *Source) Location() string {
-	return strings.TrimRight(s.cfg.URL, "/") + "/" + strings.TrimLeft(s.cfg.Resource, "/")
-}
+// Location is the bundle's full URL as status and the log show it: no
+// password, no query value (shownURL).
+func (s *Source) Location() string { return shownURL(location(s.cfg.URL, s.cfg.Resource)) }
 
 // Fetch downloads the bundle once, now: start-up's path when no bundle
 // was persisted. When ctx ends first, OPA's attempt may still be running:
@@ -86,7 +84,7 @@ func (s *Source) Fetch(ctx context.Context) Update {
 	case u := <-got:
 		return u
 	default:
-		return Update{Err: err, Failure: FailDownload} // ctx ended first
+		return Update{Err: scrubbed(err), Failure: FailDownload} // ctx ended first
 	}
 }
 
@@ -130,7 +128,7 @@ func (s *Source) downloader(dc download.Config, f func(context.Context, Update))
 // update turns OPA's update into ours.
 func (s *Source) update(u download.Update) Update {
 	if u.Error != nil {
-		return Update{Err: u.Error, Failure: classify(u.Error, s.vc != nil)}
+		return Update{Err: scrubbed(u.Error), Failure: classify(u.Error, s.vc != nil)}
 	}
 	out := Update{Bundle: u.Bundle, ETag: u.ETag}
 	if u.Bundle != nil && u.Raw != nil {
