@@ -243,3 +243,38 @@ func TestServiceSinkStopIsBounded(t *testing.T) {
 		t.Fatal("Stop(1s) still waiting on a hung upload after 6s")
 	}
 }
+
+// TestServiceSinkBoundsEventSize: the plugin's buffer is bounded in
+// events, and holds each until its next upload; an upstream's request of
+// many texts (one letter each, the same letter: a masked event of about a
+// megabyte that still compresses under the upload limit) must not be
+// held, or an upstream could hold buffer_size_limit_events of them. It is
+// lost and counted; the file sink still has it.
+func TestServiceSinkBoundsEventSize(t *testing.T) {
+	sc := logship.Config{MinDelay: time.Minute, MaxDelay: time.Minute}
+	s := newShippingLog(t, false, sc, zap.NewNop())
+	var b strings.Builder
+	b.WriteString(`{"messages":[`)
+	for i := range 1000 {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		b.WriteString(`{"role":"user","content":[` + strings.Repeat(`{"type":"text","text":"a"},`, 9) + `{"type":"text","text":"a"}]}`)
+	}
+	b.WriteString(`],"maxTokens":10}`)
+	if v := s.e.Decide(t.Context(), sampling("notes", b.String())); v.Outcome != OutcomePass {
+		t.Fatalf("request: %v %v %v", v.Outcome, v.ReasonCodes(), v.Err)
+	}
+	if n := len(s.file.events(t)); n != 1 {
+		t.Fatalf("the file sink has %d events, want 1", n)
+	}
+	if st := serviceStats(t, s.e); st.Written != 0 || st.Lost != 1 {
+		t.Errorf("a %d-byte file line: service sink stats %+v, want it lost, not buffered", s.file.len(), st)
+	}
+}
+
+func (b *lockedBuffer) len() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Len()
+}

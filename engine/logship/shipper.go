@@ -8,6 +8,7 @@ package logship
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sync/atomic"
 	"time"
@@ -31,7 +32,7 @@ type Shipper struct {
 	// reads through All.
 	shared  metrics.Metrics
 	written atomic.Int64
-	failed  atomic.Int64 // events the plugin refused to take
+	failed  atomic.Int64 // events the plugin refused to take, or too large to give it
 	log     *zap.Logger
 }
 
@@ -62,11 +63,29 @@ func Start(ctx context.Context, cfg Config, log *zap.Logger) (*Shipper, error) {
 	return s, nil
 }
 
+// MaxEventBytes bounds the input and result of an event the plugin is
+// given. Its event buffer is bounded in events, not bytes, and holds each
+// until the next upload (minutes apart), while a masked event grows with
+// the number of texts an upstream puts in a request (a digest for each: a
+// request of 100,000 one-letter texts within validation's limits makes an
+// event of about 10 MB), so the buffer alone would let an upstream hold
+// buffer_size_limit_events times that. A decision's event is a few KiB;
+// one past the bound is lost, and counted, here rather than held (the
+// plugin would drop most of them anyway, past its 32 KiB compressed
+// upload limit). The file sink still writes it.
+const MaxEventBytes = 256 << 10
+
 // Ship hands one event to the plugin's buffer; it never waits on the
 // network. The plugin puts its manager's labels on the event. A decision's
 // request may be over; its event is still shipped, so Ship takes no
-// context of the request's.
+// context of the request's. An event past MaxEventBytes is lost.
 func (s *Shipper) Ship(ev logs.EventV1) {
+	if n := rawSize(ev.Input) + rawSize(ev.Result); n > MaxEventBytes {
+		s.failed.Add(1)
+		s.log.Warn("decision log service: event too large to buffer, lost", zap.String("decision_id", ev.DecisionID),
+			zap.Int("bytes", n), zap.Int("limit", MaxEventBytes))
+		return
+	}
 	if err := s.plugin.Log(context.Background(), info(ev, s.shared)); err != nil {
 		s.failed.Add(1)
 		s.log.Error("decision log service: event not buffered", zap.String("decision_id", ev.DecisionID), zap.Error(err))
@@ -97,3 +116,13 @@ func (s *Shipper) Stop(timeout time.Duration) {
 
 // stopGrace is how long Stop waits past its timeout for the plugin's loop.
 const stopGrace = time.Second
+
+// rawSize is the length of v when it holds raw JSON, as engine boxes an
+// event's input and result; 0 otherwise.
+func rawSize(v *any) int {
+	if v == nil {
+		return 0
+	}
+	raw, _ := (*v).(json.RawMessage)
+	return len(raw)
+}
