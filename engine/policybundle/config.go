@@ -9,8 +9,10 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"net/netip"
 	"net/url"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/open-policy-agent/opa/v1/bundle"
@@ -84,6 +86,9 @@ func (c Config) Check() error {
 	u, err := url.Parse(c.URL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return errors.New("url: must be an http:// or https:// URL")
+	}
+	if u.Scheme == "http" && c.PublicKeyFile == "" && !loopback(u.Hostname()) {
+		return errors.New("url: an http:// bundle service on another host, with no signing.public_key, lets anyone on the network path choose the policy: use https://, or sign bundles (opa build --signing-key) and set signing.public_key")
 	}
 	if c.MinDelay < time.Second || c.MaxDelay < c.MinDelay {
 		return errors.New("polling: min_delay must be at least 1s and max_delay at least min_delay")
@@ -184,4 +189,14 @@ func (c Config) downloadConfig() (download.Config, error) {
 		dc.Polling.LongPollingTimeoutSeconds = &longS
 	}
 	return dc, dc.ValidateAndInjectDefaults()
+}
+
+// loopback reports whether host names only this machine, where an
+// unsigned bundle over http crosses no network.
+func loopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.Unmap().IsLoopback()
 }

@@ -65,6 +65,11 @@ func TestConfigCheck(t *testing.T) {
 		{"rsa key", with(func(c *Config) { c.PublicKeyFile = publicPEM(t, &rsaKey.PublicKey) }), "", "RS256"},
 		{"ecdsa p-384 key", with(func(c *Config) { c.PublicKeyFile = publicPEM(t, &ecKey.PublicKey) }), "", "ES384"},
 		{"rsa key, PS256", with(func(c *Config) { c.PublicKeyFile, c.Algorithm = publicPEM(t, &rsaKey.PublicKey), "PS256" }), "", "PS256"},
+		{"http, unsigned, another host", with(func(c *Config) { c.URL = "http://bundles.example.com" }), "url: an http:// bundle service", ""},
+		{"http, signed, another host", with(func(c *Config) {
+			c.URL, c.PublicKeyFile = "http://bundles.example.com", publicPEM(t, &ecKey.PublicKey)
+		}), "", "ES384"},
+		{"http, unsigned, loopback", with(func(c *Config) { c.URL = "http://127.0.0.1:8181" }), "", ""},
 		{"ftp url", with(func(c *Config) { c.URL = "ftp://bundles.example.com" }), "url:", ""},
 		{"no host", with(func(c *Config) { c.URL = "https:///bundles" }), "url:", ""},
 		{"polling under a second", with(func(c *Config) { c.MinDelay, c.MaxDelay = 500*time.Millisecond, time.Second }), "polling:", ""},
