@@ -79,12 +79,13 @@ func isUsageError(err error) bool {
 func rootCommand() *cobra.Command {
 	root := &cobra.Command{
 		Use:   "mcpx-fw",
-		Short: "A policy-driven firewall for MCP sampling",
+		Short: "A policy-driven firewall for what MCP servers ask of the host",
 		Long: `mcpx-fw sits between an MCP host and its upstream servers. Everything passes
-through unchanged except sampling (an upstream asking the host's model for a
-completion): each request is validated, decided by Rego policies written per
-server (deny, review by a person, or permit), and the completion is checked
-before it goes back. Every decision is recorded.
+through unchanged except what an upstream asks of the host: sampling (a
+completion from the host's model), elicitation (a form or a URL for the user)
+and roots. Each such request is validated, decided by Rego policies written
+per server (deny, review by a person, or permit), and the host's answer is
+checked before it goes back. Every decision is recorded.
 
 Start with:  mcpx-fw demo`,
 		SilenceUsage:  true,

@@ -25,8 +25,9 @@ func serveCommand() *cobra.Command {
 		Long: `serve speaks MCP to the host on stdin/stdout, or with --http to any number of
 hosts over streamable HTTP, and reaches every configured upstream server: a
 command it starts (stdio) or a url (streamable HTTP). Everything passes
-through unchanged except sampling requests, which are validated, decided by
-the policies in policy.dir and, when a policy asks for review, held until an
+through unchanged except an upstream's sampling, elicitation and roots
+requests, which are validated, decided by the policy (policy.dir, or
+policy.bundle) and, when a policy asks for review, held until an
 operator runs 'mcpx-fw review approve|reject' (from any shell, with the same
 config). Logs go to stderr; over stdio, stdout is the protocol.
 
