@@ -37,6 +37,7 @@ type Metrics struct {
 	windows []string
 	timeout time.Duration
 	src     atomic.Pointer[Sources]
+	probe   writeProbe
 
 	decisions *decisionMetrics
 	relay     *relayMetrics

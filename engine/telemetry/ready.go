@@ -2,7 +2,6 @@ package telemetry
 
 import (
 	"context"
-	"errors"
 )
 
 // Check is one readiness condition and how it stands.
@@ -44,16 +43,12 @@ func policyCheck(src Sources) Check {
 	return Check{Name: "policy", OK: true}
 }
 
-// storeCheck probes a write, bounded by the store timeout.
+// storeCheck probes a write, bounded by the store timeout; concurrent
+// checks share one probe (writeProbe).
 func (m *Metrics) storeCheck(ctx context.Context, src Sources) Check {
 	err := errNoStore
 	if src.Writable != nil {
-		ctx, cancel := context.WithTimeout(ctx, m.timeout)
-		defer cancel()
-		err = src.Writable(ctx)
-		if err != nil && ctx.Err() != nil {
-			err = errors.Join(errors.New("no answer within the store timeout"), err)
-		}
+		err = m.probe.check(ctx, m.timeout, src.Writable)
 	}
 	if err != nil {
 		return Check{Name: "store", Error: err.Error()}

@@ -6,7 +6,10 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -217,5 +220,43 @@ func BenchmarkDecided(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		m.Decided(d)
+	}
+}
+
+// TestReadyzFloodSharesOneProbe: however many readiness checks come at
+// once, one write probe runs and its answer serves them all, and serves
+// the checks after it until it is probeReuse old: a flood of /readyz
+// never queues probes behind the decisions' writes.
+func TestReadyzFloodSharesOneProbe(t *testing.T) {
+	m := New(Options{Servers: []string{"alpha"}})
+	m.probe.reuse = time.Hour // every check below falls within one answer's life
+	var probes atomic.Int32
+	release := make(chan struct{})
+	m.SetSources(Sources{Policy: func() Policy { return Policy{Revision: "abc"} },
+		Writable: func(context.Context) error { probes.Add(1); <-release; return nil }})
+	var wg sync.WaitGroup
+	codes := make(chan int, 50)
+	for range 50 {
+		wg.Go(func() { code, _ := get(t, m, "/readyz"); codes <- code })
+	}
+	for probes.Load() == 0 {
+		runtime.Gosched() // the first check has started the probe
+	}
+	close(release)
+	wg.Wait()
+	close(codes)
+	for code := range codes {
+		if code != http.StatusOK {
+			t.Errorf("/readyz = %d during the flood, want 200", code)
+		}
+	}
+	if n := probes.Load(); n != 1 {
+		t.Errorf("%d write probes for 50 concurrent checks, want 1", n)
+	}
+	m.probe.mu.Lock()
+	m.probe.at = time.Now().Add(-2 * time.Hour) // the answer has aged out
+	m.probe.mu.Unlock()
+	if code, _ := get(t, m, "/readyz"); code != http.StatusOK || probes.Load() != 2 {
+		t.Errorf("after the answer aged: /readyz %d with %d probes, want 200 and a second probe", code, probes.Load())
 	}
 }
