@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -157,5 +158,46 @@ func TestBundleServeNothingToStartWith(t *testing.T) {
 	res := runCLI(t, "serve", "--config", r.cfg)
 	if res.code != 1 || !oneLine(res.stderr) || !strings.Contains(res.stderr, "no bundle persisted") || !strings.Contains(res.stderr, "Service Unavailable") {
 		t.Errorf("serve with nothing to start with: exit %d, %q", res.code, res.stderr)
+	}
+}
+
+// TestBundleCredentialsFromEnvironment: policy.bundle's bearer token and
+// headers take ${VAR} from the environment, as decision_log.service's,
+// tracing.otlp's and servers.<name>.headers do, so the secret need not be
+// in the file; an unset variable stops check, naming the key.
+func TestBundleCredentialsFromEnvironment(t *testing.T) {
+	t.Setenv("MCPXFW_TEST_BUNDLE_TOKEN", "s3cret")
+	got := make(chan http.Header, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case got <- r.Header.Clone():
+		default:
+		}
+		http.NotFound(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	for _, tt := range []struct{ token, header string }{
+		{"${MCPXFW_TEST_BUNDLE_TOKEN}", "team-${MCPXFW_TEST_BUNDLE_TOKEN}"},
+		{"${MCPXFW_TEST_UNSET_VAR}", "sec"},
+	} {
+		cfg := testConfig(t, repoPath(t, "policies"), time.Minute, peerServer("peer", 0))
+		b, err := os.ReadFile(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bundle := fmt.Sprintf("policy:\n  bundle:\n    url: %s\n    headers: {X-Team: %q}\n    credentials: {bearer: {token: %q}}\n",
+			srv.URL, tt.header, tt.token)
+		writeFile(t, filepath.Dir(cfg), "mcpx-fw.yaml", strings.Replace(string(b), "policy:\n", bundle, 1))
+		res := runCLI(t, "check", "--config", cfg)
+		if strings.Contains(tt.token, "UNSET") {
+			if res.code == 0 || !strings.Contains(res.stderr, "policy.bundle.credentials.bearer.token: ${MCPXFW_TEST_UNSET_VAR} is not set") {
+				t.Errorf("check with an unset variable: exit %d, stderr %s", res.code, res.stderr)
+			}
+			continue
+		}
+		h := receive(t, got, "the bundle request")
+		if h.Get("Authorization") != "Bearer s3cret" || h.Get("X-Team") != "team-s3cret" {
+			t.Errorf("the bundle service got Authorization %q, X-Team %q; want the variables read", h.Get("Authorization"), h.Get("X-Team"))
+		}
 	}
 }

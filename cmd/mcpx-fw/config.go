@@ -676,13 +676,7 @@ var configVar = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
 // expandHeaders replaces every ${VAR} in the header values with VAR from
 // the environment; a value must not hold a line break once expanded.
 func expandHeaders(server string, headers map[string]string) (map[string]string, error) {
-	out, err := expandVars("servers."+server+".headers.", headers)
-	for _, name := range slices.Sorted(maps.Keys(out)) {
-		if strings.ContainsAny(out[name], "\r\n") {
-			err = errors.Join(err, fmt.Errorf("servers.%s.headers.%s: the value contains a line break", server, name))
-		}
-	}
-	return out, err
+	return expandHeaderValues("servers."+server+".headers.", headers)
 }
 
 // expandEnv replaces every ${VAR} in a command server's env values with VAR

@@ -30,15 +30,11 @@ type BundleConfig struct {
 		Algorithm string `mapstructure:"algorithm"` // default: from the key
 		Scope     string `mapstructure:"scope"`     // default "" (none)
 	} `mapstructure:"signing"`
-	// Headers go on every request to the service; ${VAR} is not expanded
-	// (use credentials.bearer.token via MCPXFW_POLICY_BUNDLE_CREDENTIALS_BEARER_TOKEN).
-	Headers     map[string]string `mapstructure:"headers"`
-	Credentials struct {
-		Bearer struct {
-			Token string `mapstructure:"token"` // sent as Authorization: Bearer
-		} `mapstructure:"bearer"`
-	} `mapstructure:"credentials"`
-	SizeLimitBytes int64 `mapstructure:"size_limit_bytes"` // the whole bundle decompressed (and so each file); default 32 MiB
+	// Headers go on every request to the service; ${VAR} in a value is
+	// replaced from the environment, as in credentials.
+	Headers        map[string]string `mapstructure:"headers"`
+	Credentials    Credentials       `mapstructure:"credentials"`
+	SizeLimitBytes int64             `mapstructure:"size_limit_bytes"` // the whole bundle decompressed (and so each file); default 32 MiB
 }
 
 func setBundleDefaults(v *viper.Viper) {
@@ -56,8 +52,26 @@ func setBundleDefaults(v *viper.Viper) {
 	v.SetDefault("policy.bundle.size_limit_bytes", policybundle.DefaultSizeLimitBytes)
 }
 
-// engineBundle is the engine's view of policy.bundle, nil when off.
-func (b BundleConfig) engineBundle(stateDir string) *policybundle.Config {
+// engineBundle is the engine's view of policy.bundle, nil when off, with
+// ${VAR} in its headers and token read from the environment. Unset
+// variables are an error for serve and check; an operator's command
+// (strict false) decides with the persisted bundle and needs no
+// credentials, so for it they stay empty.
+func (b BundleConfig) engineBundle(stateDir string, strict bool) (*policybundle.Config, error) {
+	c := b.config(stateDir)
+	if c == nil {
+		return nil, nil
+	}
+	var err error
+	c.Headers, c.BearerToken, err = expandService("policy.bundle", c.Headers, c.BearerToken)
+	if err != nil && strict {
+		return nil, err
+	}
+	return c, nil
+}
+
+// config is policy.bundle as written, nil when off.
+func (b BundleConfig) config(stateDir string) *policybundle.Config {
 	if b.URL == "" {
 		return nil
 	}
@@ -74,7 +88,8 @@ func (b BundleConfig) check(bad func(string, string, ...any)) {
 	if b.URL == "" {
 		return
 	}
-	if err := b.engineBundle("").Check(); err != nil {
+	if err := b.config("").Check(); err != nil {
 		bad("policy.bundle", "%v", err)
 	}
+	checkServiceHeaders(bad, "policy.bundle.headers", b.Headers)
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -29,11 +28,7 @@ type DecisionLogServiceConfig struct {
 	// Headers go on every upload; ${VAR} in a value is replaced from
 	// serve's environment when it starts.
 	Headers     map[string]string `mapstructure:"headers"`
-	Credentials struct {
-		Bearer struct {
-			Token string `mapstructure:"token"` // ${VAR} is replaced as in headers
-		} `mapstructure:"bearer"`
-	} `mapstructure:"credentials"`
+	Credentials Credentials       `mapstructure:"credentials"`
 }
 
 // dlogServiceStopTimeout bounds how long stopping serve waits for the
@@ -65,11 +60,7 @@ func (s DecisionLogServiceConfig) check(bad func(string, string, ...any)) {
 	if s.MaxDelay < s.MinDelay {
 		bad(key+"max_delay", "must not be shorter than min_delay")
 	}
-	for name := range s.Headers {
-		if !headerName.MatchString(name) || oneOf(strings.ToLower(name), "content-type", "content-encoding", "content-length", "host") {
-			bad(key+"headers", "%q is not a header the uploads may carry", name)
-		}
-	}
+	checkServiceHeaders(bad, key+"headers", s.Headers)
 }
 
 // startDecisionLogService starts the service sink if one is configured;
@@ -78,14 +69,13 @@ func startDecisionLogService(ctx context.Context, s DecisionLogServiceConfig, lo
 	if s.URL == "" {
 		return nil, nil
 	}
-	headers, err := expandVars("decision_log.service.headers.", s.Headers)
-	token, terr := expandVars("decision_log.service.credentials.bearer.", map[string]string{"token": s.Credentials.Bearer.Token})
-	if err = errors.Join(err, terr); err != nil {
+	headers, token, err := expandService("decision_log.service", s.Headers, s.Credentials.Bearer.Token)
+	if err != nil {
 		return nil, err
 	}
 	ship, err := logship.Start(ctx, logship.Config{
 		URL: s.URL, Resource: s.Resource, BufferEvents: s.BufferSizeLimitEvents,
-		MinDelay: s.MinDelay, MaxDelay: s.MaxDelay, Headers: headers, BearerToken: token["token"],
+		MinDelay: s.MinDelay, MaxDelay: s.MaxDelay, Headers: headers, BearerToken: token,
 		Labels: map[string]string{"app": "mcpx-fw"},
 	}, log)
 	if err != nil {

@@ -108,12 +108,16 @@ func (rt *runtime) policyError(err error) error {
 }
 
 func (rt *runtime) engineConfig(dlog io.Writer) (engine.Config, error) {
+	bundle, err := rt.cfg.Policy.Bundle.engineBundle(rt.cfg.StateDir, !rt.operator)
+	if err != nil {
+		return engine.Config{}, fmt.Errorf("config %s: %w", displayPath(rt.cfg.path), err)
+	}
 	cfg := engine.Config{
 		Policy: engine.PolicyConfig{
 			Dir:     rt.cfg.Policy.Dir,
 			Timeout: rt.cfg.Policy.Timeout,
 			Data:    policyData(rt.cfg),
-			Bundle:  rt.cfg.Policy.Bundle.engineBundle(rt.cfg.StateDir),
+			Bundle:  bundle,
 		},
 		ReviewTimeout:  rt.cfg.Review.Timeout,
 		Limits:         rt.cfg.Limits.validateLimits(),

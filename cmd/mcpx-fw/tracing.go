@@ -47,11 +47,7 @@ func (c TracingConfig) check(bad func(string, string, ...any)) {
 			bad("tracing.otlp.endpoint", "%v", err)
 		}
 	}
-	for name := range c.OTLP.Headers {
-		if !headerName.MatchString(name) {
-			bad("tracing.otlp.headers", "%q is not an HTTP header name", name)
-		}
-	}
+	checkServiceHeaders(bad, "tracing.otlp.headers", c.OTLP.Headers)
 }
 
 // startTracing builds the tracer provider tracing.* asks for and returns
@@ -59,7 +55,7 @@ func (c TracingConfig) check(bad func(string, string, ...any)) {
 // flushes the spans still batched; serve calls it on the way out.
 func startTracing(ctx context.Context, rt *runtime) (trace.Tracer, func(), error) {
 	c := rt.cfg.Tracing
-	headers, err := expandVars("tracing.otlp.headers.", c.OTLP.Headers)
+	headers, err := expandHeaderValues("tracing.otlp.headers.", c.OTLP.Headers)
 	if err != nil {
 		return nil, nil, fmt.Errorf("config %s: %w", displayPath(rt.cfg.path), err)
 	}
