@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -64,9 +65,11 @@ func (rig *bundleRig) engine(t *testing.T) (*Engine, *observer.ObservedLogs) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := e.Watch(t.Context()); err != nil {
+	stop, err := e.Watch(t.Context())
+	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(stop) // polling ends before the state dir is removed
 	return e, logs
 }
 
@@ -98,31 +101,18 @@ func (rig *bundleRig) persisted(t *testing.T) []byte {
 // awaitStatus polls PolicyStatus until ok holds (10s at most).
 func awaitStatus(t *testing.T, e *Engine, ok func(PolicyStatus) bool) PolicyStatus {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		st := e.PolicyStatus()
-		if ok(st) {
-			return st
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("policy status never got there: %+v", st)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	var st PolicyStatus
+	waitFor(t, 10*time.Second, "the policy status", func() bool { st = e.PolicyStatus(); return ok(st) })
+	return st
 }
 
 // awaitReloaded waits for the "policy reloaded" line naming revision: the
 // last step of taking a new bundle, after it decides and is persisted.
 func awaitReloaded(t *testing.T, logs *observer.ObservedLogs, revision string) {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		if logs.FilterMessage("policy reloaded").FilterField(zap.String("revision", revision)).Len() > 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no reload to %s logged", revision)
-		}
-	}
+	waitFor(t, 10*time.Second, "a reload to "+revision+" logged", func() bool {
+		return logs.FilterMessage("policy reloaded").FilterField(zap.String("revision", revision)).Len() > 0
+	})
 }
 
 // TestBundleNewRevisionTakesEffect: the first bundle is downloaded at
@@ -349,11 +339,7 @@ func TestBundleLongPolling(t *testing.T) {
 		c.MinDelay, c.MaxDelay, c.LongPollingTimeout = time.Minute, time.Minute, 30*time.Second
 	}
 	e, _ := rig.engine(t)
-	for deadline := time.Now().Add(10 * time.Second); rig.srv.Requests() < 2; time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the engine did not come back for a long poll")
-		}
-	}
+	waitFor(t, 10*time.Second, "the engine to come back for a long poll", func() bool { return rig.srv.Requests() >= 2 })
 	start := time.Now()
 	rig.srv.Serve(rig.r2)
 	awaitStatus(t, e, func(st PolicyStatus) bool { return st.Revision == "r2" })
@@ -531,4 +517,46 @@ func TestBundleURLSecretsNeverShown(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestBundleStopIsNoFailure: stopping while a long poll is held cancels
+// that download; it is the firewall stopping, not the service failing, so
+// no download_error is counted and no failure line logged. Stop returns
+// only once polling has ended, so nothing is logged after it either.
+func TestBundleStopIsNoFailure(t *testing.T) {
+	rig := newBundleRig(t)
+	rig.srv.LongPoll = true
+	rig.tweak = func(c *policybundle.Config) {
+		c.MinDelay, c.MaxDelay, c.LongPollingTimeout = time.Minute, time.Minute, 30*time.Second
+	}
+	e, logs, err := rig.start(t)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop, err := e.Watch(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Start-up's download, then the first poll: a long poll the service holds.
+	waitFor(t, 10*time.Second, "the engine to hold a long poll", func() bool { return rig.srv.Requests() >= 2 })
+	stop()
+	lines := logs.Len()
+	if stack := allStacks(); strings.Contains(stack, "download.(*Downloader).loop") {
+		t.Errorf("OPA's downloader still runs after stop returned:\n%s", stack)
+	}
+	if n := e.PolicyStatus().Reloads[ReloadDownloadError]; n != 0 {
+		t.Errorf("stopping counted %d download errors", n)
+	}
+	if n := logs.FilterMessage("policy bundle update failed; the previous revision keeps deciding").Len(); n != 0 {
+		t.Errorf("stopping logged %d failure lines: %v", n, logs.All())
+	}
+	if logs.Len() != lines {
+		t.Errorf("lines logged after stop returned: %v", logs.All()[lines:])
+	}
+}
+
+// allStacks is every goroutine's stack.
+func allStacks() string {
+	buf := make([]byte, 1<<20)
+	return string(buf[:runtime.Stack(buf, true)])
 }

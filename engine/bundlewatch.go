@@ -17,8 +17,8 @@ var reloadResult = map[policybundle.Failure]string{
 }
 
 // watchBundle starts polling the bundle service (Watch's bundle half);
-// the directory is not watched.
-func (e *Engine) watchBundle(ctx context.Context) error {
+// the directory is not watched. done closes when polling has stopped.
+func (e *Engine) watchBundle(ctx context.Context) (<-chan struct{}, error) {
 	e.log.Info("polling policy bundle", zap.String("url", e.bundle.Location()), zap.String("revision", e.Revision()))
 	return e.bundle.Start(ctx, e.bundleETag, e.bundleUpdate)
 }

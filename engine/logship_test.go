@@ -107,18 +107,6 @@ func (s *shipping) decide(t *testing.T, n int) {
 	}
 }
 
-// waitFor polls cond until it holds or the deadline passes.
-func waitFor(t *testing.T, within time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("after %v: %s", within, what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 // serviceStats is the engine's report of the service sink.
 func serviceStats(t *testing.T, e *Engine) DecisionLogStats {
 	t.Helper()

@@ -25,30 +25,52 @@ const reloadDebounce = 50 * time.Millisecond
 // with); one that does not is logged once and the old one keeps deciding.
 // The directory itself may go away and come back (deleted and restored, or
 // a new copy renamed into place): the watcher also watches its parent and
-// picks the directory up again. Watch returns once the watcher is set up;
-// it stops when ctx ends.
+// picks the directory up again.
 //
 // With a bundle configured, Watch polls the bundle service instead (see
 // watchBundle) and the directory is not watched.
-func (e *Engine) Watch(ctx context.Context) error {
+//
+// Watch returns once the watcher is set up. It runs until ctx ends or
+// stop is called; stop returns only once no reload is under way and none
+// will start, so a caller that closes the log and the store after it
+// (serve does) is never written to by a late reload.
+func (e *Engine) Watch(ctx context.Context) (stop func(), err error) {
+	ctx, cancel := context.WithCancel(ctx)
+	var done <-chan struct{}
 	if e.bundle != nil {
-		return e.watchBundle(ctx)
+		done, err = e.watchBundle(ctx)
+	} else {
+		done, err = e.watchDir(ctx)
 	}
+	if err != nil {
+		cancel()
+		return func() {}, err
+	}
+	return func() { cancel(); <-done }, nil
+}
+
+// watchDir is Watch's directory half; done closes when its loop has
+// returned.
+func (e *Engine) watchDir(ctx context.Context) (<-chan struct{}, error) {
 	w, err := fsnotify.NewWatcher()
 	if err != nil {
-		return fmt.Errorf("watch policy dir: %w", err)
+		return nil, fmt.Errorf("watch policy dir: %w", err)
 	}
 	root := filepath.Clean(e.policyCfg.Dir)
 	if err := watchTree(w, root); err != nil {
 		w.Close()
-		return fmt.Errorf("watch policy dir: %w", err)
+		return nil, fmt.Errorf("watch policy dir: %w", err)
 	}
 	if err := w.Add(filepath.Dir(root)); err != nil {
 		e.log.Warn("a policy dir that is removed and put back will not be seen", zap.String("dir", root), zap.Error(err))
 	}
 	e.log.Info("watching policy dir", zap.String("dir", root), zap.String("revision", e.Revision()))
-	go e.watchLoop(ctx, w, root)
-	return nil
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		e.watchLoop(ctx, w, root)
+	}()
+	return done, nil
 }
 
 // watchTree watches root and every directory below it but hidden ones

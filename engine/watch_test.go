@@ -36,10 +36,17 @@ func watchedEngine(t *testing.T) (*Engine, string, <-chan reloadEvent, *observer
 		t.Fatal(err)
 	}
 	events := make(chan reloadEvent, 16)
-	e.reloaded = func(rev string, err error) { events <- reloadEvent{rev, err} }
-	if err := e.Watch(t.Context()); err != nil {
+	e.reloaded = func(rev string, err error) {
+		select { // never blocks the watcher past the test, so stop returns
+		case events <- reloadEvent{rev, err}:
+		case <-t.Context().Done():
+		}
+	}
+	stop, err := e.Watch(t.Context())
+	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(stop)
 	return e, dir, events, logs
 }
 

@@ -125,9 +125,11 @@ func serve(ctx context.Context, configPath, addr string) error {
 	}
 	defer stopOps()
 	proxy := relay.New(rc, rt.engine, rt.store, rt.log)
-	if err := rt.engine.Watch(ctx); err != nil {
+	stopWatch, err := rt.engine.Watch(ctx)
+	if err != nil {
 		rt.log.Warn("policy hot reload is off", zap.Error(err))
 	}
+	defer stopWatch() // before rt.close: no reload logs to a closed log
 	defer startPruning(ctx, rt)()
 	if ln == nil {
 		rt.log.Info("serving", zap.Int("upstreams", len(rt.cfg.Servers)), zap.String("state_dir", rt.cfg.StateDir))

@@ -83,27 +83,37 @@ func (s *Source) Fetch(ctx context.Context) Update {
 	select {
 	case u := <-got:
 		return u
-	default:
-		return Update{Err: scrubbed(err), Failure: FailDownload} // ctx ended first
+	default: // ctx ended first
+		if err == nil {
+			err = ctx.Err()
+		}
+		return Update{Err: scrubbed(err), Failure: FailDownload}
 	}
 }
 
 // Start polls the service in the background until ctx ends, calling f
 // with every update (one at a time). etag is the ETag of the bundle
-// deciding now, so an unchanged bundle is not downloaded again.
-func (s *Source) Start(ctx context.Context, etag string, f func(context.Context, Update)) error {
+// deciding now, so an unchanged bundle is not downloaded again. done
+// closes once polling has stopped: OPA's Downloader runs on a context of
+// its own, and its Stop returns after the update under way, if any, has
+// been handled.
+func (s *Source) Start(ctx context.Context, etag string, f func(context.Context, Update)) (done <-chan struct{}, err error) {
 	dc, err := s.cfg.downloadConfig()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	d, err := s.downloader(dc, f)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	d.SetCache(etag)
 	d.Start(ctx)
-	context.AfterFunc(ctx, func() { d.Stop(context.Background()) })
-	return nil
+	stopped := make(chan struct{})
+	context.AfterFunc(ctx, func() {
+		defer close(stopped)
+		d.Stop(context.Background())
+	})
+	return stopped, nil
 }
 
 // downloader is OPA's Downloader for the resource, verifying with the
@@ -120,6 +130,9 @@ func (s *Source) downloader(dc download.Config, f func(context.Context, Update))
 		WithBundleName(Name).
 		WithBundleParserOpts(ast.ParserOptions{RegoVersion: ast.RegoV1, ProcessAnnotation: true})
 	return d.WithCallback(func(ctx context.Context, u download.Update) error {
+		if ctx.Err() != nil {
+			return nil // stopping: the download was cancelled, the service did not fail
+		}
 		f(ctx, s.update(u))
 		return nil
 	}), nil
