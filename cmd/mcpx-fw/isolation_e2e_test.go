@@ -178,6 +178,39 @@ func TestCheckReportsMissingEnvVariable(t *testing.T) {
 	}
 }
 
+// TestCheckReportsMissingServiceVariable: a ${VAR} that is not set in the
+// headers or token of a service serve calls (tracing.otlp,
+// decision_log.service, policy.bundle) stops check as it stops serve, in
+// one line naming the key and the variable: check exits 0 only when serve
+// would start.
+func TestCheckReportsMissingServiceVariable(t *testing.T) {
+	for _, tt := range []struct{ section, key string }{
+		{"tracing:\n  otlp:\n    endpoint: http://127.0.0.1:1/v1/traces\n    insecure: true\n    headers: {authorization: \"Bearer ${MCPXFW_TEST_UNSET_TOKEN}\"}\n",
+			"tracing.otlp.headers.authorization"},
+		{"decision_log:\n  service:\n    url: http://127.0.0.1:1\n    credentials: {bearer: {token: \"${MCPXFW_TEST_UNSET_TOKEN}\"}}\n",
+			"decision_log.service.credentials.bearer.token"},
+		{"policy:\n  bundle:\n    url: http://127.0.0.1:1\n    headers: {X-Key: \"${MCPXFW_TEST_UNSET_TOKEN}\"}\n",
+			"policy.bundle.headers.x-key"}, // viper lower-cases keys
+	} {
+		cfg := testConfig(t, repoPath(t, "policies"), time.Minute, peerServer("peer", 0))
+		b, err := os.ReadFile(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		top := tt.section[:strings.Index(tt.section, "\n")+1]
+		writeFile(t, filepath.Dir(cfg), "mcpx-fw.yaml", strings.Replace(string(b), top, tt.section, 1))
+		if !strings.Contains(string(b), top) {
+			appendConfig(t, cfg, tt.section)
+		}
+		for _, sub := range []string{"check", "serve"} {
+			res := runCLI(t, sub, "--config", cfg)
+			if res.code != exitFailure || !strings.Contains(res.stderr, tt.key+": ${MCPXFW_TEST_UNSET_TOKEN} is not set") || !oneLine(res.stderr) {
+				t.Errorf("%s with %s: exit %d, stderr %q; want 1 and one line naming the key and the variable", sub, tt.key, res.code, res.stderr)
+			}
+		}
+	}
+}
+
 // TestCheckWithoutUserNamespaces: on a system that forbids user
 // namespaces (here: user.max_user_namespaces=0 inside a namespace of the
 // test's own), check and serve refuse a config that isolates, in one line

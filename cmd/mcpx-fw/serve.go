@@ -171,10 +171,15 @@ func startServing(ctx context.Context, configPath string) (*runtime, error) {
 
 // checkServers fails early, instead of when a host connects, when an
 // upstream's command cannot be found or a header or env value refers to an
-// environment variable that is not set. Only serve and check need either,
+// environment variable that is not set (tracing.otlp.headers' too, read
+// only once serve runs; policy.bundle's and decision_log.service's are
+// read as the runtime opens). Only serve and check need either,
 // so the review commands work from a shell without the upstreams'
 // credentials.
 func checkServers(cfg *Config) error {
+	if _, err := cfg.Tracing.headers(); err != nil {
+		return fmt.Errorf("config %s: %w", displayPath(cfg.path), err)
+	}
 	for _, name := range sortedServerNames(cfg) {
 		s := cfg.Servers[name]
 		_, herr := expandHeaders(name, s.Headers)

@@ -50,12 +50,19 @@ func (c TracingConfig) check(bad func(string, string, ...any)) {
 	checkServiceHeaders(bad, "tracing.otlp.headers", c.OTLP.Headers)
 }
 
+// headers is tracing.otlp.headers with ${VAR} read from the environment.
+// serve and check read them; the operator's commands export no spans and
+// need none of the variables.
+func (c TracingConfig) headers() (map[string]string, error) {
+	return expandHeaderValues("tracing.otlp.headers.", c.OTLP.Headers)
+}
+
 // startTracing builds the tracer provider tracing.* asks for and returns
 // the relay's tracer (nil when tracing is off) and the shutdown that
 // flushes the spans still batched; serve calls it on the way out.
 func startTracing(ctx context.Context, rt *runtime) (trace.Tracer, func(), error) {
 	c := rt.cfg.Tracing
-	headers, err := expandHeaderValues("tracing.otlp.headers.", c.OTLP.Headers)
+	headers, err := c.headers()
 	if err != nil {
 		return nil, nil, fmt.Errorf("config %s: %w", displayPath(rt.cfg.path), err)
 	}
