@@ -26,10 +26,10 @@ func serveCommand() *cobra.Command {
 hosts over streamable HTTP, and reaches every configured upstream server: a
 command it starts (stdio) or a url (streamable HTTP). Everything passes
 through unchanged except an upstream's sampling, elicitation and roots
-requests, which are validated, decided by the policy (policy.dir, or
-policy.bundle) and, when a policy asks for review, held until an
-operator runs 'mcpx-fw review approve|reject' (from any shell, with the same
-config). Logs go to stderr; over stdio, stdout is the protocol.
+requests, which are validated, decided by the policies in policy.dir (or the
+OPA bundle policy.bundle.url serves) and, when a policy asks for review, held
+until an operator runs 'mcpx-fw review approve|reject' (from any shell, with
+the same config). Logs go to stderr; over stdio, stdout is the protocol.
 
 The upstreams are treated as hostile. On Linux each stdio upstream runs
 isolated, in user, mount and PID namespaces of its own where the state dir,
@@ -49,6 +49,14 @@ http.allow_remote: true. A session's upstreams start on its first request,
 idle sessions close after http.session_timeout, and http.max_sessions caps
 them. Port 0 picks a free port; the line
 "mcpx-fw: listening on http://HOST:PORT/mcp" on stderr says which.
+
+To run it as infrastructure (README, Operations): metrics.addr opens an ops
+listener with /metrics, /healthz, /readyz and /status ('mcpx-fw status'
+reads it; "mcpx-fw: ops listening on http://HOST:PORT" on stderr),
+decision_log.service ships the decision log to a collector, and
+tracing.otlp.endpoint exports a span per decision. On SIGINT or SIGTERM
+serve settles what it holds, then flushes the shipped log and the spans
+(a few seconds at most) and exits.
 
 Examples:
   mcpx-fw serve --config mcpx-fw.yaml
