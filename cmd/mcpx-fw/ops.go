@@ -91,7 +91,7 @@ const opsReadTimeout = 10 * time.Second
 
 // serveOps starts the ops listener on metrics.addr, when set, and logs
 // (and writes on stderr) the address it took, port 0 resolved. The
-// returned func stops it.
+// returned func stops it (stopOps).
 func serveOps(rt *runtime) (func(), error) {
 	if rt.metrics == nil {
 		return func() {}, nil
@@ -109,5 +109,19 @@ func serveOps(rt *runtime) (func(), error) {
 	url := fmt.Sprintf("http://%s", ln.Addr())
 	rt.log.Info("ops listener: /metrics, /healthz, /readyz, /status", zap.String("url", url))
 	fmt.Fprintf(os.Stderr, "mcpx-fw: ops listening on %s\n", url)
-	return func() { _ = srv.Close() }, nil
+	return func() { stopOps(srv) }, nil
+}
+
+// opsStopTimeout bounds how long stopping serve waits for the ops
+// requests in flight; each reads the store for 2s at most.
+const opsStopTimeout = 5 * time.Second
+
+// stopOps lets the requests in flight finish, so none reads the store
+// after serve has closed it, and cuts them off after opsStopTimeout.
+func stopOps(srv *http.Server) {
+	ctx, cancel := context.WithTimeout(context.Background(), opsStopTimeout)
+	defer cancel()
+	if err := srv.Shutdown(ctx); err != nil {
+		_ = srv.Close()
+	}
 }

@@ -126,19 +126,36 @@ func serve(ctx context.Context, configPath, addr string) error {
 			return err
 		}
 	}
-	startGC(ctx, rt.log)
-	stopOps, err := serveOps(rt)
+	stop, err := startBeside(ctx, rt)
 	if err != nil {
 		return err
 	}
-	defer stopOps()
-	proxy := relay.New(rc, rt.engine, rt.store, rt.log)
+	defer stop()
+	return runRelay(ctx, rt, rc, ln)
+}
+
+// startBeside starts what serve runs beside the relay: the GC tuning, the
+// ops listener, policy hot reload (or bundle polling) and pruning. stop
+// ends them and waits for them, so nothing of theirs runs once serve
+// closes the log and the store.
+func startBeside(ctx context.Context, rt *runtime) (stop func(), err error) {
+	startGC(ctx, rt.log)
+	stopOps, err := serveOps(rt)
+	if err != nil {
+		return nil, err
+	}
 	stopWatch, err := rt.engine.Watch(ctx)
 	if err != nil {
 		rt.log.Warn("policy hot reload is off", zap.Error(err))
 	}
-	defer stopWatch() // before rt.close: no reload logs to a closed log
-	defer startPruning(ctx, rt)()
+	stopPruning := startPruning(ctx, rt)
+	return func() { stopPruning(); stopWatch(); stopOps() }, nil
+}
+
+// runRelay serves hosts over stdio, or over HTTP on ln when it is set,
+// until ctx ends or the stdio host goes away.
+func runRelay(ctx context.Context, rt *runtime, rc relay.Config, ln net.Listener) error {
+	proxy := relay.New(rc, rt.engine, rt.store, rt.log)
 	if ln == nil {
 		rt.log.Info("serving", zap.Int("upstreams", len(rt.cfg.Servers)), zap.String("state_dir", rt.cfg.StateDir))
 		return proxy.ServeStdio(ctx, os.Stdin, os.Stdout)
