@@ -194,21 +194,18 @@ func (h *Host) callTool(ctx context.Context, params *mcp.CallToolParams) (*ToolR
 // Sample calls the peer upstream's `sample` tool with params and decodes
 // what the upstream got back.
 func (h *Host) Sample(ctx context.Context, params json.RawMessage) (*SampleOutcome, error) {
-	res, err := h.CallTool(ctx, "sample", map[string]any{"params": params})
-	if err != nil {
-		return nil, err
-	}
-	var out SampleOutcome
-	if err := json.Unmarshal([]byte(res.Text), &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return h.SampleWithMeta(ctx, params, nil)
 }
 
 // SampleRaw pushes raw as the exact params bytes of a sampling request
 // through the peer upstream's `sample_raw` tool.
 func (h *Host) SampleRaw(ctx context.Context, raw []byte) (*SampleOutcome, error) {
-	res, err := h.CallTool(ctx, "sample_raw", map[string]any{"raw_b64": base64.StdEncoding.EncodeToString(raw)})
+	return outcome(h.CallTool(ctx, "sample_raw", map[string]any{"raw_b64": base64.StdEncoding.EncodeToString(raw)}))
+}
+
+// outcome decodes what the peer upstream reports it got back from a
+// sample tool's call.
+func outcome(res *ToolResult, err error) (*SampleOutcome, error) {
 	if err != nil {
 		return nil, err
 	}

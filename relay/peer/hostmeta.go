@@ -11,13 +11,5 @@ import (
 // inside a trace sends its trace context (SEP-414: traceparent,
 // tracestate).
 func (h *Host) SampleWithMeta(ctx context.Context, params json.RawMessage, meta map[string]any) (*SampleOutcome, error) {
-	res, err := h.callTool(ctx, &mcp.CallToolParams{Name: "sample", Arguments: map[string]any{"params": params}, Meta: meta})
-	if err != nil {
-		return nil, err
-	}
-	var out SampleOutcome
-	if err := json.Unmarshal([]byte(res.Text), &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return outcome(h.callTool(ctx, &mcp.CallToolParams{Name: "sample", Arguments: map[string]any{"params": params}, Meta: meta}))
 }
