@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/viper"
 	"go.uber.org/zap"
 
 	"github.com/mcpx-fw/mcpx-fw/engine/logship"
@@ -29,6 +30,18 @@ type DecisionLogServiceConfig struct {
 	// serve's environment when it starts.
 	Headers     map[string]string `mapstructure:"headers"`
 	Credentials Credentials       `mapstructure:"credentials"`
+}
+
+// setDecisionLogServiceDefaults sets OPA's own decision-log defaults: its
+// event buffer's 10000 events, uploads 5 to 10 minutes apart, /logs.
+func setDecisionLogServiceDefaults(v *viper.Viper) {
+	v.SetDefault("decision_log.service.url", "")
+	v.SetDefault("decision_log.service.resource", "/logs")
+	v.SetDefault("decision_log.service.buffer_size_limit_events", 10000)
+	v.SetDefault("decision_log.service.min_delay", "5m")
+	v.SetDefault("decision_log.service.max_delay", "10m")
+	v.SetDefault("decision_log.service.headers", map[string]string{})
+	v.SetDefault("decision_log.service.credentials.bearer.token", "")
 }
 
 // dlogServiceStopTimeout bounds how long stopping serve waits for the
