@@ -8,10 +8,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -251,6 +253,24 @@ func (rig *bundleRig) persist(t *testing.T, b []byte) {
 // someone editing the persisted bundle on disk would produce.
 func tamper(t *testing.T, bundle []byte, name, content string) []byte {
 	t.Helper()
+	found := false
+	out := rewriteBundle(t, bundle, func(path string, body []byte) []byte {
+		if path == name {
+			found = true
+			return []byte(content)
+		}
+		return body
+	}, nil)
+	if !found {
+		t.Fatalf("no %s in the bundle", name)
+	}
+	return out
+}
+
+// rewriteBundle is bundle with each file's body as edit returns it (given
+// its tar path without the leading "/"), then files (path, content) added.
+func rewriteBundle(t *testing.T, bundle []byte, edit func(path string, body []byte) []byte, files map[string]string) []byte {
+	t.Helper()
 	zr, err := gzip.NewReader(bytes.NewReader(bundle))
 	if err != nil {
 		t.Fatal(err)
@@ -258,8 +278,16 @@ func tamper(t *testing.T, bundle []byte, name, content string) []byte {
 	var out bytes.Buffer
 	zw := gzip.NewWriter(&out)
 	tw := tar.NewWriter(zw)
+	write := func(h *tar.Header, body []byte) {
+		h.Size = int64(len(body))
+		if err := tw.WriteHeader(h); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tw.Write(body); err != nil {
+			t.Fatal(err)
+		}
+	}
 	tr := tar.NewReader(zr)
-	found := false
 	for {
 		h, err := tr.Next()
 		if err == io.EOF {
@@ -272,19 +300,10 @@ func tamper(t *testing.T, bundle []byte, name, content string) []byte {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if strings.TrimPrefix(h.Name, "/") == name {
-			body, found = []byte(content), true
-		}
-		h.Size = int64(len(body))
-		if err := tw.WriteHeader(h); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := tw.Write(body); err != nil {
-			t.Fatal(err)
-		}
+		write(h, edit(strings.TrimPrefix(h.Name, "/"), body))
 	}
-	if !found {
-		t.Fatalf("no %s in the bundle", name)
+	for _, name := range slices.Sorted(maps.Keys(files)) {
+		write(&tar.Header{Name: "/" + name, Mode: 0o644, Typeflag: tar.TypeReg}, []byte(files[name]))
 	}
 	if err := errors.Join(tw.Close(), zw.Close()); err != nil {
 		t.Fatal(err)
@@ -450,43 +469,7 @@ func TestBundleWholeSizeLimit(t *testing.T) {
 // content) added.
 func withFiles(t *testing.T, bundle []byte, files map[string]string) []byte {
 	t.Helper()
-	zr, err := gzip.NewReader(bytes.NewReader(bundle))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out bytes.Buffer
-	zw := gzip.NewWriter(&out)
-	tw := tar.NewWriter(zw)
-	tr := tar.NewReader(zr)
-	write := func(h *tar.Header, body []byte) {
-		if err := tw.WriteHeader(h); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := tw.Write(body); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for {
-		h, err := tr.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		body, err := io.ReadAll(tr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		write(h, body)
-	}
-	for name, content := range files {
-		write(&tar.Header{Name: "/" + name, Mode: 0o644, Size: int64(len(content)), Typeflag: tar.TypeReg}, []byte(content))
-	}
-	if err := errors.Join(tw.Close(), zw.Close()); err != nil {
-		t.Fatal(err)
-	}
-	return out.Bytes()
+	return rewriteBundle(t, bundle, func(_ string, body []byte) []byte { return body }, files)
 }
 
 // TestBundleURLSecretsNeverShown: the bundle's URL may carry a password
