@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"sort"
 	"strings"
+
+	"github.com/mcpx-fw/mcpx-fw/validate"
 )
 
 // factsOf derives what policies most often need from the validated
@@ -19,6 +21,15 @@ func factsOf(k Kind, req, res map[string]any) map[string]any {
 		return rootsFacts(res)
 	}
 	return samplingFacts(req)
+}
+
+// Facts is input.facts for a request of kind k and its result (nil
+// before there is one), exactly as the policy reads them. The operator's
+// tools show some of them beside a stored request (estimated_tokens,
+// max_tokens), so what a reviewer reads is counted by the rule the policy
+// decided on, not by an estimate of their own.
+func Facts(k Kind, request, result validate.Document) map[string]any {
+	return factsOf(k, request, result)
 }
 
 // samplingFacts are a sampling request's facts: counts, sizes, texts and
