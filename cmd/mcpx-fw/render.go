@@ -48,35 +48,49 @@ func summary(it review.Item) itemJSON {
 		CreatedAt: it.CreatedAt.UTC(), ExpiresAt: it.ExpiresAt.UTC(), Reasons: reasons}
 }
 
-func listJSON(items []review.Item) []itemJSON {
-	out := make([]itemJSON, len(items))
+// listItemJSON is one item of list --json: the summary, and what is left
+// of its server's budget (null: the server has no budget).
+type listItemJSON struct {
+	itemJSON
+	BudgetLeft *budgetLeft `json:"budget_left"`
+}
+
+func listJSON(items []review.Item, budgets map[string]*budgetLeft) []listItemJSON {
+	out := make([]listItemJSON, len(items))
 	for i, it := range items {
-		out[i] = summary(it)
+		out[i] = listItemJSON{itemJSON: summary(it), BudgetLeft: budgets[it.Server]}
 	}
 	return out
 }
 
-func showJSON(it review.Item) itemJSON {
+// showItemJSON is show --json: everything stored, and the cost.
+type showItemJSON struct {
+	itemJSON
+	Cost *costJSON `json:"cost"`
+}
+
+func showJSON(it review.Item, c itemCost) showItemJSON {
 	j := summary(it)
 	j.DecisionID, j.Label, j.Era, j.DecidedBy, j.Note = it.DecisionID, it.Label, it.Era, it.DecidedBy, it.Note
 	j.Request, j.Result, j.Parent, j.DecidedAt = it.Request, it.Result, it.Parent, it.DecidedAt
 	j.Edited, j.EditDiff, j.Answer, j.ErasedAt = it.Edited, it.EditDiff, it.Answer, it.ErasedAt
-	return j
+	return showItemJSON{itemJSON: j, Cost: costToJSON(c)}
 }
 
-// renderList prints the queue as a table: what waits, from whom, why.
+// renderList prints the queue as a table: what waits, from whom, what is
+// left of the server's budget (budgets, by server; — for none), why.
 // Every cell goes through inert, which also keeps a tab from making a
 // column of its own.
-func renderList(w io.Writer, items []review.Item, now time.Time) {
+func renderList(w io.Writer, items []review.Item, budgets map[string]*budgetLeft, now time.Time) {
 	if len(items) == 0 {
 		fmt.Fprintln(w, "no reviews waiting (mcpx-fw review list --all shows decided ones)")
 		return
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tSERVER\tKIND\tSTAGE\tSTATE\tLEFT\tREASONS")
+	fmt.Fprintln(tw, "ID\tSERVER\tKIND\tSTAGE\tSTATE\tLEFT\tBUDGET LEFT\tREASONS")
 	for _, it := range items {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", inert.Word(it.ID), inert.Line(it.Server), inert.Word(string(itemKind(it))), inert.Word(it.Stage),
-			inert.Word(string(it.State)), left(it, now), reasonCodes(it.Reasons))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", inert.Word(it.ID), inert.Line(it.Server), inert.Word(string(itemKind(it))), inert.Word(it.Stage),
+			inert.Word(string(it.State)), left(it, now), budgets[it.Server].String(), reasonCodes(it.Reasons))
 	}
 	_ = tw.Flush()
 	fmt.Fprintln(w, "\nmcpx-fw review show ID shows the whole request and the commands to decide it.")

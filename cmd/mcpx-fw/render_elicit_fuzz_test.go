@@ -99,7 +99,7 @@ func checkRenderElicitation(t *testing.T, request, result []byte, text string, p
 			checkShowRows(t, s, out, show(screen{width: 1 << 30}))
 		}
 		var out bytes.Buffer
-		renderList(&out, []review.Item{it}, it.CreatedAt)
+		renderList(&out, []review.Item{it}, nil, it.CreatedAt)
 		_ = printArrival(&out, s, it, "show", actionsFor(it, "", false), false)
 		checkInertOutput(t, "list and watch", out.String())
 		fuzzElicitEditDoc(t, it)

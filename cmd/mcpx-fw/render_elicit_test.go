@@ -137,7 +137,7 @@ func TestListShowsKind(t *testing.T) {
 		kindItem(t, "sampling", `{}`, ""), kindItem(t, "sampling", `{}`, "")}
 	items[3].Context = nil
 	var b bytes.Buffer
-	renderList(&b, items, items[0].CreatedAt)
+	renderList(&b, items, nil, items[0].CreatedAt)
 	lines := strings.Split(b.String(), "\n")
 	if !strings.HasPrefix(lines[0], "ID") || !strings.Contains(lines[0], "SERVER  KIND  ") {
 		t.Errorf("list header lacks KIND: %q", lines[0])
@@ -146,7 +146,7 @@ func TestListShowsKind(t *testing.T) {
 		if f := strings.Fields(lines[i+1]); len(f) < 3 || f[2] != want {
 			t.Errorf("list row %d: %q, want kind %s", i+1, lines[i+1], want)
 		}
-		if got := listJSON(items)[i].Kind; got != want {
+		if got := listJSON(items, nil)[i].Kind; got != want {
 			t.Errorf("list --json item %d: kind %q, want %s", i, got, want)
 		}
 	}

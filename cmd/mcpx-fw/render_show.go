@@ -14,23 +14,26 @@ import (
 
 // showOptions are what show needs besides the item: the time (for the
 // time left), the commands to act, whether to fold long values, the
-// command that shows them whole, and the screen its rows are cut for.
+// command that shows them whole, the screen its rows are cut for, and the
+// item's cost (nil: not shown).
 type showOptions struct {
 	now     time.Time
 	acts    []action
 	full    bool
 	fullCmd string
 	screen  screen
+	cost    *itemCost
 }
 
 // renderShow prints everything a person needs to decide: who asks (the
 // configured name and label, not what the server claims), why it was
 // escalated, the whole request as the host's model gets it (and at stage
-// two the completion beside it), what an operator changed or wrote, and
-// the exact commands to act. Every string from the item goes through
-// inert; upstream prose is laid out behind the gutter mark; every line
-// but the commands is cut into rows of the screen, so the terminal never
-// wraps one holding upstream text itself.
+// two the completion beside it), what an operator changed or wrote, what
+// it may cost against the server's budget, and the exact commands to act.
+// Every string from the item goes through inert; upstream prose is laid
+// out behind the gutter mark; every line but the commands is cut into rows
+// of the screen, so the terminal never wraps one holding upstream text
+// itself.
 func renderShow(out io.Writer, it review.Item, o showOptions) {
 	w := o.screen.rows(out)
 	defer w.Flush()
@@ -49,6 +52,9 @@ func renderShow(out io.Writer, it review.Item, o showOptions) {
 	if v.folded > 0 {
 		fmt.Fprintf(w, "\n%d long value(s) above are folded, each saying how much it hides; to see everything:\n", v.folded)
 		_ = w.whole("  " + o.fullCmd + "\n")
+	}
+	if o.cost != nil {
+		renderCost(w, it, *o.cost)
 	}
 	if it.State == review.StatePending {
 		renderActions(w, it, o.acts)

@@ -65,11 +65,15 @@ func reviewListCommand() *cobra.Command {
 				if err != nil {
 					return err
 				}
+				budgets, err := listBudgets(ctx, rt, items)
+				if err != nil {
+					return err
+				}
 				if asJSON {
-					return writeJSON(c.OutOrStdout(), listJSON(items))
+					return writeJSON(c.OutOrStdout(), listJSON(items, budgets))
 				}
 				w := scr.rows(c.OutOrStdout())
-				renderList(w, items, time.Now())
+				renderList(w, items, budgets, time.Now())
 				return w.Flush()
 			})
 		},
@@ -121,15 +125,19 @@ itself, so no text can reach the start of a row unmarked.`,
 				if err != nil {
 					return err
 				}
-				switch {
-				case asJSON:
-					return writeJSON(c.OutOrStdout(), showJSON(it))
-				case asDoc:
+				if asDoc {
 					return writeEditDoc(c.OutOrStdout(), it)
+				}
+				cost, err := costOf(ctx, rt, it)
+				if err != nil {
+					return err
+				}
+				if asJSON {
+					return writeJSON(c.OutOrStdout(), showJSON(it, cost))
 				}
 				answers := rt.cfg.Servers[it.Server].OperatorAnswer
 				renderShow(c.OutOrStdout(), it, showOptions{now: time.Now(), acts: actionsFor(it, configFlag(c), answers),
-					full: full, fullCmd: reviewCmd("show", it, configFlag(c), " --full"), screen: scr})
+					full: full, fullCmd: reviewCmd("show", it, configFlag(c), " --full"), screen: scr, cost: &cost})
 				return nil
 			})
 		},

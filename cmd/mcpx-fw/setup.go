@@ -26,6 +26,8 @@ type runtime struct {
 	// metrics is what the ops listener serves (metrics.addr); nil when it
 	// is off and for the operator's commands.
 	metrics *telemetry.Metrics
+	// usage reads servers' usage for the operator's commands (cost.go).
+	usage usageSource
 }
 
 // start runs serve's start-up path: config, logger, state dir and store,
