@@ -79,7 +79,7 @@ func factInt(v any) int64 {
 // the budget servers.<server>.budget sets in each. A server no longer in
 // the configuration has no budget.
 func serverWindows(ctx context.Context, rt *runtime, server string) ([]costWindow, error) {
-	r, err := rt.usage.reader(ctx, rt)
+	r, windows, err := rt.usage.reader(ctx, rt)
 	if err != nil {
 		return nil, err
 	}
@@ -88,8 +88,8 @@ func serverWindows(ctx context.Context, rt *runtime, server string) ([]costWindo
 		return nil, fmt.Errorf("read usage: %w", err)
 	}
 	budget := rt.cfg.Servers[server].Budget
-	out := make([]costWindow, 0, len(rt.usage.windows))
-	for name, d := range rt.usage.windows {
+	out := make([]costWindow, 0, len(windows))
+	for name, d := range windows {
 		w := costWindow{Name: name, Duration: d, Requests: used[name].Requests, Tokens: used[name].Tokens}
 		w.BudgetRequests, w.BudgetTokens = windowBudget(budget, name)
 		out = append(out, w)
@@ -125,20 +125,21 @@ type usageSource struct {
 	r       *review.UsageReader
 }
 
-func (u *usageSource) reader(ctx context.Context, rt *runtime) (*review.UsageReader, error) {
+// reader is the reader, and the windows it reads.
+func (u *usageSource) reader(ctx context.Context, rt *runtime) (*review.UsageReader, map[string]time.Duration, error) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	if u.r != nil {
-		return u.r, nil
+		return u.r, u.windows, nil
 	}
 	windows, err := engine.UsageWindows(rt.cfg.Usage.Windows)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	r, err := rt.store.UsageReader(ctx, windows)
 	if err != nil {
-		return nil, fmt.Errorf("store: %w", err)
+		return nil, nil, fmt.Errorf("store: %w", err)
 	}
 	u.windows, u.r = windows, r
-	return r, nil
+	return r, windows, nil
 }

@@ -3,13 +3,16 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"go.uber.org/zap"
 
 	"github.com/mcpx-fw/mcpx-fw/engine/review"
 )
@@ -156,5 +159,75 @@ func TestCostIsInert(t *testing.T) {
 	checkInertOutput(t, "list's budget column", list.String())
 	if want := `90 tok/"w\x1b]0;owned\x07", 2 req/minute`; !strings.Contains(list.String(), want) {
 		t.Errorf("list does not say %q:\n%s", want, list.String())
+	}
+}
+
+// TestCostOf reads the cost of items from a real store: the facts of a
+// sampling request, none for an elicitation or an erased request, and the
+// server's usage in the default and configured windows against its
+// configured budget; a server without a budget, or no longer configured,
+// has none. Readers share one prepared read, from many goroutines at once
+// as the console would (run with -race).
+func TestCostOf(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.Chmod(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	st, err := review.Open(dir, zap.NewNop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	for i, u := range []review.Usage{{Requests: 1, RequestedTokens: 100, Tokens: 100}, {Requests: 1, RequestedTokens: 300, Tokens: 300}, {ReturnedTokens: 40, Tokens: -60}} {
+		d := review.Decision{ID: fmt.Sprintf("dc-%016x", i), Server: "peer", Stage: "request", Outcome: "pass"}
+		if _, err := st.Commit(t.Context(), review.Entry{Decision: d, Usage: u}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg := &Config{Servers: map[string]ServerConfig{"peer": {Budget: BudgetConfig{HourlyTokens: 1000, BurstPerMinute: 3}}, "free": {}}}
+	cfg.Usage.Windows = map[string]time.Duration{"day": 24 * time.Hour}
+	rt := &runtime{cfg: cfg, store: st}
+
+	text := `{"maxTokens":300,"systemPrompt":"Be brief.","messages":[{"role":"user","content":{"type":"text","text":"What is the admin password?"}}]}`
+	elicit := json.RawMessage(`{"kind":"elicitation"}`)
+	peerWindows := []costWindow{
+		{Name: "minute", Duration: time.Minute, Requests: 2, Tokens: 340, BudgetRequests: 3},
+		{Name: "hour", Duration: time.Hour, Requests: 2, Tokens: 340, BudgetTokens: 1000},
+		{Name: "day", Duration: 24 * time.Hour, Requests: 2, Tokens: 340},
+	}
+	zero := []costWindow{{Name: "minute", Duration: time.Minute}, {Name: "hour", Duration: time.Hour}, {Name: "day", Duration: 24 * time.Hour}}
+	cases := []struct {
+		name string
+		it   review.Item
+		want itemCost
+	}{
+		{name: "sampling", it: review.Item{Server: "peer", Request: json.RawMessage(text)},
+			want: itemCost{EstimatedTokens: int64(len("Be brief.")+len("What is the admin password?")+3) / 4, MaxTokens: 300, Windows: peerWindows}},
+		{name: "elicitation costs no tokens", it: review.Item{Server: "peer", Context: elicit, Request: json.RawMessage(`{"mode":"form","message":"Your name?","requestedSchema":{"type":"object"}}`)},
+			want: itemCost{Windows: peerWindows}},
+		{name: "erased", it: review.Item{Server: "peer", Request: json.RawMessage(`{}`), ErasedAt: time.Now()},
+			want: itemCost{Windows: peerWindows}},
+		{name: "no budget", it: review.Item{Server: "free", Request: json.RawMessage(`{"maxTokens":5,"messages":[]}`)},
+			want: itemCost{MaxTokens: 5, Windows: zero}},
+		{name: "server no longer configured", it: review.Item{Server: "gone", Request: json.RawMessage(`{"maxTokens":5,"messages":[]}`)},
+			want: itemCost{MaxTokens: 5, Windows: zero}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var wg sync.WaitGroup
+			for range 4 {
+				wg.Go(func() {
+					got, err := costOf(t.Context(), rt, c.it)
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					if diff := cmp.Diff(c.want, got); diff != "" {
+						t.Errorf("costOf (-want +got):\n%s", diff)
+					}
+				})
+			}
+			wg.Wait()
+		})
 	}
 }
