@@ -64,6 +64,8 @@ type Config struct {
 		// Retain is how long prompt and completion text of finished reviews
 		// is kept; default 168h (7 days); 0 keeps it.
 		Retain time.Duration `mapstructure:"retain"`
+		// Notify announces each review serve opens (see notify.go).
+		Notify NotifyConfig `mapstructure:"notify"`
 	} `mapstructure:"review"`
 	Sampling struct {
 		HostTimeout time.Duration `mapstructure:"host_timeout"` // deadline for the host's answer; default 5m
@@ -274,6 +276,7 @@ func setDefaults(v *viper.Viper) {
 	setBundleDefaults(v)
 	v.SetDefault("review.timeout", "10m")
 	v.SetDefault("review.retain", "168h")
+	setNotifyDefaults(v)
 	v.SetDefault("sampling.host_timeout", "5m")
 	v.SetDefault("http.allow_remote", false)
 	httpd := relay.DefaultHTTPOptions()
@@ -481,6 +484,7 @@ func (c *Config) check() error {
 	if c.Review.Retain < 0 {
 		bad("review.retain", "must be 0 (keep) or a positive duration such as 168h")
 	}
+	c.Review.Notify.check(bad)
 	positive(bad, "sampling.host_timeout", c.Sampling.HostTimeout)
 	if !oneOf(c.Log.Level, "debug", "info", "warn", "error") {
 		bad("log.level", "%q is not one of debug, info, warn, error", c.Log.Level)

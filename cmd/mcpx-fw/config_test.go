@@ -67,6 +67,7 @@ func defaultConfig(stateHome, base string) Config {
 	c.Policy.Bundle.SizeLimitBytes = 32 << 20
 	c.Review.Timeout = 10 * time.Minute
 	c.Review.Retain = 7 * 24 * time.Hour
+	c.Review.Notify = NotifyConfig{Command: []string{}, Timeout: 10 * time.Second, MaxRunning: 2, MaxQueued: 16}
 	c.Sampling.HostTimeout = 5 * time.Minute
 	c.Isolation.Default = defaultIsolation()
 	c.Limits = LimitsConfig{MaxRounds: 8, MaxBytes: 4 << 20, MaxDepth: 32, MaxMessages: 1000, MaxBlocks: 100,

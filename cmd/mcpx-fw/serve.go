@@ -198,11 +198,15 @@ func startServing(ctx context.Context, configPath string) (*runtime, error) {
 // upstream's command cannot be found or a header or env value refers to an
 // environment variable that is not set (tracing.otlp.headers' too, read
 // only once serve runs; policy.bundle's and decision_log.service's are
-// read as the runtime opens). Only serve and check need either,
+// read as the runtime opens), and when what review.notify runs is not
+// there. Only serve and check need any of it,
 // so the review commands work from a shell without the upstreams'
 // credentials.
 func checkServers(cfg *Config) error {
 	if _, err := cfg.Tracing.headers(); err != nil {
+		return fmt.Errorf("config %s: %w", displayPath(cfg.path), err)
+	}
+	if err := cfg.Review.Notify.lookPaths(); err != nil {
 		return fmt.Errorf("config %s: %w", displayPath(cfg.path), err)
 	}
 	for _, name := range sortedServerNames(cfg) {

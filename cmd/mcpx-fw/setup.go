@@ -89,6 +89,7 @@ func (rt *runtime) open(ctx context.Context) error {
 		if err := rt.startDecisionLogService(ctx, &ecfg); err != nil {
 			return err
 		}
+		rt.startNotifier(ctx, &ecfg)
 	}
 	rt.engine, err = engine.New(ctx, ecfg, rt.store, log)
 	if err != nil {
@@ -99,6 +100,18 @@ func (rt *runtime) open(ctx context.Context) error {
 		return wireMetrics(ctx, rt)
 	}
 	return nil
+}
+
+// startNotifier makes serve announce the reviews its engine opens, when
+// review.notify asks for it. Only serve (and check) opens reviews to
+// announce: an operator's command never does.
+func (rt *runtime) startNotifier(ctx context.Context, ecfg *engine.Config) {
+	if !rt.cfg.Review.Notify.on() {
+		return
+	}
+	n, stop := startNotifier(ctx, rt.cfg.Review.Notify, rt.log)
+	ecfg.ReviewOpened = n.opened
+	rt.closers = append(rt.closers, stop)
 }
 
 // policyError names the policy source a start-up failure is about.
