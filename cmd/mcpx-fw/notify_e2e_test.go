@@ -7,9 +7,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -444,4 +446,46 @@ func TestNotifyTimeout(t *testing.T) {
 		}
 	}
 	rejectNext(t, cfg)
+}
+
+// TestNotifyReplicas: two replicas of serve share a PostgreSQL store,
+// each configured to notify; each review is announced once, by the
+// replica that opened it.
+func TestNotifyReplicas(t *testing.T) {
+	t.Parallel()
+	storeURL := newDatabase(t)
+	script, record := recorder(t)
+	policies := notifyPolicy(t)
+	var urls []string
+	for i := range 2 {
+		cfg := testConfig(t, policies, time.Minute, notifyServer())
+		appendConfig(t, cfg, fmt.Sprintf("store:\n  url: %q\n", storeURL))
+		writeNotify(t, cfg, "    command: ["+quoteArgs(script, record, fmt.Sprintf("replica-%d", i))+"]\n")
+		urls = append(urls, startHTTPServe(t, cfg).url)
+	}
+	st := openURLStore(t, storeURL)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	for i, url := range urls {
+		h, err := peer.ConnectHTTP(ctx, url, peer.HostOptions{Answer: answerWith(hostAnswer), Tools: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = h.Close() })
+		go func() { _, _ = h.Sample(ctx, json.RawMessage(notifyCanaryRequest)) }()
+		runs := waitRuns(t, record, i+1)
+		if len(runs) != i+1 || runs[i].args != fmt.Sprintf("replica-%d", i) {
+			t.Fatalf("after replica %d's review, runs are %+v", i, runs)
+		}
+		items, err := st.List(t.Context(), review.Filter{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(items) != i+1 || !slices.ContainsFunc(items, func(it review.Item) bool { return it.ID == runs[i].env["MCPXFW_REVIEW_ID"] }) {
+			t.Fatalf("run %d names review %q; pending: %d", i, runs[i].env["MCPXFW_REVIEW_ID"], len(items))
+		}
+	}
+	if runs := readRuns(t, record); len(runs) != 2 || runs[0].env["MCPXFW_REVIEW_ID"] == runs[1].env["MCPXFW_REVIEW_ID"] {
+		t.Errorf("want one run per review, got %+v", runs)
+	}
 }
