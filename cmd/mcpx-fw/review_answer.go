@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -53,23 +52,9 @@ policy like any other: it may itself be held for review, and a deny still wins.`
 }
 
 func answer(ctx context.Context, c *cobra.Command, rt *runtime, id string, completion json.RawMessage, note string) error {
-	it, err := getItem(ctx, rt, id)
+	it, err := answerItem(ctx, rt, id, completion, note)
 	if err != nil {
 		return err
-	}
-	if err := answerable(rt, it); err != nil {
-		return err
-	}
-	s, err := itemRequest(it)
-	if err != nil {
-		return err
-	}
-	v := rt.engine.Reconsider(ctx, s, completion, engine.Approval{DecisionID: it.DecisionID, By: operator(), At: time.Now()})
-	if err := refused(it, v, "the answer is refused"); err != nil {
-		return err
-	}
-	if it, err = rt.store.Answer(ctx, it.ID, operator(), note, completion); err != nil {
-		return decideError(err)
 	}
 	fmt.Fprintf(c.OutOrStdout(), "answered %s (decision %s); serve checks the completion and returns it to the upstream\n", it.ID, it.DecisionID)
 	return nil

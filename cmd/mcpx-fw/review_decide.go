@@ -73,16 +73,8 @@ func approve(ctx context.Context, c *cobra.Command, rt *runtime, id string, o ap
 			return err
 		}
 	}
-	if err := recheck(ctx, rt, it, e); err != nil {
+	if it, err = approveChecked(ctx, rt, it, e, o.note); err != nil {
 		return keepEdit(err, it, kept)
-	}
-	if e == nil {
-		it, err = rt.store.Approve(ctx, it.ID, operator(), o.note)
-	} else {
-		it, err = rt.store.ApproveEdited(ctx, it.ID, operator(), o.note, *e)
-	}
-	if err != nil {
-		return keepEdit(decideError(err), it, kept)
 	}
 	if kept != "" {
 		os.Remove(kept)
@@ -145,13 +137,9 @@ func reviewRejectCommand() *cobra.Command {
 		Args:  args(1, `mcpx-fw review reject rv-… --reason "…"`),
 		RunE: func(c *cobra.Command, a []string) error {
 			return withStore(c, func(ctx context.Context, rt *runtime) error {
-				it, err := getItem(ctx, rt, a[0])
+				it, err := rejectItem(ctx, rt, a[0], reason)
 				if err != nil {
 					return err
-				}
-				it, err = rt.store.Reject(ctx, it.ID, operator(), reason)
-				if err != nil {
-					return decideError(err)
 				}
 				fmt.Fprintf(c.OutOrStdout(), "rejected %s (decision %s); the upstream gets -1\n", it.ID, it.DecisionID)
 				return nil

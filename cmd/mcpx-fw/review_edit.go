@@ -56,14 +56,24 @@ func editItem(c *cobra.Command, it review.Item, file string) (e *review.Edit, ke
 	if equalJSON(value, original) {
 		return unchanged()
 	}
-	before, err := editBody(it, original)
-	if err == nil {
-		var after []byte
-		if after, err = editBody(it, value); err == nil {
-			return &review.Edit{Value: value, Diff: lineDiff(string(before), string(after))}, kept, nil
-		}
+	if e, err = editDiff(it, original, value); err != nil {
+		return nil, "", keepEdit(err, it, kept)
 	}
-	return nil, "", keepEdit(err, it, kept)
+	return e, kept, nil
+}
+
+// editDiff is the edit that replaces original with value, with the line
+// diff of their documents that show prints.
+func editDiff(it review.Item, original, value json.RawMessage) (*review.Edit, error) {
+	before, err := editBody(it, original)
+	if err != nil {
+		return nil, err
+	}
+	after, err := editBody(it, value)
+	if err != nil {
+		return nil, err
+	}
+	return &review.Edit{Value: value, Diff: lineDiff(string(before), string(after))}, nil
 }
 
 // keepEdit adds to err where the operator's refused edit is kept and how
