@@ -71,6 +71,7 @@ type Config struct {
 		HostTimeout time.Duration `mapstructure:"host_timeout"` // deadline for the host's answer; default 5m
 	} `mapstructure:"sampling"`
 	HTTP    HTTPConfig              `mapstructure:"http"`
+	Console ConsoleConfig           `mapstructure:"console"`
 	Metrics MetricsConfig           `mapstructure:"metrics"`
 	Servers map[string]ServerConfig `mapstructure:"servers"`
 	// Isolation is how stdio upstreams run (see isolation.go).
@@ -277,6 +278,8 @@ func setDefaults(v *viper.Viper) {
 	v.SetDefault("review.timeout", "10m")
 	v.SetDefault("review.retain", "168h")
 	setNotifyDefaults(v)
+	v.SetDefault("console.addr", defaultConsoleAddr)
+	v.SetDefault("console.allow_remote", false)
 	v.SetDefault("sampling.host_timeout", "5m")
 	v.SetDefault("http.allow_remote", false)
 	httpd := relay.DefaultHTTPOptions()

@@ -96,7 +96,7 @@ Start with:  mcpx-fw demo`,
 		return usageError{fmt.Errorf("%w\nTry: %s --help", err, c.CommandPath())}
 	})
 	root.AddCommand(serveCommand(), checkCommand(), reviewCommand(), auditCommand(), policyCommand(),
-		storeCommand(), statusCommand(), demoCommand(), versionCommand(), peerCommand())
+		storeCommand(), statusCommand(), demoCommand(), versionCommand(), peerCommand(), consoleCommand())
 	return root
 }
 

@@ -1,0 +1,54 @@
+package console
+
+import (
+	"context"
+	"regexp"
+	"strings"
+	"testing"
+	"unicode"
+)
+
+// hostile is markup and characters an upstream may write: a script, an
+// event handler, a style, a terminal escape, a bidi override and an
+// isolate, zero-width characters, a NUL and a C1 control.
+const hostile = "<script>window.__mcpxfwCanary=1</script><img src=x onerror=\"window.__mcpxfwCanary=2\"><style>*{}</style>" +
+	"\x1b[2J\u202eexe.txt\u2066iso\u2069 zw\u200b\ufeff nul\x00 c1\u009b"
+
+// hostileReview puts hostile in every string of a review.
+type hostileReview struct{ queueOnly }
+
+func (hostileReview) Review(_ context.Context, id string) (Review, error) {
+	return Review{Summary: Summary{ID: id, Server: hostile, Label: hostile, Kind: hostile, Stage: hostile, State: "pending",
+		Reasons: []string{hostile}}, DecisionID: hostile, Show: hostile, Doc: hostile, DocNote: hostile, Refusal: hostile,
+		Decided: hostile, Revision: hostile}, nil
+}
+
+// TestUpstreamTextIsInertInHTML: what an upstream wrote reaches the page
+// as text, never markup, and with no control, bidi or invisible character
+// as it is.
+func TestUpstreamTextIsInertInHTML(t *testing.T) {
+	s := New(&hostileReview{}, "127.0.0.1:1")
+	var b strings.Builder
+	rv, _ := (&hostileReview{}).Review(context.Background(), "rv-1")
+	w := &recorder{b: &b}
+	s.pages.ExecuteTemplate(w, "review.html", page{CSRF: "t", Data: reviewView{Review: rv, Doc: rv.Doc, Error: hostile}})
+	out := b.String()
+	if strings.Contains(out, "<script>window") || strings.Contains(out, "<img") || strings.Contains(out, "<style>") {
+		t.Error("upstream markup reached the page as markup")
+	}
+	for _, r := range out {
+		if r != '\n' && r != '\t' && (unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r) || r == '\u200b' || r == '\ufeff') {
+			t.Errorf("the page holds %U as it is", r)
+		}
+	}
+	if !regexp.MustCompile(`\\u202e`).MatchString(out) {
+		t.Error("the bidi override is not shown as an escape")
+	}
+	if regexp.MustCompile(`<script>|<style|<[^>]*\son[a-z]+=|<[^>]*\sstyle=`).MatchString(out) {
+		t.Error("the page has inline script or style")
+	}
+}
+
+type recorder struct{ b *strings.Builder }
+
+func (r *recorder) Write(p []byte) (int, error) { return r.b.Write(p) }
