@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -40,7 +41,18 @@ func (a consoleActions) Queue(ctx context.Context) ([]console.Summary, error) {
 // string through inert.
 func consoleSummary(it review.Item) console.Summary {
 	return console.Summary{ID: it.ID, Server: it.Server, Label: it.Label, Kind: string(itemKind(it)), Stage: it.Stage,
-		State: string(it.State), Reasons: reasonLines(it.Reasons), ExpiresAt: it.ExpiresAt}
+		State: string(it.State), Reasons: rawReasons(it.Reasons), ExpiresAt: it.ExpiresAt}
+}
+
+// rawReasons are the reasons as "[code] message", as the policy wrote
+// them: the page makes them inert (doing it here too would double every
+// backslash the page shows).
+func rawReasons(rs []review.Reason) []string {
+	out := make([]string, len(rs))
+	for i, r := range rs {
+		out[i] = "[" + r.Code + "] " + r.Message
+	}
+	return out
 }
 
 func (a consoleActions) Review(ctx context.Context, id string) (console.Review, error) {
@@ -199,8 +211,8 @@ func (a consoleActions) Cost(ctx context.Context, id string) (console.Cost, erro
 	}
 	req := decodeObject(it.Request)
 	c := console.Cost{EstimatedTokens: int64((textBytes(req) + 3) / 4)}
-	if n, ok := req["maxTokens"].(float64); ok {
-		c.MaxTokens = int64(n)
+	if n, ok := req["maxTokens"].(json.Number); ok {
+		c.MaxTokens, _ = n.Int64()
 	}
 	windows, err := engine.UsageWindows(a.rt.cfg.Usage.Windows)
 	if err != nil {

@@ -32,7 +32,10 @@ var attackMarkers = []string{"sys", "stop", "hint", "metakey", "metaval", "tool"
 
 // attackRequest carries attack in every field of a sampling request that
 // the host's model gets (and so the operator sees).
-var attackRequest = strings.NewReplacer("ATTACK", attack).Replace(`{"maxTokens":300,"temperature":0.5,
+var attackRequest = strings.NewReplacer("ATTACK", attack).Replace(attackRequestTemplate)
+
+// attackRequestTemplate is attackRequest with ATTACK where the attack goes.
+const attackRequestTemplate = `{"maxTokens":300,"temperature":0.5,
  "stopSequences":["stopATTACK"],"modelPreferences":{"hints":[{"name":"hintATTACK"}],"costPriority":0.3},
  "metadata":{"metakeyATTACK":"metavalATTACK"},"systemPrompt":"sysATTACK",
  "tools":[{"name":"toolATTACK","title":"ttlATTACK","description":"descATTACK",
@@ -47,7 +50,7 @@ var attackRequest = strings.NewReplacer("ATTACK", attack).Replace(`{"maxTokens":
     {"type":"text","text":"resATTACK"},
     {"type":"resource_link","uri":"https://example.com/l","name":"linkATTACK","description":"linkdescATTACK"},
     {"type":"resource","resource":{"uri":"file:///resATTACK","mimeType":"text/plain","text":"restextATTACK"}}],
-   "structuredContent":{"sckeyATTACK":"scvalATTACK"}}]}]}`)
+   "structuredContent":{"sckeyATTACK":"scvalATTACK"}}]}]}`
 
 // attackAnswer is the host's completion, which the upstream's prompt
 // talked into the same: a text and a tool call carrying attack.

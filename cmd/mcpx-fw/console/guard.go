@@ -33,7 +33,7 @@ func (s *Server) guard(next http.Handler) http.Handler {
 			http.Error(w, "this console answers only at its own address", http.StatusMisdirectedRequest)
 			return
 		}
-		if o := r.Header.Get("Origin"); o != "" && o != "http://"+r.Host {
+		if !sameOrigin(r) {
 			http.Error(w, "requests from another origin are refused", http.StatusForbidden)
 			return
 		}
@@ -71,4 +71,19 @@ func (s *Server) signedIn(next func(http.ResponseWriter, *http.Request, string))
 		}
 		next(w, r, csrf)
 	}
+}
+
+// sameOrigin reports whether the request's Origin, when it has one, is
+// the console's own. Under Referrer-Policy no-referrer a browser posts a
+// form with Origin "null"; that is taken as the console's own only when
+// the browser's Sec-Fetch-Site says so (a sandboxed frame on another site
+// also sends "null", with cross-site).
+func sameOrigin(r *http.Request) bool {
+	switch o := r.Header.Get("Origin"); o {
+	case "", "http://" + r.Host:
+		return true
+	case "null":
+		return r.Header.Get("Sec-Fetch-Site") == "same-origin"
+	}
+	return false
 }

@@ -119,6 +119,7 @@ func TestRefusals(t *testing.T) {
 		client *http.Client
 		host   string
 		origin string
+		site   string // Sec-Fetch-Site
 		form   url.Values
 		want   int
 	}{
@@ -127,6 +128,7 @@ func TestRefusals(t *testing.T) {
 		{name: "wrong CSRF", client: c, form: form(strings.Repeat("0", len(csrf))), want: http.StatusForbidden},
 		{name: "foreign Origin", client: c, origin: "http://evil.example", form: form(csrf), want: http.StatusForbidden},
 		{name: "null Origin", client: c, origin: "null", form: form(csrf), want: http.StatusForbidden},
+		{name: "null Origin from another site", client: c, origin: "null", site: "cross-site", form: form(csrf), want: http.StatusForbidden},
 		{name: "rebound Host", client: c, host: "evil.example:" + ts.URL[strings.LastIndex(ts.URL, ":")+1:], form: form(csrf), want: http.StatusMisdirectedRequest},
 	}
 	for _, tc := range cases {
@@ -138,6 +140,9 @@ func TestRefusals(t *testing.T) {
 			}
 			if tc.origin != "" {
 				req.Header.Set("Origin", tc.origin)
+			}
+			if tc.site != "" {
+				req.Header.Set("Sec-Fetch-Site", tc.site)
 			}
 			res, err := tc.client.Do(req)
 			if err != nil {
