@@ -90,6 +90,13 @@ var layerRules = []layerRule{
 		}),
 	},
 	{
+		name: "console-no-cli-frameworks",
+		text: "cmd/mcpx-fw/console imports neither cobra, viper nor the relay: it serves pages over the Actions package main gives it",
+		check: forbidImports(func(module string, f goFile, imp string) bool {
+			return under(f.dir, "cmd/mcpx-fw/console") && (under(imp, cobraPath) || under(imp, viperPath) || under(imp, module+"/relay"))
+		}),
+	},
+	{
 		name: "review-imports-no-project-package",
 		text: "engine/review imports no other mcpx-fw package",
 		check: forbidImports(func(module string, f goFile, imp string) bool {
@@ -212,6 +219,7 @@ func TestImportLayersCatchViolations(t *testing.T) {
 		rule, path, src string
 		mention         string // what the message must name besides file and rule
 	}{
+		{"console-no-cli-frameworks", "cmd/mcpx-fw/console/x.go", `package console; import _ "github.com/spf13/cobra"`, `"github.com/spf13/cobra"`},
 		{"sdk-only-in-relay", "engine/x.go", `package engine; import _ "github.com/modelcontextprotocol/go-sdk/mcp"`, `"github.com/modelcontextprotocol/go-sdk/mcp"`},
 		{"sdk-only-in-relay", "cmd/mcpx-fw/x_test.go", `package main; import "github.com/modelcontextprotocol/go-sdk/jsonrpc"`, `"github.com/modelcontextprotocol/go-sdk/jsonrpc"`},
 		{"sdk-only-in-relay", "relayx/x.go", `package relayx; import "github.com/modelcontextprotocol/go-sdk"`, `"github.com/modelcontextprotocol/go-sdk"`},
