@@ -18,6 +18,7 @@ type Server struct {
 	actions  Actions
 	hosts    map[string]bool
 	sessions *sessions
+	link     string // the sign-in path, printed once at start
 	pages    *template.Template
 	// poll is how often the queue is re-read for changes other processes
 	// made, which Changed does not report on SQLite.
@@ -28,12 +29,13 @@ type Server struct {
 // the listener reports it).
 func New(actions Actions, addr string) *Server {
 	pages := template.Must(template.New("").Funcs(funcs).ParseFS(files, "templates/*.html"))
-	return &Server{actions: actions, hosts: hostsFor(addr), sessions: newSessions(), pages: pages, poll: time.Second}
+	ss := newSessions()
+	return &Server{actions: actions, hosts: hostsFor(addr), sessions: ss, link: "/login?token=" + ss.login, pages: pages, poll: time.Second}
 }
 
 // LoginPath is the one-time sign-in link's path and query; the caller
 // prints it with the listener's address in front.
-func (s *Server) LoginPath() string { return "/login?token=" + s.sessions.login }
+func (s *Server) LoginPath() string { return s.link }
 
 // Handler is the console's whole site.
 func (s *Server) Handler() http.Handler {
