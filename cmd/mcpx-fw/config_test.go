@@ -69,6 +69,7 @@ func defaultConfig(stateHome, base string) Config {
 	c.Review.Retain = 7 * 24 * time.Hour
 	c.Review.Notify = NotifyConfig{Command: []string{}, Timeout: 10 * time.Second, MaxRunning: 2, MaxQueued: 16}
 	c.Sampling.HostTimeout = 5 * time.Minute
+	c.Console.Addr = defaultConsoleAddr
 	c.Isolation.Default = defaultIsolation()
 	c.Limits = LimitsConfig{MaxRounds: 8, MaxBytes: 4 << 20, MaxDepth: 32, MaxMessages: 1000, MaxBlocks: 100,
 		MaxTextBytes: 1 << 20, MaxBase64Bytes: 3 << 20, MaxTools: 128,
