@@ -3,14 +3,12 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/mcpx-fw/mcpx-fw/cmd/mcpx-fw/console"
-	"github.com/mcpx-fw/mcpx-fw/engine"
 	"github.com/mcpx-fw/mcpx-fw/engine/review"
 )
 
@@ -209,19 +207,14 @@ func (a consoleActions) Cost(ctx context.Context, id string) (console.Cost, erro
 	if err != nil {
 		return console.Cost{}, err
 	}
-	req := decodeObject(it.Request)
-	c := console.Cost{EstimatedTokens: int64((textBytes(req) + 3) / 4)}
-	if n, ok := req["maxTokens"].(json.Number); ok {
-		c.MaxTokens, _ = n.Int64()
-	}
-	windows, err := engine.UsageWindows(a.rt.cfg.Usage.Windows)
+	ic, err := costOf(ctx, a.rt, it)
 	if err != nil {
-		return c, err
+		return console.Cost{}, err
 	}
-	usage, err := a.rt.store.UsageIn(ctx, it.Server, windows, time.Now())
-	if err != nil {
-		return c, err
+	c := console.Cost{EstimatedTokens: ic.EstimatedTokens, MaxTokens: ic.MaxTokens}
+	for _, w := range ic.Windows {
+		c.Windows = append(c.Windows, console.Window{Name: w.Name, Requests: w.Requests, Tokens: w.Tokens,
+			BudgetRequests: w.BudgetRequests, BudgetTokens: w.BudgetTokens})
 	}
-	c.Windows = costWindows(usage, a.rt.cfg.Servers[it.Server].Budget)
 	return c, nil
 }
