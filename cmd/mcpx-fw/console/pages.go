@@ -19,23 +19,23 @@ func (s *Server) render(w http.ResponseWriter, status int, name, csrf string, da
 }
 
 func (s *Server) queuePage(w http.ResponseWriter, r *http.Request, csrf string) {
-	items, err := s.actions.Queue(r.Context())
-	if err != nil {
-		http.Error(w, "the queue could not be read", http.StatusInternalServerError)
-		return
-	}
-	s.render(w, http.StatusOK, "queue.html", csrf, items)
+	s.queueAs(w, r, csrf, "queue.html")
 }
 
 // queueFragment is the queue's list alone, which the page's script swaps
 // in on each change event.
 func (s *Server) queueFragment(w http.ResponseWriter, r *http.Request, csrf string) {
+	s.queueAs(w, r, csrf, "queue-list")
+}
+
+// queueAs renders the pending queue with the template name.
+func (s *Server) queueAs(w http.ResponseWriter, r *http.Request, csrf, name string) {
 	items, err := s.actions.Queue(r.Context())
 	if err != nil {
 		http.Error(w, "the queue could not be read", http.StatusInternalServerError)
 		return
 	}
-	s.render(w, http.StatusOK, "queue-list", csrf, items)
+	s.render(w, http.StatusOK, name, csrf, items)
 }
 
 func (s *Server) auditPage(w http.ResponseWriter, r *http.Request, csrf string) {
