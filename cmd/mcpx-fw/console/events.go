@@ -20,9 +20,12 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request, _ string) {
 		return
 	}
 	w.Header().Set("Content-Type", "text/event-stream")
-	fmt.Fprint(w, "retry: 1000\n\n")
-	flush.Flush()
 	last := s.fingerprint(r)
+	// The page was rendered before this stream opened: a review that
+	// arrived in between is in last, so no later change would announce
+	// it. One "changed" now has the page fetch the list it subscribed at.
+	fmt.Fprint(w, "retry: 1000\n\nevent: changed\ndata: queue\n\n")
+	flush.Flush()
 	tick := time.NewTicker(s.poll)
 	defer tick.Stop()
 	for {

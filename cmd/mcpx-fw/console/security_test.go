@@ -186,3 +186,28 @@ func TestSecurityHeaders(t *testing.T) {
 		}
 	}
 }
+
+// TestEventsAnnounceOnSubscribe: the stream's first event is "changed",
+// before anything changes, so a review that arrived between the page's
+// render and its subscription still reaches the page.
+func TestEventsAnnounceOnSubscribe(t *testing.T) {
+	ts, s, _ := testConsole(t)
+	c, _ := signIn(t, ts, s)
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, ts.URL+"/events", nil)
+	res, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	buf := make([]byte, 0, 256)
+	for !strings.Contains(string(buf), "event: changed") {
+		chunk := make([]byte, 256)
+		n, err := res.Body.Read(chunk)
+		buf = append(buf, chunk[:n]...)
+		if err != nil {
+			t.Fatalf("the stream said %q and then %v, want a changed event at once", buf, err)
+		}
+	}
+}
