@@ -74,8 +74,18 @@ func (p *Proxy) callTool(ctx context.Context, l *link, h hostView, r *mcp.CallTo
 				Meta: upstreamMeta(u, h, r.Params.Meta, token.on(cs)), InputResponses: responses, RequestState: state})
 		}}
 	res, err := p.exchangeFor(ctx, x, r.Params.InputResponses, r.Params.RequestState)
-	if err != nil || handedBack(res) {
-		return res, err
+	if err != nil {
+		return nil, err
+	}
+	return hostToolResult(h, res)
+}
+
+// hostToolResult is the upstream's tools/call result as host h gets it:
+// its content, structured content and error flag, and its _meta without
+// the protocol's keys; the firewall's own input_required answer as built.
+func hostToolResult(h hostView, res mcp.Result) (mcp.Result, error) {
+	if handedBack(res) {
+		return res, nil
 	}
 	c := res.(*mcp.CallToolResult)
 	return final(h, "tools/call", &mcp.CallToolResult{Content: c.Content, StructuredContent: c.StructuredContent, IsError: c.IsError, Meta: scrubMeta(c.Meta)})

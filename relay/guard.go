@@ -4,15 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"io"
-	"os/exec"
 	"slices"
 	"strings"
-	"sync"
-	"syscall"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -110,6 +104,7 @@ func (g guard) judge(ctx context.Context, msg jsonrpc.Message) judgement {
 type guardedTransport struct {
 	mcp.Transport
 	guard
+	fast *fastCalls // the host calls relayed on the frame path (fastcalls.go)
 }
 
 func (t *guardedTransport) Connect(ctx context.Context) (mcp.Connection, error) {
@@ -134,18 +129,12 @@ func (t *guardedTransport) connectCommand(ctx context.Context, ct *mcp.CommandTr
 	if err != nil {
 		return nil, err
 	}
-	stdin, err := ct.Command.StdinPipe()
+	w, err := startChild(ct)
 	if err != nil {
 		return nil, err
 	}
-	if err := ct.Command.Start(); err != nil {
-		return nil, err
-	}
-	w := &childStdin{cmd: ct.Command, stdin: stdin, terminate: ct.TerminateDuration}
-	if w.terminate <= 0 {
-		w.terminate = 5 * time.Second // the SDK's default
-	}
-	r := &frameScreen{src: stdout, guard: t.guard, ctx: context.WithoutCancel(ctx), reply: w.Write}
+	t.fast.attach(w)
+	r := newFrameScreen(context.WithoutCancel(ctx), stdout, t.guard, t.fast, w.Write)
 	c, err := (&mcp.IOTransport{Reader: r, Writer: w}).Connect(ctx)
 	if err != nil {
 		_ = w.Close()
@@ -154,166 +143,38 @@ func (t *guardedTransport) connectCommand(ctx context.Context, ct *mcp.CommandTr
 	return &guardedConn{Connection: c, guard: t.guard}, nil
 }
 
-// childStdin is the command's stdin as the connection's writer: writes
-// are serialized, since frameScreen answers refused frames on it too, and
-// Close ends the command the way the SDK's command transport does (close
-// stdin, wait, SIGTERM, wait, SIGKILL).
-type childStdin struct {
-	mu        sync.Mutex
-	cmd       *exec.Cmd
-	stdin     io.WriteCloser
-	terminate time.Duration
-}
-
-func (w *childStdin) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.stdin.Write(p)
-}
-
-func (w *childStdin) Close() error {
-	if err := w.stdin.Close(); err != nil {
-		return fmt.Errorf("closing stdin: %v", err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- w.cmd.Wait() }()
-	wait := func() (error, bool) {
-		select {
-		case err := <-exited:
-			return err, true
-		case <-time.After(w.terminate):
-			return nil, false
-		}
-	}
-	if err, ok := wait(); ok {
-		return err
-	}
-	if w.cmd.Process.Signal(syscall.SIGTERM) == nil {
-		if err, ok := wait(); ok {
-			return err
-		}
-	}
-	if err := w.cmd.Process.Kill(); err != nil {
-		return err
-	}
-	if err, ok := wait(); ok {
-		return err
-	}
-	return errors.New("unresponsive subprocess")
-}
-
-// sdkMaxDepth is the nesting the SDK's decoder accepts in one frame; a
-// deeper frame fails to decode and ends the session.
-const sdkMaxDepth = 1000
-
-// maxFrame is the most bytes frameScreen holds of one frame, the SDK's own
-// default cap (mcp.DefaultMaxLineLength). A longer frame passes unread,
-// and the SDK refuses it.
-const maxFrame = mcp.DefaultMaxLineLength
-
-// frameScreen reads an upstream's stdout frame by frame for the SDK.
-// Frames pass byte for byte, except one nested deeper than the SDK
-// decodes: it is judged as guardedConn judges messages (read without the
-// SDK's decoder), and a refused push is answered on stdin and dropped, a
-// refused input_required result replaced by its refusal. A deep frame the
-// guard does not refuse passes, and the SDK ends the session on it as
-// before.
+// frameScreen reads an upstream's stdout frame by frame for the SDK
+// (frameSplitter). Frames pass byte for byte, except: the answers and
+// progress of the host calls relayed on the frame path, which go to their
+// host from here (fastCalls); a push the admission refuses, answered on
+// stdin and dropped (admitFrame); and a frame nested deeper than the SDK
+// decodes, judged as guardedConn judges messages (read without the SDK's
+// decoder), a refused push answered on stdin and dropped, a refused
+// input_required result replaced by its refusal. A deep frame the guard
+// does not refuse passes, and the SDK ends the session on it as before.
 type frameScreen struct {
-	src   io.Reader
+	frameSplitter
 	guard guard
+	fast  *fastCalls // nil: no host call takes the frame path on this upstream
 	ctx   context.Context
 	reply func([]byte) (int, error) // writes to the upstream
-
-	buf     []byte // read from src, not yet a whole frame
-	store   []byte // the array buf was read into, reused once out is drained
-	out     []byte // ready for the SDK
-	scanned int    // bytes of buf already scanned
-	depth   int    // nesting at buf[scanned]
-	deepest int    // deepest nesting of the frame so far
-	inStr   bool   // buf[scanned] is inside a string
-	escaped bool   // and follows a backslash
-	through bool   // stopped screening: the rest passes unread
-	err     error  // from src, returned once out and buf are drained
 }
 
-func (f *frameScreen) Read(p []byte) (int, error) {
-	for len(f.out) == 0 {
-		if f.through && len(f.buf) == 0 {
-			return f.src.Read(p)
-		}
-		if err := f.next(); err != nil {
-			return 0, err
-		}
-	}
-	n := copy(p, f.out)
-	f.out = f.out[n:]
-	return n, nil
+func newFrameScreen(ctx context.Context, src io.Reader, g guard, fast *fastCalls, reply func([]byte) (int, error)) *frameScreen {
+	f := &frameScreen{guard: g, fast: fast, ctx: ctx, reply: reply}
+	f.frameSplitter = frameSplitter{src: src, pick: f.pick}
+	return f
 }
 
-// next moves what can be handed on from buf to out, reading src when buf
-// holds no complete frame.
-func (f *frameScreen) next() error {
-	if f.through {
-		f.out, f.buf = f.buf, nil
+// pick is what the SDK reads of one frame.
+func (f *frameScreen) pick(frame []byte, deep bool) []byte {
+	switch {
+	case deep:
+		return f.judgeDeep(frame)
+	case f.fast.took(frame):
 		return nil
 	}
-	// Whitespace between frames passes as it is.
-	if i := skipSpace(f.buf, 0); i > 0 && f.scanned == 0 {
-		f.out, f.buf = f.buf[:i:i], f.buf[i:]
-		return nil
-	}
-	if len(f.buf) > 0 && f.scanned == 0 && f.buf[0] != '{' && f.buf[0] != '[' {
-		f.through = true // not a frame the SDK can read either
-		return nil
-	}
-	if end := f.scan(); end > 0 {
-		frame := f.buf[:end:end]
-		f.buf = f.buf[end:]
-		deep := f.deepest > sdkMaxDepth
-		f.scanned, f.deepest = 0, 0
-		if deep {
-			f.store = nil // judgeDeep's screen reads the frame in place: never reuse it
-			f.out = f.judgeDeep(frame)
-		} else {
-			f.out = f.admitFrame(frame)
-		}
-		return nil
-	}
-	if len(f.buf) > maxFrame {
-		f.through = true
-		return nil
-	}
-	if f.err != nil {
-		if len(f.buf) > 0 {
-			f.through = true
-			return nil
-		}
-		return f.err
-	}
-	f.refill()
-	return nil
-}
-
-// frameReuse is the largest read buffer frameScreen keeps for the next
-// frames; a larger one, made for a large frame, is let go after it.
-const frameReuse = 1 << 20
-
-// refill reads more of src into buf. The array frames were read into is
-// reused once every frame in it has been handed on (next runs only when
-// out is drained): a stream of frames then costs no garbage, where a new
-// array per frame would cost several times its size, which under a flood
-// of large requests would be most of what serve allocates.
-func (f *frameScreen) refill() {
-	if f.store != nil && len(f.buf) <= cap(f.store) {
-		f.buf = f.store[:copy(f.store, f.buf)]
-	}
-	f.buf = slices.Grow(f.buf, 64<<10)
-	f.store = nil
-	if cap(f.buf) <= frameReuse {
-		f.store = f.buf[:cap(f.buf)]
-	}
-	n, err := f.src.Read(f.buf[len(f.buf):cap(f.buf)])
-	f.buf, f.err = f.buf[:len(f.buf)+n], err
+	return f.admitFrame(frame)
 }
 
 // admitFrame admits a push on its frame, before the SDK's decoder reads
@@ -354,32 +215,6 @@ func (f *frameScreen) send(msg jsonrpc.Message) {
 // Close does nothing: the command's stdout closes when the command exits,
 // which closing its stdin asks for (see childStdin).
 func (f *frameScreen) Close() error { return nil }
-
-// scan goes on through buf and returns the end of the frame that starts
-// at buf[0], or 0 while it is incomplete.
-func (f *frameScreen) scan() int {
-	for ; f.scanned < len(f.buf); f.scanned++ {
-		b := f.buf[f.scanned]
-		switch {
-		case f.escaped:
-			f.escaped = false
-		case f.inStr:
-			f.escaped = b == '\\'
-			f.inStr = b != '"'
-		case b == '"':
-			f.inStr = true
-		case b == '{' || b == '[':
-			f.depth++
-			f.deepest = max(f.deepest, f.depth)
-		case b == '}' || b == ']':
-			if f.depth--; f.depth == 0 {
-				f.scanned++
-				return f.scanned
-			}
-		}
-	}
-	return 0
-}
 
 // judgeDeep judges a frame too deep for the SDK's decoder, reading only
 // its envelope. It returns what the SDK gets instead: nothing for a push
@@ -602,94 +437,4 @@ func miscased(name, want string) bool {
 func mayNeedInput(result []byte) bool {
 	return bytes.Contains(result, []byte("input_required")) || bytes.Contains(result, []byte("inputRequests")) ||
 		bytes.Contains(result, []byte(`\u`))
-}
-
-// member is one name and raw value of a JSON object.
-type member struct {
-	key   string
-	value json.RawMessage
-}
-
-// members lists the members of the JSON object in raw, in order, repeats
-// included, without decoding the values: it reads any depth without
-// recursion. Anything that is not an object, or a malformed one, yields
-// what was read before the fault.
-func members(raw []byte) []member {
-	i := skipSpace(raw, 0)
-	if i >= len(raw) || raw[i] != '{' {
-		return nil
-	}
-	var out []member
-	for i++; ; {
-		i = skipSpace(raw, i)
-		if i >= len(raw) || raw[i] != '"' {
-			return out
-		}
-		end := valueEnd(raw, i)
-		var key string
-		if end < 0 || json.Unmarshal(raw[i:end], &key) != nil {
-			return out
-		}
-		if i = skipSpace(raw, end); i >= len(raw) || raw[i] != ':' {
-			return out
-		}
-		i = skipSpace(raw, i+1)
-		if end = valueEnd(raw, i); end < 0 {
-			return out
-		}
-		out = append(out, member{key: key, value: raw[i:end]})
-		if i = skipSpace(raw, end); i >= len(raw) || raw[i] != ',' {
-			return out
-		}
-		i++
-	}
-}
-
-func skipSpace(raw []byte, i int) int {
-	for i < len(raw) && (raw[i] == ' ' || raw[i] == '\t' || raw[i] == '\n' || raw[i] == '\r') {
-		i++
-	}
-	return i
-}
-
-// valueEnd returns the index just after the JSON value starting at i, or
-// -1 when raw ends first, counting brackets outside strings (so any depth
-// costs nothing but the scan). It trusts the value to be JSON: a decoder
-// still reads each value it returns.
-func valueEnd(raw []byte, i int) int {
-	depth := 0
-	for ; i < len(raw); i++ {
-		switch raw[i] {
-		case '"':
-			for i++; i < len(raw) && raw[i] != '"'; i++ {
-				if raw[i] == '\\' {
-					i++
-				}
-			}
-			if i >= len(raw) {
-				return -1
-			}
-		case '{', '[':
-			depth++
-			continue
-		case '}', ']':
-			depth--
-		case ' ', '\t', '\n', '\r', ',', ':':
-			if depth > 0 {
-				continue
-			}
-			return i // after a number or literal at the top
-		default:
-			if depth > 0 {
-				continue
-			}
-			for i+1 < len(raw) && !strings.ContainsRune(" \t\n\r,:]}", rune(raw[i+1])) {
-				i++
-			}
-		}
-		if depth == 0 {
-			return i + 1
-		}
-	}
-	return -1
 }

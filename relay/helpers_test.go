@@ -2,6 +2,8 @@ package relay
 
 import (
 	"context"
+	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -103,14 +105,15 @@ func connectHost(t *testing.T, p *Proxy, version string, opts *mcp.ClientOptions
 	return connectClient(t, p, version, mcp.NewClient(&mcp.Implementation{Name: "test-host", Version: "1"}, opts))
 }
 
-// connectClient connects client to p over an in-memory transport at
-// version; wrap, if given, wraps the host's end (to record what it reads).
+// connectClient connects client to p over an in-memory stdio stream at
+// version, as `mcpx-fw serve` is connected (the frame path included);
+// wrap, if given, wraps the host's end (to record what it reads).
 func connectClient(t *testing.T, p *Proxy, version string, client *mcp.Client, wrap ...func(mcp.Transport) mcp.Transport) *mcp.ClientSession {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	hostT, proxyT := mcp.NewInMemoryTransports()
+	hostT, serveIn, serveOut := hostPipe()
 	done := make(chan error, 1)
-	go func() { done <- p.serve(ctx, proxyT) }()
+	go func() { done <- p.ServeStdio(ctx, serveIn, serveOut) }()
 	var ht mcp.Transport = hostT
 	for _, w := range wrap {
 		ht = w(ht)
@@ -138,4 +141,11 @@ func connectDirect(t *testing.T, version string) *mcp.ClientSession {
 	}
 	t.Cleanup(func() { _ = cs.Close() })
 	return cs
+}
+
+// hostPipe is a stdio stream between a host and ServeStdio, in memory: the
+// host's transport, and the firewall's input and output.
+func hostPipe() (host mcp.Transport, in io.ReadCloser, out io.WriteCloser) {
+	hostEnd, serveEnd := net.Pipe()
+	return &mcp.IOTransport{Reader: hostEnd, Writer: hostEnd}, serveEnd, serveEnd
 }

@@ -298,9 +298,9 @@ func wantConnectFails(t *testing.T, p *Proxy) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	hostT, proxyT := mcp.NewInMemoryTransports()
+	hostT, serveIn, serveOut := hostPipe()
 	done := make(chan error, 1)
-	go func() { done <- p.serve(ctx, proxyT) }()
+	go func() { done <- p.ServeStdio(ctx, serveIn, serveOut) }()
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test-host", Version: "1"}, nil).
 		Connect(ctx, hostT, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err == nil {

@@ -178,14 +178,17 @@ func New(cfg Config, eng *engine.Engine, store *review.Store, log *zap.Logger) *
 
 // ServeStdio serves one host over the given streams (the process's stdin
 // and stdout for `mcpx-fw serve`) until the host disconnects or ctx ends.
+// Its tools/calls take the frame path where they can (fastcalls.go).
 func (p *Proxy) ServeStdio(ctx context.Context, in io.ReadCloser, out io.WriteCloser) error {
-	return p.serve(ctx, &mcp.IOTransport{Reader: in, Writer: out})
+	h := newHostWire(p, in, out)
+	return p.serve(ctx, h.transport(), h)
 }
 
 // serve runs the host-facing server on t and closes every upstream after.
 // When ctx ends, the firewall quiesces before the host's session closes
-// (see quiesce); when the host leaves first, its calls end with it.
-func (p *Proxy) serve(ctx context.Context, t mcp.Transport) error {
+// (see quiesce); when the host leaves first, its calls end with it. h is
+// the host's stdio stream, nil for any other transport.
+func (p *Proxy) serve(ctx context.Context, t mcp.Transport, h *hostWire) error {
 	defer p.Close()
 	run, stop := context.WithCancel(context.WithoutCancel(ctx))
 	defer stop()
@@ -193,11 +196,33 @@ func (p *Proxy) serve(ctx context.Context, t mcp.Transport) error {
 		p.quiesce()
 		stop()
 	})()
-	err := p.srv.Run(run, t)
+	err := p.run(run, t, h)
 	if errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
 		return nil
 	}
 	return err
+}
+
+// run is the SDK's Server.Run, which it follows, with the session handed
+// to the host's stream as soon as it exists.
+func (p *Proxy) run(ctx context.Context, t mcp.Transport, h *hostWire) error {
+	ss, err := p.srv.Connect(ctx, t, nil)
+	if err != nil {
+		return err
+	}
+	if h != nil {
+		h.session.Store(ss)
+	}
+	ended := make(chan error, 1)
+	go func() { ended <- ss.Wait() }()
+	select {
+	case <-ctx.Done():
+		_ = ss.Close()
+		<-ended
+		return ctx.Err()
+	case err := <-ended:
+		return err
+	}
 }
 
 // server builds the host-facing MCP server. Its capabilities are replaced,

@@ -26,7 +26,8 @@ func (p *Proxy) upstreamTransportFor(u *upstream) mcp.Transport {
 	g := p.guardFor(u)
 	if u.cfg.URL == "" {
 		cmd := command(u.cfg, p.cfg.Hide)
-		guarded := &guardedTransport{Transport: &mcp.CommandTransport{Command: cmd}, guard: g}
+		u.fast = newFastCalls(u, g)
+		guarded := &guardedTransport{Transport: &mcp.CommandTransport{Command: cmd}, guard: g, fast: u.fast}
 		return &stderrTransport{Transport: guarded, cmd: cmd, server: u.cfg.Name, log: p.log}
 	}
 	rt := &screeningTransport{base: headerRoundTripper(u.cfg.URL, u.cfg.Headers), guard: g}

@@ -198,6 +198,9 @@ func (c *swapConn) swapIn(raw json.RawMessage) json.RawMessage {
 func (c *swapConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if resp, ok := msg.(*jsonrpc.Response); ok && resp.Result != nil {
 		msg = c.swapInputs(resp)
+		if swapped := c.swapResult(resp); swapped != nil {
+			msg = swapped
+		}
 	}
 	if req, ok := msg.(*jsonrpc.Request); ok && (req.Method == "sampling/createMessage" || req.Method == "elicitation/create") {
 		var p struct {

@@ -42,7 +42,9 @@ func (e *Error) Error() string { return fmt.Sprintf("%d %s", e.Code, e.Message) 
 // (load shedding); block (until cancelled); fail (a JSON-RPC error);
 // url_required {ids, urls, data_b64} (-32042, URL elicitation required); roots_input
 // {bare} (the roots as an input request, bare: without params);
-// stderr {text} (raw bytes on its stderr); and, with MCPXFW_PEER_HOSTILE=1,
+// stderr {text} (raw bytes on its stderr); answer_raw {raw_b64} (exact
+// bytes as its result) and stop_reading (stops reading its input; over
+// stdio only); and, with MCPXFW_PEER_HOSTILE=1,
 // attack (see attack_linux.go).
 // It also has a prompt `greet` and a resource `peer://readme`.
 func RunUpstream(ctx context.Context, in io.ReadCloser, out io.WriteCloser) error {
@@ -54,7 +56,9 @@ func RunUpstream(ctx context.Context, in io.ReadCloser, out io.WriteCloser) erro
 func RunUpstreamWith(ctx context.Context, in io.ReadCloser, out io.WriteCloser, opts UpstreamOptions) error {
 	raw := &rawParams{pending: map[string]json.RawMessage{}}
 	srv, late := newServer(raw, opts)
-	in, out, wait := addLoad(srv, in, out) // with MCPXFW_PEER_LOAD=1: load.go
+	gate := newReadGate(in)
+	addAnswerTools(srv, raw, gate)           // stdio only: framepath.go
+	in, out, wait := addLoad(srv, gate, out) // with MCPXFW_PEER_LOAD=1: load.go
 	err := srv.Run(ctx, &swapTransport{Transport: &mcp.IOTransport{Reader: in, Writer: out}, raw: raw})
 	wait()
 	late.finish(lateFinish)

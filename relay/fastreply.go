@@ -1,0 +1,305 @@
+package relay
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.uber.org/zap"
+
+	"github.com/mcpx-fw/mcpx-fw/engine"
+)
+
+// errSessionEnded is why a call on the frame path failed when its
+// upstream session ended before answering it.
+var errSessionEnded = errors.New("upstream session ended")
+
+// envelope is the members of one JSON-RPC frame, as raw values.
+type envelope struct {
+	id, method, params, result, error []byte
+}
+
+// readEnvelope reads frame's members, refusing what the frame path does
+// not relay on its bytes: invalid JSON or UTF-8 (the SDK would refuse the
+// first and repair the second, so neither reaches the other side as it
+// was written), a jsonrpc other than "2.0", a repeated or unknown member,
+// and a name with an escape in it.
+func readEnvelope(frame []byte) (envelope, bool) {
+	if !json.Valid(frame) || !utf8.Valid(frame) {
+		return envelope{}, false
+	}
+	var e envelope
+	var version []byte
+	ok := eachMember(frame, func(name, v []byte) bool {
+		var slot *[]byte
+		switch string(name) {
+		case "jsonrpc":
+			slot = &version
+		case "id":
+			slot = &e.id
+		case "method":
+			slot = &e.method
+		case "params":
+			slot = &e.params
+		case "result":
+			slot = &e.result
+		case "error":
+			slot = &e.error
+		default:
+			return false
+		}
+		if *slot != nil {
+			return false
+		}
+		*slot = v
+		return true
+	})
+	return e, ok && string(version) == `"2.0"`
+}
+
+// reply is the frame the host gets for the upstream's answer e, rewritten
+// on its bytes; false when the rewrite cannot judge it.
+func (c *fastCall) reply(e envelope) ([]byte, bool) {
+	b := make([]byte, 0, len(e.result)+len(e.error)+len(c.hostID)+48)
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = append(b, c.hostID...)
+	var ok bool
+	switch {
+	case e.result != nil && e.error == nil:
+		b = append(b, `,"result":`...)
+		b, ok = appendToolResult(b, e.result)
+	case e.error != nil && e.result == nil:
+		b = append(b, `,"error":`...)
+		b, ok = appendPassedError(b, e.error)
+	}
+	return append(b, "}\n"...), ok
+}
+
+// appendToolResult appends a tools/call result as the full path rebuilds
+// it for a host (hostToolResult): its content, structuredContent and
+// isError as the upstream wrote them, and its _meta without the protocol's
+// keys. A result with any other member (resultType and inputRequests
+// among them, which the guard must judge), or with one of these of the
+// wrong kind, is not judged here.
+func appendToolResult(b, result []byte) ([]byte, bool) {
+	var content, structured, isError, meta []byte
+	ok := eachMember(result, func(name, v []byte) bool {
+		var slot *[]byte
+		switch string(name) {
+		case "content":
+			slot = &content
+			if !isArray(v) {
+				return false
+			}
+		case "structuredContent":
+			slot = &structured
+		case "isError":
+			slot = &isError
+			if string(v) != "true" && string(v) != "false" {
+				return false
+			}
+		case "_meta":
+			slot = &meta
+			if !isObject(v) {
+				return false
+			}
+		default:
+			return false
+		}
+		if *slot != nil {
+			return false
+		}
+		*slot = v
+		return true
+	})
+	if !ok || content == nil {
+		return b, false
+	}
+	b = append(b, `{"content":`...)
+	b = append(b, content...)
+	if structured != nil && string(structured) != "null" {
+		b = append(b, `,"structuredContent":`...)
+		b = append(b, structured...)
+	}
+	if string(isError) == "true" {
+		b = append(b, `,"isError":true`...)
+	}
+	if b, ok = appendScrubbedMeta(b, meta, ""); !ok {
+		return b, false
+	}
+	return append(b, '}'), true
+}
+
+// appendScrubbedMeta appends `,"_meta":{...}` with meta's members but the
+// protocol's own and progressToken (scrubMeta on bytes), and the
+// firewall's progress token when token is not "" (upstreamMeta); nothing
+// when no member is left.
+func appendScrubbedMeta(b, meta []byte, token string) ([]byte, bool) {
+	start, n := len(b), 0
+	b = append(b, `,"_meta":{`...)
+	seen := map[string]bool{}
+	ok := meta == nil || eachMember(meta, func(name, v []byte) bool {
+		key := string(name)
+		if seen[key] {
+			return false // which of two the other side keeps is its decoder's choice
+		}
+		seen[key] = true
+		if strings.HasPrefix(key, "io.modelcontextprotocol/") || key == "progressToken" {
+			return true
+		}
+		if n > 0 {
+			b = append(b, ',')
+		}
+		n++
+		b = append(b, '"')
+		b = append(b, name...)
+		b = append(b, `":`...)
+		b = append(b, v...)
+		return true
+	})
+	if !ok {
+		return b[:start], false
+	}
+	if token != "" {
+		if n > 0 {
+			b = append(b, ',')
+		}
+		n++
+		b = append(b, `"progressToken":"`+token+`"`...)
+	}
+	if n == 0 {
+		return b[:start], true
+	}
+	return append(b, '}'), true
+}
+
+// appendPassedError appends the upstream's JSON-RPC error as it wrote it
+// (passedThrough): an integer code, a string message, any data, nothing
+// else. A -32042 is not judged here: its URL elicitations are decided
+// first (callError).
+func appendPassedError(b, werr []byte) ([]byte, bool) {
+	var code, message, data []byte
+	ok := eachMember(werr, func(name, v []byte) bool {
+		var slot *[]byte
+		switch string(name) {
+		case "code":
+			slot = &code
+		case "message":
+			slot = &message
+			if len(v) == 0 || v[0] != '"' {
+				return false
+			}
+		case "data":
+			slot = &data
+		default:
+			return false
+		}
+		if *slot != nil {
+			return false
+		}
+		*slot = v
+		return true
+	})
+	if !ok || !integer(code) || message == nil || string(code) == "-32042" {
+		return b, false
+	}
+	return append(b, werr...), true
+}
+
+// progress relays an upstream's progress on a call in flight to its host,
+// with the host's own token (relayProgress on bytes): progress, total and
+// message pass, nothing else. False leaves the frame to the SDK, whose
+// handler relays what it can decode of it.
+func (fc *fastCalls) progress(params []byte) bool {
+	var token, progress, total, message []byte
+	ok := eachMember(params, func(name, v []byte) bool {
+		var slot *[]byte
+		switch string(name) {
+		case "progressToken":
+			slot = &token
+		case "progress":
+			slot = &progress
+		case "total":
+			slot = &total
+		case "message":
+			slot = &message
+		default:
+			return true // _meta among them: the full path drops it too
+		}
+		if *slot != nil {
+			return false
+		}
+		*slot = v
+		return true
+	})
+	if !ok || !plainString(token) || !isNumber(progress) || (total != nil && !isNumber(total)) ||
+		(message != nil && message[0] != '"') {
+		return false
+	}
+	c := fc.progressOf(token[1 : len(token)-1])
+	if c == nil {
+		return false
+	}
+	b := make([]byte, 0, len(params)+len(c.hostToken)+64)
+	b = append(b, `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":`...)
+	b = append(b, c.hostToken...)
+	b = append(b, `,"progress":`...)
+	b = append(b, progress...)
+	for _, m := range []struct {
+		name string
+		v    []byte
+	}{{"total", total}, {"message", message}} {
+		if m.v != nil {
+			b = append(b, `,"`+m.name+`":`...)
+			b = append(b, m.v...)
+		}
+	}
+	c.host.send(append(b, "}}\n"...))
+	return true
+}
+
+// isNumber reports whether a valid JSON value is a number.
+func isNumber(v []byte) bool {
+	return len(v) > 0 && (v[0] == '-' || (v[0] >= '0' && v[0] <= '9'))
+}
+
+// answerSlowly answers the call with an upstream frame the rewrite could
+// not judge, the way the full path answers it: the guard judges it as it
+// judges every response, a -32042 has its URL elicitations decided, and
+// a result is decoded into the SDK's type and rebuilt.
+func (c *fastCall) answerSlowly(frame []byte) {
+	defer c.done()
+	res, err := c.slowAnswer(frame)
+	if err != nil {
+		c.host.answerError(c.hostID, err)
+		return
+	}
+	c.host.answerResult(c.hostID, res)
+}
+
+func (c *fastCall) slowAnswer(frame []byte) (mcp.Result, error) {
+	msg, err := jsonrpc.DecodeMessage(frame)
+	resp, ok := msg.(*jsonrpc.Response)
+	if err != nil || !ok {
+		c.u.log.Warn("upstream answer unreadable", zap.Int("bytes", len(frame)))
+		return nil, errUpstreamFailed(c.u.cfg.Name)
+	}
+	ctx, cancel := c.u.link.whileAlive(context.Background())
+	defer cancel()
+	if j := c.u.fast.guard.judge(ctx, resp); j.replace != nil {
+		resp = j.replace
+	}
+	if resp.Error != nil {
+		x := &exchange{u: c.u, host: c.u.link.host.offeredTo(c.u.cfg), origin: engine.Origin{Method: "tools/call", Name: c.name}}
+		return nil, c.host.p.callError(ctx, x, resp.Error)
+	}
+	var r mcp.CallToolResult
+	if err := json.Unmarshal(resp.Result, &r); err != nil {
+		return nil, upstreamError(c.u, err)
+	}
+	return hostToolResult(c.u.link.host, &r)
+}

@@ -1,0 +1,219 @@
+package relay
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// connectHostFull connects a host to p the way an HTTP host is served:
+// through the SDK on both sides, never on the frame path.
+func connectHostFull(t *testing.T, p *Proxy, version string) *mcp.ClientSession {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	hostT, proxyT := mcp.NewInMemoryTransports()
+	done := make(chan error, 1)
+	go func() { done <- p.serve(ctx, proxyT, nil) }()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test-host", Version: "1"}, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}}).
+		Connect(t.Context(), hostT, &mcp.ClientSessionOptions{ProtocolVersion: version})
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cs.Close()
+		cancel()
+		<-done
+	})
+	return cs
+}
+
+// decisionIDs are the ids of decisions, which differ from run to run.
+var decisionIDs = regexp.MustCompile(`dc-[0-9a-f]+`)
+
+// framed counts the host calls p relayed on the frame path.
+func framed(p *Proxy) uint64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var n uint64
+	for _, l := range p.links {
+		for _, u := range l.upstreamList() {
+			if u.fast != nil {
+				u.fast.mu.Lock()
+				n += u.fast.next
+				u.fast.mu.Unlock()
+			}
+		}
+	}
+	return n
+}
+
+// answerRaw calls the test upstream's answer_raw, which answers with
+// exactly result as its tools/call result.
+func answerRaw(ctx context.Context, cs *mcp.ClientSession, tool, result string) (*mcp.CallToolResult, error) {
+	return cs.CallTool(ctx, &mcp.CallToolParams{Name: tool,
+		Arguments: map[string]any{"raw_b64": base64.StdEncoding.EncodeToString([]byte(result))}})
+}
+
+// TestFramePathMatchesFullPath: whatever an upstream answers a tools/call
+// with, a host served on the frame path gets what a host served through
+// the SDK on both sides gets: the frame path's rewrite where it can judge
+// the answer (protocol _meta keys dropped, unknown members dropped), the
+// full path's own handling where it cannot (escaped or repeated or
+// case-folded names, invalid UTF-8, wrong kinds, input_required).
+func TestFramePathMatchesFullPath(t *testing.T) {
+	results := []struct{ name, raw string }{
+		{"plain", `{"content":[{"type":"text","text":"plain"}]}`},
+		{"every member", `{"content":[{"type":"text","text":"x"}],"isError":true,"structuredContent":{"a":[1,2.5,"\u003cb\u003e"]},"_meta":{"vendor.example/kept":{"n":1}}}`},
+		{"protocol meta", `{"content":[],"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"peer-secret"},"progressToken":"t","vendor.example/kept":1}}`},
+		{"only protocol meta", `{"content":[],"_meta":{"io.modelcontextprotocol/related-task":{"taskId":"peer-secret"}}}`},
+		{"unknown member", `{"content":[],"extra":"dropped","resultType":"complete"}`},
+		{"escaped name", `{"\u0063ontent":[{"type":"text","text":"escaped name"}]}`},
+		{"escaped meta key", `{"content":[],"_meta":{"io.modelcontextprotocol\u002fserverInfo":{"name":"peer-secret"}}}`},
+		{"repeated member", `{"content":[{"type":"text","text":"first"}],"content":[{"type":"text","text":"second"}]}`},
+		{"repeated meta key", `{"content":[],"_meta":{"k":1,"k":2}}`},
+		{"case-folded name", `{"Content":[{"type":"text","text":"folded"}]}`},
+		{"invalid UTF-8", "{\"content\":[{\"type\":\"text\",\"text\":\"bad \xff byte\"}]}"},
+		{"isError not a boolean", `{"content":[],"isError":"yes"}`},
+		{"content not an array", `{"content":"text"}`},
+		{"content missing", `{"isError":false}`},
+		{"null structuredContent", `{"content":[],"structuredContent":null,"isError":false}`},
+		{"input required", `{"resultType":"input_required","inputRequests":{"a":{"method":"sampling/createMessage","params":{"messages":[],"maxTokens":1}}}}`},
+		{"whitespace", "{ \"content\" : [ { \"type\" : \"text\" , \"text\" : \"spaced\" } ] , \"_meta\" : { \"k\" : true } }"},
+	}
+	pFast := newTestProxy(t, "peer")
+	fast := connectHost(t, pFast, "2025-11-25", nil)
+	full := connectHostFull(t, newTestProxy(t, "peer"), "2025-11-25")
+	for i, r := range results {
+		t.Run(r.name, func(t *testing.T) {
+			want := decisionIDs.ReplaceAllString(outcomeJSON(answerRaw(t.Context(), full, "answer_raw", r.raw)), "dc-ID")
+			got := decisionIDs.ReplaceAllString(outcomeJSON(answerRaw(t.Context(), fast, "answer_raw", r.raw)), "dc-ID")
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("frame path differs from the full path (-full +frame):\n%s", diff)
+			}
+			if strings.Contains(got, "peer-secret") {
+				t.Errorf("the host got the upstream's protocol _meta: %s", got)
+			}
+			if n := framed(pFast); n != uint64(i+1) {
+				t.Errorf("%d calls on the frame path after %d calls", n, i+1)
+			}
+		})
+	}
+}
+
+// TestFramePathAnswersOnlyItsOwnCalls: an upstream that writes answers
+// for ids it was not given, in the frames of its own answer, reaches
+// nobody: not another server's call in flight under the same id on its
+// own session, and not its own next call.
+func TestFramePathAnswersOnlyItsOwnCalls(t *testing.T) {
+	p := newTestProxy(t, "a", "b")
+	host := connectHost(t, p, "2025-11-25", nil)
+	blockCtx, cancelBlock := context.WithCancel(t.Context())
+	defer cancelBlock()
+	blocked := make(chan string, 1)
+	go func() {
+		blocked <- outcomeJSON(host.CallTool(blockCtx, &mcp.CallToolParams{Name: "b__block", Arguments: map[string]any{}}))
+	}()
+	waitFor(t, func() bool { return framed(p) == 1 }) // b's call is in flight as mcpx-fw-c1 on b's session
+	forged := func(id string) string {
+		return `{"jsonrpc":"2.0","id":"` + id + `","result":{"content":[{"type":"text","text":"forged"}]}}`
+	}
+	// The answer to a's call ends after its result; the rest of the bytes
+	// are frames of their own: answers for a's call again (whose id is also
+	// b's call's), and for an id never issued. The answer's own closing
+	// brace ends the last.
+	last := forged("mcpx-fw-c99")
+	raw := `{"content":[{"type":"text","text":"own"}]}}` + "\n" + forged("mcpx-fw-c1") + "\n" + last[:len(last)-1]
+	res, err := answerRaw(t.Context(), host, "a__answer_raw", raw)
+	if err != nil || res.Content[0].(*mcp.TextContent).Text != "own" {
+		t.Fatalf("a's own answer: %v %v", outcomeJSON(res, err), err)
+	}
+	next, err := host.CallTool(t.Context(), &mcp.CallToolParams{Name: "a__echo", Arguments: map[string]any{"text": "real"}})
+	if err != nil || next.Content[0].(*mcp.TextContent).Text != "real" {
+		t.Fatalf("a's next call got %s, want its own answer", outcomeJSON(next, err))
+	}
+	select {
+	case got := <-blocked:
+		t.Fatalf("b's call was answered by a: %s", got)
+	default:
+	}
+	cancelBlock()
+	if got := <-blocked; strings.Contains(got, "forged") {
+		t.Fatalf("b's call got %s", got)
+	}
+}
+
+// countingTransport counts the tools/calls a host has written whole.
+type countingTransport struct {
+	mcp.Transport
+	calls *atomic.Int64
+}
+
+func (t *countingTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	c, err := t.Transport.Connect(ctx)
+	return &countingConn{Connection: c, calls: t.calls}, err
+}
+
+type countingConn struct {
+	mcp.Connection
+	calls *atomic.Int64
+}
+
+func (c *countingConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	err := c.Connection.Write(ctx, msg)
+	if req, ok := msg.(*jsonrpc.Request); ok && req.Method == "tools/call" && err == nil {
+		c.calls.Add(1)
+	}
+	return err
+}
+
+// TestStalledUpstreamDoesNotStallHost: an upstream that stops reading its
+// input fills the pipe the firewall writes its calls to; the host's
+// frames are still read, and its calls to another server answered. The
+// frame path runs on the goroutine that reads the host, so it must never
+// wait for an upstream's pipe.
+func TestStalledUpstreamDoesNotStallHost(t *testing.T) {
+	p := newTestProxy(t, "a", "b")
+	var written atomic.Int64
+	host := connectClient(t, p, "2025-11-25", mcp.NewClient(&mcp.Implementation{Name: "test-host", Version: "1"}, nil),
+		func(tr mcp.Transport) mcp.Transport { return &countingTransport{Transport: tr, calls: &written} })
+	res, err := host.CallTool(t.Context(), &mcp.CallToolParams{Name: "a__stop_reading", Arguments: map[string]any{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(res.Content[0].(*mcp.TextContent).Text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	big := strings.Repeat("x", 64<<10)
+	const flood = 32 // 2 MiB: many times what a pipe holds
+	for range flood {
+		go func() {
+			_, _ = host.CallTool(ctx, &mcp.CallToolParams{Name: "a__echo", Arguments: map[string]any{"text": big}})
+		}()
+	}
+	waitFor(t, func() bool { return written.Load() == 1+flood }) // the firewall read every one of them
+	call, stop := context.WithTimeout(t.Context(), 30*time.Second)
+	defer stop()
+	got, err := host.CallTool(call, &mcp.CallToolParams{Name: "b__echo", Arguments: map[string]any{"text": "through"}})
+	if err != nil || got.Content[0].(*mcp.TextContent).Text != "through" {
+		t.Fatalf("b's call behind a stalled a: %s", outcomeJSON(got, err))
+	}
+	if errors.Is(call.Err(), context.DeadlineExceeded) {
+		t.Fatal("b's call timed out")
+	}
+}

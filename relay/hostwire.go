@@ -1,0 +1,175 @@
+package relay
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"sync"
+	"sync/atomic"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.uber.org/zap"
+)
+
+// hostWire is a host's stdio stream, between it and the firewall's SDK
+// server: its frames are read here first (frameSplitter), so that the
+// host's tools/calls can take the frame path (fastcalls.go), and
+// everything written to the host, the SDK's frames and the frame path's,
+// goes through one lock, a whole frame per write.
+type hostWire struct {
+	frameSplitter
+	p   *Proxy
+	in  io.ReadCloser
+	out io.WriteCloser
+
+	writing sync.Mutex // one frame at a time to out
+
+	session atomic.Pointer[mcp.ServerSession] // the SDK's session with this host
+	linked  atomic.Pointer[link]              // its link, once its upstreams run
+	ready   atomic.Bool                       // the host sent notifications/initialized
+
+	mu    sync.Mutex
+	calls map[string]*fastCall // on the frame path, by the host's id as written
+}
+
+func newHostWire(p *Proxy, in io.ReadCloser, out io.WriteCloser) *hostWire {
+	h := &hostWire{p: p, in: in, out: out, calls: map[string]*fastCall{}}
+	h.frameSplitter = frameSplitter{src: in, pick: h.pick}
+	return h
+}
+
+// transport is the SDK's connection to the host over h.
+func (h *hostWire) transport() mcp.Transport {
+	return &mcp.IOTransport{Reader: h, Writer: hostWriter{h}}
+}
+
+// Close closes the host's input.
+func (h *hostWire) Close() error { return h.in.Close() }
+
+// hostWriter is the SDK's writer to the host, sharing hostWire's lock.
+type hostWriter struct{ h *hostWire }
+
+func (w hostWriter) Write(b []byte) (int, error) {
+	w.h.writing.Lock()
+	defer w.h.writing.Unlock()
+	return w.h.out.Write(b)
+}
+
+func (w hostWriter) Close() error { return w.h.out.Close() }
+
+// send writes one frame to the host. A host that has gone misses it, as
+// it misses the SDK's.
+func (h *hostWire) send(frame []byte) {
+	if _, err := (hostWriter{h}).Write(frame); err != nil {
+		h.p.log.Debug("frame to the host not written", zap.Error(err))
+	}
+}
+
+// pick is what the SDK reads of one frame from the host: nothing of a
+// frame the frame path took.
+func (h *hostWire) pick(frame []byte, deep bool) []byte {
+	switch {
+	case deep:
+	case !h.ready.Load():
+		h.noteInitialized(frame)
+	case bytes.Contains(frame, []byte(`"tools/call"`)) && h.callTool(frame):
+		return nil
+	case bytes.Contains(frame, []byte(`"notifications/cancelled"`)) && h.cancel(frame):
+		return nil
+	}
+	return frame
+}
+
+// noteInitialized watches for the host's notifications/initialized: the
+// SDK serves no tools/call before it, so neither does the frame path.
+func (h *hostWire) noteInitialized(frame []byte) {
+	if !bytes.Contains(frame, []byte(`"notifications/initialized"`)) {
+		return
+	}
+	if e, ok := readEnvelope(frame); ok && e.id == nil && string(e.method) == `"notifications/initialized"` {
+		h.ready.Store(true)
+	}
+}
+
+// link is the host's link when the frame path may serve it: its
+// upstreams run, it speaks a revision before 2026-07-28 (whose requests
+// each carry what the host declared), it has not left, and no tracing
+// wants a span per call. Nil sends the frame the full path.
+func (h *hostWire) link() *link {
+	if l := h.linked.Load(); l != nil {
+		if l.gone.Err() != nil {
+			return nil
+		}
+		return l
+	}
+	ss := h.session.Load()
+	if ss == nil || h.p.cfg.Tracer != nil {
+		return nil
+	}
+	h.p.mu.Lock()
+	l := h.p.links[ss]
+	h.p.mu.Unlock()
+	if l == nil || !l.started.Load() || l.host.modern() || l.gone.Err() != nil {
+		return nil
+	}
+	h.linked.Store(l)
+	return l
+}
+
+// claim records c under the host's id; false when a call with that id is
+// already in flight on the frame path, which the SDK then answers as it
+// answers any repeated id.
+func (h *hostWire) claim(c *fastCall) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.calls[string(c.hostID)] != nil {
+		return false
+	}
+	h.calls[string(c.hostID)] = c
+	return true
+}
+
+// forget drops c from the calls in flight.
+func (h *hostWire) forget(c *fastCall) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.calls[string(c.hostID)] == c {
+		delete(h.calls, string(c.hostID))
+	}
+}
+
+// inFlight is the call the host's id names, nil if none.
+func (h *hostWire) inFlight(id []byte) *fastCall {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.calls[string(id)]
+}
+
+// answerResult and answerError answer the host's call id, as the SDK
+// would have.
+func (h *hostWire) answerResult(id []byte, res mcp.Result) {
+	raw, err := json.Marshal(res)
+	if err != nil {
+		h.answerError(id, errInternal("result could not be encoded"))
+		return
+	}
+	h.answer(id, raw, nil)
+}
+
+func (h *hostWire) answerError(id []byte, err error) { h.answer(id, nil, err) }
+
+func (h *hostWire) answer(id []byte, result json.RawMessage, err error) {
+	var v any
+	_ = json.Unmarshal(id, &v) // a string or an integer (hostCallID)
+	rid, idErr := jsonrpc.MakeID(v)
+	if idErr != nil {
+		return
+	}
+	b, encErr := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: rid, Result: result, Error: err})
+	if encErr != nil {
+		h.p.log.Warn("answer to the host could not be encoded", zap.Error(encErr))
+		return
+	}
+	h.send(append(b, '\n'))
+}

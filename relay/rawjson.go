@@ -1,0 +1,170 @@
+package relay
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+)
+
+// Reading JSON without decoding it: the raw screen (guard.go) and the
+// frame path (fastpath.go) find members and values by their bytes, at any
+// depth and without recursion.
+
+// member is one name and raw value of a JSON object.
+type member struct {
+	key   string
+	value json.RawMessage
+}
+
+// members lists the members of the JSON object in raw, in order, repeats
+// included, without decoding the values: it reads any depth without
+// recursion. Anything that is not an object, or a malformed one, yields
+// what was read before the fault.
+func members(raw []byte) []member {
+	i := skipSpace(raw, 0)
+	if i >= len(raw) || raw[i] != '{' {
+		return nil
+	}
+	var out []member
+	for i++; ; {
+		i = skipSpace(raw, i)
+		if i >= len(raw) || raw[i] != '"' {
+			return out
+		}
+		end := valueEnd(raw, i)
+		var key string
+		if end < 0 || json.Unmarshal(raw[i:end], &key) != nil {
+			return out
+		}
+		if i = skipSpace(raw, end); i >= len(raw) || raw[i] != ':' {
+			return out
+		}
+		i = skipSpace(raw, i+1)
+		if end = valueEnd(raw, i); end < 0 {
+			return out
+		}
+		out = append(out, member{key: key, value: raw[i:end]})
+		if i = skipSpace(raw, end); i >= len(raw) || raw[i] != ',' {
+			return out
+		}
+		i++
+	}
+}
+
+func skipSpace(raw []byte, i int) int {
+	for i < len(raw) && (raw[i] == ' ' || raw[i] == '\t' || raw[i] == '\n' || raw[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// valueEnd returns the index just after the JSON value starting at i, or
+// -1 when raw ends first, counting brackets outside strings (so any depth
+// costs nothing but the scan). It trusts the value to be JSON: a decoder
+// still reads each value it returns.
+func valueEnd(raw []byte, i int) int {
+	depth := 0
+	for ; i < len(raw); i++ {
+		switch raw[i] {
+		case '"':
+			for i++; i < len(raw) && raw[i] != '"'; i++ {
+				if raw[i] == '\\' {
+					i++
+				}
+			}
+			if i >= len(raw) {
+				return -1
+			}
+		case '{', '[':
+			depth++
+			continue
+		case '}', ']':
+			depth--
+		case ' ', '\t', '\n', '\r', ',', ':':
+			if depth > 0 {
+				continue
+			}
+			return i // after a number or literal at the top
+		default:
+			if depth > 0 {
+				continue
+			}
+			for i+1 < len(raw) && !strings.ContainsRune(" \t\n\r,:]}", rune(raw[i+1])) {
+				i++
+			}
+		}
+		if depth == 0 {
+			return i + 1
+		}
+	}
+	return -1
+}
+
+// eachMember calls fn with the name (as written between its quotes) and
+// the raw value of each member of the JSON object raw, in order, until fn
+// returns false. It reports whether it read the whole object and fn
+// accepted every member: false too for anything but an object, and for a
+// name with an escape in it, which only a decoder can compare. raw must be
+// valid JSON (json.Valid): the scan trusts it.
+func eachMember(raw []byte, fn func(name, value []byte) bool) bool {
+	i := skipSpace(raw, 0)
+	if i >= len(raw) || raw[i] != '{' {
+		return false
+	}
+	if i = skipSpace(raw, i+1); i < len(raw) && raw[i] == '}' {
+		return true
+	}
+	for {
+		if i >= len(raw) || raw[i] != '"' {
+			return false
+		}
+		end := valueEnd(raw, i)
+		if end < 0 {
+			return false
+		}
+		name := raw[i+1 : end-1]
+		if bytes.IndexByte(name, '\\') >= 0 {
+			return false
+		}
+		if i = skipSpace(raw, end); i >= len(raw) || raw[i] != ':' {
+			return false
+		}
+		i = skipSpace(raw, i+1)
+		if end = valueEnd(raw, i); end < 0 || !fn(name, raw[i:end]) {
+			return false
+		}
+		switch i = skipSpace(raw, end); {
+		case i < len(raw) && raw[i] == ',':
+			i = skipSpace(raw, i+1)
+		case i < len(raw) && raw[i] == '}':
+			return true
+		default:
+			return false
+		}
+	}
+}
+
+// plainString reports whether the JSON value v is a string without
+// escapes: its bytes between the quotes are its text.
+func plainString(v []byte) bool {
+	return len(v) >= 2 && v[0] == '"' && v[len(v)-1] == '"' && bytes.IndexByte(v[1:len(v)-1], '\\') < 0
+}
+
+// integer reports whether the JSON value v is an integer written without
+// fraction or exponent, small enough for an int64.
+func integer(v []byte) bool {
+	digits := bytes.TrimPrefix(v, []byte{'-'})
+	if len(digits) == 0 || len(digits) > 18 {
+		return false
+	}
+	for _, b := range digits {
+		if b < '0' || b > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// isObject and isArray tell a valid JSON value's kind by its first byte.
+func isObject(v []byte) bool { return len(v) > 0 && v[0] == '{' }
+func isArray(v []byte) bool  { return len(v) > 0 && v[0] == '[' }
