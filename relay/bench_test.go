@@ -2,7 +2,8 @@ package relay
 
 // Benchmarks P1 and P2 of the benchmark harness (.ci/bench; method and
 // figures in BENCHMARKS.md). Both run the firewall as it is deployed, a
-// `mcpx-fw serve` subprocess over stdio, and measure it side by side with
+// `mcpx-fw serve` subprocess over stdio (P1 also over streamable HTTP:
+// bench_http_test.go), and measure it side by side with
 // the same host talking to the same upstream directly. Each iteration
 // makes one round on each path, alternating which goes first, so both
 // see the same machine load; every sub-benchmark reports both figures and
@@ -80,21 +81,26 @@ func timedSample(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolRe
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strconv.FormatInt(took.Nanoseconds(), 10)}}}, nil
 }
 
-// benchPair is one host connected twice to one upstream command: through
-// a `mcpx-fw serve` subprocess and directly.
+// benchPair is one host connected twice to one upstream: through a
+// `mcpx-fw serve` subprocess and directly. serve and upstream are the pids
+// of the two processes the benchmark started (serve, and the upstream of
+// the direct path), for the CPU readings.
 type benchPair struct {
-	fw, direct *mcp.ClientSession
+	fw, direct      *mcp.ClientSession
+	serve, upstream int
 }
 
 // startPair starts both paths to the upstream command, the firewall from
 // the binary bin with a state dir of its own, and connects the benchmark's
-// host to each.
+// host to each over stdio.
 func startPair(tb testing.TB, bin string, command ...string) benchPair {
 	tb.Helper()
 	cfg := benchConfig(tb, command)
+	serve, upstream := exec.Command(bin, "serve", "--config", cfg), exec.Command(command[0], command[1:]...)
 	return benchPair{
-		fw:     connectBenchHost(tb, exec.Command(bin, "serve", "--config", cfg)),
-		direct: connectBenchHost(tb, exec.Command(command[0], command[1:]...)),
+		fw:     connectBenchHost(tb, &mcp.CommandTransport{Command: serve}, serve.Path),
+		direct: connectBenchHost(tb, &mcp.CommandTransport{Command: upstream}, upstream.Path),
+		serve:  serve.Process.Pid, upstream: upstream.Process.Pid,
 	}
 }
 
@@ -149,9 +155,10 @@ var benchCompletion = &mcp.CreateMessageWithToolsResult{Role: "assistant", Model
 // an upstream pushes sampling, which is what P2 measures.
 const benchEra = "2025-11-25"
 
-// connectBenchHost starts cmd and connects a host that declares sampling
-// and answers every request at once with benchCompletion.
-func connectBenchHost(tb testing.TB, cmd *exec.Cmd) *mcp.ClientSession {
+// connectBenchHost connects, over t, a host that declares sampling and
+// answers every request at once with benchCompletion; what names the
+// other end in a failure.
+func connectBenchHost(tb testing.TB, t mcp.Transport, what string) *mcp.ClientSession {
 	tb.Helper()
 	opts := &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{Sampling: &mcp.SamplingCapabilities{}},
 		CreateMessageWithToolsHandler: func(context.Context, *mcp.CreateMessageWithToolsRequest) (*mcp.CreateMessageWithToolsResult, error) {
@@ -160,19 +167,21 @@ func connectBenchHost(tb testing.TB, cmd *exec.Cmd) *mcp.ClientSession {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench-host", Version: "1"}, opts).
-		Connect(ctx, &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: benchEra})
+		Connect(ctx, t, &mcp.ClientSessionOptions{ProtocolVersion: benchEra})
 	if err != nil {
-		tb.Fatalf("connect %s: %v", cmd.Path, err)
+		tb.Fatalf("connect %s: %v", what, err)
 	}
 	tb.Cleanup(func() { _ = cs.Close() })
 	return cs
 }
 
 // side is what one path did during a benchmark: every operation's
-// latency, and the wall time spent in rounds on it.
+// latency, the wall time spent in rounds on it, and the CPU its processes
+// spent over the sub-benchmark's rounds (nil: not read).
 type side struct {
 	took []time.Duration
 	wall time.Duration
+	cpu  *cpuMeter
 }
 
 func (s *side) percentile(p int) time.Duration {
@@ -202,9 +211,14 @@ func report(b *testing.B, fw, direct *side, unit string) {
 }
 
 // alternate runs one round on each path per iteration, the order swapped
-// every iteration, so that drifting load weighs on both alike.
+// every iteration, so that drifting load weighs on both alike. Each
+// path's processes are metered from the first round to the last (see
+// cpuMeter).
 func alternate(b *testing.B, pair benchPair, round func(cs *mcp.ClientSession, s *side) error) (fw, direct *side) {
-	fw, direct = &side{}, &side{}
+	fw = &side{cpu: newCPUMeter(serveGroups(b, pair.serve)...)}
+	direct = &side{cpu: newCPUMeter(directGroups(b, pair.upstream)...)}
+	fw.cpu.start()
+	direct.cpu.start()
 	for i := 0; b.Loop(); i++ {
 		first, second := pair.direct, pair.fw
 		firstSide, secondSide := direct, fw
@@ -218,23 +232,39 @@ func alternate(b *testing.B, pair benchPair, round func(cs *mcp.ClientSession, s
 			b.Fatal(err)
 		}
 	}
+	fw.cpu.stop()
+	direct.cpu.stop()
 	return fw, direct
 }
 
 // BenchmarkToolCall is P1: a tools/call round trip (the test upstream's
 // echo) from the host through `mcpx-fw serve` to testdata/upstream, and
-// from the host to it directly, at 1 and at 32 calls in flight on one
-// session. At concurrency 32 a round is 32 workers making 8 calls each;
-// throughput is calls per second of wall time in rounds on that path.
+// from the host to it directly, both over stdio, at 1 and at 32 calls in
+// flight on one session. At concurrency 32 a round is 32 workers making 8
+// calls each; throughput is calls per second of wall time in rounds on
+// that path. On Linux it also reports the CPU per call of serve, of the
+// upstream behind it and of the direct upstream (cpu_bench_test.go).
 func BenchmarkToolCall(b *testing.B) {
-	pair := startPair(b, buildFirewall(b), testUpstream(b))
+	toolCallRounds(b, startPair(b, buildFirewall(b), testUpstream(b)))
+}
+
+// toolCallRounds is P1 on pair, whatever the transport: a first call on
+// each path (which starts an HTTP session's upstream), then each
+// concurrency as a sub-benchmark.
+func toolCallRounds(b *testing.B, pair benchPair) {
 	args := map[string]any{"text": "ping"}
+	for _, cs := range []*mcp.ClientSession{pair.fw, pair.direct} {
+		if err := echoCall(cs, args); err != nil {
+			b.Fatal(err)
+		}
+	}
 	for _, c := range []struct{ workers, calls int }{{1, 1}, {32, 8}} {
 		b.Run(fmt.Sprintf("c=%d", c.workers), func(b *testing.B) {
 			fw, direct := alternate(b, pair, func(cs *mcp.ClientSession, s *side) error {
 				return concurrently(s, c.workers, c.calls, func() error { return echoCall(cs, args) })
 			})
 			report(b, fw, direct, "calls")
+			reportCPU(b, fw, direct)
 		})
 	}
 }
