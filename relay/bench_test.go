@@ -377,3 +377,22 @@ func samplingParams(n, size int) map[string]any {
 	}
 	return map[string]any{"messages": msgs, "maxTokens": 1000, "systemPrompt": "You review pull requests. Be concise and kind."}
 }
+
+// BenchmarkToolCallFloor is P1's floor: the same rounds as
+// BenchmarkToolCall with testdata/relayfloor, two io.Copy loops, in
+// mcpx-fw serve's place. Its ratio to the direct path is what two more
+// pipe hops cost on this machine whatever the relay does, the least any
+// stdio relay can add.
+func BenchmarkToolCallFloor(b *testing.B) {
+	floor := filepath.Join(b.TempDir(), "relayfloor")
+	if out, err := exec.Command("go", "build", "-o", floor, "../testdata/relayfloor").CombinedOutput(); err != nil {
+		b.Fatalf("build relayfloor: %v\n%s", err, out)
+	}
+	upstream := testUpstream(b)
+	relay, direct := exec.Command(floor, upstream), exec.Command(upstream)
+	toolCallRounds(b, benchPair{
+		fw:     connectBenchHost(b, &mcp.CommandTransport{Command: relay}, floor),
+		direct: connectBenchHost(b, &mcp.CommandTransport{Command: direct}, upstream),
+		serve:  relay.Process.Pid, upstream: direct.Process.Pid,
+	})
+}
