@@ -92,7 +92,7 @@ func appendToolResult(b, result []byte) ([]byte, bool) {
 		switch string(name) {
 		case "content":
 			slot = &content
-			if !isArray(v) {
+			if !plainContent(v) {
 				return false
 			}
 		case "structuredContent":
@@ -133,6 +133,30 @@ func appendToolResult(b, result []byte) ([]byte, bool) {
 	}
 	return append(b, '}'), true
 }
+
+// plainContent reports whether content is an array of items the SDK
+// decodes as they are written: objects whose type, named exactly so and
+// never in another case, is one a tool result carries. An item the SDK
+// would refuse, or a tool_use or tool_result (whose nested content it
+// reads too), is left to the full path, so the host never gets content
+// the firewall's own decoder refuses.
+func plainContent(content []byte) bool {
+	return eachElement(content, func(item []byte) bool {
+		var kind []byte
+		return eachMember(item, func(name, v []byte) bool {
+			switch {
+			case string(name) == "type":
+				kind = v
+			case strings.EqualFold(string(name), "type"):
+				return false
+			}
+			return true
+		}) && contentTypes[string(kind)]
+	})
+}
+
+// contentTypes are the item types plainContent lets through, as written.
+var contentTypes = map[string]bool{`"text"`: true, `"image"`: true, `"audio"`: true, `"resource_link"`: true, `"resource"`: true}
 
 // appendScrubbedMeta appends `,"_meta":{...}` with meta's members but the
 // protocol's own and progressToken (scrubMeta on bytes), and the

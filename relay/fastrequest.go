@@ -86,7 +86,8 @@ func (h *hostWire) callTool(frame []byte) bool {
 		return false
 	}
 	c.release = append(c.release, u.track(name, context.Background()))
-	if !u.fast.stdin.tryWrite(toolCallFrame(c, req)) {
+	out, ok := toolCallFrame(c, req)
+	if !ok || !u.fast.stdin.tryWrite(out) {
 		if u.fast.take(c.id) != nil {
 			c.done()
 		}
@@ -117,8 +118,9 @@ func (h *hostWire) routeProgress(c *fastCall, token []byte) bool {
 // toolCallFrame is the tools/call the upstream gets: the firewall's id,
 // the upstream's own name of the tool, the host's arguments as written,
 // and the host's _meta without the protocol's keys, with the firewall's
-// progress token (upstreamMeta).
-func toolCallFrame(c *fastCall, req toolCall) []byte {
+// progress token (upstreamMeta); false for a _meta that names a key
+// twice, whose meaning is the decoder's choice.
+func toolCallFrame(c *fastCall, req toolCall) ([]byte, bool) {
 	b := make([]byte, 0, len(req.args)+len(req.meta)+len(c.name)+128)
 	b = append(b, `{"jsonrpc":"2.0","id":"`...)
 	b = append(b, c.id...)
@@ -129,8 +131,8 @@ func toolCallFrame(c *fastCall, req toolCall) []byte {
 		b = append(b, `,"arguments":`...)
 		b = append(b, req.args...)
 	}
-	b, _ = appendScrubbedMeta(b, req.meta, c.token) // read whole by readToolCall
-	return append(b, "}}\n"...)
+	b, ok := appendScrubbedMeta(b, req.meta, c.token)
+	return append(b, "}}\n"...), ok
 }
 
 // cancel passes a host's notifications/cancelled for a call on the frame

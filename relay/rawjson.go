@@ -165,6 +165,32 @@ func integer(v []byte) bool {
 	return true
 }
 
-// isObject and isArray tell a valid JSON value's kind by its first byte.
+// isObject tells a valid JSON value is an object by its first byte.
 func isObject(v []byte) bool { return len(v) > 0 && v[0] == '{' }
-func isArray(v []byte) bool  { return len(v) > 0 && v[0] == '[' }
+
+// eachElement calls fn with each raw element of the JSON array raw, in
+// order, until fn returns false; it reports whether it read the whole
+// array and fn accepted every element. raw must be valid JSON.
+func eachElement(raw []byte, fn func(elem []byte) bool) bool {
+	i := skipSpace(raw, 0)
+	if i >= len(raw) || raw[i] != '[' {
+		return false
+	}
+	if i = skipSpace(raw, i+1); i < len(raw) && raw[i] == ']' {
+		return true
+	}
+	for {
+		end := valueEnd(raw, i)
+		if end < 0 || !fn(raw[i:end]) {
+			return false
+		}
+		switch i = skipSpace(raw, end); {
+		case i < len(raw) && raw[i] == ',':
+			i = skipSpace(raw, i+1)
+		case i < len(raw) && raw[i] == ']':
+			return true
+		default:
+			return false
+		}
+	}
+}
