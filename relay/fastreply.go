@@ -165,11 +165,14 @@ var contentTypes = map[string]bool{`"text"`: true, `"image"`: true, `"audio"`: t
 func appendScrubbedMeta(b, meta []byte, token string) ([]byte, bool) {
 	start, n := len(b), 0
 	b = append(b, `,"_meta":{`...)
-	seen := map[string]bool{}
+	var seen map[string]bool
 	ok := meta == nil || eachMember(meta, func(name, v []byte) bool {
 		key := string(name)
 		if seen[key] {
 			return false // which of two the other side keeps is its decoder's choice
+		}
+		if seen == nil {
+			seen = map[string]bool{}
 		}
 		seen[key] = true
 		if strings.HasPrefix(key, "io.modelcontextprotocol/") || key == "progressToken" {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -31,6 +32,7 @@ type hostWire struct {
 
 	mu    sync.Mutex
 	calls map[string]*fastCall // on the frame path, by the host's id as written
+	idle  chan struct{}        // closed when calls empties, for drain
 }
 
 func newHostWire(p *Proxy, in io.ReadCloser, out io.WriteCloser) *hostWire {
@@ -136,6 +138,36 @@ func (h *hostWire) forget(c *fastCall) {
 	defer h.mu.Unlock()
 	if h.calls[string(c.hostID)] == c {
 		delete(h.calls, string(c.hostID))
+	}
+	if len(h.calls) == 0 && h.idle != nil {
+		close(h.idle)
+		h.idle = nil
+	}
+}
+
+// drain waits until no call on the frame path is in flight, or d has
+// passed, and reports whether they all ended. At shutdown the host's calls
+// end as the SDK lets its own handlers end before it closes the host's
+// stream: an upstream whose requests quiesce answered finishes its call,
+// and the host gets its answer, before the upstream's session closes.
+func (h *hostWire) drain(d time.Duration) bool {
+	h.mu.Lock()
+	if len(h.calls) == 0 {
+		h.mu.Unlock()
+		return true
+	}
+	if h.idle == nil {
+		h.idle = make(chan struct{})
+	}
+	idle := h.idle
+	h.mu.Unlock()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-idle:
+		return true
+	case <-t.C:
+		return false
 	}
 }
 

@@ -204,7 +204,8 @@ func (p *Proxy) serve(ctx context.Context, t mcp.Transport, h *hostWire) error {
 }
 
 // run is the SDK's Server.Run, which it follows, with the session handed
-// to the host's stream as soon as it exists.
+// to the host's stream as soon as it exists, and, when ctx ends, the
+// host's calls on the frame path let finish as the SDK lets its own.
 func (p *Proxy) run(ctx context.Context, t mcp.Transport, h *hostWire) error {
 	ss, err := p.srv.Connect(ctx, t, nil)
 	if err != nil {
@@ -217,6 +218,9 @@ func (p *Proxy) run(ctx context.Context, t mcp.Transport, h *hostWire) error {
 	go func() { ended <- ss.Wait() }()
 	select {
 	case <-ctx.Done():
+		if h != nil && !h.drain(drainGrace) {
+			p.log.Warn("host calls still in flight at shutdown; their upstreams are closed under them", zap.Duration("after", drainGrace))
+		}
 		_ = ss.Close()
 		<-ended
 		return ctx.Err()
