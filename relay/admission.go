@@ -306,10 +306,16 @@ func (a *admission) drain(timeout time.Duration) bool {
 	a.mu.Lock()
 	idle := a.idle
 	a.mu.Unlock()
+	return closedWithin(idle, timeout)
+}
+
+// closedWithin waits until ch is closed, or until timeout, and reports
+// whether it was.
+func closedWithin(ch <-chan struct{}, timeout time.Duration) bool {
 	t := time.NewTimer(timeout)
 	defer t.Stop()
 	select {
-	case <-idle:
+	case <-ch:
 		return true
 	case <-t.C:
 		return false

@@ -34,29 +34,22 @@ func readEnvelope(frame []byte) (envelope, bool) {
 	}
 	var e envelope
 	var version []byte
-	ok := eachMember(frame, func(name, v []byte) bool {
-		var slot *[]byte
+	ok := readMembers(frame, func(name []byte) *[]byte {
 		switch string(name) {
 		case "jsonrpc":
-			slot = &version
+			return &version
 		case "id":
-			slot = &e.id
+			return &e.id
 		case "method":
-			slot = &e.method
+			return &e.method
 		case "params":
-			slot = &e.params
+			return &e.params
 		case "result":
-			slot = &e.result
+			return &e.result
 		case "error":
-			slot = &e.error
-		default:
-			return false
+			return &e.error
 		}
-		if *slot != nil {
-			return false
-		}
-		*slot = v
-		return true
+		return nil
 	})
 	return e, ok && string(version) == `"2.0"`
 }
@@ -87,36 +80,21 @@ func (c *fastCall) reply(e envelope) ([]byte, bool) {
 // wrong kind, is not judged here.
 func appendToolResult(b, result []byte) ([]byte, bool) {
 	var content, structured, isError, meta []byte
-	ok := eachMember(result, func(name, v []byte) bool {
-		var slot *[]byte
+	ok := readMembers(result, func(name []byte) *[]byte {
 		switch string(name) {
 		case "content":
-			slot = &content
-			if !plainContent(v) {
-				return false
-			}
+			return &content
 		case "structuredContent":
-			slot = &structured
+			return &structured
 		case "isError":
-			slot = &isError
-			if string(v) != "true" && string(v) != "false" {
-				return false
-			}
+			return &isError
 		case "_meta":
-			slot = &meta
-			if !isObject(v) {
-				return false
-			}
-		default:
-			return false
+			return &meta
 		}
-		if *slot != nil {
-			return false
-		}
-		*slot = v
-		return true
+		return nil
 	})
-	if !ok || content == nil {
+	if !ok || !plainContent(content) || (isError != nil && string(isError) != "true" && string(isError) != "false") ||
+		(meta != nil && !isObject(meta)) {
 		return b, false
 	}
 	b = append(b, `{"content":`...)
@@ -210,28 +188,18 @@ func appendScrubbedMeta(b, meta []byte, token string) ([]byte, bool) {
 // first (callError).
 func appendPassedError(b, werr []byte) ([]byte, bool) {
 	var code, message, data []byte
-	ok := eachMember(werr, func(name, v []byte) bool {
-		var slot *[]byte
+	ok := readMembers(werr, func(name []byte) *[]byte {
 		switch string(name) {
 		case "code":
-			slot = &code
+			return &code
 		case "message":
-			slot = &message
-			if len(v) == 0 || v[0] != '"' {
-				return false
-			}
+			return &message
 		case "data":
-			slot = &data
-		default:
-			return false
+			return &data
 		}
-		if *slot != nil {
-			return false
-		}
-		*slot = v
-		return true
+		return nil
 	})
-	if !ok || !integer(code) || message == nil || string(code) == "-32042" {
+	if !ok || !integer(code) || len(message) == 0 || message[0] != '"' || string(code) == "-32042" {
 		return b, false
 	}
 	return append(b, werr...), true

@@ -18,23 +18,16 @@ type toolCall struct {
 // token is _meta's progressToken, a string without escapes or an integer.
 func readToolCall(params []byte) (toolCall, bool) {
 	var c toolCall
-	ok := eachMember(params, func(name, v []byte) bool {
-		var slot *[]byte
+	ok := readMembers(params, func(name []byte) *[]byte {
 		switch string(name) {
 		case "name":
-			slot = &c.name
+			return &c.name
 		case "arguments":
-			slot = &c.args
+			return &c.args
 		case "_meta":
-			slot = &c.meta
-		default:
-			return false
+			return &c.meta
 		}
-		if *slot != nil {
-			return false
-		}
-		*slot = v
-		return true
+		return nil
 	})
 	if !ok || !plainString(c.name) || (c.meta != nil && !isObject(c.meta)) {
 		return c, false

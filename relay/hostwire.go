@@ -161,14 +161,7 @@ func (h *hostWire) drain(d time.Duration) bool {
 	}
 	idle := h.idle
 	h.mu.Unlock()
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-idle:
-		return true
-	case <-t.C:
-		return false
-	}
+	return closedWithin(idle, d)
 }
 
 // inFlight is the call the host's id names, nil if none.

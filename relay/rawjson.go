@@ -194,3 +194,18 @@ func eachElement(raw []byte, fn func(elem []byte) bool) bool {
 		}
 	}
 }
+
+// readMembers reads each member of the JSON object raw into the slot slot
+// names for it: a member without a slot, or one that repeats, refuses the
+// object (the frame path reads only what it knows, and a repeated member
+// means what the other side's decoder chooses).
+func readMembers(raw []byte, slot func(name []byte) *[]byte) bool {
+	return eachMember(raw, func(name, v []byte) bool {
+		s := slot(name)
+		if s == nil || *s != nil {
+			return false
+		}
+		*s = v
+		return true
+	})
+}
