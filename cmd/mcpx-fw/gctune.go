@@ -67,10 +67,16 @@ func startGC(ctx context.Context, log *zap.Logger) {
 // is followed by a period with none: under load the heap is reused, and
 // once traffic stops what it grew to is handed back. cycles counts
 // collections so far; release's own collection does not count as work.
+//
+// Start-up counts as such a stretch, whether or not it collected: parsing
+// the config, compiling the policies and the first handshakes leave
+// megabytes of garbage that the larger goal set here would otherwise keep
+// until traffic makes the heap grow past it, so an idle serve held about
+// twice its live heap.
 func releaseWhenQuiet(ctx context.Context, period time.Duration, cycles func() uint64, release func()) {
 	t := time.NewTicker(period)
 	defer t.Stop()
-	last, busy := cycles(), false
+	last, busy := cycles(), true
 	for {
 		select {
 		case <-ctx.Done():

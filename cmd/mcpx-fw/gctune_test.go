@@ -36,8 +36,9 @@ func TestGCSettingsYieldToTheEnvironment(t *testing.T) {
 	}
 }
 
-// releaseWhenQuiet releases once per burst of collections, after a period
-// without any, and its own collection does not start another round. It
+// releaseWhenQuiet releases once after start-up and once per burst of
+// collections, after a period without any, and its own collection does not
+// start another round. It
 // runs in a synctest bubble: the ticker and the test's sleeps share one
 // fake clock, so a busy machine cannot stretch a sleep past a period.
 func TestReleaseWhenQuiet(t *testing.T) {
@@ -62,8 +63,11 @@ func TestReleaseWhenQuiet(t *testing.T) {
 			}
 			return n
 		}
+		if n := quiet(10 * period); n != 1 {
+			t.Fatalf("%d releases after start-up, want 1", n)
+		}
 		if n := quiet(10 * period); n != 0 {
-			t.Fatalf("%d releases with no collections at all, want 0", n)
+			t.Fatalf("%d releases with no collections since start-up's, want 0", n)
 		}
 		for range 10 { // a burst: collections in every period
 			cycles.Add(3)
