@@ -97,6 +97,13 @@ var layerRules = []layerRule{
 		}),
 	},
 	{
+		name: "no-templates",
+		text: "no mcpx-fw package imports text/template or html/template: a binary that can run a template keeps every exported method of every type it links, megabytes resident in every serve",
+		check: forbidImports(func(_ string, f goFile, imp string) bool {
+			return !f.test && (imp == "text/template" || imp == "html/template")
+		}),
+	},
+	{
 		name: "review-imports-no-project-package",
 		text: "engine/review imports no other mcpx-fw package",
 		check: forbidImports(func(module string, f goFile, imp string) bool {
@@ -220,6 +227,8 @@ func TestImportLayersCatchViolations(t *testing.T) {
 		mention         string // what the message must name besides file and rule
 	}{
 		{"console-no-cli-frameworks", "cmd/mcpx-fw/console/x.go", `package console; import _ "github.com/spf13/cobra"`, `"github.com/spf13/cobra"`},
+		{"no-templates", "cmd/mcpx-fw/console/x.go", `package console; import "html/template"`, `"html/template"`},
+		{"no-templates", "engine/x.go", `package engine; import tt "text/template"`, `"text/template"`},
 		{"sdk-only-in-relay", "engine/x.go", `package engine; import _ "github.com/modelcontextprotocol/go-sdk/mcp"`, `"github.com/modelcontextprotocol/go-sdk/mcp"`},
 		{"sdk-only-in-relay", "cmd/mcpx-fw/x_test.go", `package main; import "github.com/modelcontextprotocol/go-sdk/jsonrpc"`, `"github.com/modelcontextprotocol/go-sdk/jsonrpc"`},
 		{"sdk-only-in-relay", "relayx/x.go", `package relayx; import "github.com/modelcontextprotocol/go-sdk"`, `"github.com/modelcontextprotocol/go-sdk"`},

@@ -2,10 +2,15 @@ package main
 
 import (
 	"context"
+	"os"
+	"runtime/debug"
+	"runtime/metrics"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"go.uber.org/zap"
 )
 
 func TestGCSettingsYieldToTheEnvironment(t *testing.T) {
@@ -77,4 +82,30 @@ func TestReleaseWhenQuiet(t *testing.T) {
 			t.Fatalf("%d releases after a second burst, want 1", n)
 		}
 	})
+}
+
+// startGC returns start-up's garbage at once (one forced collection and
+// the heap's free pages handed back): under serve's larger goal it would
+// otherwise stay until traffic grew the heap past it.
+func TestStartGCReleasesStartUpGarbage(t *testing.T) {
+	if _, _, tuned := gcSettings(os.LookupEnv); !tuned {
+		t.Skip("GOGC or GOMEMLIMIT is set: serve leaves the collector to them")
+	}
+	percent := debug.SetGCPercent(100)
+	limit := debug.SetMemoryLimit(-1)
+	defer func() { debug.SetGCPercent(percent); debug.SetMemoryLimit(limit) }()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	before := forcedCycles()
+	startGC(ctx, zap.NewNop())
+	if n := forcedCycles() - before; n < 1 {
+		t.Fatalf("%d collections forced by startGC, want at least 1", n)
+	}
+}
+
+// forcedCycles is how many collections this process was asked for.
+func forcedCycles() uint64 {
+	s := []metrics.Sample{{Name: "/gc/cycles/forced:gc-cycles"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
 }

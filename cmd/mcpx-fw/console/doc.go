@@ -3,8 +3,8 @@
 // and the same rules as the review commands.
 //
 // Everything an upstream wrote reaches the page through inert (control,
-// bidi and invisible characters shown as escapes) and then html/template
-// (markup escaped), and the page runs no script but its own embedded file
+// bidi and invisible characters shown as escapes) and then HTML escaping
+// (markup.go), and the page runs no script but its own embedded file
 // under a strict Content-Security-Policy. The console is reachable only
 // from the machine itself unless configured otherwise; a person signs in
 // once with a link printed at start, and every action carries a per-session

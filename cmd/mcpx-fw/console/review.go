@@ -35,7 +35,7 @@ func (s *Server) showReview(w http.ResponseWriter, r *http.Request, csrf string,
 	}
 	v.Cost, err = s.actions.Cost(r.Context(), id)
 	v.CostErr = err != nil
-	s.render(w, status, "review.html", csrf, v)
+	render(w, status, func(m *markup) { reviewPage(m, csrf, v) })
 }
 
 // decided answers an action: back to the review page, which shows the

@@ -2,13 +2,12 @@ package console
 
 import (
 	"embed"
-	"html/template"
 	"io/fs"
 	"net/http"
 	"time"
 )
 
-//go:embed assets templates
+//go:embed assets
 var files embed.FS
 
 // Server is the console over one Actions. It serves on a listener the
@@ -19,7 +18,6 @@ type Server struct {
 	hosts    map[string]bool
 	sessions *sessions
 	link     string // the sign-in path, printed once at start
-	pages    *template.Template
 	// poll is how often the queue is re-read for changes other processes
 	// made, which Changed does not report on SQLite.
 	poll time.Duration
@@ -28,9 +26,8 @@ type Server struct {
 // New returns the console for actions, listening at addr (host:port, as
 // the listener reports it).
 func New(actions Actions, addr string) *Server {
-	pages := template.Must(template.New("").Funcs(funcs).ParseFS(files, "templates/*.html"))
 	ss := newSessions()
-	return &Server{actions: actions, hosts: hostsFor(addr), sessions: ss, link: "/login?token=" + ss.login, pages: pages, poll: time.Second}
+	return &Server{actions: actions, hosts: hostsFor(addr), sessions: ss, link: "/login?token=" + ss.login, poll: time.Second}
 }
 
 // LoginPath is the one-time sign-in link's path and query; the caller

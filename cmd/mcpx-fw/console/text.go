@@ -1,26 +1,11 @@
 package console
 
 import (
-	"html/template"
 	"strings"
 	"time"
 
 	"github.com/mcpx-fw/mcpx-fw/cmd/mcpx-fw/inert"
 )
-
-// funcs are the templates' helpers. Each string that may hold upstream
-// text goes through one of inert's forms before html/template escapes it:
-// escaping keeps markup out, inert keeps out what a browser would still
-// obey or hide (bidi overrides that reorder a line, zero-width and control
-// characters), showing each as an escape instead.
-var funcs = template.FuncMap{
-	"text": inert.Text, // multi-line prose: newlines and tabs kept
-	"line": inert.Line, // one line
-	"word": inert.Word, // an id or code
-	"sink": sink,       // text already laid out by the CLI's renderer
-	"left": timeLeft,
-	"when": func(t time.Time) string { return t.Local().Format(time.DateTime) },
-}
 
 // timeLeft is how long until t, to the second, or "expired".
 func timeLeft(t time.Time) string {
