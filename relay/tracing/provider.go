@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 )
@@ -54,8 +54,7 @@ func New(ctx context.Context, cfg Config) (*sdktrace.TracerProvider, error) {
 	if err != nil {
 		return nil, err
 	}
-	exp, err := otlptracehttp.New(ctx, otlptracehttp.WithEndpointURL(endpoint), otlptracehttp.WithHeaders(cfg.Headers),
-		otlptracehttp.WithCompression(otlptracehttp.GzipCompression), otlptracehttp.WithTimeout(exportTimeout))
+	exp, err := otlptrace.New(ctx, newOTLPClient(endpoint, cfg.Headers))
 	if err != nil {
 		return nil, fmt.Errorf("tracing: %w", err)
 	}
