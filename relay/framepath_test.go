@@ -217,3 +217,30 @@ func TestStalledUpstreamDoesNotStallHost(t *testing.T) {
 		t.Fatal("b's call timed out")
 	}
 }
+
+// TestFramePathDeepRefusedAnswer: an answer nested deeper than the SDK
+// decodes, whose input_required entries the guard refuses, is replaced by
+// its refusal before the SDK reads it. The host's call on the frame path
+// gets that refusal, as a host served through the SDK does; it does not
+// wait forever for an answer the SDK dropped (the SDK made no call with
+// the frame path's id).
+func TestFramePathDeepRefusedAnswer(t *testing.T) {
+	deep := strings.Repeat("[", sdkMaxDepth+1) + strings.Repeat("]", sdkMaxDepth+1)
+	raw := `{"resultType":"input_required","inputRequests":{"a":{"METHOD":"sampling/createMessage","params":{}}},"deep":` + deep + `}`
+	pFast := newTestProxy(t, "peer")
+	fast := connectHost(t, pFast, "2025-11-25", nil)
+	full := connectHostFull(t, newTestProxy(t, "peer"), "2025-11-25")
+	want := decisionIDs.ReplaceAllString(outcomeJSON(answerRaw(t.Context(), full, "answer_raw", raw)), "dc-ID")
+	if !strings.Contains(want, `"code"`) {
+		t.Fatalf("the full path let the answer through: %s", want)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	got := decisionIDs.ReplaceAllString(outcomeJSON(answerRaw(ctx, fast, "answer_raw", raw)), "dc-ID")
+	if framed(pFast) != 1 {
+		t.Fatalf("%d calls on the frame path, want 1", framed(pFast))
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("frame path differs from the full path (-full +frame):\n%s", diff)
+	}
+}
