@@ -244,3 +244,37 @@ func TestFramePathDeepRefusedAnswer(t *testing.T) {
 		t.Errorf("frame path differs from the full path (-full +frame):\n%s", diff)
 	}
 }
+
+// TestFramePathLeavesPerRequestVersionToSDK: a tools/call whose _meta
+// names a protocol version of 2026-07-28 or later is a request of that
+// revision to the SDK, whatever the session was initialized at: it is
+// checked for the capabilities it must declare, and served on the
+// revision's own link. The frame path, which serves the session's link,
+// leaves it to the SDK, so that a host gets what it gets through the SDK.
+func TestFramePathLeavesPerRequestVersionToSDK(t *testing.T) {
+	metas := []struct {
+		name string
+		meta mcp.Meta
+	}{
+		{"no capabilities", mcp.Meta{"io.modelcontextprotocol/protocolVersion": "2026-07-28"}},
+		{"capabilities", mcp.Meta{"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+			"io.modelcontextprotocol/clientCapabilities": map[string]any{}}},
+	}
+	pFast := newTestProxy(t, "peer")
+	fast := connectHost(t, pFast, "2025-11-25", nil)
+	full := connectHostFull(t, newTestProxy(t, "peer"), "2025-11-25")
+	for _, m := range metas {
+		t.Run(m.name, func(t *testing.T) {
+			call := func(cs *mcp.ClientSession) string {
+				return outcomeJSON(cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "client_info", Arguments: map[string]any{}, Meta: m.meta}))
+			}
+			want := call(full)
+			if diff := cmp.Diff(want, call(fast)); diff != "" {
+				t.Errorf("frame path differs from the full path (-full +frame):\n%s", diff)
+			}
+		})
+	}
+	if n := framed(pFast); n != 0 {
+		t.Errorf("%d calls on the frame path, want none", n)
+	}
+}
