@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -257,9 +258,14 @@ func (fc *fastCalls) progress(params []byte) bool {
 	return true
 }
 
-// isNumber reports whether a valid JSON value is a number.
+// isNumber reports whether a valid JSON value is a number a float64 holds:
+// the SDK refuses one past its range, and the full path drops its frame.
 func isNumber(v []byte) bool {
-	return len(v) > 0 && (v[0] == '-' || (v[0] >= '0' && v[0] <= '9'))
+	if len(v) == 0 || (v[0] != '-' && (v[0] < '0' || v[0] > '9')) {
+		return false
+	}
+	_, err := strconv.ParseFloat(string(v), 64)
+	return err == nil
 }
 
 // answerSlowly answers the call with an upstream frame the rewrite could

@@ -1,8 +1,10 @@
 package relay
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"regexp"
 	"strconv"
@@ -276,5 +278,37 @@ func TestFramePathLeavesPerRequestVersionToSDK(t *testing.T) {
 	}
 	if n := framed(pFast); n != 0 {
 		t.Errorf("%d calls on the frame path, want none", n)
+	}
+}
+
+// writeCloser is a buffer as a host's stream.
+type writeCloser struct{ *bytes.Buffer }
+
+func (writeCloser) Close() error { return nil }
+
+// TestFramePathProgressNumbers: progress whose numbers the SDK cannot
+// read (past a float64's range) is dropped by the full path, which
+// decodes it; the frame path leaves it to the SDK too, instead of writing
+// to the host a number no SDK sends.
+func TestFramePathProgressNumbers(t *testing.T) {
+	for _, tc := range []struct {
+		params string
+		relay  bool
+	}{
+		{`{"progressToken":"mcpx-fw-t","progress":1,"total":2.5e3,"message":"m"}`, true},
+		{`{"progressToken":"mcpx-fw-t","progress":1e-400}`, true},
+		{`{"progressToken":"mcpx-fw-t","progress":1e999}`, false},
+		{`{"progressToken":"mcpx-fw-t","progress":1,"total":-1e400}`, false},
+	} {
+		var sdk mcp.ProgressNotificationParams
+		if sdkReads := json.Unmarshal([]byte(tc.params), &sdk) == nil; sdkReads != tc.relay {
+			t.Fatalf("%s: the SDK reads it: %v", tc.params, sdkReads)
+		}
+		var out bytes.Buffer
+		h := &hostWire{out: writeCloser{&out}}
+		fc := &fastCalls{tokens: map[string]*fastCall{"mcpx-fw-t": {host: h, hostToken: []byte(`"h"`)}}}
+		if got := fc.progress([]byte(tc.params)); got != tc.relay {
+			t.Errorf("%s: relayed on its bytes: %v, want %v (the host got %q)", tc.params, got, tc.relay, out.String())
+		}
 	}
 }
