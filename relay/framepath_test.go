@@ -6,6 +6,8 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"net"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -310,5 +312,100 @@ func TestFramePathProgressNumbers(t *testing.T) {
 		if got := fc.progress([]byte(tc.params)); got != tc.relay {
 			t.Errorf("%s: relayed on its bytes: %v, want %v (the host got %q)", tc.params, got, tc.relay, out.String())
 		}
+	}
+}
+
+// rawHost is a host that writes its frames itself to a firewall served
+// over stdio, and reads the answers.
+type rawHost struct {
+	t       *testing.T
+	conn    net.Conn
+	answers chan map[string]json.RawMessage
+}
+
+func newRawHost(t *testing.T, p *Proxy) *rawHost {
+	t.Helper()
+	hostEnd, serveEnd := net.Pipe()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- p.ServeStdio(ctx, serveEnd, serveEnd) }()
+	h := &rawHost{t: t, conn: hostEnd, answers: make(chan map[string]json.RawMessage, 16)}
+	go func() {
+		dec := json.NewDecoder(hostEnd)
+		for {
+			var m map[string]json.RawMessage
+			if dec.Decode(&m) != nil {
+				return
+			}
+			if m["method"] == nil {
+				h.answers <- m
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		_ = hostEnd.Close()
+		cancel()
+		<-done
+	})
+	h.send(`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+	h.answer(`"init"`)
+	h.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	return h
+}
+
+func (h *rawHost) send(frame string) {
+	h.t.Helper()
+	if _, err := h.conn.Write([]byte(frame + "\n")); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
+// answer is the next answer, which must be to id.
+func (h *rawHost) answer(id string) map[string]json.RawMessage {
+	h.t.Helper()
+	select {
+	case m := <-h.answers:
+		if string(m["id"]) != id {
+			h.t.Fatalf("answer to %s, want one to %s", m["id"], id)
+		}
+		return m
+	case <-time.After(30 * time.Second):
+		h.t.Fatalf("no answer to %s", id)
+	}
+	return nil
+}
+
+// TestFramePathCancelAsSDKReadsIt: a host's cancellation names its call
+// by the id as the SDK reads it (an integer however it is written, a
+// string with escapes resolved), so cancelling a call on the frame path
+// with its id spelled otherwise cancels the upstream's call, as it does
+// through the SDK.
+func TestFramePathCancelAsSDKReadsIt(t *testing.T) {
+	for _, tc := range []struct{ name, id, cancelled string }{
+		{"as written", `7`, `7`},
+		{"fraction", `7`, `7.0`},
+		{"exponent", `7`, `0.7e1`},
+		{"negative zero", `-0`, `0`},
+		{"escaped string", `"ab"`, `"\u0061b"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			log := filepath.Join(t.TempDir(), "peer.log")
+			p := newTestProxy(t, "peer")
+			p.cfg.Upstreams[0].Env = map[string]string{"MCPXFW_PEER_LOG": log}
+			h := newRawHost(t, p)
+			h.send(`{"jsonrpc":"2.0","id":"warm","method":"tools/call","params":{"name":"echo","arguments":{"text":"x"}}}`)
+			h.answer(`"warm"`) // the upstream runs: the next call takes the frame path
+			n := framed(p)
+			h.send(`{"jsonrpc":"2.0","id":` + tc.id + `,"method":"tools/call","params":{"name":"block","arguments":{}}}`)
+			waitFor(t, func() bool { return framed(p) == n+1 })
+			h.send(`{"jsonrpc":"2.0","id":"next","method":"tools/call","params":{"name":"echo","arguments":{"text":"x"}}}`)
+			h.answer(`"next"`) // the upstream handles its calls in order: block's runs
+			h.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":` + tc.cancelled + `}}`)
+			h.send(`{"jsonrpc":"2.0","id":"ping","method":"ping"}`)
+			h.answer(`"ping"`) // the host's frames are read in order: the cancellation was
+			if got := waitForFile(t, log); !strings.Contains(got, "block: cancelled") {
+				t.Fatalf("upstream recorded %q, want its call cancelled", got)
+			}
+		})
 	}
 }
