@@ -409,3 +409,24 @@ func TestFramePathCancelAsSDKReadsIt(t *testing.T) {
 		})
 	}
 }
+
+// TestFramePathProgressIsANotification: progress sent as a request (with
+// an id) is not progress to the SDK, which refuses it; the frame path
+// leaves it to the SDK, instead of relaying it to the host.
+func TestFramePathProgressIsANotification(t *testing.T) {
+	for _, tc := range []struct {
+		frame string
+		took  bool
+	}{
+		{`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"mcpx-fw-t","progress":1}}`, true},
+		{`{"jsonrpc":"2.0","id":1,"method":"notifications/progress","params":{"progressToken":"mcpx-fw-t","progress":1}}`, false},
+		{`{"jsonrpc":"2.0","id":"mcpx-fw-c1","method":"notifications/progress","params":{"progressToken":"mcpx-fw-t","progress":1}}`, false},
+	} {
+		var out bytes.Buffer
+		h := &hostWire{out: writeCloser{&out}}
+		fc := &fastCalls{calls: map[string]*fastCall{}, tokens: map[string]*fastCall{"mcpx-fw-t": {host: h, hostToken: []byte(`"h"`)}}}
+		if got := fc.took([]byte(tc.frame)); got != tc.took {
+			t.Errorf("%s: taken: %v, want %v (the host got %q)", tc.frame, got, tc.took, out.String())
+		}
+	}
+}
