@@ -114,16 +114,19 @@ func appendToolResult(b, result []byte) ([]byte, bool) {
 }
 
 // plainContent reports whether content is an array of items the SDK
-// decodes as they are written: objects whose type, named exactly so and
-// never in another case, is one a tool result carries. An item the SDK
+// decodes as they are written: objects whose type, named exactly so, once
+// and never in another case, is one a tool result carries. An item the SDK
 // would refuse, or a tool_use or tool_result (whose nested content it
 // reads too), is left to the full path, so the host never gets content
-// the firewall's own decoder refuses.
+// the firewall's own decoder refuses; so is one that names its type twice,
+// which a host may read by the type this check did not.
 func plainContent(content []byte) bool {
 	return eachElement(content, func(item []byte) bool {
 		var kind []byte
 		return eachMember(item, func(name, v []byte) bool {
 			switch {
+			case string(name) == "type" && kind != nil:
+				return false
 			case string(name) == "type":
 				kind = v
 			case strings.EqualFold(string(name), "type"):

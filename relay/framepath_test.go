@@ -87,6 +87,7 @@ func TestFramePathMatchesFullPath(t *testing.T) {
 		{"escaped meta key", `{"content":[],"_meta":{"io.modelcontextprotocol\u002fserverInfo":{"name":"peer-secret"}}}`},
 		{"repeated member", `{"content":[{"type":"text","text":"first"}],"content":[{"type":"text","text":"second"}]}`},
 		{"repeated meta key", `{"content":[],"_meta":{"k":1,"k":2}}`},
+		{"repeated content type", `{"content":[{"type":"tool_use","id":"1","name":"n","input":{},"type":"text","text":"x"}]}`},
 		{"case-folded name", `{"Content":[{"type":"text","text":"folded"}]}`},
 		{"invalid UTF-8", "{\"content\":[{\"type\":\"text\",\"text\":\"bad \xff byte\"}]}"},
 		{"isError not a boolean", `{"content":[],"isError":"yes"}`},
@@ -427,6 +428,26 @@ func TestFramePathProgressIsANotification(t *testing.T) {
 		fc := &fastCalls{calls: map[string]*fastCall{}, tokens: map[string]*fastCall{"mcpx-fw-t": {host: h, hostToken: []byte(`"h"`)}}}
 		if got := fc.took([]byte(tc.frame)); got != tc.took {
 			t.Errorf("%s: taken: %v, want %v (the host got %q)", tc.frame, got, tc.took, out.String())
+		}
+	}
+}
+
+// TestFramePathContentTypeOnce: a content item that names its type twice
+// is what plainContent judged by one reading (the last type, as the SDK
+// reads it) and a host's parser may read by the other (the first): a
+// tool_use behind a text. It is left to the full path, which sends the
+// host one type.
+func TestFramePathContentTypeOnce(t *testing.T) {
+	for _, result := range []string{
+		`{"content":[{"type":"tool_use","id":"1","name":"n","input":{},"type":"text","text":"x"}]}`,
+		`{"content":[{"type":"text","text":"x"},{"type":"text","type":"text","text":"y"}]}`,
+	} {
+		e, ok := readEnvelope([]byte(`{"jsonrpc":"2.0","id":"mcpx-fw-c1","result":` + result + `}`))
+		if !ok {
+			t.Fatalf("%s: envelope not read", result)
+		}
+		if out, ok := (&fastCall{hostID: []byte("7")}).reply(e); ok {
+			t.Errorf("%s: relayed on its bytes as %s", result, out)
 		}
 	}
 }
