@@ -138,8 +138,8 @@ func (fc *fastCalls) took(frame []byte) bool {
 	switch {
 	case !ok || (e.method == nil && !plainString(e.id)):
 		return fc.tookUnjudged(frame)
-	case e.method != nil:
-		return string(e.method) == `"notifications/progress"` && fc.progress(e.params)
+	case e.method != nil: // progress with an id is a request the SDK refuses
+		return e.id == nil && string(e.method) == `"notifications/progress"` && fc.progress(e.params)
 	}
 	c := fc.take(string(e.id[1 : len(e.id)-1]))
 	if c == nil {

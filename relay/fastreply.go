@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -113,16 +114,19 @@ func appendToolResult(b, result []byte) ([]byte, bool) {
 }
 
 // plainContent reports whether content is an array of items the SDK
-// decodes as they are written: objects whose type, named exactly so and
-// never in another case, is one a tool result carries. An item the SDK
+// decodes as they are written: objects whose type, named exactly so, once
+// and never in another case, is one a tool result carries. An item the SDK
 // would refuse, or a tool_use or tool_result (whose nested content it
 // reads too), is left to the full path, so the host never gets content
-// the firewall's own decoder refuses.
+// the firewall's own decoder refuses; so is one that names its type twice,
+// which a host may read by the type this check did not.
 func plainContent(content []byte) bool {
 	return eachElement(content, func(item []byte) bool {
 		var kind []byte
 		return eachMember(item, func(name, v []byte) bool {
 			switch {
+			case string(name) == "type" && kind != nil:
+				return false
 			case string(name) == "type":
 				kind = v
 			case strings.EqualFold(string(name), "type"):
@@ -257,9 +261,14 @@ func (fc *fastCalls) progress(params []byte) bool {
 	return true
 }
 
-// isNumber reports whether a valid JSON value is a number.
+// isNumber reports whether a valid JSON value is a number a float64 holds:
+// the SDK refuses one past its range, and the full path drops its frame.
 func isNumber(v []byte) bool {
-	return len(v) > 0 && (v[0] == '-' || (v[0] >= '0' && v[0] <= '9'))
+	if len(v) == 0 || (v[0] != '-' && (v[0] < '0' || v[0] > '9')) {
+		return false
+	}
+	_, err := strconv.ParseFloat(string(v), 64)
+	return err == nil
 }
 
 // answerSlowly answers the call with an upstream frame the rewrite could

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // toolCall is the members of a host's tools/call params the frame path
@@ -16,6 +18,9 @@ type toolCall struct {
 // _meta (an object) if present; any other member (a 2026-07-28 host's
 // inputResponses or requestState, say) leaves the call to the full path.
 // token is _meta's progressToken, a string without escapes or an integer.
+// A _meta naming a protocol version makes the call, to the SDK, one of that
+// revision whatever the session's (a 2026-07-28 one is checked for what it
+// declares and served on that revision's link): the full path's to judge.
 func readToolCall(params []byte) (toolCall, bool) {
 	var c toolCall
 	ok := readMembers(params, func(name []byte) *[]byte {
@@ -36,7 +41,7 @@ func readToolCall(params []byte) (toolCall, bool) {
 		if string(name) == "progressToken" {
 			c.token = v
 		}
-		return true
+		return string(name) != mcp.MetaKeyProtocolVersion
 	}) {
 		return c, false
 	}

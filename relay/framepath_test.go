@@ -1,9 +1,13 @@
 package relay
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
+	"net"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -83,6 +87,7 @@ func TestFramePathMatchesFullPath(t *testing.T) {
 		{"escaped meta key", `{"content":[],"_meta":{"io.modelcontextprotocol\u002fserverInfo":{"name":"peer-secret"}}}`},
 		{"repeated member", `{"content":[{"type":"text","text":"first"}],"content":[{"type":"text","text":"second"}]}`},
 		{"repeated meta key", `{"content":[],"_meta":{"k":1,"k":2}}`},
+		{"repeated content type", `{"content":[{"type":"tool_use","id":"1","name":"n","input":{},"type":"text","text":"x"}]}`},
 		{"case-folded name", `{"Content":[{"type":"text","text":"folded"}]}`},
 		{"invalid UTF-8", "{\"content\":[{\"type\":\"text\",\"text\":\"bad \xff byte\"}]}"},
 		{"isError not a boolean", `{"content":[],"isError":"yes"}`},
@@ -215,5 +220,234 @@ func TestStalledUpstreamDoesNotStallHost(t *testing.T) {
 	}
 	if errors.Is(call.Err(), context.DeadlineExceeded) {
 		t.Fatal("b's call timed out")
+	}
+}
+
+// TestFramePathDeepRefusedAnswer: an answer nested deeper than the SDK
+// decodes, whose input_required entries the guard refuses, is replaced by
+// its refusal before the SDK reads it. The host's call on the frame path
+// gets that refusal, as a host served through the SDK does; it does not
+// wait forever for an answer the SDK dropped (the SDK made no call with
+// the frame path's id).
+func TestFramePathDeepRefusedAnswer(t *testing.T) {
+	deep := strings.Repeat("[", sdkMaxDepth+1) + strings.Repeat("]", sdkMaxDepth+1)
+	raw := `{"resultType":"input_required","inputRequests":{"a":{"METHOD":"sampling/createMessage","params":{}}},"deep":` + deep + `}`
+	pFast := newTestProxy(t, "peer")
+	fast := connectHost(t, pFast, "2025-11-25", nil)
+	full := connectHostFull(t, newTestProxy(t, "peer"), "2025-11-25")
+	want := decisionIDs.ReplaceAllString(outcomeJSON(answerRaw(t.Context(), full, "answer_raw", raw)), "dc-ID")
+	if !strings.Contains(want, `"code"`) {
+		t.Fatalf("the full path let the answer through: %s", want)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	got := decisionIDs.ReplaceAllString(outcomeJSON(answerRaw(ctx, fast, "answer_raw", raw)), "dc-ID")
+	if framed(pFast) != 1 {
+		t.Fatalf("%d calls on the frame path, want 1", framed(pFast))
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("frame path differs from the full path (-full +frame):\n%s", diff)
+	}
+}
+
+// TestFramePathLeavesPerRequestVersionToSDK: a tools/call whose _meta
+// names a protocol version of 2026-07-28 or later is a request of that
+// revision to the SDK, whatever the session was initialized at: it is
+// checked for the capabilities it must declare, and served on the
+// revision's own link. The frame path, which serves the session's link,
+// leaves it to the SDK, so that a host gets what it gets through the SDK.
+func TestFramePathLeavesPerRequestVersionToSDK(t *testing.T) {
+	metas := []struct {
+		name string
+		meta mcp.Meta
+	}{
+		{"no capabilities", mcp.Meta{"io.modelcontextprotocol/protocolVersion": "2026-07-28"}},
+		{"capabilities", mcp.Meta{"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+			"io.modelcontextprotocol/clientCapabilities": map[string]any{}}},
+	}
+	pFast := newTestProxy(t, "peer")
+	fast := connectHost(t, pFast, "2025-11-25", nil)
+	full := connectHostFull(t, newTestProxy(t, "peer"), "2025-11-25")
+	for _, m := range metas {
+		t.Run(m.name, func(t *testing.T) {
+			call := func(cs *mcp.ClientSession) string {
+				return outcomeJSON(cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "client_info", Arguments: map[string]any{}, Meta: m.meta}))
+			}
+			want := call(full)
+			if diff := cmp.Diff(want, call(fast)); diff != "" {
+				t.Errorf("frame path differs from the full path (-full +frame):\n%s", diff)
+			}
+		})
+	}
+	if n := framed(pFast); n != 0 {
+		t.Errorf("%d calls on the frame path, want none", n)
+	}
+}
+
+// writeCloser is a buffer as a host's stream.
+type writeCloser struct{ *bytes.Buffer }
+
+func (writeCloser) Close() error { return nil }
+
+// TestFramePathProgressNumbers: progress whose numbers the SDK cannot
+// read (past a float64's range) is dropped by the full path, which
+// decodes it; the frame path leaves it to the SDK too, instead of writing
+// to the host a number no SDK sends.
+func TestFramePathProgressNumbers(t *testing.T) {
+	for _, tc := range []struct {
+		params string
+		relay  bool
+	}{
+		{`{"progressToken":"mcpx-fw-t","progress":1,"total":2.5e3,"message":"m"}`, true},
+		{`{"progressToken":"mcpx-fw-t","progress":1e-400}`, true},
+		{`{"progressToken":"mcpx-fw-t","progress":1e999}`, false},
+		{`{"progressToken":"mcpx-fw-t","progress":1,"total":-1e400}`, false},
+	} {
+		var sdk mcp.ProgressNotificationParams
+		if sdkReads := json.Unmarshal([]byte(tc.params), &sdk) == nil; sdkReads != tc.relay {
+			t.Fatalf("%s: the SDK reads it: %v", tc.params, sdkReads)
+		}
+		var out bytes.Buffer
+		h := &hostWire{out: writeCloser{&out}}
+		fc := &fastCalls{tokens: map[string]*fastCall{"mcpx-fw-t": {host: h, hostToken: []byte(`"h"`)}}}
+		if got := fc.progress([]byte(tc.params)); got != tc.relay {
+			t.Errorf("%s: relayed on its bytes: %v, want %v (the host got %q)", tc.params, got, tc.relay, out.String())
+		}
+	}
+}
+
+// rawHost is a host that writes its frames itself to a firewall served
+// over stdio, and reads the answers.
+type rawHost struct {
+	t       *testing.T
+	conn    net.Conn
+	answers chan map[string]json.RawMessage
+}
+
+func newRawHost(t *testing.T, p *Proxy) *rawHost {
+	t.Helper()
+	hostEnd, serveEnd := net.Pipe()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- p.ServeStdio(ctx, serveEnd, serveEnd) }()
+	h := &rawHost{t: t, conn: hostEnd, answers: make(chan map[string]json.RawMessage, 16)}
+	go func() {
+		dec := json.NewDecoder(hostEnd)
+		for {
+			var m map[string]json.RawMessage
+			if dec.Decode(&m) != nil {
+				return
+			}
+			if m["method"] == nil {
+				h.answers <- m
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		_ = hostEnd.Close()
+		cancel()
+		<-done
+	})
+	h.send(`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+	h.answer(`"init"`)
+	h.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	return h
+}
+
+func (h *rawHost) send(frame string) {
+	h.t.Helper()
+	if _, err := h.conn.Write([]byte(frame + "\n")); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
+// answer is the next answer, which must be to id.
+func (h *rawHost) answer(id string) map[string]json.RawMessage {
+	h.t.Helper()
+	select {
+	case m := <-h.answers:
+		if string(m["id"]) != id {
+			h.t.Fatalf("answer to %s, want one to %s", m["id"], id)
+		}
+		return m
+	case <-time.After(30 * time.Second):
+		h.t.Fatalf("no answer to %s", id)
+	}
+	return nil
+}
+
+// TestFramePathCancelAsSDKReadsIt: a host's cancellation names its call
+// by the id as the SDK reads it (an integer however it is written, a
+// string with escapes resolved), so cancelling a call on the frame path
+// with its id spelled otherwise cancels the upstream's call, as it does
+// through the SDK.
+func TestFramePathCancelAsSDKReadsIt(t *testing.T) {
+	for _, tc := range []struct{ name, id, cancelled string }{
+		{"as written", `7`, `7`},
+		{"fraction", `7`, `7.0`},
+		{"exponent", `7`, `0.7e1`},
+		{"negative zero", `-0`, `0`},
+		{"escaped string", `"ab"`, `"\u0061b"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			log := filepath.Join(t.TempDir(), "peer.log")
+			p := newTestProxy(t, "peer")
+			p.cfg.Upstreams[0].Env = map[string]string{"MCPXFW_PEER_LOG": log}
+			h := newRawHost(t, p)
+			h.send(`{"jsonrpc":"2.0","id":"warm","method":"tools/call","params":{"name":"echo","arguments":{"text":"x"}}}`)
+			h.answer(`"warm"`) // the upstream runs: the next call takes the frame path
+			n := framed(p)
+			h.send(`{"jsonrpc":"2.0","id":` + tc.id + `,"method":"tools/call","params":{"name":"block","arguments":{}}}`)
+			waitFor(t, func() bool { return framed(p) == n+1 })
+			h.send(`{"jsonrpc":"2.0","id":"next","method":"tools/call","params":{"name":"echo","arguments":{"text":"x"}}}`)
+			h.answer(`"next"`) // the upstream handles its calls in order: block's runs
+			h.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":` + tc.cancelled + `}}`)
+			h.send(`{"jsonrpc":"2.0","id":"ping","method":"ping"}`)
+			h.answer(`"ping"`) // the host's frames are read in order: the cancellation was
+			if got := waitForFile(t, log); !strings.Contains(got, "block: cancelled") {
+				t.Fatalf("upstream recorded %q, want its call cancelled", got)
+			}
+		})
+	}
+}
+
+// TestFramePathProgressIsANotification: progress sent as a request (with
+// an id) is not progress to the SDK, which refuses it; the frame path
+// leaves it to the SDK, instead of relaying it to the host.
+func TestFramePathProgressIsANotification(t *testing.T) {
+	for _, tc := range []struct {
+		frame string
+		took  bool
+	}{
+		{`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"mcpx-fw-t","progress":1}}`, true},
+		{`{"jsonrpc":"2.0","id":1,"method":"notifications/progress","params":{"progressToken":"mcpx-fw-t","progress":1}}`, false},
+		{`{"jsonrpc":"2.0","id":"mcpx-fw-c1","method":"notifications/progress","params":{"progressToken":"mcpx-fw-t","progress":1}}`, false},
+	} {
+		var out bytes.Buffer
+		h := &hostWire{out: writeCloser{&out}}
+		fc := &fastCalls{calls: map[string]*fastCall{}, tokens: map[string]*fastCall{"mcpx-fw-t": {host: h, hostToken: []byte(`"h"`)}}}
+		if got := fc.took([]byte(tc.frame)); got != tc.took {
+			t.Errorf("%s: taken: %v, want %v (the host got %q)", tc.frame, got, tc.took, out.String())
+		}
+	}
+}
+
+// TestFramePathContentTypeOnce: a content item that names its type twice
+// is what plainContent judged by one reading (the last type, as the SDK
+// reads it) and a host's parser may read by the other (the first): a
+// tool_use behind a text. It is left to the full path, which sends the
+// host one type.
+func TestFramePathContentTypeOnce(t *testing.T) {
+	for _, result := range []string{
+		`{"content":[{"type":"tool_use","id":"1","name":"n","input":{},"type":"text","text":"x"}]}`,
+		`{"content":[{"type":"text","text":"x"},{"type":"text","type":"text","text":"y"}]}`,
+	} {
+		e, ok := readEnvelope([]byte(`{"jsonrpc":"2.0","id":"mcpx-fw-c1","result":` + result + `}`))
+		if !ok {
+			t.Fatalf("%s: envelope not read", result)
+		}
+		if out, ok := (&fastCall{hostID: []byte("7")}).reply(e); ok {
+			t.Errorf("%s: relayed on its bytes as %s", result, out)
+		}
 	}
 }

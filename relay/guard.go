@@ -218,7 +218,9 @@ func (f *frameScreen) Close() error { return nil }
 
 // judgeDeep judges a frame too deep for the SDK's decoder, reading only
 // its envelope. It returns what the SDK gets instead: nothing for a push
-// answered here, a refusal for a result, else the frame.
+// answered here, a refusal for a result, else the frame. The refusal of
+// an answer to a call on the frame path goes to its host from here: the
+// SDK made no call with that id, and would drop it.
 func (f *frameScreen) judgeDeep(frame []byte) []byte {
 	var msg jsonrpc.Message
 	var id any
@@ -257,7 +259,10 @@ func (f *frameScreen) judgeDeep(frame []byte) []byte {
 		return frame
 	}
 	b = append(b, '\n')
-	if j.replace != nil {
+	switch {
+	case j.replace != nil && f.fast.took(b):
+		return nil // the refusal answers a host call on the frame path
+	case j.replace != nil:
 		return b
 	}
 	_, _ = f.reply(b)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -31,7 +32,7 @@ type hostWire struct {
 	ready   atomic.Bool                       // the host sent notifications/initialized
 
 	mu    sync.Mutex
-	calls map[string]*fastCall // on the frame path, by the host's id as written
+	calls map[string]*fastCall // on the frame path, by the host's id as the SDK reads it (idKey)
 	idle  chan struct{}        // closed when calls empties, for drain
 }
 
@@ -125,10 +126,11 @@ func (h *hostWire) link() *link {
 func (h *hostWire) claim(c *fastCall) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.calls[string(c.hostID)] != nil {
+	key := idKey(c.hostID)
+	if h.calls[key] != nil {
 		return false
 	}
-	h.calls[string(c.hostID)] = c
+	h.calls[key] = c
 	return true
 }
 
@@ -136,8 +138,8 @@ func (h *hostWire) claim(c *fastCall) bool {
 func (h *hostWire) forget(c *fastCall) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.calls[string(c.hostID)] == c {
-		delete(h.calls, string(c.hostID))
+	if key := idKey(c.hostID); h.calls[key] == c {
+		delete(h.calls, key)
 	}
 	if len(h.calls) == 0 && h.idle != nil {
 		close(h.idle)
@@ -166,9 +168,42 @@ func (h *hostWire) drain(d time.Duration) bool {
 
 // inFlight is the call the host's id names, nil if none.
 func (h *hostWire) inFlight(id []byte) *fastCall {
+	key := idKey(id)
+	if key == "" {
+		return nil
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return h.calls[string(id)]
+	return h.calls[key]
+}
+
+// idKey is a host's id as the SDK reads it (jsonrpc.MakeID): a number as
+// the integer it truncates to, a string with its escapes resolved; "" for
+// an id it does not read. The calls in flight are kept by it, so that a
+// cancellation names the call the SDK would take it to name however
+// either id is spelt (7 and 7.0, -0 and 0, "a" and "\u0061").
+func idKey(v []byte) string {
+	switch {
+	case plainString(v):
+		return string(v)
+	case integer(v) && len(v) <= 15 && string(v) != "-0":
+		return string(v) // exact in the float64 the SDK reads it into
+	}
+	var x any
+	if json.Unmarshal(v, &x) != nil {
+		return ""
+	}
+	id, err := jsonrpc.MakeID(x)
+	if err != nil {
+		return ""
+	}
+	switch raw := id.Raw().(type) {
+	case int64:
+		return strconv.FormatInt(raw, 10)
+	case string:
+		return `"` + raw + `"`
+	}
+	return ""
 }
 
 // answerResult and answerError answer the host's call id, as the SDK
