@@ -86,9 +86,10 @@ func (h *hostWire) callTool(frame []byte) bool {
 	c.release = append(c.release, u.track(name, context.Background()))
 	out, ok := toolCallFrame(c, req)
 	if !ok || !u.fast.stdin.tryWrite(out) {
-		if u.fast.take(c.id) != nil {
-			c.done()
+		if u.fast.take(c.id) == nil {
+			return true // the session ended meanwhile, and end answered the host
 		}
+		c.done()
 		return false
 	}
 	return true
