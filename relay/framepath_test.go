@@ -25,22 +25,9 @@ import (
 // through the SDK on both sides, never on the frame path.
 func connectHostFull(t *testing.T, p *Proxy, version string) *mcp.ClientSession {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
 	hostT, proxyT := mcp.NewInMemoryTransports()
-	done := make(chan error, 1)
-	go func() { done <- p.serve(ctx, proxyT, nil) }()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test-host", Version: "1"}, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}}).
-		Connect(t.Context(), hostT, &mcp.ClientSessionOptions{ProtocolVersion: version})
-	if err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cs.Close()
-		cancel()
-		<-done
-	})
-	return cs
+	client := mcp.NewClient(&mcp.Implementation{Name: "test-host", Version: "1"}, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}})
+	return connectServed(t, func(ctx context.Context) error { return p.serve(ctx, proxyT, nil) }, hostT, client, version)
 }
 
 // decisionIDs are the ids of decisions, which differ from run to run.

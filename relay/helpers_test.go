@@ -110,14 +110,21 @@ func connectHost(t *testing.T, p *Proxy, version string, opts *mcp.ClientOptions
 // wrap, if given, wraps the host's end (to record what it reads).
 func connectClient(t *testing.T, p *Proxy, version string, client *mcp.Client, wrap ...func(mcp.Transport) mcp.Transport) *mcp.ClientSession {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
 	hostT, serveIn, serveOut := hostPipe()
-	done := make(chan error, 1)
-	go func() { done <- p.ServeStdio(ctx, serveIn, serveOut) }()
 	var ht mcp.Transport = hostT
 	for _, w := range wrap {
 		ht = w(ht)
 	}
+	return connectServed(t, func(ctx context.Context) error { return p.ServeStdio(ctx, serveIn, serveOut) }, ht, client, version)
+}
+
+// connectServed runs serve until the test ends and connects client to it
+// over ht at version.
+func connectServed(t *testing.T, serve func(ctx context.Context) error, ht mcp.Transport, client *mcp.Client, version string) *mcp.ClientSession {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- serve(ctx) }()
 	cs, err := client.Connect(t.Context(), ht, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		cancel()
