@@ -84,8 +84,9 @@ func (h *hostWire) pick(frame []byte, deep bool) []byte {
 	return frame
 }
 
-// noteInitialized watches for the host's notifications/initialized: the
-// SDK serves no tools/call before it, so neither does the frame path.
+// noteInitialized watches for the host's notifications/initialized. The
+// frame path serves a host only after it, a step later than the SDK,
+// which needs only initialize: a call before it goes the full path.
 func (h *hostWire) noteInitialized(frame []byte) {
 	if !bytes.Contains(frame, []byte(`"notifications/initialized"`)) {
 		return

@@ -3,7 +3,6 @@ package peer
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"io"
 	"os"
@@ -29,15 +28,9 @@ func addAnswerTools(srv *mcp.Server, raw *rawParams, gate *readGate) {
 // answerRaw parks the decoded bytes, to go out in place of the result
 // whose _meta names them (swapResult).
 func (r *rawParams) answerRaw(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	var args struct {
-		Raw string `json:"raw_b64"`
-	}
-	if err := json.Unmarshal(req.Params.Arguments, &args); err != nil {
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "answer_raw needs {raw_b64}"}
-	}
-	raw, err := base64.StdEncoding.DecodeString(args.Raw)
+	raw, err := rawArgument(req)
 	if err != nil {
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "raw_b64: " + err.Error()}
+		return nil, err
 	}
 	return &mcp.CallToolResult{Content: []mcp.Content{}, Meta: mcp.Meta{rawKey: r.put(raw)}}, nil
 }

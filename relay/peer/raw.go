@@ -217,18 +217,28 @@ func (c *swapConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	return c.Connection.Write(ctx, msg)
 }
 
-// sampleRaw pushes the base64-decoded bytes as the params of a sampling
-// request, exactly as given.
-func (r *rawParams) sampleRaw(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+// rawArgument is the bytes a *_raw tool was given, base64-decoded from
+// its raw_b64 argument.
+func rawArgument(req *mcp.CallToolRequest) ([]byte, error) {
 	var args struct {
 		Raw string `json:"raw_b64"`
 	}
 	if err := json.Unmarshal(req.Params.Arguments, &args); err != nil {
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "sample_raw needs {raw_b64}"}
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: req.Params.Name + " needs {raw_b64}"}
 	}
 	raw, err := base64.StdEncoding.DecodeString(args.Raw)
 	if err != nil {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "raw_b64: " + err.Error()}
+	}
+	return raw, nil
+}
+
+// sampleRaw pushes the base64-decoded bytes as the params of a sampling
+// request, exactly as given.
+func (r *rawParams) sampleRaw(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	raw, err := rawArgument(req)
+	if err != nil {
+		return nil, err
 	}
 	params := &mcp.CreateMessageWithToolsParams{Meta: mcp.Meta{rawKey: r.put(raw)}, MaxTokens: 1}
 	return sampleResult(req.Session.CreateMessageWithTools(ctx, params)), nil
