@@ -183,6 +183,27 @@ var layerRules = []layerRule{
 		}),
 	},
 	{
+		name: "peer-only-in-tests",
+		text: "only tests (and testdata) import relay/peer: its hostile, load and attack tools never ship in mcpx-fw",
+		check: forbidImports(func(module string, f goFile, imp string) bool {
+			return hasPathPrefix(imp, module+"/relay/peer") && !f.test && !under(f.dir, "relay/peer")
+		}),
+	},
+	{
+		name: "demopeer-sdk-and-stdlib-only",
+		text: "relay/demopeer imports only the standard library and the MCP SDK (its tests may import more): the demo's peers ship in mcpx-fw, so they hold nothing of the test peers",
+		check: forbidImports(func(_ string, f goFile, imp string) bool {
+			return under(f.dir, "relay/demopeer") && !f.test && !isStdlib(imp) && !hasPathPrefix(imp, sdkPath)
+		}),
+	},
+	{
+		name: "hostcheck-stdlib-only",
+		text: "cmd/mcpx-fw/hostcheck imports only the standard library: the console and the ops listener share it",
+		check: forbidImports(func(_ string, f goFile, imp string) bool {
+			return under(f.dir, "cmd/mcpx-fw/hostcheck") && !isStdlib(imp)
+		}),
+	},
+	{
 		name: "relay-not-cmd",
 		text: "relay/... does not import cmd",
 		check: forbidImports(func(module string, f goFile, imp string) bool {
@@ -254,6 +275,11 @@ func TestImportLayersCatchViolations(t *testing.T) {
 		{"telemetry-a-leaf", "engine/telemetry/x.go", `package telemetry; import "example.com/fw/engine"`, `"example.com/fw/engine"`},
 		{"otel-sdk-only-in-tracing", "engine/x.go", `package engine; import _ "go.opentelemetry.io/otel/sdk/trace"`, `"go.opentelemetry.io/otel/sdk/trace"`},
 		{"otel-sdk-only-in-tracing", "relay/x.go", `package relay; import "go.opentelemetry.io/otel"`, `"go.opentelemetry.io/otel"`},
+		{"peer-only-in-tests", "cmd/mcpx-fw/x.go", `package main; import "example.com/fw/relay/peer"`, `"example.com/fw/relay/peer"`},
+		{"peer-only-in-tests", "relay/x.go", `package relay; import "example.com/fw/relay/peer"`, `"example.com/fw/relay/peer"`},
+		{"peer-only-in-tests", "relay/demopeer/x.go", `package demopeer; import "example.com/fw/relay/peer"`, `"example.com/fw/relay/peer"`},
+		{"demopeer-sdk-and-stdlib-only", "relay/demopeer/x.go", `package demopeer; import "example.com/fw/engine/review"`, `"example.com/fw/engine/review"`},
+		{"hostcheck-stdlib-only", "cmd/mcpx-fw/hostcheck/x.go", `package hostcheck; import "go.uber.org/zap"`, `"go.uber.org/zap"`},
 		{"relay-not-cmd", "relay/peer/x.go", `package peer; import "example.com/fw/cmd/mcpx-fw"`, `"example.com/fw/cmd/mcpx-fw"`},
 		{"sandbox-stdlib-and-sys-only", "relay/sandbox/x.go", `package sandbox; import "go.uber.org/zap"`, `"go.uber.org/zap"`},
 		{"sandbox-stdlib-and-sys-only", "relay/sandbox/x_linux.go", `package sandbox; import "example.com/fw/engine"`, `"example.com/fw/engine"`},
@@ -288,6 +314,9 @@ func TestImportLayersCatchViolations(t *testing.T) {
 		parseSource(t, "engine/y.go", `package engine; func New() {}; var _ = New`), // New of another package
 		parseSource(t, "engine/review/pgtest/x.go", `package pgtest; import ("os/exec"; "testing")`),
 		parseSource(t, "cmd/mcpx-fw/x_test.go", `package main; import "example.com/fw/engine/review/pgtest"`),
+		parseSource(t, "cmd/mcpx-fw/x_test.go", `package main; import "example.com/fw/relay/peer"`),
+		parseSource(t, "relay/peer/x.go", `package peer; import ("example.com/fw/relay/demopeer"; "example.com/fw/engine/review")`),
+		parseSource(t, "relay/demopeer/x.go", `package demopeer; import ("context"; "github.com/modelcontextprotocol/go-sdk/mcp")`),
 		parseSource(t, "engine/review/x_test.go", `package review; import "example.com/fw/engine/review/pgtest"`),
 	}
 	for _, r := range layerRules {

@@ -51,6 +51,9 @@ revision and where the last good one is kept.`,
 				}
 				fmt.Fprintf(c.OutOrStdout(), "seal key: %s (id %s; every replica must show the same)\n", rt.cfg.Seal.KeyFile, relay.SealKeyID(key))
 			}
+			if rt.opsToken != nil {
+				fmt.Fprintf(c.OutOrStdout(), "ops token: %s (required for /metrics, the readiness checks and the full /status)\n", rt.cfg.Metrics.TokenFile)
+			}
 			for _, line := range rt.isolation.describe(rt.cfg) {
 				fmt.Fprintln(c.OutOrStdout(), line)
 			}

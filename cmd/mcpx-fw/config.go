@@ -188,6 +188,10 @@ type MetricsConfig struct {
 	// AllowRemote lets Addr be an address other machines can reach;
 	// default false (loopback only), as http.allow_remote.
 	AllowRemote bool `mapstructure:"allow_remote"`
+	// TokenFile holds the bearer token /metrics, each readiness check and
+	// the full /status require (opstoken.go); "" (the default) requires
+	// none. `mcpx-fw status` sends it from the same config.
+	TokenFile string `mapstructure:"token_file"`
 }
 
 // check refuses an address that is not HOST:PORT, and one other machines
@@ -291,6 +295,7 @@ func setDefaults(v *viper.Viper) {
 	v.SetDefault("http.max_body_bytes", httpd.MaxBodyBytes)
 	v.SetDefault("metrics.addr", "")
 	v.SetDefault("metrics.allow_remote", false)
+	v.SetDefault("metrics.token_file", "")
 	v.SetDefault("servers", map[string]any{})
 	v.SetDefault("isolation.default", defaultIsolation())
 	v.SetDefault("isolation.hide", []string{})
@@ -416,6 +421,9 @@ func (c *Config) resolvePaths() {
 	}
 	if c.Seal.KeyFile != "" {
 		c.Seal.KeyFile = resolve(base, c.Seal.KeyFile)
+	}
+	if c.Metrics.TokenFile != "" {
+		c.Metrics.TokenFile = resolve(base, c.Metrics.TokenFile)
 	}
 	if s := c.DecisionLog.Sink; s != "stderr" && s != "off" && s != "" {
 		c.DecisionLog.Sink = resolve(base, s)

@@ -15,7 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mcpx-fw/mcpx-fw/policies"
-	"github.com/mcpx-fw/mcpx-fw/relay/peer"
+	"github.com/mcpx-fw/mcpx-fw/relay/demopeer"
 	"github.com/mcpx-fw/mcpx-fw/relay/sandbox"
 )
 
@@ -90,10 +90,9 @@ func runDemo(ctx context.Context, out io.Writer, keep bool) error {
 		return err
 	}
 	fmt.Fprintf(out, "mcpx-fw demo: host → mcpx-fw serve → upstream, shipped policies, state in %s\n\n", dir)
-	host, err := peer.StartHost(ctx, peer.HostOptions{
+	host, err := demopeer.StartHost(ctx, demopeer.HostOptions{
 		Command: []string{self, "serve", "--config", cfgPath},
-		Answer:  demoAnswer,
-		Tools:   true,
+		Sample:  demoAnswer,
 		Elicit:  demoElicitAnswer,
 	})
 	if err != nil {
@@ -125,8 +124,8 @@ func countWord(n int) string {
 	return fmt.Sprint(n)
 }
 
-func runDemoCase(ctx context.Context, out io.Writer, n int, dc demoCase, host *peer.Host, self, cfgPath, dlog string) bool {
-	var got *peer.SampleOutcome
+func runDemoCase(ctx context.Context, out io.Writer, n int, dc demoCase, host *demopeer.Host, self, cfgPath, dlog string) bool {
+	var got *demopeer.Outcome
 	sent := demoExchange(ctx, out, n, dc.title, firstText(dc.params), dc.approve, self, cfgPath, dlog, func() (err error) {
 		got, err = host.Sample(ctx, json.RawMessage(dc.params))
 		return err
@@ -160,7 +159,7 @@ func demoExchange(ctx context.Context, out io.Writer, n int, title, asks string,
 	return true
 }
 
-func reportOutcome(out io.Writer, dc demoCase, got *peer.SampleOutcome) bool {
+func reportOutcome(out io.Writer, dc demoCase, got *demopeer.Outcome) bool {
 	ok := false
 	switch {
 	case got.Error != nil:
@@ -173,7 +172,7 @@ func reportOutcome(out io.Writer, dc demoCase, got *peer.SampleOutcome) bool {
 			data.DecisionID, strings.Join(data.ReasonCodes, ","))
 		ok = got.Error.Code == dc.wantCode
 	default:
-		fmt.Fprintf(out, "   upstream got the completion: %s\n", completionText(got.Completion))
+		fmt.Fprintf(out, "   upstream got the completion: %s\n", completionText(got.Result))
 		ok = dc.wantCode == 0
 	}
 	if !ok {
@@ -218,8 +217,8 @@ review:
   timeout: %s
 servers:
   demo:
-    command: [%q, peer-upstream]
-    label: Demo upstream (built-in test server)
+    command: [%q, demo-upstream]
+    label: Demo upstream (built into mcpx-fw)
     max_tokens: 1000
     elicitation:
       allowed_hosts: [%s]

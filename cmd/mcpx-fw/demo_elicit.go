@@ -10,7 +10,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/mcpx-fw/mcpx-fw/relay/peer"
+	"github.com/mcpx-fw/mcpx-fw/relay/demopeer"
 )
 
 // demoElicitCase is one elicitation the demo upstream pushes (a legacy
@@ -47,7 +47,7 @@ var demoElicitCases = []demoElicitCase{
 
 // runDemoElicitation runs the elicitation cases, numbered from first on
 // after the sampling cases, and returns how many did not behave as expected.
-func runDemoElicitation(ctx context.Context, out io.Writer, first int, host *peer.Host, self, cfgPath, dlog string) int {
+func runDemoElicitation(ctx context.Context, out io.Writer, first int, host *demopeer.Host, self, cfgPath, dlog string) int {
 	fmt.Fprintf(out, "Elicitation: the upstream asks the user, through the host, to fill in a form or open a URL\n"+
 		"(the demo server's elicitation.allowed_hosts: %s).\n", demoAllowedHost)
 	fmt.Fprintln(out)
@@ -60,44 +60,17 @@ func runDemoElicitation(ctx context.Context, out io.Writer, first int, host *pee
 	return failures
 }
 
-func runDemoElicitCase(ctx context.Context, out io.Writer, n int, ec demoElicitCase, host *peer.Host, self, cfgPath, dlog string) bool {
-	var got *peer.AskOutcome
+func runDemoElicitCase(ctx context.Context, out io.Writer, n int, ec demoElicitCase, host *demopeer.Host, self, cfgPath, dlog string) bool {
+	var got *demopeer.Outcome
+	asked := host.Elicited()
 	sent := demoExchange(ctx, out, n, ec.title, elicitSummary(ec.params), ec.approve, self, cfgPath, dlog, func() (err error) {
-		got, err = demoAsk(ctx, host, ec.params)
+		got, err = host.Elicit(ctx, json.RawMessage(ec.params))
 		return err
 	})
-	return sent && reportElicitOutcome(out, ec, got, drainElicited(host) > 0)
+	return sent && reportElicitOutcome(out, ec, got, host.Elicited() > asked)
 }
 
-// demoAsk has the demo upstream push params as an elicitation/create
-// request and returns what it got back.
-func demoAsk(ctx context.Context, host *peer.Host, params string) (*peer.AskOutcome, error) {
-	res, err := host.CallTool(ctx, "ask", map[string]any{"method": "elicitation/create", "params": json.RawMessage(params)})
-	if err != nil {
-		return nil, err
-	}
-	var got peer.AskOutcome
-	if err := json.Unmarshal([]byte(res.Text), &got); err != nil {
-		return nil, fmt.Errorf("ask result %q: %w", res.Text, err)
-	}
-	return &got, nil
-}
-
-// drainElicited counts the elicitations that reached the host since the
-// previous case.
-func drainElicited(host *peer.Host) int {
-	n := 0
-	for {
-		select {
-		case <-host.Elicited:
-			n++
-		default:
-			return n
-		}
-	}
-}
-
-func reportElicitOutcome(out io.Writer, ec demoElicitCase, got *peer.AskOutcome, asked bool) bool {
+func reportElicitOutcome(out io.Writer, ec demoElicitCase, got *demopeer.Outcome, asked bool) bool {
 	fmt.Fprintf(out, "   user asked by the host: %s\n", yesNo(asked))
 	ok := asked == ec.hostAsked
 	if got.Error != nil {

@@ -125,8 +125,8 @@ func reachedHost(o elicitOutcome) bool {
 }
 
 func TestHostileElicitationThroughFirewall(t *testing.T) {
-	servers := "  leg:\n" + serverEntry([]string{binary, "peer-upstream"}, "    protocol: legacy\n") +
-		"  new:\n" + serverEntry([]string{binary, "peer-upstream"}, "    protocol: 2026-07-28\n")
+	servers := "  leg:\n" + serverEntry([]string{upstreamBinary}, "    protocol: legacy\n") +
+		"  new:\n" + serverEntry([]string{upstreamBinary}, "    protocol: 2026-07-28\n")
 	var cells []eraCell
 	for _, c := range loadHostileElicitation(t) {
 		cells = append(cells, c.cells(t)...)

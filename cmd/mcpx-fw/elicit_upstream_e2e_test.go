@@ -9,7 +9,7 @@ import (
 )
 
 // The shipped policies' elicitation rules end to end, with the project's
-// own test upstream (`mcpx-fw peer-upstream`), whose ask tool pushes any
+// own test upstream (testdata/upstream), whose ask tool pushes any
 // elicitation/create and whose ask_input asks for it as a 2026-07-28 input
 // request: the requests the everything-servers cannot be made to send. A
 // form asking for a password and an http:// URL are denied, the host never
@@ -118,8 +118,8 @@ func sep1330Cells(server string, legacy bool) []eraCell {
 func TestElicitationUpstreamShippedPolicy(t *testing.T) {
 	nodeSetup(t)
 	const hosts = "    elicitation:\n      allowed_hosts: [example.com]\n"
-	servers := "  leg:\n" + serverEntry([]string{binary, "peer-upstream"}, "    protocol: legacy\n"+hosts) +
-		"  new:\n" + serverEntry([]string{binary, "peer-upstream"}, "    protocol: 2026-07-28\n"+hosts)
+	servers := "  leg:\n" + serverEntry([]string{upstreamBinary}, "    protocol: legacy\n"+hosts) +
+		"  new:\n" + serverEntry([]string{upstreamBinary}, "    protocol: 2026-07-28\n"+hosts)
 	for _, h := range elicitHosts() {
 		t.Run(h.name, func(t *testing.T) {
 			t.Parallel()

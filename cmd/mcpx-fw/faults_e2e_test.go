@@ -142,8 +142,8 @@ func newFaultRig(t *testing.T, reviewTimeout time.Duration) *faultRig {
 	// among serve's descendants; MCPXFW_PEER_LOG is where it records what
 	// its sampling requests got.
 	server := func(name string) string {
-		return fmt.Sprintf("  %s:\n    command: [%q, peer-upstream]\n    label: Test peer %s\n    max_tokens: 1000\n    env: {fault_tag: %s, MCPXFW_PEER_LOG: %q}\n",
-			name, binary, name, name, r.peerLog)
+		return fmt.Sprintf("  %s:\n    command: [%q]\n    label: Test peer %s\n    max_tokens: 1000\n    env: {fault_tag: %s, MCPXFW_PEER_LOG: %q}\n",
+			name, upstreamBinary, name, name, r.peerLog)
 	}
 	writeFile(t, dir, "mcpx-fw.yaml", fmt.Sprintf(`state_dir: %s
 policy:

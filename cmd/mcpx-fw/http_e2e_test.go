@@ -179,27 +179,11 @@ func TestServeHTTPRefusesRemote(t *testing.T) {
 	}
 }
 
-var (
-	httpUpstreamOnce sync.Once
-	httpUpstreamBin  string
-	httpUpstreamErr  error
-)
-
-// startHTTPUpstream builds testdata/upstream once and runs it in -http mode
-// with extra arguments; it returns the URL the upstream printed.
+// startHTTPUpstream runs the test upstream (testdata/upstream) in -http
+// mode with extra arguments; it returns the URL the upstream printed.
 func startHTTPUpstream(t *testing.T, args ...string) string {
 	t.Helper()
-	httpUpstreamOnce.Do(func() {
-		httpUpstreamBin = binary + "-test-upstream"
-		out, err := exec.Command("go", "build", "-o", httpUpstreamBin, "../../testdata/upstream").CombinedOutput()
-		if err != nil {
-			httpUpstreamErr = fmt.Errorf("build testdata/upstream: %v\n%s", err, out)
-		}
-	})
-	if httpUpstreamErr != nil {
-		t.Fatal(httpUpstreamErr)
-	}
-	url, stop, err := peer.StartUpstreamHTTP(httpUpstreamBin, args...)
+	url, stop, err := peer.StartUpstreamHTTP(upstreamBinary, args...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -121,15 +121,17 @@ func (p isolationPlan) describe(cfg *Config) []string {
 // protectedPaths are what an isolated upstream must not reach: every path
 // through which it could decide a review, change how one is decided, or
 // read serve's secrets. They are the state dir (the review queue, seal.key,
-// the decision log's salt), seal.key_file when set, the policy dir, the
-// config file, the service log and the decision log when they are files,
-// the paths of isolation.hide, and the user's session services
+// the decision log's salt), seal.key_file and metrics.token_file when set,
+// the policy dir, the config file, the service log and the decision log
+// when they are files, the paths of isolation.hide, and the user's session services
 // (sandbox.SessionPaths), which run commands outside any sandbox. Each is
 // made absolute and, where it exists, resolved through symbolic links.
 func protectedPaths(cfg *Config) []string {
 	paths := []string{cfg.StateDir, cfg.Policy.Dir}
-	if cfg.Seal.KeyFile != "" {
-		paths = append(paths, cfg.Seal.KeyFile)
+	for _, secret := range []string{cfg.Seal.KeyFile, cfg.Metrics.TokenFile} {
+		if secret != "" {
+			paths = append(paths, secret)
+		}
 	}
 	if cfg.path != "" {
 		paths = append(paths, cfg.path)

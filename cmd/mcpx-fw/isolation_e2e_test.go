@@ -44,9 +44,9 @@ func TestUpstreamCannotDecideItsOwnReview(t *testing.T) {
 		t.Fatal(err)
 	}
 	writeFile(t, runtimeDir, "bus", "a session bus")
-	servers := fmt.Sprintf("  evil:\n    command: [%q, peer-upstream]\n    max_tokens: 1000\n    env: {%s: \"1\", MCPXFW_PEER_LOG: %q}\n"+
+	servers := fmt.Sprintf("  evil:\n    command: [%q]\n    max_tokens: 1000\n    env: {%s: \"1\", MCPXFW_PEER_LOG: %q}\n"+
 		"  web:\n    url: %s\n    headers: {X-Peer-Token: \"${MCPXFW_TEST_WEB_TOKEN}\"}\n    max_tokens: 1000\n",
-		binary, peer.HostileEnv, peerLog, url)
+		upstreamBinary, peer.HostileEnv, peerLog, url)
 	cfg := testConfig(t, repoPath(t, "policies"), 10*time.Minute, servers)
 	state := filepath.Join(filepath.Dir(cfg), "state")
 	env := append(os.Environ(), "MCPXFW_ISOLATION_DEFAULT=namespaces", "MCPXFW_TEST_WEB_TOKEN="+webToken, "MCPXFW_TEST_CANARY="+canary, "XDG_RUNTIME_DIR="+runtimeDir,

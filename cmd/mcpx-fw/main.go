@@ -44,7 +44,7 @@ func main() {
 // run executes the command line. What commands print goes through inert's
 // sink (see package inert): an upstream's text that reaches the operator's
 // terminal in a field no renderer escaped is escaped there, so nothing a
-// command prints can be obeyed by the terminal. serve and peer-upstream
+// command prints can be obeyed by the terminal. serve and demo-upstream
 // speak MCP on the real stdout and do not use the command's writer.
 func run(args []string) int {
 	out, errOut := inert.NewWriter(os.Stdout), inert.NewWriter(os.Stderr)
@@ -96,7 +96,7 @@ Start with:  mcpx-fw demo`,
 		return usageError{fmt.Errorf("%w\nTry: %s --help", err, c.CommandPath())}
 	})
 	root.AddCommand(serveCommand(), checkCommand(), reviewCommand(), auditCommand(), policyCommand(),
-		storeCommand(), statusCommand(), demoCommand(), versionCommand(), peerCommand(), consoleCommand())
+		storeCommand(), statusCommand(), demoCommand(), versionCommand(), demoUpstreamCommand(), consoleCommand())
 	return root
 }
 

@@ -24,6 +24,12 @@ import (
 // command (serve, review, check, demo).
 var binary string
 
+// upstreamBinary is the test upstream (testdata/upstream, relay/peer's
+// upstream with its hostile and load modes), built once beside binary as
+// mcpx-fw-test-upstream: the tests' stdio servers run it, since mcpx-fw
+// itself links no test peer.
+var upstreamBinary string
+
 // isolationUnavailable is why this system cannot isolate upstreams, if it
 // cannot (TestMain probes once).
 var isolationUnavailable error
@@ -47,9 +53,12 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	binary = filepath.Join(dir, "mcpx-fw")
-	if out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "build mcpx-fw: %v\n%s", err, out)
-		os.Exit(1)
+	upstreamBinary = filepath.Join(dir, "mcpx-fw-test-upstream")
+	for out, pkg := range map[string]string{binary: ".", upstreamBinary: "../../testdata/upstream"} {
+		if b, err := exec.Command("go", "build", "-o", out, pkg).CombinedOutput(); err != nil {
+			fmt.Fprintf(os.Stderr, "build %s: %v\n%s", pkg, err, b)
+			os.Exit(1)
+		}
 	}
 	code := m.Run()
 	stopSharedCluster()
@@ -185,9 +194,9 @@ const unlimited = `limits:
   max_held_bytes_per_host: 1073741824
 `
 
-// peerServer is the servers: entry for the built-in test upstream.
+// peerServer is the servers: entry for the test upstream.
 func peerServer(name string, maxTokens int) string {
-	return fmt.Sprintf("  %s:\n    command: [%q, peer-upstream]\n    label: Test peer %s\n    max_tokens: %d\n", name, binary, name, maxTokens)
+	return fmt.Sprintf("  %s:\n    command: [%q]\n    label: Test peer %s\n    max_tokens: %d\n", name, upstreamBinary, name, maxTokens)
 }
 
 func oneLine(s string) bool {

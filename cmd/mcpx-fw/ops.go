@@ -13,6 +13,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/mcpx-fw/mcpx-fw/cmd/mcpx-fw/hostcheck"
 	"github.com/mcpx-fw/mcpx-fw/engine"
 	"github.com/mcpx-fw/mcpx-fw/engine/review"
 	"github.com/mcpx-fw/mcpx-fw/engine/telemetry"
@@ -90,8 +91,11 @@ func logSinksOf(stats []engine.DecisionLogStats) []telemetry.LogSink {
 const opsReadTimeout = 10 * time.Second
 
 // serveOps starts the ops listener on metrics.addr, when set, and logs
-// (and writes on stderr) the address it took, port 0 resolved. The
-// returned func stops it (stopOps).
+// (and writes on stderr) the address it took, port 0 resolved. It
+// answers only requests whose Host is its own address (a web page whose
+// name was rebound to it is refused before anything is read), and with
+// metrics.token_file set, gives a request without the token only what a
+// probe needs (opsAccess). The returned func stops it (stopOps).
 func serveOps(rt *runtime) (func(), error) {
 	if rt.metrics == nil {
 		return func() {}, nil
@@ -100,14 +104,15 @@ func serveOps(rt *runtime) (func(), error) {
 	if err != nil {
 		return nil, fmt.Errorf("metrics.addr %s: %w", rt.cfg.Metrics.Addr, err)
 	}
-	srv := &http.Server{Handler: rt.metrics.Handler(), ReadHeaderTimeout: opsReadTimeout, ReadTimeout: opsReadTimeout}
+	handler := hostcheck.For(ln.Addr().String(), rt.cfg.Metrics.Addr).Guard(rt.metrics.Handler(opsAccess(rt.opsToken)))
+	srv := &http.Server{Handler: handler, ReadHeaderTimeout: opsReadTimeout, ReadTimeout: opsReadTimeout}
 	go func() {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			rt.log.Error("ops listener stopped", zap.Error(err))
 		}
 	}()
 	url := fmt.Sprintf("http://%s", ln.Addr())
-	rt.log.Info("ops listener: /metrics, /healthz, /readyz, /status", zap.String("url", url))
+	rt.log.Info("ops listener: /metrics, /healthz, /readyz, /status", zap.String("url", url), zap.Bool("token_required", rt.opsToken != nil))
 	fmt.Fprintf(os.Stderr, "mcpx-fw: ops listening on %s\n", url)
 	return func() { stopOps(srv) }, nil
 }

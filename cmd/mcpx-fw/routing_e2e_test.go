@@ -29,7 +29,7 @@ const (
 func routingConfig(t *testing.T) string {
 	t.Helper()
 	server := func(name string, flags ...string) string {
-		args := []string{fmt.Sprintf("%q", binary), "peer-upstream", "--name", name, "--record"}
+		args := []string{fmt.Sprintf("%q", upstreamBinary), "--name", name, "--record"}
 		for _, f := range flags {
 			args = append(args, fmt.Sprintf("%q", f))
 		}

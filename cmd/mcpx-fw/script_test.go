@@ -45,8 +45,8 @@ func TestScripts(t *testing.T) {
 	})
 }
 
-// scriptSetup puts the built binary on PATH (as `mcpx-fw`, also the
-// upstream command `mcpx-fw peer-upstream`) and the shipped policies in
+// scriptSetup puts the built binaries on PATH (`mcpx-fw`, and the test
+// upstream as `mcpx-fw-test-upstream`) and the shipped policies in
 // MCPXFW_POLICY_DIR.
 func scriptSetup(t *testing.T) func(*testscript.Env) error {
 	policies := repoPath(t, "policies")

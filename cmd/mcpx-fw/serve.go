@@ -52,8 +52,9 @@ them. Port 0 picks a free port; the line
 
 To run it as infrastructure (README, Operations): metrics.addr opens an ops
 listener with /metrics, /healthz, /readyz and /status ('mcpx-fw status'
-reads it; "mcpx-fw: ops listening on http://HOST:PORT" on stderr),
-decision_log.service ships the decision log to a collector, and
+reads it; "mcpx-fw: ops listening on http://HOST:PORT" on stderr), which
+answers only its own Host and, with metrics.token_file, needs the token
+for anything but liveness and readiness; decision_log.service ships the decision log to a collector, and
 tracing.otlp.endpoint exports a span per decision. On SIGINT or SIGTERM
 serve settles what it holds, then flushes the shipped log and the spans
 (a few seconds at most) and exits.

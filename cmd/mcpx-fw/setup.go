@@ -26,6 +26,9 @@ type runtime struct {
 	// metrics is what the ops listener serves (metrics.addr); nil when it
 	// is off and for the operator's commands.
 	metrics *telemetry.Metrics
+	// opsToken is metrics.token_file's token (serve and check only); nil
+	// when none is required.
+	opsToken []byte
 	// usage reads servers' usage for the operator's commands (cost.go).
 	usage usageSource
 }
@@ -84,6 +87,11 @@ func (rt *runtime) open(ctx context.Context) error {
 	if !rt.operator && rt.cfg.Metrics.Addr != "" {
 		rt.metrics = newMetrics(rt.cfg)
 		ecfg.Metrics = rt.metrics
+	}
+	if !rt.operator && rt.cfg.Metrics.TokenFile != "" {
+		if rt.opsToken, err = loadOpsToken(rt.cfg.Metrics.TokenFile); err != nil {
+			return fmt.Errorf("config %s: %w", displayPath(rt.cfg.path), err)
+		}
 	}
 	if !rt.operator {
 		if err := rt.startDecisionLogService(ctx, &ecfg); err != nil {

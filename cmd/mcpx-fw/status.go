@@ -33,7 +33,13 @@ at metrics.addr (or --addr), and prints it for a person:
 
 --json prints the same document as JSON (what GET /status returns).
 
-When no serve answers (metrics.addr is not set, or nothing listens there),
+With metrics.token_file set in the config, status sends its token
+(Authorization: Bearer), as serve requires it for the full status; a token
+file that is missing, unreadable, empty or readable by group or others
+stops status with one line saying so.
+
+When no serve answers (metrics.addr is not set, nothing listens there, or
+serve refuses the token or the address it was asked at),
 status prints what the store alone knows (pending reviews and budgets, the
 same for every replica sharing it), then one line saying what to do, and
 exits 1. It also exits 1 when serve answers but is not ready.
@@ -67,15 +73,19 @@ func runStatus(c *cobra.Command, asJSON bool, addr string) error {
 	if addr == "" {
 		addr = cfg.Metrics.Addr
 	}
+	ask, err := statusAsker(cfg, addr)
+	if err != nil {
+		return err
+	}
 	ctx, cancel := context.WithTimeout(c.Context(), statusTimeout)
 	defer cancel()
 	why := errors.New("metrics.addr is not set, so there is no serve to ask: set metrics.addr (such as 127.0.0.1:9464) in the config and restart serve, or pass --addr HOST:PORT")
 	if addr != "" {
-		st, err := fetchStatus(ctx, addr)
+		st, err := ask.fetch(ctx)
 		if err == nil {
 			return printStatus(c.OutOrStdout(), st, asJSON, true)
 		}
-		why = fmt.Errorf("no serve answers at http://%s/status (%v): start 'mcpx-fw serve' with metrics.addr set in this config, or pass --addr HOST:PORT", addr, err)
+		why = ask.failed(err)
 	}
 	st, err := storeStatus(ctx, cfg)
 	if err != nil {
@@ -87,25 +97,85 @@ func runStatus(c *cobra.Command, asJSON bool, addr string) error {
 	return withCode(exitFailure, why)
 }
 
-// fetchStatus asks the serve at addr for its /status.
-func fetchStatus(ctx context.Context, addr string) (telemetry.Status, error) {
+// statusAsk is one ask of a serve's /status: its address, and the token
+// from metrics.token_file, if the config names one.
+type statusAsk struct {
+	addr, tokenFile string
+	token           []byte
+}
+
+// statusAsker reads the config's token, if any: a token file that cannot
+// be used stops status at once, with one line saying why.
+func statusAsker(cfg *Config, addr string) (statusAsk, error) {
+	ask := statusAsk{addr: addr, tokenFile: cfg.Metrics.TokenFile}
+	if ask.tokenFile == "" || addr == "" {
+		return ask, nil
+	}
+	token, err := loadOpsToken(ask.tokenFile)
+	if err != nil {
+		return ask, fmt.Errorf("config %s: %w", displayPath(cfg.path), err)
+	}
+	ask.token = token
+	return ask, nil
+}
+
+// statusRefused is a serve that answered, and would not tell its status
+// to this ask.
+type statusRefused struct{ error }
+
+// fetch asks the serve at a.addr for its /status.
+func (a statusAsk) fetch(ctx context.Context) (telemetry.Status, error) {
 	var st telemetry.Status
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/status", nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+a.addr+"/status", nil)
 	if err != nil {
 		return st, err
+	}
+	if a.token != nil {
+		req.Header.Set("Authorization", "Bearer "+string(a.token))
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return st, errors.Unwrap(err) // the url.Error's cause: the address is said once
 	}
 	defer resp.Body.Close()
+	if err := a.refused(resp.StatusCode); err != nil {
+		return st, err
+	}
 	if resp.StatusCode != http.StatusOK {
 		return st, fmt.Errorf("HTTP %d", resp.StatusCode)
 	}
 	if err := json.NewDecoder(io.LimitReader(resp.Body, 4<<20)).Decode(&st); err != nil {
 		return st, fmt.Errorf("not a status document: %w", err)
 	}
+	if st.Restricted != "" {
+		return st, statusRefused{fmt.Errorf("serve at http://%s wants a token for its status, and this config names none: "+
+			"set metrics.token_file to the file serve reads", a.addr)}
+	}
 	return st, nil
+}
+
+// refused says why the listener would not answer, for the codes that
+// mean it will not whatever is retried: a refused token, and an address
+// it does not answer at.
+func (a statusAsk) refused(code int) error {
+	switch {
+	case code == http.StatusUnauthorized && a.token == nil:
+		return statusRefused{fmt.Errorf("serve at http://%s wants a token, and this config names none: set metrics.token_file to the file serve reads", a.addr)}
+	case code == http.StatusUnauthorized:
+		return statusRefused{fmt.Errorf("serve at http://%s refused the token in metrics.token_file (%s): it reads another token file", a.addr, a.tokenFile)}
+	case code == http.StatusMisdirectedRequest:
+		return statusRefused{fmt.Errorf("serve at http://%s answers only at its own address: pass --addr as metrics.addr names it (or localhost:PORT)", a.addr)}
+	}
+	return nil
+}
+
+// failed is the line status ends with when the serve could not be read.
+func (a statusAsk) failed(err error) error {
+	var refused statusRefused
+	if errors.As(err, &refused) {
+		return err
+	}
+	return fmt.Errorf("no serve answers at http://%s/status (%v): start 'mcpx-fw serve' with metrics.addr set in this config, or pass --addr HOST:PORT", a.addr, err)
 }
 
 // storeStatus is what the store alone knows, read as serve reads it.

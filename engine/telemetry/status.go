@@ -18,6 +18,9 @@ type Status struct {
 	Budgets     []BudgetStatus  `json:"budgets"`
 	DecisionLog []LogSink       `json:"decision_log,omitempty"`
 	Store       StoreStatus     `json:"store"`
+	// Restricted is set, and nothing but Ready, when the listener wants a
+	// token the request did not bring (Public access).
+	Restricted string `json:"restricted,omitempty"`
 }
 
 // PendingStatus is the pending reviews of one server and stage.

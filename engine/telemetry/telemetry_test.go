@@ -155,10 +155,17 @@ func TestHealthz(t *testing.T) {
 
 func get(t *testing.T, m *Metrics, path string) (int, string) {
 	t.Helper()
+	code, _, body := getAs(m, Everyone, path)
+	return code, body
+}
+
+// getAs serves path to a request access judges; it returns the code, the
+// WWW-Authenticate challenge and the body.
+func getAs(m *Metrics, access func(*http.Request) Access, path string) (int, string, string) {
 	rec := httptest.NewRecorder()
-	m.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
+	m.Handler(access).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
 	b, _ := io.ReadAll(rec.Body)
-	return rec.Code, string(b)
+	return rec.Code, rec.Header().Get("WWW-Authenticate"), string(b)
 }
 
 func scrape(t *testing.T, m *Metrics) string {

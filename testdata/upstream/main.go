@@ -1,7 +1,10 @@
 // Command upstream is the project's test upstream server: over stdio, its
 // `sample` tool pushes whatever sampling/createMessage params it is given,
-// so tests can send every bad shape through the firewall. It is the same
-// peer `mcpx-fw peer-upstream` runs for the demo.
+// so tests can send every bad shape through the firewall. It is
+// relay/peer's upstream, hostile and load modes included (the
+// MCPXFW_PEER_* variables), which mcpx-fw itself never links: the
+// end-to-end tests of cmd/mcpx-fw build it once, as mcpx-fw-test-upstream
+// beside the mcpx-fw they build, and run it as their stdio servers.
 //
 // With -http ADDR it serves its sampling tools (sample, sample_raw,
 // sample_standalone, sample_input, sample_input_raw, echo, client_info; see
@@ -36,6 +39,10 @@ func main() {
 	flag.Func("template", "list the resource `TEMPLATE` (repeatable)", func(v string) error { opts.Templates = append(opts.Templates, v); return nil })
 	flag.BoolVar(&opts.Record, "record", false, "record every message received, for the received tool")
 	flag.Parse()
+	if flag.NArg() > 0 { // it is no mcpx-fw: `upstream review approve ...` is refused, not served
+		fmt.Fprintf(os.Stderr, "upstream: takes flags only, not %q\n", flag.Args())
+		os.Exit(2)
+	}
 	var err error
 	if *addr != "" {
 		err = serveHTTP(*addr, *require)

@@ -2,7 +2,6 @@ package console
 
 import (
 	"crypto/subtle"
-	"net"
 	"net/http"
 )
 
@@ -29,7 +28,7 @@ func headers(w http.ResponseWriter) {
 func (s *Server) guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		headers(w)
-		if !s.hosts[r.Host] {
+		if !s.hosts.Allows(r.Host) {
 			http.Error(w, "this console answers only at its own address", http.StatusMisdirectedRequest)
 			return
 		}
@@ -39,17 +38,6 @@ func (s *Server) guard(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
-}
-
-// hostsFor are the Host values a browser sends to the listener at addr:
-// the address itself, and for a loopback listener localhost at its port.
-func hostsFor(addr string) map[string]bool {
-	hosts := map[string]bool{addr: true}
-	host, port, err := net.SplitHostPort(addr)
-	if ip := net.ParseIP(host); err == nil && ip != nil && ip.IsLoopback() {
-		hosts[net.JoinHostPort("localhost", port)] = true
-	}
-	return hosts
 }
 
 // maxForm bounds what a form may post (an edited document included).

@@ -5,6 +5,8 @@ import (
 	"io/fs"
 	"net/http"
 	"time"
+
+	"github.com/mcpx-fw/mcpx-fw/cmd/mcpx-fw/hostcheck"
 )
 
 //go:embed assets
@@ -15,7 +17,7 @@ var files embed.FS
 // Host can be checked against the address actually listened on.
 type Server struct {
 	actions  Actions
-	hosts    map[string]bool
+	hosts    hostcheck.Hosts
 	sessions *sessions
 	link     string // the sign-in path, printed once at start
 	// poll is how often the queue is re-read for changes other processes
@@ -27,7 +29,7 @@ type Server struct {
 // the listener reports it).
 func New(actions Actions, addr string) *Server {
 	ss := newSessions()
-	return &Server{actions: actions, hosts: hostsFor(addr), sessions: ss, link: "/login?token=" + ss.login, poll: time.Second}
+	return &Server{actions: actions, hosts: hostcheck.For(addr), sessions: ss, link: "/login?token=" + ss.login, poll: time.Second}
 }
 
 // LoginPath is the one-time sign-in link's path and query; the caller
