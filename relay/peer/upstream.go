@@ -87,6 +87,8 @@ func newServer(raw *rawParams, opts UpstreamOptions) (*mcp.Server, *lateWork) {
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"params":{"type":"object"},"after_ms":{"type":"integer"}},"required":["params"]}`)}, late.sampleLate)
 	srv.AddTool(&mcp.Tool{Name: "await_late", Description: "Sends this process's waiting late pushes and waits until every late push has its answer.",
 		InputSchema: json.RawMessage(`{"type":"object"}`)}, late.awaitLate)
+	srv.AddTool(&mcp.Tool{Name: "linger", Description: "Answers at once; its process outlives its session by ms, deaf to SIGTERM.",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"ms":{"type":"integer"}}}`)}, late.linger)
 	srv.AddTool(&mcp.Tool{Name: "echo", Description: "Returns its text.",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}}}`)}, echo)
 	srv.AddTool(&mcp.Tool{Name: "add_tool", Description: "Adds a tool with the given name (its list changes).",
