@@ -128,6 +128,17 @@ func TestVerifyAuditNamesTheTamperedEntry(t *testing.T) {
 		{"the last entry deleted", func(t *testing.T, db *db, _ []AuditEntry) {
 			mustExec(t, db, `DELETE FROM audit WHERE seq = 6`)
 		}, "deleted", 6, 6},
+		{"two entries swapped", func(t *testing.T, db *db, _ []AuditEntry) {
+			mustExec(t, db, `UPDATE audit SET seq = -1 WHERE seq = 3`)
+			mustExec(t, db, `UPDATE audit SET seq = 3 WHERE seq = 4`)
+			mustExec(t, db, `UPDATE audit SET seq = 4 WHERE seq = -1`)
+		}, "edited", 3, 0},
+		{"the chain head removed", func(t *testing.T, db *db, _ []AuditEntry) {
+			mustExec(t, db, `DELETE FROM audit_head`)
+		}, "inserted", 1, 0},
+		{"the last entries cut, the head left", func(t *testing.T, db *db, _ []AuditEntry) {
+			mustExec(t, db, `DELETE FROM audit WHERE seq >= 5`)
+		}, "deleted", 5, 6},
 		{"an inserted entry, even a well-formed one", func(t *testing.T, db *db, es []AuditEntry) {
 			e := es[5]
 			e.Seq, e.Prev, e.Event, e.Operator, e.Outcome = 7, e.Hash, EventApproved, "mallory", StateApproved
