@@ -108,6 +108,8 @@ func newServer(raw *rawParams, opts UpstreamOptions) (*mcp.Server, *lateWork) {
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"method":{"type":"string"},"params":{"type":"object"},"raw_b64":{"type":"string"}},"required":["method"]}`)}, raw.ask)
 	srv.AddTool(&mcp.Tool{Name: "ask_input", Description: "Asks for an elicitation or the roots as a 2026-07-28 input request (with entry, raw_b64 is the whole entry); reports the answer.",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"method":{"type":"string"},"params":{"type":"object"},"raw_b64":{"type":"string"},"entry":{"type":"boolean"}},"required":["method"]}`)}, raw.askInput)
+	srv.AddTool(&mcp.Tool{Name: "ask_pair", Description: "Asks for two elicitations together (pushed at once, or with input in one 2026-07-28 round); reports both answers.",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"first":{"type":"object"},"second":{"type":"object"},"input":{"type":"boolean"}},"required":["first","second"]}`)}, askPair)
 	srv.AddSendingMiddleware(sendSchema)
 	srv.AddTool(&mcp.Tool{Name: "shed", Description: "Defers the call the given number of times (load shedding), then answers.",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"times":{"type":"integer"}}}`)}, shed)
