@@ -227,3 +227,28 @@ func mustExec(t *testing.T, db *db, q string, args ...any) {
 		t.Fatalf("%s: %v", q, err)
 	}
 }
+
+// TestChainHashFieldsStayApart: text that moves from one field of an
+// entry to the next, separators and length prefixes included, changes
+// the entry's hash, so nobody can pass off one entry's hash as another's
+// by choosing what a field holds (an operator's name, a server's, a
+// policy revision from a bundle).
+func TestChainHashFieldsStayApart(t *testing.T) {
+	base := AuditEntry{Seq: 7, At: time.Unix(1, 2), Event: EventRejected, ItemID: "rv-1", Server: "alpha", Operator: "bob",
+		RequestDigest: "sha256:x", Detail: "note"}
+	variants := []func(e *AuditEntry){ // each would collide if fields were only joined by newlines
+		func(e *AuditEntry) { e.Operator, e.RequestDigest = "bob\nsha256:x", "" },
+		func(e *AuditEntry) { e.Operator, e.RequestDigest = "bob\n8:sha256:x", "" },
+		func(e *AuditEntry) { e.Operator, e.Detail = "bob4:note", "" },
+		func(e *AuditEntry) { e.Operator, e.Detail = "bo", "b\nnote" },
+		func(e *AuditEntry) { e.Server, e.Stage = "alpha\n0:", "" },
+		func(e *AuditEntry) { e.PolicyRevision = "\x00" },
+	}
+	for i, change := range variants {
+		e := base
+		change(&e)
+		if e.chainHash() == base.chainHash() {
+			t.Errorf("variant %d (%+v) hashes as the original", i, e)
+		}
+	}
+}
