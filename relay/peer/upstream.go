@@ -42,7 +42,9 @@ func (e *Error) Error() string { return fmt.Sprintf("%d %s", e.Code, e.Message) 
 // (load shedding); block (until cancelled); fail (a JSON-RPC error);
 // url_required {ids, urls, data_b64} (-32042, URL elicitation required); roots_input
 // {bare} (the roots as an input request, bare: without params);
-// stderr {text} (raw bytes on its stderr); answer_raw {raw_b64} (exact
+// stderr {text} (raw bytes on its stderr); linger {ms} (its process
+// outlives its session, deaf to SIGTERM); ask_pair {first, second, input}
+// (two elicitations asked together); answer_raw {raw_b64} (exact
 // bytes as its result) and stop_reading (stops reading its input; over
 // stdio only); and, with MCPXFW_PEER_HOSTILE=1,
 // attack (see attack_linux.go).
