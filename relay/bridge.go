@@ -38,7 +38,7 @@ type bridge struct {
 	slot    *bridgeSlot
 	done    chan bridgeResult
 	cancel  context.CancelFunc // ends the upstream call
-	release func()             // gives the call's place under the limits back
+	release func()             // gives the call's place under the limits back (closeSession)
 
 	round  int
 	parked map[string]*push // handed to the host, awaiting its retry
@@ -314,13 +314,12 @@ func (p *Proxy) finishBridge(ctx context.Context, x *exchange, b *bridge, r brid
 const lateGrace = time.Second
 
 // endBridge ends a call whose result came: pushes it never took are
-// refused, its place under the limits is given back, and its session is
-// closed after lateGrace.
+// refused, and its session is closed after lateGrace, which gives its
+// place under the limits back.
 func (p *Proxy) endBridge(b *bridge) {
 	for _, ps := range b.slot.close() {
 		ps.reply <- pushReply{err: p.noHostFor(b.u, ps.k, "a push its bridged call never took: the call had answered")}
 	}
-	b.release()
 	time.AfterFunc(lateGrace, func() {
 		b.cancel()
 		p.bridges.closeSession(b)
@@ -332,8 +331,8 @@ func (p *Proxy) endBridge(b *bridge) {
 // answers before the call is cancelled under it.
 const abortGrace = time.Second
 
-// abortBridge fails what is parked or queued, gives the call's place under
-// the limits back, ends the upstream call and closes its session.
+// abortBridge fails what is parked or queued, ends the upstream call and
+// closes its session, which gives its place under the limits back.
 func (p *Proxy) abortBridge(b *bridge, why error) {
 	queued := b.slot.close()
 	failed := len(b.parked)+len(queued) > 0
@@ -344,7 +343,6 @@ func (p *Proxy) abortBridge(b *bridge, why error) {
 	for _, ps := range queued {
 		ps.reply <- pushReply{err: why}
 	}
-	b.release()
 	go func() {
 		if failed {
 			select {

@@ -10,10 +10,19 @@ import (
 )
 
 // bridgePool keeps the firewall's bridged calls: each one's place under
-// limits.max_bridged_calls and limits.max_bridged_calls_per_server while
-// it runs or waits parked for its host's retry, the parked ones by id for
-// that retry, and every bridged session not closed yet, so that shutdown
-// closes them all.
+// limits.max_bridged_calls and limits.max_bridged_calls_per_server from
+// its admission until its session is closed, the parked ones by id for
+// their hosts' retries, and every bridged session not closed yet, so that
+// shutdown closes them all.
+//
+// The place is held until the session is closed, not only while the call
+// runs or waits: the limits bound the processes an upstream has the
+// firewall run, and a process that outlives its call (the grace after its
+// result, a server slow to exit or deaf to SIGTERM, which closing waits
+// out, SIGTERM and then SIGKILL, for up to 15 s) is still one of them. Given back at the end
+// of the call, a hostile server's places would let the host's next calls
+// start processes while the last ones still ran, as many as the host
+// calls in those seconds.
 //
 // It keeps no idle sessions: a bridged session serves one call (see
 // bridge). Reuse would save the upstream's start: a bridged tools/call of
@@ -84,9 +93,11 @@ func (bp *bridgePool) track(b *bridge) bool {
 	return true
 }
 
-// closeSession closes b's upstream session, its one call over.
+// closeSession closes b's upstream session, its one call over, and then,
+// its process gone, gives the call's place back.
 func (bp *bridgePool) closeSession(b *bridge) {
 	b.u.close()
+	b.release()
 	bp.mu.Lock()
 	delete(bp.live, b)
 	bp.mu.Unlock()

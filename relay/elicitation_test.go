@@ -49,6 +49,13 @@ review contains {"code": "test-review-answer", "message": "the test holds this a
 	input.result.content.name == "Mallory"
 }
 
+# The code "review always" holds, at the result stage only, for another
+# answer: an approval of one request must not cover another's answer.
+review contains {"code": "test-review-always", "message": "the test holds this answer"} if {
+	input.stage == "result"
+	input.result.content.name == "Eve"
+}
+
 deny contains {"code": "test-deny-roots", "message": "the test denies this list"} if {
 	some r in input.result.roots
 	contains(r.uri, "forbidden")

@@ -67,7 +67,7 @@ func defaultConfig(stateHome, base string) Config {
 	c.Policy.Bundle.SizeLimitBytes = 32 << 20
 	c.Review.Timeout = 10 * time.Minute
 	c.Review.Retain = 7 * 24 * time.Hour
-	c.Review.Notify = NotifyConfig{Command: []string{}, Timeout: 10 * time.Second, MaxRunning: 2, MaxQueued: 16}
+	c.Review.Notify = NotifyConfig{Command: []string{}, Timeout: 10 * time.Second, MaxRunning: 2, MaxQueued: 16, MaxPerMinute: 6}
 	c.Sampling.HostTimeout = 5 * time.Minute
 	c.Console.Addr = defaultConsoleAddr
 	c.Isolation.Default = defaultIsolation()

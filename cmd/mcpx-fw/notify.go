@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -36,6 +37,10 @@ type NotifyConfig struct {
 	// machine.
 	MaxRunning int `mapstructure:"max_running"`
 	MaxQueued  int `mapstructure:"max_queued"`
+	// MaxPerMinute bounds how often one server's reviews are announced:
+	// past it in any minute they are held and announced together, as one
+	// run naming the latest and how many more (see pacer).
+	MaxPerMinute int `mapstructure:"max_per_minute"`
 }
 
 func setNotifyDefaults(v *viper.Viper) {
@@ -44,6 +49,7 @@ func setNotifyDefaults(v *viper.Viper) {
 	v.SetDefault("review.notify.timeout", "10s")
 	v.SetDefault("review.notify.max_running", 2)
 	v.SetDefault("review.notify.max_queued", 16)
+	v.SetDefault("review.notify.max_per_minute", 6)
 }
 
 func (n NotifyConfig) check(bad func(string, string, ...any)) {
@@ -56,6 +62,9 @@ func (n NotifyConfig) check(bad func(string, string, ...any)) {
 	}
 	if n.MaxQueued < 0 {
 		bad("review.notify.max_queued", "must be 0 or more")
+	}
+	if n.MaxPerMinute < 1 {
+		bad("review.notify.max_per_minute", "must be at least 1")
 	}
 }
 
@@ -83,18 +92,21 @@ func (n NotifyConfig) lookPaths() error {
 }
 
 // note is one review to announce, its facts already made safe to hand
-// out (safeCodes).
+// out (safeCodes), and how many more of its server's reviews it stands
+// for (see pacer).
 type note struct {
 	id, server, stage string
 	codes             []string
+	more              int
 }
 
 // notifier runs review.notify's commands off the deciding goroutine: the
-// engine's ReviewOpened hook only queues (queue, never blocking), and
+// engine's ReviewOpened hook only paces and queues (never blocking), and
 // MaxRunning workers run what is queued, each run bounded by Timeout.
 type notifier struct {
 	cfg   NotifyConfig
 	log   *zap.Logger
+	pace  *pacer
 	queue chan note
 	wg    sync.WaitGroup
 
@@ -108,18 +120,23 @@ type notifier struct {
 func startNotifier(ctx context.Context, cfg NotifyConfig, log *zap.Logger) (n *notifier, stop func()) {
 	ctx, cancel := context.WithCancel(ctx)
 	n = &notifier{cfg: cfg, log: log.Named("notify"), queue: make(chan note, cfg.MaxQueued)}
+	n.pace = newPacer(cfg.MaxPerMinute, n.enqueue)
 	for range cfg.MaxRunning {
 		n.wg.Go(func() { n.work(ctx) })
 	}
-	return n, func() { cancel(); n.wg.Wait(); n.endBurst() }
+	return n, func() { n.pace.stop(); cancel(); n.wg.Wait(); n.endBurst() }
 }
 
-// opened is the engine's ReviewOpened hook: it queues the review, or
-// drops it when MaxRunning are running and MaxQueued waiting. The first
-// drop of a burst is logged at once, the burst's count when it ends: when
-// a worker finds the queue empty.
+// opened is the engine's ReviewOpened hook: it hands the review to the
+// pacer, which queues it now or later.
 func (n *notifier) opened(r engine.OpenedReview) {
-	nt := note{id: safeWord(r.ReviewID), server: safeWord(r.Server), stage: safeWord(string(r.Stage)), codes: safeCodes(r.Codes)}
+	n.pace.opened(note{id: safeWord(r.ReviewID), server: safeWord(r.Server), stage: safeWord(string(r.Stage)), codes: safeCodes(r.Codes)})
+}
+
+// enqueue queues nt, or drops it when MaxRunning are running and
+// MaxQueued waiting. The first drop of a burst is logged at once, the
+// burst's count when it ends: when a worker finds the queue empty.
+func (n *notifier) enqueue(nt note) {
 	select {
 	case n.queue <- nt:
 	default:
@@ -169,6 +186,9 @@ func (n *notifier) announce(ctx context.Context, nt note) {
 	if n.cfg.Desktop {
 		title := "mcpx-fw: review " + nt.id
 		body := fmt.Sprintf("server %s, %s stage: %s", nt.server, nt.stage, strings.Join(nt.codes, ", "))
+		if nt.more > 0 {
+			body += fmt.Sprintf(" (and %d more reviews of this server)", nt.more)
+		}
 		n.run(ctx, nt, []string{notifySend, "--app-name=mcpx-fw", title, body}, env)
 	}
 	if len(n.cfg.Command) > 0 {
@@ -214,6 +234,7 @@ func notifyEnv(parent []string, nt note) []string {
 		"MCPXFW_SERVER":    nt.server,
 		"MCPXFW_STAGE":     nt.stage,
 		"MCPXFW_REASONS":   strings.Join(nt.codes, ","),
+		"MCPXFW_MORE":      strconv.Itoa(nt.more),
 	}
 	for _, kv := range parent {
 		name, value, _ := strings.Cut(kv, "=")

@@ -38,7 +38,7 @@ func TestSafeCodes(t *testing.T) {
 func TestNotifyEnv(t *testing.T) {
 	parent := []string{"PATH=/bin", "GITHUB_TOKEN=secret", "DISPLAY=:0", "DBUS_SESSION_BUS_ADDRESS=unix:path=/run/bus", "MCPXFW_STORE_URL=postgres://u:pw@h/db"}
 	got := notifyEnv(parent, note{id: "rv-1", server: "peer", stage: "request", codes: []string{"a", "b"}})
-	want := []string{"DBUS_SESSION_BUS_ADDRESS=unix:path=/run/bus", "DISPLAY=:0", "MCPXFW_REASONS=a,b", "MCPXFW_REVIEW_ID=rv-1",
+	want := []string{"DBUS_SESSION_BUS_ADDRESS=unix:path=/run/bus", "DISPLAY=:0", "MCPXFW_MORE=0", "MCPXFW_REASONS=a,b", "MCPXFW_REVIEW_ID=rv-1",
 		"MCPXFW_SERVER=peer", "MCPXFW_STAGE=request", "PATH=/bin"}
 	if !slices.Equal(got, want) {
 		t.Errorf("notifyEnv = %q, want %q", got, want)

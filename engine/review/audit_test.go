@@ -128,6 +128,17 @@ func TestVerifyAuditNamesTheTamperedEntry(t *testing.T) {
 		{"the last entry deleted", func(t *testing.T, db *db, _ []AuditEntry) {
 			mustExec(t, db, `DELETE FROM audit WHERE seq = 6`)
 		}, "deleted", 6, 6},
+		{"two entries swapped", func(t *testing.T, db *db, _ []AuditEntry) {
+			mustExec(t, db, `UPDATE audit SET seq = -1 WHERE seq = 3`)
+			mustExec(t, db, `UPDATE audit SET seq = 3 WHERE seq = 4`)
+			mustExec(t, db, `UPDATE audit SET seq = 4 WHERE seq = -1`)
+		}, "edited", 3, 0},
+		{"the chain head removed", func(t *testing.T, db *db, _ []AuditEntry) {
+			mustExec(t, db, `DELETE FROM audit_head`)
+		}, "inserted", 1, 0},
+		{"the last entries cut, the head left", func(t *testing.T, db *db, _ []AuditEntry) {
+			mustExec(t, db, `DELETE FROM audit WHERE seq >= 5`)
+		}, "deleted", 5, 6},
 		{"an inserted entry, even a well-formed one", func(t *testing.T, db *db, es []AuditEntry) {
 			e := es[5]
 			e.Seq, e.Prev, e.Event, e.Operator, e.Outcome = 7, e.Hash, EventApproved, "mallory", StateApproved
@@ -214,5 +225,30 @@ func mustExec(t *testing.T, db *db, q string, args ...any) {
 	t.Helper()
 	if _, err := db.Exec(q, args...); err != nil {
 		t.Fatalf("%s: %v", q, err)
+	}
+}
+
+// TestChainHashFieldsStayApart: text that moves from one field of an
+// entry to the next, separators and length prefixes included, changes
+// the entry's hash, so nobody can pass off one entry's hash as another's
+// by choosing what a field holds (an operator's name, a server's, a
+// policy revision from a bundle).
+func TestChainHashFieldsStayApart(t *testing.T) {
+	base := AuditEntry{Seq: 7, At: time.Unix(1, 2), Event: EventRejected, ItemID: "rv-1", Server: "alpha", Operator: "bob",
+		RequestDigest: "sha256:x", Detail: "note"}
+	variants := []func(e *AuditEntry){ // each would collide if fields were only joined by newlines
+		func(e *AuditEntry) { e.Operator, e.RequestDigest = "bob\nsha256:x", "" },
+		func(e *AuditEntry) { e.Operator, e.RequestDigest = "bob\n8:sha256:x", "" },
+		func(e *AuditEntry) { e.Operator, e.Detail = "bob4:note", "" },
+		func(e *AuditEntry) { e.Operator, e.Detail = "bo", "b\nnote" },
+		func(e *AuditEntry) { e.Server, e.Stage = "alpha\n0:", "" },
+		func(e *AuditEntry) { e.PolicyRevision = "\x00" },
+	}
+	for i, change := range variants {
+		e := base
+		change(&e)
+		if e.chainHash() == base.chainHash() {
+			t.Errorf("variant %d (%+v) hashes as the original", i, e)
+		}
 	}
 }

@@ -42,7 +42,9 @@ func (e *Error) Error() string { return fmt.Sprintf("%d %s", e.Code, e.Message) 
 // (load shedding); block (until cancelled); fail (a JSON-RPC error);
 // url_required {ids, urls, data_b64} (-32042, URL elicitation required); roots_input
 // {bare} (the roots as an input request, bare: without params);
-// stderr {text} (raw bytes on its stderr); answer_raw {raw_b64} (exact
+// stderr {text} (raw bytes on its stderr); linger {ms} (its process
+// outlives its session, deaf to SIGTERM); ask_pair {first, second, input}
+// (two elicitations asked together); answer_raw {raw_b64} (exact
 // bytes as its result) and stop_reading (stops reading its input; over
 // stdio only); and, with MCPXFW_PEER_HOSTILE=1,
 // attack (see attack_linux.go).
@@ -87,6 +89,8 @@ func newServer(raw *rawParams, opts UpstreamOptions) (*mcp.Server, *lateWork) {
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"params":{"type":"object"},"after_ms":{"type":"integer"}},"required":["params"]}`)}, late.sampleLate)
 	srv.AddTool(&mcp.Tool{Name: "await_late", Description: "Sends this process's waiting late pushes and waits until every late push has its answer.",
 		InputSchema: json.RawMessage(`{"type":"object"}`)}, late.awaitLate)
+	srv.AddTool(&mcp.Tool{Name: "linger", Description: "Answers at once; its process outlives its session by ms, deaf to SIGTERM.",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"ms":{"type":"integer"}}}`)}, late.linger)
 	srv.AddTool(&mcp.Tool{Name: "echo", Description: "Returns its text.",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}}}`)}, echo)
 	srv.AddTool(&mcp.Tool{Name: "add_tool", Description: "Adds a tool with the given name (its list changes).",
@@ -106,6 +110,8 @@ func newServer(raw *rawParams, opts UpstreamOptions) (*mcp.Server, *lateWork) {
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"method":{"type":"string"},"params":{"type":"object"},"raw_b64":{"type":"string"}},"required":["method"]}`)}, raw.ask)
 	srv.AddTool(&mcp.Tool{Name: "ask_input", Description: "Asks for an elicitation or the roots as a 2026-07-28 input request (with entry, raw_b64 is the whole entry); reports the answer.",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"method":{"type":"string"},"params":{"type":"object"},"raw_b64":{"type":"string"},"entry":{"type":"boolean"}},"required":["method"]}`)}, raw.askInput)
+	srv.AddTool(&mcp.Tool{Name: "ask_pair", Description: "Asks for two elicitations together (pushed at once, or with input in one 2026-07-28 round); reports both answers.",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"first":{"type":"object"},"second":{"type":"object"},"input":{"type":"boolean"}},"required":["first","second"]}`)}, askPair)
 	srv.AddSendingMiddleware(sendSchema)
 	srv.AddTool(&mcp.Tool{Name: "shed", Description: "Defers the call the given number of times (load shedding), then answers.",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"times":{"type":"integer"}}}`)}, shed)
