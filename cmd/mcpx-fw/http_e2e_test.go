@@ -185,9 +185,9 @@ var (
 	httpUpstreamErr  error
 )
 
-// startHTTPUpstream builds testdata/upstream once and runs it in -http mode
-// with extra arguments; it returns the URL the upstream printed.
-func startHTTPUpstream(t *testing.T, args ...string) string {
+// testUpstreamBin builds testdata/upstream once, next to the binary (so an
+// isolated upstream sees it as it sees the binary), and returns its path.
+func testUpstreamBin(t *testing.T) string {
 	t.Helper()
 	httpUpstreamOnce.Do(func() {
 		httpUpstreamBin = binary + "-test-upstream"
@@ -199,7 +199,14 @@ func startHTTPUpstream(t *testing.T, args ...string) string {
 	if httpUpstreamErr != nil {
 		t.Fatal(httpUpstreamErr)
 	}
-	url, stop, err := peer.StartUpstreamHTTP(httpUpstreamBin, args...)
+	return httpUpstreamBin
+}
+
+// startHTTPUpstream runs testdata/upstream in -http mode with extra
+// arguments; it returns the URL the upstream printed.
+func startHTTPUpstream(t *testing.T, args ...string) string {
+	t.Helper()
+	url, stop, err := peer.StartUpstreamHTTP(testUpstreamBin(t), args...)
 	if err != nil {
 		t.Fatal(err)
 	}
