@@ -121,8 +121,9 @@ func (p *Proxy) guardFor(u *upstream) guard {
 }
 
 // admitPush admits a push of any kind relayed to a host on its raw
-// params, before anything else is done with it. A request the guard lets through is kept in held until
-// its answer is written; one it refuses is answered by the guard.
+// params, before anything else is done with it. A request the guard lets
+// through is kept in held until its answer is written; one it refuses is
+// answered by the guard.
 func (g guard) admitPush(msg *jsonrpc.Request) (*hold, *jsonrpc.Error) {
 	if g.admit == nil {
 		return nil, nil
