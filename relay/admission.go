@@ -10,10 +10,11 @@ import (
 	"github.com/mcpx-fw/mcpx-fw/engine/telemetry"
 )
 
-// Limits bound what upstreams may make the firewall hold: sampling
-// requests in flight (received and not yet answered: being decided,
-// waiting for a review, waiting for the host), pending reviews, and the
-// bytes of the requests and completions held for them. Each is counted per
+// Limits bound what upstreams may make the firewall hold: requests in
+// flight (every kind it relays to a host for them: sampling, elicitation,
+// roots; received and not yet answered: being decided, waiting for a
+// review, waiting for the host), pending reviews, and the bytes of the
+// requests and answers held for them. Each is counted per
 // configured server, over all its sessions (one server's many sessions are
 // one attacker), and per server within one host session (one host's share
 // of it). Zero fields take DefaultLimits.
@@ -81,11 +82,12 @@ func hostKey(h hostView) any {
 	return h.session
 }
 
-// admission is the one gate every sampling request passes before the
-// firewall spends anything on it, and the tally of what is held. A kind
-// of request added later (elicitation, roots) takes the same gate.
-// Callers acquire a hold and release it on every way out; Close waits
-// for every hold to be released.
+// admission is the one gate every request relayed to a host for an
+// upstream passes before the firewall spends anything on it, whatever its
+// kind (kinds) and its way in: a push (guard), an input request entry
+// (guard, admitRound), a bridged call's push; and the tally of what is
+// held. Callers acquire a hold and release it on every way out; drain
+// waits for every hold to be released.
 type admission struct {
 	lim Limits
 	log *zap.Logger
@@ -204,7 +206,7 @@ func (a *admission) count(r refusal, limit int64) {
 }
 
 // refuseSession counts and logs a host session refused by limit, as
-// count does a sampling request: whoever opens sessions in a loop must
+// count does an upstream's request: whoever opens sessions in a loop must
 // not fill the log either.
 func (a *admission) refuseSession(limit string, value int64) {
 	a.mu.Lock()
@@ -217,7 +219,7 @@ func (r refusal) what() string {
 	if r.server == "" {
 		return "host session"
 	}
-	return "sampling request"
+	return "upstream request"
 }
 
 // fields are the log fields of r: the server, when there is one, first.

@@ -20,17 +20,11 @@ const methodCreateMessage = "sampling/createMessage"
 // any further processing.
 type screen func(ctx context.Context, k *kind, params json.RawMessage) *jsonrpc.Error
 
-// screenedKind is the kind of a push the guard screens on its raw bytes,
-// nil for any other method. A roots/list push carries nothing to screen.
-func screenedKind(method string) *kind {
-	switch method {
-	case methodCreateMessage:
-		return samplingKind
-	case methodElicit:
-		return elicitationKind
-	}
-	return nil
-}
+// screened reports whether the guard judges the raw params of a request of
+// kind k: only a kind decided at the request stage carries anything to
+// judge (a roots/list request carries nothing). Every kind is admitted
+// all the same.
+func (k *kind) screened() bool { return k.decides }
 
 // guard is the raw screening of what an upstream sends, shared by both
 // ways of reaching one: guardedConn applies it to the messages of a
@@ -40,7 +34,8 @@ func screenedKind(method string) *kind {
 type guard struct {
 	screen screen // pushes
 	inputs screen // sampling and elicitation entries of input_required results
-	// admit and admitInputs come before either screen (see pushhold.go);
+	// admit and admitInputs come before either screen, for a request of
+	// every kind relayed to a host, screened or not (see pushhold.go);
 	// held keeps the hold of each push let through until it is answered.
 	admit       admitter
 	admitInputs func(n int, bytes int64) *jsonrpc.Error
@@ -55,11 +50,11 @@ type judgement struct {
 	replace *jsonrpc.Response // a refused input_required result: the SDK gets this instead
 }
 
-// judge screens msg on the bytes the upstream sent: a sampling or
-// elicitation push, or the sampling and elicitation entries of an
-// input_required result. Anything else passes.
-// A push is admitted first (refused at once past a limit); the hold of one
-// that passes is kept in g.held until its answer is written.
+// judge screens msg on the bytes the upstream sent: a push of any kind
+// relayed to a host, or the entries of an input_required result. Anything
+// else passes. A push or a result's entries are admitted first (refused
+// at once past a limit); the hold of a push that passes is kept in g.held
+// until its answer is written.
 func (g guard) judge(ctx context.Context, msg jsonrpc.Message) judgement {
 	switch msg := msg.(type) {
 	case *jsonrpc.Response:
@@ -70,25 +65,34 @@ func (g guard) judge(ctx context.Context, msg jsonrpc.Message) judgement {
 			return judgement{replace: &jsonrpc.Response{ID: msg.ID, Result: fixed}}
 		}
 	case *jsonrpc.Request:
-		k := screenedKind(msg.Method)
-		if g.screen == nil || k == nil || !msg.IsCall() {
-			break
+		if k := relayedKind(msg.Method); k != nil && msg.IsCall() {
+			if werr := g.pushed(ctx, k, msg); werr != nil {
+				return judgement{answer: &jsonrpc.Response{ID: msg.ID, Error: werr}}
+			}
 		}
-		h := g.held.claim(msg.ID) // admitted on its frame (frameScreen.admitFrame)
-		var werr *jsonrpc.Error
-		if h == nil {
-			h, werr = g.admitPush(msg)
-		}
-		if werr == nil {
-			werr = g.screen(ctx, k, msg.Params)
-		}
-		if werr != nil {
-			h.release()
-			return judgement{answer: &jsonrpc.Response{ID: msg.ID, Error: werr}}
-		}
-		g.held.add(msg.ID, h)
 	}
 	return judgement{}
+}
+
+// pushed admits a push of kind k, or takes the hold it was admitted with
+// on its frame (frameScreen.admitFrame), then screens its params when k
+// has any to screen. The hold of a push let through is kept until its
+// answer is written; that of a refused one is given back.
+func (g guard) pushed(ctx context.Context, k *kind, msg *jsonrpc.Request) *jsonrpc.Error {
+	h := g.held.claim(msg.ID)
+	var werr *jsonrpc.Error
+	if h == nil {
+		h, werr = g.admitPush(msg)
+	}
+	if werr == nil && g.screen != nil && k.screened() {
+		werr = g.screen(ctx, k, msg.Params)
+	}
+	if werr != nil {
+		h.release()
+		return werr
+	}
+	g.held.add(msg.ID, h)
+	return nil
 }
 
 // guardedTransport wraps an upstream transport so that every sampling and
@@ -177,21 +181,20 @@ func (f *frameScreen) pick(frame []byte, deep bool) []byte {
 	return f.admitFrame(frame)
 }
 
-// admitFrame admits a push on its frame, before the SDK's decoder reads
-// it: a refused push is answered here and dropped, and costs no more than
-// the one decode of its envelope that tells what it is (with the SDK's own
-// decoder, so both read the same message). The hold of an admitted one
-// waits in pushHolds for the guard's judge to claim. Only frames that can
-// hold the method's name are decoded: it can only be written with these
-// letters or with \u escapes.
+// admitFrame admits a push of any kind relayed to a host on its frame,
+// before the SDK's decoder reads it: a refused push is answered here and
+// dropped, and costs no more than the one decode of its envelope that
+// tells what it is (with the SDK's own decoder, so both read the same
+// message). The hold of an admitted one waits in pushHolds for the
+// guard's judge to claim. Only frames that may name a relayed method are
+// decoded (mayNameRelayed).
 func (f *frameScreen) admitFrame(frame []byte) []byte {
-	if f.guard.admit == nil || f.guard.held == nil || (!bytes.Contains(frame, []byte("createMessage")) &&
-		!bytes.Contains(frame, []byte("elicitation")) && !bytes.Contains(frame, []byte(`\u`))) {
+	if f.guard.admit == nil || f.guard.held == nil || !mayNameRelayed(frame) {
 		return frame
 	}
 	msg, err := jsonrpc.DecodeMessage(frame)
 	req, ok := msg.(*jsonrpc.Request)
-	if err != nil || !ok || screenedKind(req.Method) == nil || !req.IsCall() {
+	if err != nil || !ok || relayedKind(req.Method) == nil || !req.IsCall() {
 		return frame
 	}
 	h, werr := f.guard.admitPush(req)
@@ -201,6 +204,34 @@ func (f *frameScreen) admitFrame(frame []byte) []byte {
 	}
 	f.guard.held.frame(req.ID, h)
 	return frame
+}
+
+// mayNameRelayed is a fast pre-check on a frame's bytes: whether it may
+// hold the method of a kind relayed to a host (kinds). A JSON string can
+// spell a method otherwise only with escapes: \/ for its slashes, which
+// leaves each part between them as it is, or \u escapes, which any frame
+// holding one is decoded for.
+func mayNameRelayed(frame []byte) bool {
+	if bytes.Contains(frame, []byte(`\u`)) {
+		return true
+	}
+	for _, k := range kinds {
+		if containsParts(frame, k.method) {
+			return true
+		}
+	}
+	return false
+}
+
+// containsParts reports whether frame holds every '/'-separated part of
+// method.
+func containsParts(frame []byte, method string) bool {
+	for part := range strings.SplitSeq(method, "/") {
+		if !bytes.Contains(frame, []byte(part)) {
+			return false
+		}
+	}
+	return true
 }
 
 // send writes msg to the upstream.
@@ -314,13 +345,13 @@ func (c *guardedConn) Close() error {
 	return err
 }
 
-// refusedInputs checks, on the bytes the upstream sent, every sampling and
-// elicitation entry of an input_required result (2026-07-28), as pushes
-// are checked,
-// and returns the first refusal. A result with a refused entry becomes that
-// refusal: the call fails with it and the upstream is not retried.
-// Capability gates wait for the typed check, which knows the host of the
-// call.
+// refusedInputs checks, on the bytes the upstream sent, the entries of an
+// input_required result (2026-07-28), as pushes are checked: all of them
+// against the limits, then the params of every sampling and elicitation
+// entry; it returns the first refusal. A result with a refused entry
+// becomes that refusal: the call fails with it and the upstream is not
+// retried. Capability gates wait for the typed check, which knows the
+// host of the call.
 func (g guard) refusedInputs(ctx context.Context, resp *jsonrpc.Response) *jsonrpc.Error {
 	if g.inputs == nil || resp.Error != nil || !mayNeedInput(resp.Result) {
 		return nil
@@ -328,11 +359,14 @@ func (g guard) refusedInputs(ctx context.Context, resp *jsonrpc.Response) *jsonr
 	if !exactEntryNames(resp.Result) {
 		return errInputMemberNames()
 	}
-	entries := screenedInputs(resp.Result)
+	entries := inputEntries(resp.Result)
 	if werr := g.admitInputRequests(entries); werr != nil {
 		return werr
 	}
 	for _, e := range entries {
+		if !e.k.screened() || e.params == nil {
+			continue
+		}
 		if werr := g.inputs(ctx, e.k, e.params); werr != nil {
 			return werr
 		}
@@ -340,65 +374,85 @@ func (g guard) refusedInputs(ctx context.Context, resp *jsonrpc.Response) *jsonr
 	return nil
 }
 
-// screenedInput is the raw params of one entry of an input_required
-// result, and its kind.
-type screenedInput struct {
+// inputEntry is the raw params of one entry of an input_required result,
+// and its kind; params are nil for an entry without any.
+type inputEntry struct {
 	k      *kind
 	params json.RawMessage
 }
 
-// screenedInputs returns the params of every sampling and elicitation
-// entry under inputRequests in a result, whatever its resultType says,
-// sorted by entry key. The result's member names are matched exactly, as
-// the SDK's decoder matches them: a lenient reader (encoding/json folds
-// case) could be told "ResultType":"complete" beside
-// "resultType":"input_required" and skip entries the SDK then acts on.
-// Within an entry the SDK does fold case (encoding/json), which the
-// exact names here match only once exactEntryNames has refused every
-// other spelling. A repeated name counts every time (the SDK keeps the
-// last inputRequests, method or params), so no spelling of an entry goes
-// unscreened.
-func screenedInputs(result []byte) []screenedInput {
-	type entry struct {
-		key    string
-		kinds  []*kind
-		params []json.RawMessage
-	}
-	var entries []entry
+// inputEntries returns the params of every entry of a kind relayed to a
+// host under inputRequests in a result, whatever its resultType says,
+// sorted by entry key; an entry without params counts once, with none.
+// The result's member names are matched exactly, as the SDK's decoder
+// matches them: a lenient reader (encoding/json folds case) could be told
+// "ResultType":"complete" beside "resultType":"input_required" and skip
+// entries the SDK then acts on. Within an entry the SDK does fold case
+// (encoding/json), which the exact names here match only once
+// exactEntryNames has refused every other spelling. A repeated name
+// counts every time (the SDK keeps the last inputRequests, method or
+// params), so no spelling of an entry goes uncounted or unscreened.
+func inputEntries(result []byte) []inputEntry {
+	var entries []rawEntry
 	for _, m := range members(result) {
 		if m.key != "inputRequests" {
 			continue
 		}
 		for _, in := range members(m.value) {
-			e := entry{key: in.key}
-			for _, f := range members(in.value) {
-				var method string
-				switch f.key {
-				case "method":
-					// The SDK keeps the last of repeated methods: params
-					// are screened as every kind named.
-					if json.Unmarshal(f.value, &method) != nil {
-						continue
-					}
-					if k := screenedKind(method); k != nil && !slices.Contains(e.kinds, k) {
-						e.kinds = append(e.kinds, k)
-					}
-				case "params":
-					e.params = append(e.params, f.value)
-				}
-			}
-			if len(e.kinds) > 0 {
+			if e := readEntry(in.key, in.value); len(e.kinds) > 0 {
 				entries = append(entries, e)
 			}
 		}
 	}
-	slices.SortStableFunc(entries, func(a, b entry) int { return strings.Compare(a.key, b.key) })
-	var out []screenedInput
+	slices.SortStableFunc(entries, func(a, b rawEntry) int { return strings.Compare(a.key, b.key) })
+	var out []inputEntry
 	for _, e := range entries {
-		for _, k := range e.kinds {
-			for _, params := range e.params {
-				out = append(out, screenedInput{k: k, params: params})
+		out = append(out, e.inputs()...)
+	}
+	return out
+}
+
+// rawEntry is one entry under inputRequests as written: every kind its
+// methods name and every params it holds.
+type rawEntry struct {
+	key    string
+	kinds  []*kind
+	params []json.RawMessage
+}
+
+// readEntry reads the entry key holds, value.
+func readEntry(key string, value json.RawMessage) rawEntry {
+	e := rawEntry{key: key}
+	for _, f := range members(value) {
+		var method string
+		switch f.key {
+		case "method":
+			// The SDK keeps the last of repeated methods: params are
+			// screened as every kind named.
+			if json.Unmarshal(f.value, &method) != nil {
+				continue
 			}
+			if k := relayedKind(method); k != nil && !slices.Contains(e.kinds, k) {
+				e.kinds = append(e.kinds, k)
+			}
+		case "params":
+			e.params = append(e.params, f.value)
+		}
+	}
+	return e
+}
+
+// inputs is the entry as the guard counts it: each params as each kind,
+// or once without params.
+func (e rawEntry) inputs() []inputEntry {
+	params := e.params
+	if len(params) == 0 {
+		params = []json.RawMessage{nil}
+	}
+	var out []inputEntry
+	for _, k := range e.kinds {
+		for _, p := range params {
+			out = append(out, inputEntry{k: k, params: p})
 		}
 	}
 	return out

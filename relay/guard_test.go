@@ -38,7 +38,7 @@ func TestPushMemberNamesExact(t *testing.T) {
 		if err != nil {
 			continue
 		}
-		if req, ok := msg.(*jsonrpc.Request); ok && screenedKind(req.Method) != nil && req.Params != nil {
+		if req, ok := msg.(*jsonrpc.Request); ok && relayedKind(req.Method) != nil && req.Params != nil {
 			t.Errorf("%s decoded as a push with params %s", frame, req.Params)
 		}
 	}

@@ -74,7 +74,7 @@ func decodeRound(payload []byte) (map[string]handed, error) {
 
 // kindNamed is the kind called name, nil for none.
 func kindNamed(name engine.Kind) *kind {
-	for _, k := range []*kind{samplingKind, elicitationKind, rootsKind} {
+	for _, k := range kinds {
 		if k.name == name {
 			return k
 		}

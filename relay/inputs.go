@@ -79,22 +79,18 @@ func (p *Proxy) relayInputs(ctx context.Context, x *exchange, responses mcp.Inpu
 	}
 }
 
-// admitRound admits the sampling and elicitation entries of one round of
-// input requests together, each one request in flight with its encoded
-// size, or refuses the round. The guard has already refused, on the bytes,
-// a round that would not fit (admitInputRequests); this is the
-// authoritative count, made once the entries are decoded. The hold lasts
-// until the round is answered.
+// admitRound admits every entry of one round of input requests together,
+// whatever its kind, each one request in flight with its encoded size, or
+// refuses the round. The guard has already refused, on the bytes, a round
+// that would not fit (admitInputRequests); this is the authoritative
+// count, made once the entries are decoded. The hold lasts until the
+// round is answered.
 func (p *Proxy) admitRound(u *upstream, reqs mcp.InputRequestMap) (*hold, *jsonrpc.Error) {
 	var c claim
 	for _, in := range reqs {
-		k := kindOf(in)
-		if k == nil || !k.decides {
-			continue
-		}
-		raw, err := json.Marshal(k.forwardable(in))
+		raw, err := encodeEntry(in)
 		if err != nil {
-			return nil, errInternal(kindNoun(k.name) + " request could not be encoded")
+			return nil, errInternal("input request could not be encoded")
 		}
 		c = c.add(claim{inFlight: 1, bytes: int64(len(raw))})
 	}
@@ -102,6 +98,16 @@ func (p *Proxy) admitRound(u *upstream, reqs mcp.InputRequestMap) (*hold, *jsonr
 		return nil, nil
 	}
 	return p.admit.acquire(u.cfg.Name, hostKey(u.link.host), c)
+}
+
+// encodeEntry is an input request as it would go to a host: as its kind
+// forwards it, or as it came for a kind the firewall does not know (which
+// is refused later, but counted all the same).
+func encodeEntry(in mcp.InputRequest) ([]byte, error) {
+	if k := kindOf(in); k != nil {
+		in = k.forwardable(in)
+	}
+	return json.Marshal(in)
 }
 
 // relayRound answers one round of input requests for a host older than

@@ -19,6 +19,9 @@ import (
 // answer as an mcp.InputResponse, in the one type per kind named here.
 type kind struct {
 	name engine.Kind
+	// method is the request an upstream sends for it, as a legacy push
+	// and as the method of a 2026-07-28 input request entry.
+	method string
 	// capability is the client capability a host declares to answer it.
 	capability string
 	// decides says the request stage runs a decision. A roots request
@@ -48,7 +51,7 @@ type kind struct {
 
 var (
 	samplingKind = &kind{
-		name: engine.KindSampling, capability: "sampling", decides: true, operatorAnswers: true,
+		name: engine.KindSampling, method: methodCreateMessage, capability: "sampling", decides: true, operatorAnswers: true,
 		declared:    hostView.canSample,
 		forwardable: func(in mcp.InputRequest) mcp.InputRequest { return forwardable(in.(*mcp.CreateMessageWithToolsParams)) },
 		newRequest:  func() mcp.InputRequest { return new(mcp.CreateMessageWithToolsParams) },
@@ -66,7 +69,7 @@ var (
 		},
 	}
 	elicitationKind = &kind{
-		name: engine.KindElicitation, capability: "elicitation", decides: true,
+		name: engine.KindElicitation, method: methodElicit, capability: "elicitation", decides: true,
 		declared:    func(h hostView) bool { return h.caps != nil && h.caps.Elicitation != nil },
 		forwardable: func(in mcp.InputRequest) mcp.InputRequest { return forwardableElicit(in.(*mcp.ElicitParams)) },
 		newRequest:  func() mcp.InputRequest { return new(mcp.ElicitParams) },
@@ -87,7 +90,7 @@ var (
 		},
 	}
 	rootsKind = &kind{
-		name: engine.KindRoots, capability: "roots",
+		name: engine.KindRoots, method: methodListRoots, capability: "roots",
 		declared:    func(h hostView) bool { return h.caps != nil && h.caps.RootsV2 != nil },
 		forwardable: func(mcp.InputRequest) mcp.InputRequest { return &mcp.ListRootsParams{} },
 		newRequest:  func() mcp.InputRequest { return new(mcp.ListRootsParams) },
@@ -108,6 +111,24 @@ var (
 		},
 	}
 )
+
+// kinds is every kind of request the firewall relays to a host for an
+// upstream. Whatever is listed here is admitted (admission.go) before
+// anything else is done with it, by push or as an input request entry
+// (relayedKind, admitRound): a kind added here cannot reach a host
+// uncounted.
+var kinds = []*kind{samplingKind, elicitationKind, rootsKind}
+
+// relayedKind is the kind of the request an upstream sends as method, nil
+// for a method the firewall relays to no host (the SDK answers those).
+func relayedKind(method string) *kind {
+	for _, k := range kinds {
+		if k.method == method {
+			return k
+		}
+	}
+	return nil
+}
 
 // kindOf is the kind of an input request, nil for one the firewall does
 // not know.

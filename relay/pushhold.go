@@ -120,9 +120,10 @@ func (p *Proxy) guardFor(u *upstream) guard {
 		}}
 }
 
-// admitPush admits a push on its raw params, before anything else is
-// done with it. A request the guard lets through is kept in held until
-// its answer is written; one it refuses is answered by the guard.
+// admitPush admits a push of any kind relayed to a host on its raw
+// params, before anything else is done with it. A request the guard lets
+// through is kept in held until its answer is written; one it refuses is
+// answered by the guard.
 func (g guard) admitPush(msg *jsonrpc.Request) (*hold, *jsonrpc.Error) {
 	if g.admit == nil {
 		return nil, nil
@@ -130,11 +131,11 @@ func (g guard) admitPush(msg *jsonrpc.Request) (*hold, *jsonrpc.Error) {
 	return g.admit(len(msg.Params))
 }
 
-// admitInputRequests refuses an input_required result whose sampling and
-// elicitation entries, all together, would not fit the upstream's limits now: they are
-// counted on the bytes, before any is validated or decoded. Those that fit
-// are admitted for real once decoded (admitRound).
-func (g guard) admitInputRequests(entries []screenedInput) *jsonrpc.Error {
+// admitInputRequests refuses an input_required result whose entries, of
+// every kind relayed to a host, would not fit the upstream's limits now
+// all together: they are counted on the bytes, before any is validated or
+// decoded. Those that fit are admitted for real once decoded (admitRound).
+func (g guard) admitInputRequests(entries []inputEntry) *jsonrpc.Error {
 	if g.admitInputs == nil || len(entries) == 0 {
 		return nil
 	}

@@ -376,7 +376,7 @@ func checkRefusalsLogged(t *testing.T, path string, refused int) {
 			Msg, Server, Limit string
 			Refused            int
 		}
-		if json.Unmarshal(line, &l) != nil || !strings.HasPrefix(l.Msg, "sampling request") || !strings.Contains(l.Msg, "refused: limit reached") {
+		if json.Unmarshal(line, &l) != nil || !strings.HasPrefix(l.Msg, "upstream request") || !strings.Contains(l.Msg, "refused: limit reached") {
 			continue
 		}
 		lines++

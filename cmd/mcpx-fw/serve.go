@@ -39,7 +39,8 @@ env: (servers.<name>.isolation: none opts out; where the system cannot
 isolate, serve refuses to start and says why). Its stderr is logged, a line
 per entry naming the server. What one server may hold at once is bounded
 (limits.max_in_flight, max_pending_reviews, max_held_bytes): past a limit its
-next sampling request is refused at once with -32603 naming the key.
+next sampling, elicitation or roots request is refused at once with -32603
+naming the key.
 
 With --http ADDR the endpoint is http://ADDR/mcp (http://ADDR/ works too).
 Hosts of every protocol revision share it: 2026-07-28 hosts statelessly,

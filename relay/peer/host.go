@@ -32,6 +32,9 @@ type HostOptions struct {
 	// answered as pushes (hosts up to 2025-11-25).
 	Elicit Answer
 	Roots  []string
+	// HoldRoots, when set, keeps each roots/list push open until it is
+	// closed (or the push is cancelled), so that pushes pile up at the host.
+	HoldRoots <-chan struct{}
 	// Stderr receives the command's stderr; nil passes it to this
 	// process's stderr. A writer that is not a file gets a pipe, which,
 	// unlike a file, no RLIMIT_FSIZE on the command limits.

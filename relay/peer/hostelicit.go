@@ -29,7 +29,8 @@ func (h *Host) handleInputRequests(copts *mcp.ClientOptions, opts HostOptions) {
 }
 
 // addRoots gives the client opts.Roots, which it lists for a 2026-07-28
-// roots input request, and counts the roots/list requests pushed to it.
+// roots input request, and counts the roots/list requests pushed to it,
+// each answered once opts.HoldRoots lets it go.
 func (h *Host) addRoots(c *mcp.Client, opts HostOptions) {
 	if opts.Roots == nil {
 		return
@@ -43,6 +44,9 @@ func (h *Host) addRoots(c *mcp.Client, opts HostOptions) {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			if method == "roots/list" {
 				h.roots.n.Add(1)
+				if err := waitHeld(ctx, opts.HoldRoots); err != nil {
+					return nil, err
+				}
 			}
 			return next(ctx, method, req)
 		}
@@ -53,3 +57,16 @@ func (h *Host) addRoots(c *mcp.Client, opts HostOptions) {
 // 2026-07-28 roots input request is answered by the SDK inside the tool
 // call, without a request of its own, and is not counted.
 func (h *Host) RootsAsked() int { return int(h.roots.n.Load()) }
+
+// waitHeld waits until held is closed (nil: not at all) or ctx ends.
+func waitHeld(ctx context.Context, held <-chan struct{}) error {
+	if held == nil {
+		return nil
+	}
+	select {
+	case <-held:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

@@ -65,6 +65,7 @@ func addLoad(srv *mcp.Server, in io.ReadCloser, out io.WriteCloser) (io.ReadClos
 			`"repeat":{"type":"integer"},"pad":{"type":"integer"}},"required":["requests"]}`)}, l.sampleEach)
 	srv.AddTool(&mcp.Tool{Name: "load_wire", Description: "Reports how many sampling requests this upstream sent and how often each was answered, read on the wire.",
 		InputSchema: json.RawMessage(`{"type":"object"}`)}, w.report)
+	addRootsLoad(srv, l) // roots_each, roots_input_each: rootsload.go
 	return &tapReader{ReadCloser: in, w: w}, &tapWriter{WriteCloser: out, w: w}, l.wait
 }
 
