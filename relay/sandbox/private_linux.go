@@ -115,17 +115,39 @@ func bindProgram(fd int, path string) error {
 // of devpts over /dev/pts (which /dev/ptmx then allocates from), so the
 // operator's terminals (/dev/pts/N, owned by the account) can be neither
 // read, which steals keystrokes, nor written, which paints what the
-// operator's editor shows; and a message queue folder of its IPC
-// namespace over /dev/mqueue, where one is mounted.
+// operator's editor shows. The virtual consoles' devices, which a login on
+// a console makes the user's (its tty, and its screen's contents in vcs),
+// are covered for the same reason. And a message queue folder of its IPC
+// namespace goes over /dev/mqueue, where one is mounted.
 func privateTerminals() error {
 	if isDir("/dev/pts") {
 		if err := unix.Mount("devpts", "/dev/pts", "devpts", unix.MS_NOSUID|unix.MS_NOEXEC, "newinstance,ptmxmode=0666,mode=0620"); err != nil {
 			return fmt.Errorf("terminals of its own (/dev/pts): %w", err)
 		}
 	}
+	if err := coverConsoles(); err != nil {
+		return err
+	}
 	if isDir("/dev/mqueue") {
 		if err := unix.Mount("mqueue", "/dev/mqueue", "mqueue", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
 			return fmt.Errorf("message queues of its own (/dev/mqueue): %w", err)
+		}
+	}
+	return nil
+}
+
+// consoleDevices are the virtual consoles' devices: /dev/tty1 and the
+// rest, and /dev/vcs, vcsa and vcsu with theirs.
+var consoleDevices = []string{"/dev/tty[0-9]*", "/dev/vcs*"}
+
+// coverConsoles puts /dev/null over each console device.
+func coverConsoles() error {
+	for _, pattern := range consoleDevices {
+		matches, _ := filepath.Glob(pattern)
+		for _, m := range matches {
+			if err := cover(target{path: m}); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

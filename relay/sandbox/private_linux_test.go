@@ -35,7 +35,8 @@ type tempReport struct {
 	ProgramRW  bool                // opened its program for writing
 	ShmFound   bool
 	PTYFound   bool
-	OwnPTY     string // a terminal of its own, or why not
+	OwnPTY     string   // a terminal of its own, or why not
+	Consoles   []string // console devices that are not /dev/null
 	TMPDIR     string
 	TMPDIRMode string
 }
@@ -69,11 +70,31 @@ func insideTemp() int {
 	_, err = os.Stat(a.PTY)
 	r.PTYFound = err == nil
 	r.OwnPTY = ownPTY()
+	r.Consoles = uncoveredConsoles()
 	if fi, err := os.Stat(r.TMPDIR); err == nil {
 		r.TMPDIRMode = fi.Mode().String()
 	}
 	_ = json.NewEncoder(os.Stdout).Encode(r)
 	return 0
+}
+
+// uncoveredConsoles are the virtual consoles' devices that are something
+// else than /dev/null.
+func uncoveredConsoles() []string {
+	var null, st unix.Stat_t
+	if unix.Stat("/dev/null", &null) != nil {
+		return []string{"/dev/null"}
+	}
+	var out []string
+	for _, pattern := range []string{"/dev/tty[0-9]*", "/dev/vcs*"} {
+		matches, _ := filepath.Glob(pattern)
+		for _, m := range matches {
+			if unix.Stat(m, &st) != nil || st.Rdev != null.Rdev {
+				out = append(out, m)
+			}
+		}
+	}
+	return out
 }
 
 // openPTY opens a terminal's master and returns it with its /dev/pts path.
@@ -115,7 +136,8 @@ func ownPTY() string {
 // user's other processes keep there, and what it leaves there nobody else
 // sees. Its program, built into /tmp as `go test` and `go run` build, still
 // runs, read-only, with nothing next to it. It sees no System V segment
-// and no terminal of the account's, and has terminals of its own.
+// and no terminal of the account's (pseudo-terminals, virtual consoles),
+// and has terminals of its own.
 func TestPrivateTemp(t *testing.T) {
 	needSandbox(t)
 	var a tempAttempt
@@ -183,6 +205,9 @@ func checkTempReport(t *testing.T, a tempAttempt, r tempReport) {
 	}
 	if r.ShmFound || r.PTYFound {
 		t.Errorf("found the account's System V segment %v, its terminal %s %v; want neither", r.ShmFound, a.PTY, r.PTYFound)
+	}
+	if len(r.Consoles) > 0 {
+		t.Errorf("console devices it can reach: %v; want each covered", r.Consoles)
 	}
 	if !strings.HasPrefix(r.OwnPTY, "/dev/pts/") {
 		t.Errorf("a terminal of its own: %s", r.OwnPTY)
