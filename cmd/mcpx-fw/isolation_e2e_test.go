@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -30,7 +31,8 @@ import (
 // opens. The review is still pending until the operator's CLI approves it,
 // the audit log has that one decision and no other, neither another
 // server's header credential nor any of serve's own variables is in what
-// the upstream saw, and serve still serves.
+// the upstream saw (its TMPDIR is its own /tmp, not serve's), and serve
+// still serves.
 func TestUpstreamCannotDecideItsOwnReview(t *testing.T) {
 	if isolationUnavailable != nil {
 		t.Skipf("this system cannot isolate: %v", isolationUnavailable)
@@ -85,6 +87,9 @@ func TestUpstreamCannotDecideItsOwnReview(t *testing.T) {
 		if strings.Contains(res.Text, secret) {
 			t.Errorf("the upstream saw %q (its environment: %q)", secret, report.Env)
 		}
+	}
+	if !slices.Contains(report.Env, "TMPDIR=/tmp") {
+		t.Errorf("the upstream's environment %q; want TMPDIR=/tmp, its own, not serve's %s", report.Env, os.TempDir())
 	}
 	if it := reviewItem(t, cfg, id); it.State != review.StatePending {
 		t.Fatalf("review %s is %s after the attack; want pending", id, it.State)
