@@ -154,7 +154,7 @@ func TestIsolationNoneIsLogged(t *testing.T) {
 	servers := peerServer("boxed", 0) + peerServer("open", 0) + "    isolation: none\n"
 	cfg := testConfig(t, repoPath(t, "policies"), time.Minute, servers)
 	res := runCLI(t, "check", "--config", cfg)
-	for _, want := range []string{"server boxed: isolated (user, mount and PID namespaces)\n",
+	for _, want := range []string{"server boxed: isolated (user, mount, PID and IPC namespaces, its own /tmp)\n",
 		"server open: not isolated: servers.open.isolation is none\n"} {
 		if res.code != 0 || !strings.Contains(res.stdout, want) {
 			t.Errorf("check: exit %d, stdout %q; want %q", res.code, res.stdout, want)
