@@ -38,12 +38,14 @@ func (p *Proxy) upstreamTransportFor(u *upstream) mcp.Transport {
 // command is how cfg's server is started: with its own environment, the
 // allow-listed part of the firewall's plus its configured variables
 // (sandbox.Environ), never the firewall's whole one; and, when it is
-// isolated, through the sandbox's launcher with hide out of its reach.
+// isolated, through the sandbox's launcher with hide out of its reach and
+// its own temporary folder as TMPDIR.
 func command(cfg Upstream, hide []string) *exec.Cmd {
-	env := sandbox.Environ(os.Environ(), cfg.Env)
 	if cfg.Isolated {
+		env := sandbox.IsolatedEnviron(os.Environ(), cfg.Env)
 		return sandbox.Command(sandbox.Spec{Args: cfg.Command, Env: env, Dir: cfg.Dir, Hide: hide})
 	}
+	env := sandbox.Environ(os.Environ(), cfg.Env)
 	cmd := exec.Command(cfg.Command[0], cfg.Command[1:]...)
 	cmd.Dir = cfg.Dir
 	cmd.Env = env

@@ -13,7 +13,7 @@ import (
 
 // The words of isolation.default and servers.<name>.isolation.
 const (
-	isolationNamespaces = "namespaces" // user, mount and PID namespaces (Linux)
+	isolationNamespaces = "namespaces" // user, mount, PID and IPC namespaces (Linux)
 	isolationNone       = "none"       // the command runs as serve does, seeing what serve sees
 )
 
@@ -103,7 +103,7 @@ func (p isolationPlan) log(log *zap.Logger, cfg *Config) {
 }
 
 // isolatedHow is what an isolated upstream runs in.
-const isolatedHow = "user, mount and PID namespaces"
+const isolatedHow = "user, mount, PID and IPC namespaces, its own /tmp"
 
 // describe is one line per server for `mcpx-fw check`.
 func (p isolationPlan) describe(cfg *Config) []string {

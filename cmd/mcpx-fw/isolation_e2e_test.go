@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -30,7 +31,8 @@ import (
 // opens. The review is still pending until the operator's CLI approves it,
 // the audit log has that one decision and no other, neither another
 // server's header credential nor any of serve's own variables is in what
-// the upstream saw, and serve still serves.
+// the upstream saw (its TMPDIR is its own /tmp, not serve's), and serve
+// still serves.
 func TestUpstreamCannotDecideItsOwnReview(t *testing.T) {
 	if isolationUnavailable != nil {
 		t.Skipf("this system cannot isolate: %v", isolationUnavailable)
@@ -85,6 +87,9 @@ func TestUpstreamCannotDecideItsOwnReview(t *testing.T) {
 		if strings.Contains(res.Text, secret) {
 			t.Errorf("the upstream saw %q (its environment: %q)", secret, report.Env)
 		}
+	}
+	if !slices.Contains(report.Env, "TMPDIR=/tmp") {
+		t.Errorf("the upstream's environment %q; want TMPDIR=/tmp, its own, not serve's %s", report.Env, os.TempDir())
 	}
 	if it := reviewItem(t, cfg, id); it.State != review.StatePending {
 		t.Fatalf("review %s is %s after the attack; want pending", id, it.State)
@@ -149,7 +154,7 @@ func TestIsolationNoneIsLogged(t *testing.T) {
 	servers := peerServer("boxed", 0) + peerServer("open", 0) + "    isolation: none\n"
 	cfg := testConfig(t, repoPath(t, "policies"), time.Minute, servers)
 	res := runCLI(t, "check", "--config", cfg)
-	for _, want := range []string{"server boxed: isolated (user, mount and PID namespaces)\n",
+	for _, want := range []string{"server boxed: isolated (user, mount, PID and IPC namespaces, its own /tmp)\n",
 		"server open: not isolated: servers.open.isolation is none\n"} {
 		if res.code != 0 || !strings.Contains(res.stdout, want) {
 			t.Errorf("check: exit %d, stdout %q; want %q", res.code, res.stdout, want)

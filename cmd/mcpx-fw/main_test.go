@@ -47,6 +47,11 @@ func TestMain(m *testing.M) {
 		fmt.Fprintf(os.Stderr, "this system cannot isolate upstreams (%v): tests run them with isolation.default: none\n", isolationUnavailable)
 		os.Setenv("MCPXFW_ISOLATION_DEFAULT", "none")
 	}
+	temp, err := useVisibleTemp()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 	dir, err := os.MkdirTemp("", "mcpx-fw-bin-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -62,7 +67,7 @@ func TestMain(m *testing.M) {
 	}
 	code := m.Run()
 	stopSharedCluster()
-	os.RemoveAll(dir)
+	os.RemoveAll(temp)
 	os.Exit(code)
 }
 

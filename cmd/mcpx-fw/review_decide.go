@@ -36,12 +36,16 @@ completion's text. Tool calls, tool results and media are shown but guarded.
 The edit is validated and decided again (input.approval.edited is true); an
 invalid or denied edit is refused with the reason and the review stays
 pending, and an edit made in the editor is kept in its file, named in the
-refusal. For an elicitation, the message and each field's title,
-description and choice titles may change, never the form's shape (names,
-types, constraints, required, defaults, choice values) nor a URL; roots
-and a user's answer are approved as they are. Saving it unchanged approves the original. --edit-file FILE does the
-same with a document written beforehand (mcpx-fw review show ID --edit-doc
-prints the one the editor would open).`,
+refusal. The document is written in the state dir's edits folder (0700,
+out of every isolated upstream's reach), never in $TMPDIR, and read back
+only as the regular file the editor saved there. For an elicitation, the
+message and each field's title, description and choice titles may change,
+never the form's shape (names, types, constraints, required, defaults,
+choice values) nor a URL; roots and a user's answer are approved as they
+are. Saving it unchanged approves the original, and says so. --edit-file
+FILE does the same with a document written beforehand (mcpx-fw review
+show ID --edit-doc prints the one the editor would open); a kept edit
+given back this way is removed once approved.`,
 		Args: args(1, "mcpx-fw review approve rv-… [--edit | --edit-file FILE] [--note T]"),
 		RunE: func(c *cobra.Command, a []string) error {
 			if o.edit && o.editFile != "" {
@@ -69,7 +73,7 @@ func approve(ctx context.Context, c *cobra.Command, rt *runtime, id string, o ap
 	var e *review.Edit
 	var kept string
 	if o.edit || o.editFile != "" {
-		if e, kept, err = editItem(c, it, o.editFile); err != nil {
+		if e, kept, err = editItem(c, rt.cfg.StateDir, it, o.editFile); err != nil {
 			return err
 		}
 	}
@@ -79,15 +83,21 @@ func approve(ctx context.Context, c *cobra.Command, rt *runtime, id string, o ap
 	if kept != "" {
 		os.Remove(kept)
 	}
-	fmt.Fprintf(c.OutOrStdout(), "%s %s (decision %s); %s\n", approvedWord(e), it.ID, it.DecisionID, nextStep(it))
+	fmt.Fprintf(c.OutOrStdout(), "%s (decision %s); %s\n", approvedWords(it.ID, e, o), it.DecisionID, nextStep(it))
 	return nil
 }
 
-func approvedWord(e *review.Edit) string {
-	if e != nil {
-		return "approved with your edit"
+// approvedWords say what was approved: the operator's edit, or, when an
+// edit was asked for and the document came back with no change, the item
+// as it was, saying so.
+func approvedWords(id string, e *review.Edit, o approveOptions) string {
+	switch {
+	case e != nil:
+		return "approved with your edit " + id
+	case o.edit || o.editFile != "":
+		return "approved " + id + " as it was: the edit document came back unchanged"
 	}
-	return "approved"
+	return "approved " + id
 }
 
 // nextStep says what serve does with an approved item, in the words of its

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -20,10 +19,12 @@ import (
 // editItem asks the operator for their version of a pending item: in an
 // editor, or from file. It returns nil when nothing changed, which makes
 // the approval a plain one. An edit made in the editor is kept in its file
-// until the approval is done: kept is that file's path, which the caller
-// removes once approved (and names, with keepEdit, when it refuses). A
-// refused edit is never lost.
-func editItem(c *cobra.Command, it review.Item, file string) (e *review.Edit, kept string, err error) {
+// of the edit folder (editfolder.go), in stateDir, until the approval is
+// done: kept is that file's path, which the caller removes once approved
+// (and names, with keepEdit, when it refuses). A refused edit is never
+// lost; given back with --edit-file, it is read as the editor's is, and
+// removed once approved.
+func editItem(c *cobra.Command, stateDir string, it review.Item, file string) (e *review.Edit, kept string, err error) {
 	if err := editRefusal(it); err != nil {
 		return nil, "", withCode(exitFailure, err)
 	}
@@ -32,7 +33,7 @@ func editItem(c *cobra.Command, it review.Item, file string) (e *review.Edit, ke
 	if err != nil {
 		return nil, "", fmt.Errorf("%s: %w", it.ID, err)
 	}
-	buf, kept, err := readEdit(c, it, doc, file)
+	buf, kept, err := readEdit(c, stateDir, it, doc, file)
 	if err != nil {
 		return nil, "", withCode(exitFailure, fmt.Errorf("%s: %w; the review is still pending", it.ID, err))
 	}
@@ -95,43 +96,48 @@ func editable(it review.Item) json.RawMessage {
 }
 
 // readEdit returns the edited document: file's content ("-" for stdin), or
-// what the operator saved in their editor, with the path of the file that
-// keeps it.
-func readEdit(c *cobra.Command, it review.Item, doc []byte, file string) ([]byte, string, error) {
-	switch file {
-	case "":
-		return editInEditor(it, doc)
-	case "-":
+// what the operator saved in their editor, with the path of the file of
+// the edit folder that keeps it.
+func readEdit(c *cobra.Command, stateDir string, it review.Item, doc []byte, file string) ([]byte, string, error) {
+	if file == "-" {
 		b, err := io.ReadAll(c.InOrStdin())
 		return b, "", err
+	}
+	folder, err := openEditFolder(stateDir)
+	if err != nil {
+		return nil, "", err
+	}
+	defer folder.Close()
+	if file == "" {
+		return editInEditor(folder, it, doc)
+	}
+	if name, ok := folder.holds(file); ok {
+		b, err := folder.read(name)
+		return b, file, err
 	}
 	b, err := os.ReadFile(file)
 	return b, "", err
 }
 
-// editInEditor writes doc to a private temporary file, opens the editor on
-// it and reads it back. The file holds prompt text, so it is 0600; it is
-// removed when the editor fails, else kept for the caller (see editItem).
-func editInEditor(it review.Item, doc []byte) ([]byte, string, error) {
-	f, err := os.CreateTemp("", "mcpx-fw-"+it.ID+"-*.yaml")
+// editInEditor writes doc to a new file of the edit folder, opens the
+// editor on it and reads back what the editor saved there. The file is
+// removed when the editor fails or what it left cannot be read, else kept
+// for the caller (see editItem).
+func editInEditor(folder *editFolder, it review.Item, doc []byte) ([]byte, string, error) {
+	name, err := folder.create("mcpx-fw-"+it.ID+"-", doc)
 	if err != nil {
 		return nil, "", err
 	}
-	_, err = f.Write(doc)
-	if err = errors.Join(err, f.Close()); err != nil {
-		os.Remove(f.Name())
-		return nil, "", err
-	}
-	if err := editorCommand(f.Name()).Run(); err != nil {
-		os.Remove(f.Name())
+	if err := editorCommand(folder.name(name)).Run(); err != nil {
+		folder.remove(name)
 		return nil, "", fmt.Errorf("the editor failed: %w", err)
 	}
-	b, err := os.ReadFile(f.Name())
+	b, err := folder.read(name)
 	if err != nil {
-		os.Remove(f.Name())
-		return nil, "", err
+		folder.remove(name)
+		return nil, "", fmt.Errorf("the edited document: %w", err)
 	}
-	return b, f.Name(), nil
+	return b, folder.name(name), nil
 }
 
 // editorCommand runs $VISUAL, else $EDITOR, else vi on path, attached to

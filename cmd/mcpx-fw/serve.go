@@ -32,9 +32,9 @@ until an operator runs 'mcpx-fw review approve|reject' (from any shell, with
 the same config). Logs go to stderr; over stdio, stdout is the protocol.
 
 The upstreams are treated as hostile. On Linux each stdio upstream runs
-isolated, in user, mount and PID namespaces of its own where the state dir,
-the config, the policies and the log files are hidden and serve cannot be
-seen, and gets only a short allow-list of serve's environment plus its own
+isolated, in user, mount, PID and IPC namespaces of its own where the state
+dir, the config, the policies and the log files are hidden, serve cannot be
+seen, and /tmp, /var/tmp, /dev/shm and its terminals are its own, and gets only a short allow-list of serve's environment plus its own
 env: (servers.<name>.isolation: none opts out; where the system cannot
 isolate, serve refuses to start and says why). Its stderr is logged, a line
 per entry naming the server. What one server may hold at once is bounded

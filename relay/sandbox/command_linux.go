@@ -48,9 +48,13 @@ func absDir(dir string) (string, error) {
 }
 
 // launcherCommand starts this binary as the launcher of l, in new user,
-// mount and PID namespaces. The user namespace maps root inside to the
+// mount, PID and IPC namespaces. The user namespace maps root inside to the
 // caller's uid and gid (and nothing else), so the launcher keeps its
-// capabilities across exec for the mounts, over nothing but itself. It has
+// capabilities across exec for the mounts, over nothing but itself. The IPC
+// namespace holds the System V shared memory, semaphores and message
+// queues, and the POSIX message queues, the command makes, and shows it
+// none of the account's others (as its private /dev/shm does for POSIX
+// shared memory). It has
 // a session of its own (no terminal: keystrokes cannot be pushed into
 // serve's), and dies with serve (Pdeathsig), which kills its namespace.
 func launcherCommand(l launch, arg0 string) *exec.Cmd {
@@ -60,7 +64,7 @@ func launcherCommand(l launch, arg0 string) *exec.Cmd {
 	cmd.Env = []string{specEnv + "=" + string(spec)}
 	cmd.Dir = "/"
 	cmd.SysProcAttr = &syscall.SysProcAttr{
-		Cloneflags:                 syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID,
+		Cloneflags:                 syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID | syscall.CLONE_NEWIPC,
 		UidMappings:                []syscall.SysProcIDMap{{ContainerID: 0, HostID: l.UID, Size: 1}},
 		GidMappings:                []syscall.SysProcIDMap{{ContainerID: 0, HostID: l.GID, Size: 1}},
 		GidMappingsEnableSetgroups: false,

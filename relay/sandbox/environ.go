@@ -14,7 +14,8 @@ import (
 //     config (npx needs both), and who the user is;
 //   - LANG, LC_* (prefix, below), TZ, TERM: how text, times and output are
 //     formatted;
-//   - TMPDIR: where temporary files go (per user on macOS);
+//   - TMPDIR: where temporary files go (per user on macOS); an isolated
+//     command's is its own /tmp instead (IsolatedEnviron);
 //   - the proxy variables, both cases as programs read either, and the
 //     certificate locations a proxy that inspects TLS needs: without them
 //     an upstream behind a corporate proxy cannot reach anything.
@@ -57,4 +58,15 @@ func Environ(parent []string, own map[string]string) []string {
 
 func allowed(name string) bool {
 	return slices.Contains(passed, name) || (strings.HasPrefix(name, passedPrefix) && len(name) > len(passedPrefix))
+}
+
+// PrivateTemp is an isolated command's TMPDIR: its own /tmp, which no
+// other process sees (on Linux; see Command).
+const PrivateTemp = "/tmp"
+
+// IsolatedEnviron is Environ for a command started isolated (Command): its
+// TMPDIR is its own /tmp (PrivateTemp), never the firewall's, which names a
+// folder of the user's; a TMPDIR of the server's own env still wins.
+func IsolatedEnviron(parent []string, own map[string]string) []string {
+	return Environ(append(slices.Clone(parent), "TMPDIR="+PrivateTemp), own)
 }

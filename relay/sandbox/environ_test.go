@@ -40,3 +40,22 @@ func TestEnviron(t *testing.T) {
 		})
 	}
 }
+
+// TestIsolatedEnviron: an isolated upstream's TMPDIR is its own /tmp, not
+// the folder serve's names, whether serve has one or not; one the server
+// configures itself still wins.
+func TestIsolatedEnviron(t *testing.T) {
+	for _, tt := range []struct {
+		parent []string
+		own    map[string]string
+		want   []string
+	}{
+		{[]string{"PATH=/usr/bin", "TMPDIR=/home/op/tmp"}, nil, []string{"PATH=/usr/bin", "TMPDIR=/tmp"}},
+		{[]string{"PATH=/usr/bin"}, nil, []string{"PATH=/usr/bin", "TMPDIR=/tmp"}},
+		{[]string{"TMPDIR=/home/op/tmp"}, map[string]string{"TMPDIR": "/srv/big"}, []string{"TMPDIR=/srv/big"}},
+	} {
+		if diff := cmp.Diff(tt.want, sandbox.IsolatedEnviron(tt.parent, tt.own)); diff != "" {
+			t.Errorf("IsolatedEnviron(%q, %v) (-want +got):\n%s", tt.parent, tt.own, diff)
+		}
+	}
+}

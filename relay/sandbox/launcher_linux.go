@@ -22,8 +22,12 @@ func runLauncher(l launch) int {
 	// No-new-privs and Landlock hold for the thread that sets them, and the
 	// command is forked from this one.
 	runtime.LockOSThread()
-	if err := isolate(l.Hide); err != nil {
+	var err error
+	if l.Path, err = isolate(l.Path, l.Hide); err != nil {
 		fail(exitSetup, err)
+	}
+	if err := enterable(l.Dir); err != nil {
+		fail(exitNoStart, err)
 	}
 	chld := make(chan os.Signal, 1) // one pending SIGCHLD is enough: each reaps all
 	fwd := make(chan os.Signal, 16)
@@ -38,25 +42,35 @@ func runLauncher(l launch) int {
 }
 
 // isolate makes the launcher's mount namespace the command's view: private
-// mounts, hidden paths, a /proc of its own PID namespace; then it drops
-// what the command must not gain (see restrict).
-func isolate(hide []string) error {
+// mounts, temporary folders and terminals of its own, hidden paths, a
+// /proc of its own PID namespace; then it drops what the command must not
+// gain (see restrict). It returns the path to start program by (see
+// privateTemp). The temporary folders come before the hidden paths: what
+// was under them is gone, with nothing left there to hide.
+func isolate(program string, hide []string) (string, error) {
 	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
-		return fmt.Errorf("make the launcher non-dumpable: %w", err)
+		return "", fmt.Errorf("make the launcher non-dumpable: %w", err)
 	}
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
-		return fmt.Errorf("make mounts private: %w", err)
+		return "", fmt.Errorf("make mounts private: %w", err)
+	}
+	program, err := privateTemp(program)
+	if err != nil {
+		return "", err
+	}
+	if err := privateTerminals(); err != nil {
+		return "", err
 	}
 	if err := hidePaths(hide); err != nil {
-		return err
+		return "", err
 	}
 	if err := freshProc(); err != nil {
-		return err
+		return "", err
 	}
 	if err := os.Chdir("/"); err != nil {
-		return err
+		return "", err
 	}
-	return restrict()
+	return program, restrict()
 }
 
 // startCommand starts the command in a further user and mount namespace,

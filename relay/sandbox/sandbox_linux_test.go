@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -42,8 +43,35 @@ func TestMain(m *testing.M) {
 	case "exit":
 		code, _ := strconv.Atoi(os.Getenv(argsEnv))
 		os.Exit(code)
+	case "temp":
+		os.Exit(insideTemp())
 	}
-	os.Exit(m.Run())
+	os.Exit(runVisible(m))
+}
+
+// runVisible runs the tests with TMPDIR in a folder of the user's cache:
+// an isolated command has a /tmp of its own, and what a test shows it (the
+// paths TestHiding hides, say) must be where it would otherwise see them.
+func runVisible(m *testing.M) int {
+	base, err := os.UserCacheDir()
+	if err == nil {
+		base = filepath.Join(base, "mcpx-fw-test")
+		err = os.MkdirAll(base, 0o700)
+	}
+	var dir string
+	if err == nil && slices.ContainsFunc([]string{"/tmp/", "/var/tmp/", "/dev/shm/"}, func(p string) bool { return strings.HasPrefix(base, p) }) {
+		err = fmt.Errorf("%s is in a folder isolated commands have their own of: set XDG_CACHE_HOME elsewhere", base)
+	}
+	if err == nil {
+		dir, err = os.MkdirTemp(base, "sandbox-")
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "a temporary folder outside /tmp:", err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	os.Setenv("TMPDIR", dir)
+	return m.Run()
 }
 
 // needSandbox skips a test where this system does not let an unprivileged

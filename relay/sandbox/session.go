@@ -1,7 +1,6 @@
 package sandbox
 
 import (
-	"cmp"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,10 +11,12 @@ import (
 // process can have commands run outside any sandbox, as the user: the
 // runtime dir (the systemd user manager, `systemd-run --user`, and the
 // D-Bus session bus live there, as do the Wayland display and most agent
-// sockets), the X11 sockets (keystrokes into the operator's terminal), and
-// the tmux and screen servers (send-keys into the operator's shell). They
-// exist only where a desktop or a multiplexer runs; none is needed by an
-// MCP server doing its job. Outside Linux there are none to hide.
+// sockets), and the tmux and screen servers (send-keys into the operator's
+// shell). They exist only where a desktop or a multiplexer runs; none is
+// needed by an MCP server doing its job. X11's sockets and tmux's default
+// folder are in /tmp, which an isolated command has its own of (see
+// privateFolders): tmux's is listed for a TMUX_TMPDIR elsewhere. Outside
+// Linux there are none to hide.
 func SessionPaths() []string {
 	if runtime.GOOS != "linux" {
 		return nil
@@ -27,12 +28,10 @@ func SessionPaths() []string {
 			out = append(out, dir)
 		}
 	}
-	return append(out,
-		"/tmp/.X11-unix",
-		filepath.Join(cmp.Or(os.Getenv("TMUX_TMPDIR"), "/tmp"), fmt.Sprintf("tmux-%d", uid)),
-		fmt.Sprintf("/tmp/tmux-%d", uid),
-		"/run/screen",
-	)
+	if dir := os.Getenv("TMUX_TMPDIR"); dir != "" {
+		out = append(out, filepath.Join(dir, fmt.Sprintf("tmux-%d", uid)))
+	}
+	return append(out, "/run/screen")
 }
 
 // privateDir reports whether dir is a runtime dir as the XDG spec has it:
