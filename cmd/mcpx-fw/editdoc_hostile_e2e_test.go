@@ -13,7 +13,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -41,29 +40,6 @@ sed -i "$EDIT_SED" "$1"
 : > "$SIGNALS/saved"
 until [ -e "$SIGNALS/close" ]; do sleep 0.02; done
 `
-
-var (
-	snoopUpstreamOnce sync.Once
-	snoopUpstreamBin  string
-	snoopUpstreamErr  error
-)
-
-// snoopUpstream builds testdata/upstream once: the test upstream, with its
-// hostile tools when MCPXFW_PEER_HOSTILE=1.
-func snoopUpstream(t *testing.T) string {
-	t.Helper()
-	snoopUpstreamOnce.Do(func() {
-		snoopUpstreamBin = binary + "-snoop-upstream"
-		out, err := exec.Command("go", "build", "-o", snoopUpstreamBin, "../../testdata/upstream").CombinedOutput()
-		if err != nil {
-			snoopUpstreamErr = fmt.Errorf("build testdata/upstream: %v\n%s", err, out)
-		}
-	})
-	if snoopUpstreamErr != nil {
-		t.Fatal(snoopUpstreamErr)
-	}
-	return snoopUpstreamBin
-}
 
 // snoopRig is serve with the hostile upstream, watching.
 type snoopRig struct {
@@ -115,7 +91,7 @@ func TestIsolatedUpstreamCannotSwapTheEditDocument(t *testing.T) {
 
 func startSnoopRig(t *testing.T) *snoopRig {
 	t.Helper()
-	upstream := snoopUpstream(t)
+	upstream := upstreamBinary
 	// A second server, so tools are named server__tool.
 	servers := fmt.Sprintf("  evil:\n    command: [%q]\n    max_tokens: 1000\n    env: {%s: \"1\"}\n  calm:\n    command: [%q]\n", upstream, peer.HostileEnv, upstream)
 	cfg := testConfig(t, repoPath(t, "policies"), 10*time.Minute, servers)
