@@ -31,11 +31,11 @@ var errFraming = errors.New("not one JSON message on one line")
 
 // oneLine is frame as the framing rule lets it be written: frame itself,
 // not copied, when it is an object or array whose one line end is its
-// final '\n' (every frame the firewall makes, checked without parsing);
-// else, when frame is one valid JSON value and its '\n', a compacted copy
-// with U+0085, U+2028 and U+2029 escaped; else errFraming, and nothing of
-// it may be written. A frame without a line end in it reaches a line
-// reader as one line whatever it holds, so only those with one are parsed.
+// final '\n' (checked without parsing: a frame with no other line end
+// reaches a line reader as one line, whatever it holds); else, when frame
+// is one JSON object or array and its '\n', a compacted copy with U+0085,
+// U+2028 and U+2029 escaped; else errFraming, and nothing of it may be
+// written.
 func oneLine(frame []byte) ([]byte, error) {
 	body, ok := bytes.CutSuffix(frame, []byte{'\n'})
 	if !ok || len(body) == 0 {
@@ -46,7 +46,7 @@ func oneLine(frame []byte) ([]byte, error) {
 	}
 	var b bytes.Buffer
 	b.Grow(len(frame) + 16)
-	if json.Compact(&b, body) != nil {
+	if json.Compact(&b, body) != nil || (b.Bytes()[0] != '{' && b.Bytes()[0] != '[') {
 		return nil, errFraming
 	}
 	return append(escapeSeparators(b.Bytes()), '\n'), nil
@@ -61,12 +61,27 @@ func breaksLine(body []byte) bool {
 		bytes.IndexByte(body, '\n') >= 0 || bytes.IndexByte(body, '\r') >= 0 {
 		return true
 	}
-	for _, s := range separators {
-		if bytes.Contains(body, s.raw) {
+	return hasSeparator(body, 0xE2) || hasSeparator(body, 0xC2)
+}
+
+// hasSeparator reports whether b holds U+2028 or U+2029 (lead 0xE2) or
+// U+0085 (lead 0xC2). It skips from lead byte to lead byte: most text has
+// none, and typographic text (quotes, dashes, E2 80 xx) many, which a
+// search for the whole sequence would test byte by byte.
+func hasSeparator(b []byte, lead byte) bool {
+	for {
+		i := bytes.IndexByte(b, lead)
+		if i < 0 {
+			return false
+		}
+		b = b[i+1:]
+		switch {
+		case lead == 0xC2 && len(b) > 0 && b[0] == 0x85:
+			return true
+		case lead == 0xE2 && len(b) > 1 && b[0] == 0x80 && (b[1] == 0xA8 || b[1] == 0xA9):
 			return true
 		}
 	}
-	return false
 }
 
 // separators are the line ends valid JSON can hold raw, in strings only,

@@ -113,6 +113,7 @@ func TestOneLine(t *testing.T) {
 		{"two on one line", "{\"a\":1}{\"b\":2}\n\n", ""},
 		{"not JSON", "{\"a\":\n\n", ""},
 		{"no line end", `{"a":1}`, ""},
+		{"a scalar", "\n1\n", ""},
 		{"empty", "\n", ""},
 		{"nothing", "", ""},
 	} {

@@ -56,8 +56,9 @@ func (h *hostWire) Close() error { return h.in.Close() }
 // write is one message and its '\n' (the SDK's connection writes each so),
 // and leaves under the framing rule (framing.go): as one line of compact
 // JSON, or not at all. The SDK's frames are valid JSON by construction
-// (its encoder checks every raw value), so it is refused only what no
-// path should make; the error stops its session as a broken pipe would.
+// (its encoder checks every raw value), so the rule refuses only what no
+// path should make; to the SDK a refusal is a broken pipe, which ends the
+// session's calls.
 type hostWriter struct{ h *hostWire }
 
 func (w hostWriter) Write(b []byte) (int, error) {
@@ -76,10 +77,10 @@ func (w hostWriter) Write(b []byte) (int, error) {
 
 func (w hostWriter) Close() error { return w.h.out.Close() }
 
-// send writes one frame to the host, and reports whether it was written:
-// false when the framing rule refused it, and the caller answers the call
-// it answered otherwise. A host that has gone misses it, as it misses the
-// SDK's.
+// send writes one frame to the host, and reports whether the framing rule
+// let it: a caller whose frame answered a call answers it with an error
+// instead, so that the host never waits for an answer that was not sent.
+// A host that has gone misses it, as it misses the SDK's.
 func (h *hostWire) send(frame []byte) bool {
 	_, err := (hostWriter{h}).Write(frame)
 	if err != nil && !errors.Is(err, errFraming) {
