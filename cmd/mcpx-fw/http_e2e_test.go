@@ -185,9 +185,9 @@ var (
 	httpUpstreamErr  error
 )
 
-// startHTTPUpstream builds testdata/upstream once and runs it in -http mode
-// with extra arguments; it returns the URL the upstream printed.
-func startHTTPUpstream(t *testing.T, args ...string) string {
+// testUpstream builds testdata/upstream, the project's test upstream,
+// once, and returns its path.
+func testUpstream(t *testing.T) string {
 	t.Helper()
 	httpUpstreamOnce.Do(func() {
 		httpUpstreamBin = binary + "-test-upstream"
@@ -199,7 +199,14 @@ func startHTTPUpstream(t *testing.T, args ...string) string {
 	if httpUpstreamErr != nil {
 		t.Fatal(httpUpstreamErr)
 	}
-	url, stop, err := peer.StartUpstreamHTTP(httpUpstreamBin, args...)
+	return httpUpstreamBin
+}
+
+// startHTTPUpstream runs testdata/upstream in -http mode with extra
+// arguments; it returns the URL the upstream printed.
+func startHTTPUpstream(t *testing.T, args ...string) string {
+	t.Helper()
+	url, stop, err := peer.StartUpstreamHTTP(testUpstream(t), args...)
 	if err != nil {
 		t.Fatal(err)
 	}
