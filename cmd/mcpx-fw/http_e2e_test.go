@@ -185,9 +185,9 @@ var (
 	httpUpstreamErr  error
 )
 
-// testUpstream builds testdata/upstream, the project's test upstream,
-// once, and returns its path.
-func testUpstream(t *testing.T) string {
+// startHTTPUpstream builds testdata/upstream once and runs it in -http mode
+// with extra arguments; it returns the URL the upstream printed.
+func startHTTPUpstream(t *testing.T, args ...string) string {
 	t.Helper()
 	httpUpstreamOnce.Do(func() {
 		httpUpstreamBin = binary + "-test-upstream"
@@ -199,14 +199,7 @@ func testUpstream(t *testing.T) string {
 	if httpUpstreamErr != nil {
 		t.Fatal(httpUpstreamErr)
 	}
-	return httpUpstreamBin
-}
-
-// startHTTPUpstream runs testdata/upstream in -http mode with extra
-// arguments; it returns the URL the upstream printed.
-func startHTTPUpstream(t *testing.T, args ...string) string {
-	t.Helper()
-	url, stop, err := peer.StartUpstreamHTTP(testUpstream(t), args...)
+	url, stop, err := peer.StartUpstreamHTTP(httpUpstreamBin, args...)
 	if err != nil {
 		t.Fatal(err)
 	}

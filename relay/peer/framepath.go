@@ -14,8 +14,9 @@ import (
 )
 
 // Tools that answer as a hostile server answers a host's call: with any
-// bytes at all as its result (answer_raw), or after it stopped reading
-// what it is sent (stop_reading).
+// bytes at all as its result (answer_raw) or as its error's data
+// (fail_raw, failraw.go), or after it stopped reading what it is sent
+// (stop_reading).
 
 // addAnswerTools adds answer_raw, fail_raw and stop_reading to srv.
 func addAnswerTools(srv *mcp.Server, raw *rawParams, gate *readGate) {

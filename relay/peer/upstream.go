@@ -43,8 +43,7 @@ func (e *Error) Error() string { return fmt.Sprintf("%d %s", e.Code, e.Message) 
 // url_required {ids, urls, data_b64} (-32042, URL elicitation required); roots_input
 // {bare} (the roots as an input request, bare: without params);
 // stderr {text} (raw bytes on its stderr); answer_raw {raw_b64} (exact
-// bytes as its result), fail_raw {raw_b64} (exact bytes as its error's
-// data) and stop_reading (stops reading its input; over
+// bytes as its result) and stop_reading (stops reading its input; over
 // stdio only); and, with MCPXFW_PEER_HOSTILE=1,
 // attack (see attack_linux.go).
 // It also has a prompt `greet` and a resource `peer://readme`.
