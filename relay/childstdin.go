@@ -46,10 +46,20 @@ func startChild(ct *mcp.CommandTransport) (*childStdin, error) {
 	return c, nil
 }
 
+// Write writes one frame, a message and its '\n' (as the SDK's stdio
+// connection, frameScreen and the frame path each write them), under the
+// framing rule (framing.go): as one line of compact JSON, or not at all.
 func (w *childStdin) Write(p []byte) (int, error) {
+	line, err := oneLine(p)
+	if err != nil {
+		return 0, err
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return w.stdin.Write(p)
+	if _, err := w.stdin.Write(line); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }
 
 // tryWrite writes the frame p only if that needs no waiting: nobody else
@@ -61,9 +71,11 @@ func (w *childStdin) Write(p []byte) (int, error) {
 // host's requests to every other server, and its answers to the
 // firewall's own requests. A frame the pipe takes only in part is finished
 // on a goroutine that holds the lock until it is written whole, so frames
-// never interleave.
+// never interleave. The frame leaves under the framing rule, as Write's
+// do; one the rule refuses is not taken.
 func (w *childStdin) tryWrite(p []byte) bool {
-	if !w.mu.TryLock() {
+	p, err := oneLine(p)
+	if err != nil || !w.mu.TryLock() {
 		return false
 	}
 	n := w.writeNow(p)

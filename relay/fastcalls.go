@@ -146,7 +146,9 @@ func (fc *fastCalls) took(frame []byte) bool {
 		return false
 	}
 	if out, ok := c.reply(e); ok {
-		c.host.send(out)
+		if !c.host.send(out) {
+			c.host.answerError(c.hostID, errInternal("answer could not be framed"))
+		}
 		c.done()
 		return true
 	}

@@ -23,7 +23,7 @@ import (
 
 // connectHostFull connects a host to p the way an HTTP host is served:
 // through the SDK on both sides, never on the frame path.
-func connectHostFull(t *testing.T, p *Proxy, version string) *mcp.ClientSession {
+func connectHostFull(t testing.TB, p *Proxy, version string) *mcp.ClientSession {
 	t.Helper()
 	hostT, proxyT := mcp.NewInMemoryTransports()
 	client := mcp.NewClient(&mcp.Implementation{Name: "test-host", Version: "1"}, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}})

@@ -54,14 +54,14 @@ func (e *buildError) Error() string { return "build test upstream: " + e.err.Err
 
 // newTestProxy builds a Proxy with the real engine over the shipped
 // policies and a real review store in a temporary state dir.
-func newTestProxy(t *testing.T, names ...string) *Proxy {
+func newTestProxy(t testing.TB, names ...string) *Proxy {
 	t.Helper()
 	return newTestProxyConfig(t, nil, names...)
 }
 
 // newTestProxyConfig is newTestProxy with set applied to each server's
 // config as the policies see it (data.mcpxfw.config.servers[name]).
-func newTestProxyConfig(t *testing.T, set func(server map[string]any), names ...string) *Proxy {
+func newTestProxyConfig(t testing.TB, set func(server map[string]any), names ...string) *Proxy {
 	t.Helper()
 	return newTestProxyOn(t, filepath.Join(t.TempDir(), "state"), nil, set, names...)
 }
@@ -69,7 +69,7 @@ func newTestProxyConfig(t *testing.T, set func(server map[string]any), names ...
 // newTestProxyOn is newTestProxyConfig with a store of its own on the
 // review queue in dir and the seal key given (nil: a random one): Proxies
 // made on one dir with one key are replicas sharing a store.
-func newTestProxyOn(t *testing.T, dir string, key []byte, set func(server map[string]any), names ...string) *Proxy {
+func newTestProxyOn(t testing.TB, dir string, key []byte, set func(server map[string]any), names ...string) *Proxy {
 	t.Helper()
 	store, err := review.Open(dir, zap.NewNop())
 	if err != nil {
@@ -120,7 +120,7 @@ func connectClient(t *testing.T, p *Proxy, version string, client *mcp.Client, w
 
 // connectServed runs serve until the test ends and connects client to it
 // over ht at version.
-func connectServed(t *testing.T, serve func(ctx context.Context) error, ht mcp.Transport, client *mcp.Client, version string) *mcp.ClientSession {
+func connectServed(t testing.TB, serve func(ctx context.Context) error, ht mcp.Transport, client *mcp.Client, version string) *mcp.ClientSession {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)

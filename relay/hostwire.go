@@ -3,6 +3,7 @@ package relay
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"io"
 	"strconv"
 	"sync"
@@ -50,23 +51,42 @@ func (h *hostWire) transport() mcp.Transport {
 // Close closes the host's input.
 func (h *hostWire) Close() error { return h.in.Close() }
 
-// hostWriter is the SDK's writer to the host, sharing hostWire's lock.
+// hostWriter is the one writer to the host: the SDK's stdio connection
+// writes through it, and the frame path (send), under one lock. Each
+// write is one message and its '\n' (the SDK's connection writes each so),
+// and leaves under the framing rule (framing.go): as one line of compact
+// JSON, or not at all. The SDK's frames are valid JSON by construction
+// (its encoder checks every raw value), so the rule refuses only what no
+// path should make; to the SDK a refusal is a broken pipe, which ends the
+// session's calls.
 type hostWriter struct{ h *hostWire }
 
 func (w hostWriter) Write(b []byte) (int, error) {
+	line, err := oneLine(b)
+	if err != nil {
+		w.h.p.log.Error("a frame to the host broke the framing rule and was not written", zap.Int("bytes", len(b)))
+		return 0, err
+	}
 	w.h.writing.Lock()
 	defer w.h.writing.Unlock()
-	return w.h.out.Write(b)
+	if _, err := w.h.out.Write(line); err != nil {
+		return 0, err
+	}
+	return len(b), nil
 }
 
 func (w hostWriter) Close() error { return w.h.out.Close() }
 
-// send writes one frame to the host. A host that has gone misses it, as
-// it misses the SDK's.
-func (h *hostWire) send(frame []byte) {
-	if _, err := (hostWriter{h}).Write(frame); err != nil {
+// send writes one frame to the host, and reports whether the framing rule
+// let it: a caller whose frame answered a call answers it with an error
+// instead, so that the host never waits for an answer that was not sent.
+// A host that has gone misses it, as it misses the SDK's.
+func (h *hostWire) send(frame []byte) bool {
+	_, err := (hostWriter{h}).Write(frame)
+	if err != nil && !errors.Is(err, errFraming) {
 		h.p.log.Debug("frame to the host not written", zap.Error(err))
 	}
+	return !errors.Is(err, errFraming)
 }
 
 // pick is what the SDK reads of one frame from the host: nothing of a

@@ -94,8 +94,9 @@ func (p *Proxy) Handler() http.Handler {
 	// The root and /mcp, so a host configured with either URL works; every
 	// other path is 404.
 	mux := http.NewServeMux()
-	mux.Handle("/{$}", r)
-	mux.Handle("/mcp", r)
+	events := oneLineEvents(r, p.log)
+	mux.Handle("/{$}", events)
+	mux.Handle("/mcp", events)
 	// A web page the operator visits must not drive the firewall: refuse
 	// cross-origin browser requests (hosts are not browsers).
 	return bodyDeadline(http.NewCrossOriginProtection().Handler(mux), o.ReadTimeout)

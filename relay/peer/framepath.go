@@ -14,11 +14,13 @@ import (
 )
 
 // Tools that answer as a hostile server answers a host's call: with any
-// bytes at all as its result (answer_raw), or after it stopped reading
-// what it is sent (stop_reading).
+// bytes at all as its result (answer_raw) or as its error's data
+// (fail_raw, failraw.go), or after it stopped reading what it is sent
+// (stop_reading).
 
-// addAnswerTools adds answer_raw and stop_reading to srv.
+// addAnswerTools adds answer_raw, fail_raw and stop_reading to srv.
 func addAnswerTools(srv *mcp.Server, raw *rawParams, gate *readGate) {
+	addFailRaw(srv, raw)
 	srv.AddTool(&mcp.Tool{Name: "answer_raw", Description: "Answers with the base64-decoded bytes, unchanged, as its result (over stdio: byte for byte).",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"raw_b64":{"type":"string"}},"required":["raw_b64"]}`)}, raw.answerRaw)
 	srv.AddTool(&mcp.Tool{Name: "stop_reading", Description: "Stops reading its input for good and answers with its process id.",
