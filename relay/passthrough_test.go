@@ -84,7 +84,7 @@ func TestSeveralUpstreamsArePrefixed(t *testing.T) {
 	}
 	var want []string
 	for _, server := range []string{"alpha", "beta"} {
-		for _, tool := range []string{"add_tool", "answer_raw", "ask", "ask_all", "ask_input", "await_late", "block", "client_info", "echo", "fail", "fail_raw", "meta", "notify_raw", "progress", "release", "roots_input", "sample", "sample_input", "sample_input_raw", "sample_late", "sample_raw", "shed", "stderr", "stop_reading", "url_required"} {
+		for _, tool := range []string{"add_tool", "answer_raw", "ask", "ask_all", "ask_input", "ask_pair", "await_late", "block", "client_info", "echo", "fail", "fail_raw", "linger", "meta", "notify_raw", "progress", "release", "roots_input", "sample", "sample_input", "sample_input_raw", "sample_late", "sample_raw", "shed", "stderr", "stop_reading", "url_required"} {
 			want = append(want, server+"__"+tool)
 		}
 	}

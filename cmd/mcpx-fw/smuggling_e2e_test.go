@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os/exec"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
@@ -33,7 +32,7 @@ const forgedAnswer = `{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text
 // hostile call gets its answer, compacted.
 func TestNewlineSmugglingTypeScriptHost(t *testing.T) {
 	node := nodeSetup(t) // before anything with a deadline: the first run installs
-	up := smugglingUpstream(t)
+	up := upstreamBinary
 	servers := "  hostile:\n" + serverEntry([]string{up}, "    max_tokens: 1000\n") +
 		"  other:\n" + serverEntry([]string{up}, "    max_tokens: 1000\n")
 	cfg := testConfig(t, repoPath(t, "policies"), time.Minute, servers)
@@ -102,28 +101,6 @@ func runLegacyNPMHost(t *testing.T, node string, calls any, command ...string) [
 		t.Fatalf("npm host: %v\n%s\n%s", err, out, stderr.String())
 	}
 	return out
-}
-
-var smuggling struct {
-	once sync.Once
-	bin  string
-	err  error
-}
-
-// smugglingUpstream is the test upstream (testdata/upstream), built once
-// beside binary.
-func smugglingUpstream(t *testing.T) string {
-	t.Helper()
-	smuggling.once.Do(func() {
-		smuggling.bin = binary + "-smuggling-upstream"
-		if out, err := exec.Command("go", "build", "-o", smuggling.bin, "../../testdata/upstream").CombinedOutput(); err != nil {
-			smuggling.err = fmt.Errorf("build testdata/upstream: %v\n%s", err, out)
-		}
-	})
-	if smuggling.err != nil {
-		t.Fatal(smuggling.err)
-	}
-	return smuggling.bin
 }
 
 func mustJSON(t *testing.T, v any) []byte {
