@@ -98,11 +98,34 @@ type rewrite func(payload []byte) (out []byte, keep bool, err error)
 // must not depend on that.
 func (t *screeningTransport) judgeFor(opened *http.Request) rewrite {
 	return func(payload []byte) ([]byte, bool, error) {
+		if plainResponse(payload) {
+			return payload, true, nil
+		}
 		if trimmed := bytes.TrimLeft(payload, " \t\r\n"); len(trimmed) > 0 && trimmed[0] == '[' {
 			return t.judgeBatch(opened, payload)
 		}
 		return t.judgeOne(opened, payload)
 	}
+}
+
+// plainResponse reports, from payload's bytes alone, that the judge would
+// pass it as it is: one JSON object with no "method" member (so no
+// request) whose every "result" is one mayNeedInput passes over. The SDK's
+// decoder matches member names exactly, as eachMember compares them; a
+// name with an escape in it, invalid JSON or anything but an object is
+// not read here, and the payload is judged. So a large answer is held
+// once, by the screen's array, and not decoded by the screen as well
+// (the SDK's decoder copies what it reads).
+func plainResponse(payload []byte) bool {
+	return json.Valid(payload) && eachMember(payload, func(name, value []byte) bool {
+		switch {
+		case strings.EqualFold(string(name), "method"): // any case: the decoder's exactness is not relied on
+			return false
+		case strings.EqualFold(string(name), "result"):
+			return !mayNeedInput(value)
+		}
+		return true
+	})
 }
 
 // judgeOne decodes payload with the SDK's own decoder, so it judges the

@@ -442,3 +442,69 @@ func writeXs(w http.ResponseWriter, status int, declare bool, size int64) int64 
 	}
 	return total
 }
+
+// TestPlainResponse: only a response the judge would pass unchanged is
+// passed without being decoded; a request, an input_required result
+// (however spelled), a batch, a name with an escape, or anything that is
+// not valid JSON is judged.
+func TestPlainResponse(t *testing.T) {
+	tests := []struct {
+		payload string
+		plain   bool
+	}{
+		{`{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"a \"method\" of input"}]}}`, true},
+		{` {"result":{"method":"sampling/createMessage"},"id":"x","jsonrpc":"2.0"} ` + "\n", true},
+		{`{"jsonrpc":"2.0","id":1,"error":{"code":-32000,"message":"no"}}`, true},
+		{`{"jsonrpc":"2.0","id":1,"method":"sampling/createMessage","params":{}}`, false},
+		{`{"jsonrpc":"2.0","id":1,"Method":"sampling/createMessage","params":{}}`, false},
+		{`{"jsonrpc":"2.0","id":1,"m\u0065thod":"sampling/createMessage","params":{}}`, false},
+		{`{"jsonrpc":"2.0","id":1,"result":{"resultType":"input_required","inputRequests":{}}}`, false},
+		{`{"jsonrpc":"2.0","id":1,"result":{"resultType":"input\u005frequired"}}`, false},
+		{`{"jsonrpc":"2.0","id":1,"result":{},"result":{"inputRequests":{}}}`, false},
+		{`{"jsonrpc":"2.0","id":1,"RESULT":{"inputRequests":{}}}`, false},
+		{`[{"jsonrpc":"2.0","id":1,"result":{}}]`, false},
+		{`{"jsonrpc":"2.0","id":1,"result":{}`, false},
+		{`{"jsonrpc":"2.0","id":1,"result":{}} {"method":"x"}`, false},
+		{`"just a string"`, false},
+	}
+	for _, tt := range tests {
+		if got := plainResponse([]byte(tt.payload)); got != tt.plain {
+			t.Errorf("plainResponse(%s) = %v, want %v", tt.payload, got, tt.plain)
+		}
+	}
+}
+
+// FuzzPlainResponse: whatever the bytes, a payload passed undecoded as a
+// plain response is one the full judge, decoding it with the SDK's own
+// decoder, also passes unchanged without screening anything: never a
+// request, never a result with input requests or a roots entry to fix.
+func FuzzPlainResponse(f *testing.F) {
+	for _, seed := range []string{
+		`{"jsonrpc":"2.0","id":1,"result":{"content":[]}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"sampling/createMessage","params":{"maxTokens":5}}`,
+		`{"jsonrpc":"2.0","id":9,"result":{"resultType":"input_required","inputRequests":{"q":{"method":"roots/list"}}}}`,
+		`{"jsonrpc":"2.0","id":1,"error":{"code":1,"message":"m"},"result":{}}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, payload []byte) {
+		if !plainResponse(payload) {
+			return
+		}
+		screened := func(context.Context, *kind, json.RawMessage) *jsonrpc.Error {
+			t.Fatalf("a plain response was screened: %q", payload)
+			return nil
+		}
+		tr := &screeningTransport{guard: guard{screen: screened, inputs: screened}}
+		req := httptest.NewRequest(http.MethodPost, "/", nil)
+		out, keep, err := tr.judgeOne(req, payload)
+		if msg, derr := jsonrpc.DecodeMessage(payload); derr == nil {
+			if _, ok := msg.(*jsonrpc.Response); !ok {
+				t.Fatalf("a plain response decodes as %T: %q", msg, payload)
+			}
+		}
+		if !keep || err != nil || !bytes.Equal(out, payload) {
+			t.Fatalf("the judge changes a plain response: %q -> %q, %v", payload, out, err)
+		}
+	})
+}
