@@ -187,7 +187,7 @@ var (
 
 // startHTTPUpstream builds testdata/upstream once and runs it in -http mode
 // with extra arguments; it returns the URL the upstream printed.
-func startHTTPUpstream(t testing.TB, args ...string) string {
+func startHTTPUpstream(t *testing.T, args ...string) string {
 	t.Helper()
 	httpUpstreamOnce.Do(func() {
 		httpUpstreamBin = binary + "-test-upstream"

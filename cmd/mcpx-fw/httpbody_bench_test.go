@@ -13,19 +13,19 @@ import (
 )
 
 // BenchmarkHTTPUpstreamAnswerMemory: serve's memory for one large
-// application/json answer from an HTTP upstream (hostileFront, in front of
-// the test upstream), relayed to a stdio host: VmRSS idle, and VmHWM once
-// the call has ended, for an answer of 12 MiB (relayed) and of 96 MiB
-// (refused past the 16 MiB bound), chunked and with Content-Length. Run it
-// with -benchtime 1x: each iteration starts a serve.
+// application/json answer from an HTTP upstream (hostileUpstream), relayed
+// to a stdio host: VmRSS idle, and VmHWM once the call has ended, for an
+// answer of 12 MiB (relayed) and of 96 MiB (refused past the 16 MiB
+// bound), chunked and with Content-Length. Run it with -benchtime 1x: each
+// iteration starts a serve.
 func BenchmarkHTTPUpstreamAnswerMemory(b *testing.B) {
-	front, endpoint := newHostileFront(b)
+	up, endpoint := newHostileUpstream(b)
 	for _, size := range []int{12 << 20, 96 << 20} {
 		for _, kind := range []string{"size", "declared"} {
 			b.Run(fmt.Sprintf("%dMiB-%s", size>>20, kind), func(b *testing.B) {
 				var idle, peak float64
 				for b.Loop() {
-					idle, peak = answerMemory(b, front, endpoint, kind+":"+strconv.Itoa(size))
+					idle, peak = answerMemory(b, up, endpoint, kind+":"+strconv.Itoa(size))
 				}
 				b.ReportMetric(idle, "idle-MiB")
 				b.ReportMetric(peak, "peak-MiB")
@@ -38,7 +38,7 @@ func BenchmarkHTTPUpstreamAnswerMemory(b *testing.B) {
 // answerMemory starts serve with endpoint as its one server, calls echo
 // with text once, and returns serve's VmRSS before the call and its VmHWM
 // after, in MiB.
-func answerMemory(b *testing.B, front *hostileFront, endpoint, text string) (idle, peak float64) {
+func answerMemory(b *testing.B, up *hostileUpstream, endpoint, text string) (idle, peak float64) {
 	dir := b.TempDir()
 	policies, err := filepath.Abs("../../policies")
 	if err != nil {
@@ -66,7 +66,7 @@ func answerMemory(b *testing.B, front *hostileFront, endpoint, text string) (idl
 		b.Fatal(err)
 	}
 	res, err := h.CallTool(ctx, "echo", map[string]any{"text": text})
-	<-front.written
+	<-up.written
 	peak = float64(statusField(mustRead(b, fmt.Sprintf("/proc/%d/status", h.PID())), "VmHWM")) / (1 << 20)
 	if err != nil {
 		b.Logf("%s: refused: %v", text, err)

@@ -9,8 +9,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -28,69 +26,100 @@ import (
 const upstreamMessageLimit = 16 << 20
 
 // endlessStop is where the endless answer gives up if serve never stops
-// reading it, far past the limit, so that the test ends either way.
-const endlessStop = 4 * upstreamMessageLimit
+// reading it, so that the test ends either way: far past the limit and
+// what the sockets between the two may buffer (here up to 32 MiB for
+// serve's receiving end, net.ipv4.tcp_rmem, and 4 MiB for the sending one).
+const endlessStop = 8 * upstreamMessageLimit
 
-// hostileFront stands in front of the real test upstream (testdata/upstream
-// -http) and passes every request on, but a call of echo whose text names
-// one of its own answers, which it sends as an application/json body:
-// "size:N", a result of exactly N bytes, chunked; "declared:N", the same
-// with Content-Length; "endless", a body that never ends (until serve
-// closes the connection, or endlessStop); "event:N", the result as the
-// one event of an event stream; "error:N", a 400 whose body is N bytes. The count of bytes written of
-// each such answer (the socket took them: serve read them or the kernel
-// buffered them) is sent on written once its handler is done.
-type hostileFront struct {
-	pass    http.Handler
+// hostileUpstream is a streamable HTTP server of one tool, echo, written
+// by hand so that it can answer as no SDK would: a call of echo whose text
+// names one of its answers gets it as an application/json body: "size:N",
+// a result of exactly N bytes, chunked; "declared:N", the same with
+// Content-Length; "endless", a body that never ends (until serve closes
+// the connection, or endlessStop); "event:N", the result as the one event
+// of an event stream; "error:N", a 400 whose body is N bytes. Any other
+// text is echoed. The count of bytes written of each answer it makes
+// (the socket took them: serve read them or the kernel buffered them) is
+// sent on written once the answer is done.
+type hostileUpstream struct {
 	written chan int64
 }
 
-func newHostileFront(t testing.TB) (*hostileFront, string) {
-	up, err := url.Parse(startHTTPUpstream(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	target := *up
-	target.Path = ""
-	f := &hostileFront{pass: httputil.NewSingleHostReverseProxy(&target), written: make(chan int64, 8)}
-	srv := httptest.NewServer(f)
+func newHostileUpstream(t testing.TB) (*hostileUpstream, string) {
+	u := &hostileUpstream{written: make(chan int64, 8)}
+	srv := httptest.NewServer(u)
 	t.Cleanup(srv.Close)
-	return f, srv.URL + up.Path
+	return u, srv.URL + "/mcp"
 }
 
-func (f *hostileFront) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	body, _ := io.ReadAll(r.Body)
-	r.Body = io.NopCloser(bytes.NewReader(body))
-	var msg struct {
-		ID     json.RawMessage `json:"id"`
-		Method string          `json:"method"`
-		Params struct {
-			Name      string `json:"name"`
-			Arguments struct {
-				Text string `json:"text"`
-			} `json:"arguments"`
-		} `json:"params"`
+// rpcMessage is what hostileUpstream reads of a message.
+type rpcMessage struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Params struct {
+		ProtocolVersion string `json:"protocolVersion"`
+		Name            string `json:"name"`
+		Arguments       struct {
+			Text string `json:"text"`
+		} `json:"arguments"`
+	} `json:"params"`
+}
+
+func (u *hostileUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	var msg rpcMessage
+	if r.Method != http.MethodPost {
+		w.WriteHeader(http.StatusMethodNotAllowed) // no stream of its own
+		return
 	}
-	_ = json.Unmarshal(body, &msg)
+	if err := json.NewDecoder(r.Body).Decode(&msg); err != nil || msg.ID == nil {
+		w.WriteHeader(http.StatusAccepted) // a notification, or an answer
+		return
+	}
 	kind, size, _ := strings.Cut(msg.Params.Arguments.Text, ":")
 	n, err := strconv.Atoi(size)
 	switch {
-	case msg.Method != "tools/call" || msg.Params.Name != "echo":
-		f.pass.ServeHTTP(w, r)
+	case msg.Method != "tools/call":
+		answerJSON(w, msg.ID, resultOf(msg))
 	case kind == "endless":
-		f.written <- writeAnswer(w, msg.ID, endlessStop, "")
+		u.written <- writeAnswer(w, msg.ID, endlessStop, "")
 	case err == nil && slices.Contains([]string{"size", "declared", "event", "error"}, kind):
-		f.written <- writeAnswer(w, msg.ID, n, kind)
+		u.written <- writeAnswer(w, msg.ID, n, kind)
 	default:
-		f.pass.ServeHTTP(w, r)
+		text, _ := json.Marshal(msg.Params.Arguments.Text)
+		answerJSON(w, msg.ID, `{"content":[{"type":"text","text":`+string(text)+`}]}`)
 	}
 }
 
+// resultOf is the result of a request other than a tool call, or "" for
+// one the server does not know.
+func resultOf(msg rpcMessage) string {
+	switch msg.Method {
+	case "initialize":
+		version, _ := json.Marshal(msg.Params.ProtocolVersion)
+		return `{"protocolVersion":` + string(version) + `,"capabilities":{"tools":{}},"serverInfo":{"name":"hostile","version":"1"}}`
+	case "tools/list":
+		return `{"tools":[{"name":"echo","inputSchema":{"type":"object"}}]}`
+	case "ping":
+		return `{}`
+	}
+	return ""
+}
+
+// answerJSON answers id with result, or with method-not-found for "".
+func answerJSON(w http.ResponseWriter, id json.RawMessage, result string) {
+	w.Header().Set("Content-Type", "application/json")
+	if result == "" {
+		_, _ = io.WriteString(w, `{"jsonrpc":"2.0","id":`+string(id)+`,"error":{"code":-32601,"message":"method not found"}}`)
+		return
+	}
+	_, _ = io.WriteString(w, `{"jsonrpc":"2.0","id":`+string(id)+`,"result":`+result+`}`)
+}
+
 // wait is the count of the answer being written, once it is done.
-func (f *hostileFront) wait(t *testing.T) int64 {
+func (u *hostileUpstream) wait(t *testing.T) int64 {
 	t.Helper()
 	select {
-	case n := <-f.written:
+	case n := <-u.written:
 		return n
 	case <-time.After(time.Minute):
 		t.Fatal("the upstream's answer was still being written a minute after the call ended")
@@ -131,15 +160,14 @@ func writeAnswer(w http.ResponseWriter, id json.RawMessage, n int, kind string) 
 
 // TestHTTPUpstreamAnswerBounded: an HTTP upstream's answer is read to at
 // most 16 MiB. Past it (a JSON body that turns out larger, one that says
-// it is larger, one that never ends, an event of an event stream, the
-// body of an error status) the host's call fails
-// with -32603 naming the server and the limit, serve stops reading (the
-// endless writer is cut off within the limit plus what the sockets buffer,
-// where serve used to read on until it ran out of memory), logs the refusal
-// with its size, and the server stays usable. An answer just under the
-// limit reaches the host whole.
+// it is larger, one that never ends, an event of an event stream, the body
+// of an error status) the host's call fails with -32603 naming the server
+// and the limit; serve stops reading (it logs having read no more than the
+// limit and a read's worth, and the endless writer's connection is cut,
+// where serve used to read on until it ran out of memory); and the server
+// stays usable. An answer just under the limit reaches the host whole.
 func TestHTTPUpstreamAnswerBounded(t *testing.T) {
-	front, endpoint := newHostileFront(t)
+	up, endpoint := newHostileUpstream(t)
 	over := strconv.Itoa(upstreamMessageLimit + 1)
 	tests := []struct {
 		name, text string
@@ -160,11 +188,11 @@ func TestHTTPUpstreamAnswerBounded(t *testing.T) {
 			ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 			defer cancel()
 			res, err := h.CallTool(ctx, "echo", map[string]any{"text": tt.text})
-			written := front.wait(t)
+			written := up.wait(t)
 			if tt.refused {
 				wantTooLarge(t, err)
-				if written >= 2*upstreamMessageLimit {
-					t.Errorf("the upstream wrote %d bytes before serve stopped reading", written)
+				if written >= endlessStop {
+					t.Errorf("serve read on: the upstream wrote %d bytes, all it had", written)
 				}
 				t.Logf("the upstream wrote %d bytes (the limit is %d)", written, upstreamMessageLimit)
 			} else if err != nil || len(res.Text) < upstreamMessageLimit-128<<10 || strings.Trim(res.Text, "x") != "" {
@@ -209,7 +237,8 @@ func wantRefusalLogged(t *testing.T, path, sizeField string) {
 		seen++
 		t.Logf("serve logged: %s", bytes.TrimSpace(line))
 		size, ok := entry[sizeField].(float64)
-		if entry["server"] != "peer" || entry["limit_bytes"] != float64(upstreamMessageLimit) || !ok || size <= upstreamMessageLimit {
+		read := sizeField == "bytes_read" && size > upstreamMessageLimit+64<<10 // read past the limit
+		if entry["server"] != "peer" || entry["limit_bytes"] != float64(upstreamMessageLimit) || !ok || size <= upstreamMessageLimit || read {
 			t.Errorf("refusal logged as %s", line)
 		}
 	}
