@@ -63,7 +63,7 @@ func (t *screeningTransport) RoundTrip(r *http.Request) (*http.Response, error) 
 func (t *screeningTransport) filter(r *http.Request, resp *http.Response) io.ReadCloser {
 	switch {
 	case resp.StatusCode >= 400:
-		return newJSONFilter(resp, passAll, t.refusal(r))
+		return newJSONFilter(resp, judgeNothing, t.refusal(r))
 	case resp.StatusCode < 200 || resp.StatusCode > 299:
 		return &boundedBody{body: resp.Body, left: maxFrame, refused: func(n int64) { t.logTooLarge(r, n, false) }}
 	}
@@ -76,8 +76,9 @@ func (t *screeningTransport) filter(r *http.Request, resp *http.Response) io.Rea
 	return nil // the SDK refuses any other content, unread
 }
 
-// passAll judges nothing: an error status's body is the SDK's to read.
-func passAll(payload []byte) ([]byte, bool, error) { return payload, true, nil }
+// judgeNothing keeps every payload: an error status's body is the SDK's to
+// read, for the JSON-RPC error in it.
+func judgeNothing(payload []byte) ([]byte, bool, error) { return payload, true, nil }
 
 // mediaType is the media type of a Content-Type value, parsed as the SDK
 // parses it, so the same bodies count as JSON or as an event stream.
