@@ -110,17 +110,17 @@ func (t *screeningTransport) judgeFor(opened *http.Request) rewrite {
 }
 
 // plainResponse reports, from payload's bytes alone, that the judge would
-// pass it as it is: one JSON object with no "method" member (so no
-// request) whose every "result" is one mayNeedInput passes over. The SDK's
-// decoder matches member names exactly, as eachMember compares them; a
-// name with an escape in it, invalid JSON or anything but an object is
-// not read here, and the payload is judged. So a large answer is held
-// once, by the screen's array, and not decoded by the screen as well
-// (the SDK's decoder copies what it reads).
+// pass it as it is: one JSON object with no member named method (in any
+// case, though the SDK's decoder matches names exactly: so no request)
+// whose every member named result is one mayNeedInput passes over.
+// eachMember reads names as written; a name with an escape in it, invalid
+// JSON or anything but an object is not read here, and the payload is
+// judged. So a large answer is held once, in the screen's array, and not
+// also decoded by the screen (the SDK's decoder copies what it reads).
 func plainResponse(payload []byte) bool {
 	return json.Valid(payload) && eachMember(payload, func(name, value []byte) bool {
 		switch {
-		case strings.EqualFold(string(name), "method"): // any case: the decoder's exactness is not relied on
+		case strings.EqualFold(string(name), "method"):
 			return false
 		case strings.EqualFold(string(name), "result"):
 			return !mayNeedInput(value)
