@@ -556,3 +556,19 @@ func errRoundNotStored() *jsonrpc.Error {
 func errRoundUnavailable() *jsonrpc.Error {
 	return relayError(codeInternal, "the input requests of this requestState could not be read back; retry", "", reasonStateUnstored)
 }
+
+// What one message from an upstream may make the firewall hold
+// (httpbody.go).
+
+// reasonAnswerTooLarge: an upstream's answer larger than the firewall
+// reads of one message.
+const reasonAnswerTooLarge = "answer-too-large"
+
+// errAnswerTooLarge: an HTTP upstream's answer to a call (its JSON body,
+// an event of its stream, or the body of an error status) outgrew limit
+// bytes, the most the firewall reads of one message from an upstream (as
+// of a stdio line). It was read no further and its connection closed;
+// nothing of it is quoted. Nobody decided.
+func errAnswerTooLarge(server string, limit int) *jsonrpc.Error {
+	return relayError(codeInternal, fmt.Sprintf("upstream %s: its answer exceeds %d bytes, the most the firewall reads of one message; refused", server, limit), "", reasonAnswerTooLarge)
+}

@@ -153,6 +153,9 @@ func TestVocabulary(t *testing.T) {
 		{"bridge elsewhere", errBridgeElsewhere(), -32603, "the bridged call is held by another firewall replica: its retries must reach the replica that answered it", "", reasonBridgeElsewhere},
 		{"round not stored", errRoundNotStored(), -32603, "the input requests could not be stored for the retry", "", reasonStateUnstored},
 		{"round unavailable", errRoundUnavailable(), -32603, "the input requests of this requestState could not be read back; retry", "", reasonStateUnstored},
+		// One message from an upstream.
+		{"answer too large", errAnswerTooLarge("notes", 16<<20), -32603,
+			"upstream notes: its answer exceeds 16777216 bytes, the most the firewall reads of one message; refused", "", reasonAnswerTooLarge},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -11,9 +11,15 @@ import (
 // deeper frame fails to decode and ends the session.
 const sdkMaxDepth = 1000
 
-// maxFrame is the most bytes a frameSplitter holds of one frame, the SDK's
-// own default cap (mcp.DefaultMaxLineLength). A longer frame passes
-// unread, and the SDK refuses it.
+// maxFrame is the most bytes the firewall reads of one message from an
+// upstream, whichever way it comes: a frame a frameSplitter holds (a
+// longer one passes unread, and the SDK refuses it), an HTTP upstream's
+// answer body or event (screeningTransport refuses it). It is the SDK's own
+// default cap on a stdio line and on an event (mcp.DefaultMaxLineLength,
+// mcp.DefaultMaxEventSize: 16 MiB), so a message is refused at one size on
+// every path: room for any answer a host's model can use, base64 images
+// and all (a Go SDK host reads no longer line), while the few an upstream
+// has in flight cost serve tens of MiB, not the machine.
 const maxFrame = mcp.DefaultMaxLineLength
 
 // frameSplitter reads a stream of JSON frames for the SDK's stdio

@@ -12,7 +12,7 @@ import (
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.uber.org/zap"
 )
 
 // screeningTransport is the guard of an HTTP upstream. The SDK's HTTP
@@ -24,8 +24,17 @@ import (
 // answered by a POST of its own and hidden from the SDK; refused
 // input_required results reach the SDK as their refusal. Everything else
 // passes byte for byte.
+//
+// Every body the SDK or the HTTP client may read is bounded as it is read,
+// by maxFrame, the bound on one message from any upstream: a JSON answer,
+// an event of a stream, the body of an error status (the SDK reads it for
+// the JSON-RPC error in it), of a redirect. One that outgrows it is read
+// no further and its connection closed; the call it answers fails with the
+// firewall's own error (errAnswerTooLarge), logged with the size.
 type screeningTransport struct {
-	base http.RoundTripper // adds the configured headers; answers go through it too
+	base   http.RoundTripper // adds the configured headers; answers go through it too
+	server string            // the operator's name for the upstream
+	log    *zap.Logger
 	guard
 }
 
@@ -34,22 +43,42 @@ func (t *screeningTransport) RoundTrip(r *http.Request) (*http.Response, error) 
 		defer t.held.answered(id) // the push is answered once its answer is sent
 	}
 	resp, err := t.base.RoundTrip(r)
-	if err != nil || resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return resp, err // the SDK decodes no message from these
+	if err != nil {
+		return resp, err
 	}
-	judge := t.judgeFor(r)
-	switch mediaType(resp.Header.Get("Content-Type")) {
-	case "text/event-stream":
-		resp.Body = newSSEFilter(resp.Body, judge)
-	case "application/json":
-		resp.Body = &jsonFilter{body: resp.Body, judge: judge}
-	default:
-		return resp, nil // the SDK refuses any other content
+	if body := t.filter(r, resp); body != nil {
+		resp.Body = body
+		resp.ContentLength = -1 // a refusal changes the length
+		resp.Header.Del("Content-Length")
 	}
-	resp.ContentLength = -1 // a refusal changes the length
-	resp.Header.Del("Content-Length")
 	return resp, nil
 }
+
+// filter is what is read of resp, the answer to r, instead of its body;
+// nil for a body nobody reads. The SDK decodes a JSON-RPC error from an
+// error status's body, whatever its type, and messages from a success's
+// JSON or event stream. The HTTP client reads at most 2 KiB of a redirect
+// it follows, and the SDK the body of one it does not follow: bounded, not
+// buffered.
+func (t *screeningTransport) filter(r *http.Request, resp *http.Response) io.ReadCloser {
+	switch {
+	case resp.StatusCode >= 400:
+		return newJSONFilter(resp, judgeNothing, t.refusal(r))
+	case resp.StatusCode < 200 || resp.StatusCode > 299:
+		return &boundedBody{body: resp.Body, left: maxFrame, refused: func(n int64) { t.logTooLarge(r, n, false) }}
+	}
+	switch mediaType(resp.Header.Get("Content-Type")) {
+	case "text/event-stream":
+		return newSSEFilter(resp.Body, t.judgeFor(r), t.refusal(r))
+	case "application/json":
+		return newJSONFilter(resp, t.judgeFor(r), t.refusal(r))
+	}
+	return nil // the SDK refuses any other content, unread
+}
+
+// judgeNothing keeps every payload: an error status's body is the SDK's to
+// read, for the JSON-RPC error in it.
+func judgeNothing(payload []byte) ([]byte, bool, error) { return payload, true, nil }
 
 // mediaType is the media type of a Content-Type value, parsed as the SDK
 // parses it, so the same bodies count as JSON or as an event stream.
@@ -70,11 +99,34 @@ type rewrite func(payload []byte) (out []byte, keep bool, err error)
 // must not depend on that.
 func (t *screeningTransport) judgeFor(opened *http.Request) rewrite {
 	return func(payload []byte) ([]byte, bool, error) {
+		if plainResponse(payload) {
+			return payload, true, nil
+		}
 		if trimmed := bytes.TrimLeft(payload, " \t\r\n"); len(trimmed) > 0 && trimmed[0] == '[' {
 			return t.judgeBatch(opened, payload)
 		}
 		return t.judgeOne(opened, payload)
 	}
+}
+
+// plainResponse reports, from payload's bytes alone, that the judge would
+// pass it as it is: one JSON object with no member named method (in any
+// case, though the SDK's decoder matches names exactly: so no request)
+// whose every member named result is one mayNeedInput passes over.
+// eachMember reads names as written; a name with an escape in it, invalid
+// JSON or anything but an object is not read here, and the payload is
+// judged. So a large answer is held once, in the screen's array, and not
+// also decoded by the screen (the SDK's decoder copies what it reads).
+func plainResponse(payload []byte) bool {
+	return json.Valid(payload) && eachMember(payload, func(name, value []byte) bool {
+		switch {
+		case strings.EqualFold(string(name), "method"):
+			return false
+		case strings.EqualFold(string(name), "result"):
+			return !mayNeedInput(value)
+		}
+		return true
+	})
 }
 
 // judgeOne decodes payload with the SDK's own decoder, so it judges the
@@ -147,69 +199,36 @@ func (t *screeningTransport) answer(opened *http.Request, resp *jsonrpc.Response
 	if err != nil {
 		return fmt.Errorf("answering a refused sampling request: %w", err)
 	}
-	_, _ = io.Copy(io.Discard, res.Body)
-	_ = res.Body.Close()
+	_ = res.Body.Close() // unread, as the SDK leaves the body of its own answers
 	if res.StatusCode < 200 || res.StatusCode > 299 {
 		return fmt.Errorf("answering a refused sampling request: %s", res.Status)
 	}
 	return nil
 }
 
-// jsonFilter is a JSON response body, read whole (as the SDK reads it) and
-// judged as one payload on the first Read. A hidden push leaves it empty:
-// a server that answers a call with a request has broken the protocol, and
-// the SDK fails the connection.
-type jsonFilter struct {
-	body  io.ReadCloser
-	judge rewrite
-	out   *bytes.Reader
-	err   error
-}
-
-func (f *jsonFilter) Read(p []byte) (int, error) {
-	if f.out == nil && f.err == nil {
-		f.err = f.fill()
-	}
-	if f.err != nil {
-		return 0, f.err
-	}
-	return f.out.Read(p)
-}
-
-func (f *jsonFilter) fill() error {
-	in, err := io.ReadAll(f.body)
-	if err != nil {
-		return err
-	}
-	out, keep, err := f.judge(in)
-	if keep {
-		out = in
-	}
-	f.out = bytes.NewReader(out)
-	return err
-}
-
-func (f *jsonFilter) Close() error { return f.body.Close() }
-
 // sseFilter passes an event stream through event by event, as it arrives,
 // rewriting only the events whose payload is refused. A long-lived stream
-// is never buffered beyond one event. Its reading mirrors the SDK's
+// is never buffered beyond one event, of at most maxFrame bytes (the SDK's
+// own bound on an event is set to the same). Its reading mirrors the SDK's
 // (lines end at \n, with any \r before it dropped; a field is what
 // precedes the first colon; data values are trimmed and joined by \n;
 // only unnamed and "message" events are decoded), so it judges exactly
 // what the SDK will decode. Passed events keep their bytes; a rewritten
 // one keeps every line but its data lines (its id above all: the SDK
-// resumes from the last id it saw).
+// resumes from the last id it saw). An event past the bound ends the
+// stream unread from there: the SDK gets the refusal of the call the
+// stream answers as its last event.
 type sseFilter struct {
-	src   *bufio.Reader
-	body  io.Closer
-	judge rewrite
-	out   bytes.Buffer // rewritten bytes not yet read
-	err   error        // sticky, after out is drained
+	src    *bufio.Reader
+	body   io.Closer
+	judge  rewrite
+	refuse func(seen int64, declared bool) ([]byte, error)
+	out    bytes.Buffer // rewritten bytes not yet read
+	err    error        // sticky, after out is drained
 }
 
-func newSSEFilter(body io.ReadCloser, judge rewrite) *sseFilter {
-	return &sseFilter{src: bufio.NewReader(body), body: body, judge: judge}
+func newSSEFilter(body io.ReadCloser, judge rewrite, refuse func(int64, bool) ([]byte, error)) *sseFilter {
+	return &sseFilter{src: bufio.NewReader(body), body: body, judge: judge, refuse: refuse}
 }
 
 func (f *sseFilter) Read(p []byte) (int, error) {
@@ -224,17 +243,23 @@ func (f *sseFilter) Read(p []byte) (int, error) {
 
 func (f *sseFilter) Close() error { return f.body.Close() }
 
-// errEventTooLarge breaks a stream whose event outgrows what the SDK
-// accepts: it would refuse the event anyway, and the filter must not
-// buffer without bound.
-var errEventTooLarge = fmt.Errorf("event stream: an event exceeds %d bytes", mcp.DefaultMaxEventSize)
+// lineTooLarge is a line outgrowing what is left of maxFrame for its
+// event, found by readLine once read bytes of it were read.
+type lineTooLarge struct{ read int }
+
+func (e *lineTooLarge) Error() string {
+	return fmt.Sprintf("event stream: an event exceeds %d bytes", maxFrame)
+}
 
 // next reads one event (up to its blank line, or the end of the stream)
 // and queues what the SDK gets of it.
 func (f *sseFilter) next() error {
 	var ev sseEvent
 	for {
-		line, err := readLine(f.src, mcp.DefaultMaxEventSize-ev.size)
+		line, err := readLine(f.src, maxFrame-ev.size)
+		if big, ok := errors.AsType[*lineTooLarge](err); ok {
+			return f.tooLarge(ev.size + big.read)
+		}
 		if err != nil && !errors.Is(err, io.EOF) {
 			return err
 		}
@@ -248,13 +273,27 @@ func (f *sseFilter) next() error {
 	}
 }
 
+// tooLarge ends the stream at an event past maxFrame, of which seen bytes
+// were read: the body is closed unread from there, and the SDK reads the
+// refusal as one more event, then the end of the stream.
+func (f *sseFilter) tooLarge(seen int) error {
+	_ = f.body.Close()
+	payload, err := f.refuse(int64(seen), false)
+	if err != nil {
+		return err
+	}
+	writeData(&f.out, payload, nil)
+	f.out.WriteByte('\n')
+	return io.EOF
+}
+
 // readLine reads one line, \n included, refusing one longer than budget.
 func readLine(r *bufio.Reader, budget int) ([]byte, error) {
 	var line []byte
 	for {
 		frag, err := r.ReadSlice('\n')
 		if len(line)+len(frag) > budget {
-			return nil, errEventTooLarge
+			return nil, &lineTooLarge{read: len(line) + len(frag)}
 		}
 		line = append(line, frag...)
 		if !errors.Is(err, bufio.ErrBufferFull) {
@@ -323,7 +362,12 @@ func (e *sseEvent) payload() []byte {
 	if e.name != "" && e.name != "message" {
 		return nil
 	}
-	data := bytes.Join(e.values, []byte{'\n'})
+	var data []byte
+	if len(e.values) == 1 {
+		data = e.values[0] // one data line: its value, not a copy
+	} else {
+		data = bytes.Join(e.values, []byte{'\n'})
+	}
 	if len(data) == 0 {
 		return nil
 	}
@@ -365,16 +409,8 @@ func writeData(w *bytes.Buffer, payload, ending []byte) {
 // its body through GetBody (the SDK sends each message from one byte
 // slice, so the request keeps its own); false for anything else.
 func answerID(r *http.Request) (jsonrpc.ID, bool) {
-	if r.Method != http.MethodPost || r.GetBody == nil {
-		return jsonrpc.ID{}, false
-	}
-	body, err := r.GetBody()
-	if err != nil {
-		return jsonrpc.ID{}, false
-	}
-	defer body.Close()
-	raw, err := io.ReadAll(body)
-	if err != nil {
+	raw, ok := sentBody(r)
+	if !ok {
 		return jsonrpc.ID{}, false
 	}
 	var id json.RawMessage
@@ -392,4 +428,32 @@ func answerID(r *http.Request) (jsonrpc.ID, bool) {
 	}
 	rid, err := jsonrpc.MakeID(v)
 	return rid, err == nil
+}
+
+// sentCall is the call a POST carries, read as answerID reads; false for
+// anything else.
+func sentCall(r *http.Request) (*jsonrpc.Request, bool) {
+	raw, ok := sentBody(r)
+	if !ok {
+		return nil, false
+	}
+	msg, err := jsonrpc.DecodeMessage(raw)
+	if req, ok := msg.(*jsonrpc.Request); err == nil && ok && req.IsCall() {
+		return req, true
+	}
+	return nil, false
+}
+
+// sentBody is the body of a POST the SDK sent, from GetBody.
+func sentBody(r *http.Request) ([]byte, bool) {
+	if r.Method != http.MethodPost || r.GetBody == nil {
+		return nil, false
+	}
+	body, err := r.GetBody()
+	if err != nil {
+		return nil, false
+	}
+	defer body.Close()
+	raw, err := io.ReadAll(body)
+	return raw, err == nil
 }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.uber.org/zap"
 
 	"github.com/mcpx-fw/mcpx-fw/relay/peer"
 )
@@ -188,7 +189,7 @@ func TestSSEFilterFraming(t *testing.T) {
 	for name, wrap := range readers {
 		t.Run(name, func(t *testing.T) {
 			var j fakeJudge
-			f := newSSEFilter(io.NopCloser(wrap(strings.NewReader(in))), j.rewrite)
+			f := newSSEFilter(io.NopCloser(wrap(strings.NewReader(in))), j.rewrite, nil)
 			got, err := io.ReadAll(iotest.OneByteReader(f))
 			if err != nil {
 				t.Fatal(err)
@@ -209,7 +210,7 @@ func TestSSEFilterStreams(t *testing.T) {
 	pr, pw := io.Pipe()
 	defer pw.Close()
 	var j fakeJudge
-	f := newSSEFilter(pr, j.rewrite)
+	f := newSSEFilter(pr, j.rewrite, nil)
 	got := make(chan string, 1)
 	go func() {
 		buf := make([]byte, 64)
@@ -232,16 +233,53 @@ func TestSSEFilterStreams(t *testing.T) {
 	}
 }
 
-// TestSSEFilterEventTooLarge: an event larger than the SDK accepts breaks
-// the stream instead of being buffered.
+// TestSSEFilterEventTooLarge: an event larger than maxFrame is not
+// buffered: the stream is read no further than the bound (and a read's
+// worth), closed, and ends with the refusal as its last event; a stream
+// that answers no call breaks instead.
 func TestSSEFilterEventTooLarge(t *testing.T) {
 	var j fakeJudge
-	big := "data: " + strings.Repeat("x", mcp.DefaultMaxEventSize) + "\n\n"
-	f := newSSEFilter(io.NopCloser(strings.NewReader("id: 1\n\n"+big)), j.rewrite)
-	got, err := io.ReadAll(f)
-	if !errors.Is(err, errEventTooLarge) || string(got) != "id: 1\n\n" {
-		t.Errorf("read %d bytes, err %v", len(got), err)
+	big := "data: " + strings.Repeat("x", maxFrame) + "\n\n"
+	for _, answers := range []bool{true, false} {
+		src := &countingBody{r: strings.NewReader("id: 1\n\n" + big + "id: 2\ndata: {}\n\n")}
+		var seen int64
+		refuse := func(n int64, declared bool) ([]byte, error) {
+			seen = n
+			if !answers {
+				return nil, errTooLarge
+			}
+			return []byte(`{"refused":1}`), nil
+		}
+		got, err := io.ReadAll(newSSEFilter(src, j.rewrite, refuse))
+		want, wantErr := "id: 1\n\ndata: {\"refused\":1}\n\n", error(nil)
+		if !answers {
+			want, wantErr = "id: 1\n\n", errTooLarge
+		}
+		if string(got) != want || !errors.Is(err, wantErr) {
+			t.Errorf("read %q, err %v; want %q, %v", got, err, want, wantErr)
+		}
+		if !src.closed || src.n > maxFrame+64<<10 || seen <= maxFrame {
+			t.Errorf("closed %v after %d bytes read, %d seen", src.closed, src.n, seen)
+		}
 	}
+}
+
+// countingBody is a response body that counts what was read of it.
+type countingBody struct {
+	r      io.Reader
+	n      int64
+	closed bool
+}
+
+func (c *countingBody) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+func (c *countingBody) Close() error {
+	c.closed = true
+	return nil
 }
 
 // TestScreeningTransport: over a real HTTP server, a refused push in an
@@ -298,7 +336,7 @@ func TestScreeningTransport(t *testing.T) {
 				_, _ = io.WriteString(w, tt.body)
 			}))
 			defer srv.Close()
-			client := &http.Client{Transport: &screeningTransport{base: http.DefaultTransport, guard: guard{screen: refuse, inputs: refuse}}}
+			client := &http.Client{Transport: &screeningTransport{base: http.DefaultTransport, log: zap.NewNop(), guard: guard{screen: refuse, inputs: refuse}}}
 			req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, srv.URL, nil)
 			req.Header.Set("Mcp-Session-Id", "s-1")
 			req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
@@ -318,4 +356,155 @@ func TestScreeningTransport(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestScreeningTransportBoundsBodies: over a real HTTP server, every body
+// the SDK or the HTTP client may read is cut one byte past maxFrame, and
+// what was sent past that point is never read (the server's writes stop
+// within maxFrame and what the sockets buffer, a body that never ends
+// included). A body answering a call reads as the firewall's refusal of
+// that call; one answering no call, or a redirect's, fails with
+// errTooLarge. A body at the bound passes whole.
+func TestScreeningTransportBoundsBodies(t *testing.T) {
+	const call = `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"big"}}`
+	refused := `{"jsonrpc":"2.0","id":7,"error":{"code":-32603,"message":"upstream big: its answer exceeds 16777216 bytes, the most the firewall reads of one message; refused","data":{"reason_codes":["answer-too-large"]}}}`
+	tests := []struct {
+		name    string
+		status  int
+		declare bool
+		size    int64 // -1: never ends
+		get     bool  // the request is the standalone GET, which answers no call
+		want    string
+		wantErr error
+	}{
+		{"json over the bound", 200, false, maxFrame + 1, false, refused, nil},
+		{"json declared over the bound", 200, true, maxFrame + 1, false, refused, nil},
+		{"json that never ends", 200, false, -1, false, refused, nil},
+		{"error status over the bound", 400, false, maxFrame + 1, false, refused, nil},
+		{"json answering no call", 200, false, maxFrame + 1, true, "", errTooLarge},
+		{"unfollowed redirect over the bound", 300, false, maxFrame + 1, false, "", errTooLarge},
+		{"json at the bound", 200, false, maxFrame, false, "", nil},
+		{"json declared at the bound", 200, true, maxFrame, false, "", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			written := make(chan int64, 1)
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				written <- writeXs(w, tt.status, tt.declare, tt.size)
+			}))
+			defer srv.Close()
+			tr := &screeningTransport{base: http.DefaultTransport, server: "big", log: zap.NewNop()}
+			req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, srv.URL, strings.NewReader(call))
+			if tt.get {
+				req, _ = http.NewRequestWithContext(t.Context(), http.MethodGet, srv.URL, nil)
+			}
+			resp, err := (&http.Client{Transport: tr}).Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := io.ReadAll(resp.Body)
+			_ = resp.Body.Close()
+			if n := <-written; n >= 2*maxFrame {
+				t.Errorf("the server wrote %d bytes", n)
+			}
+			switch {
+			case !errors.Is(err, tt.wantErr):
+				t.Errorf("read %d bytes, err %v; want %v", len(got), err, tt.wantErr)
+			case tt.want == "" && tt.wantErr == nil && (int64(len(got)) != tt.size || strings.Trim(string(got), "x") != ""):
+				t.Errorf("read %d bytes, want the %d sent", len(got), tt.size)
+			case tt.want != "" && string(got) != tt.want:
+				t.Errorf("read %.200q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// writeXs answers with status and size x's (without end, for -1: until a
+// write fails, or 4 × maxFrame), a MiB at a time, declaring the length
+// if told to; it returns how many bytes it wrote.
+func writeXs(w http.ResponseWriter, status int, declare bool, size int64) int64 {
+	w.Header().Set("Content-Type", "application/json")
+	if declare {
+		w.Header().Set("Content-Length", strconv.FormatInt(size, 10))
+	}
+	w.WriteHeader(status)
+	if size < 0 {
+		size = 4 * maxFrame
+	}
+	chunk := bytes.Repeat([]byte{'x'}, 1<<20)
+	var total int64
+	for total < size {
+		n, err := w.Write(chunk[:min(size-total, int64(len(chunk)))])
+		total += int64(n)
+		if err != nil {
+			break
+		}
+	}
+	return total
+}
+
+// TestPlainResponse: only a response the judge would pass unchanged is
+// passed without being decoded; a request, an input_required result
+// (however spelled), a batch, a name with an escape, or anything that is
+// not valid JSON is judged.
+func TestPlainResponse(t *testing.T) {
+	tests := []struct {
+		payload string
+		plain   bool
+	}{
+		{`{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"a \"method\" of input"}]}}`, true},
+		{` {"result":{"method":"sampling/createMessage"},"id":"x","jsonrpc":"2.0"} ` + "\n", true},
+		{`{"jsonrpc":"2.0","id":1,"error":{"code":-32000,"message":"no"}}`, true},
+		{`{"jsonrpc":"2.0","id":1,"method":"sampling/createMessage","params":{}}`, false},
+		{`{"jsonrpc":"2.0","id":1,"Method":"sampling/createMessage","params":{}}`, false},
+		{`{"jsonrpc":"2.0","id":1,"m\u0065thod":"sampling/createMessage","params":{}}`, false},
+		{`{"jsonrpc":"2.0","id":1,"result":{"resultType":"input_required","inputRequests":{}}}`, false},
+		{`{"jsonrpc":"2.0","id":1,"result":{"resultType":"input\u005frequired"}}`, false},
+		{`{"jsonrpc":"2.0","id":1,"result":{},"result":{"inputRequests":{}}}`, false},
+		{`{"jsonrpc":"2.0","id":1,"RESULT":{"inputRequests":{}}}`, false},
+		{`[{"jsonrpc":"2.0","id":1,"result":{}}]`, false},
+		{`{"jsonrpc":"2.0","id":1,"result":{}`, false},
+		{`{"jsonrpc":"2.0","id":1,"result":{}} {"method":"x"}`, false},
+		{`"just a string"`, false},
+	}
+	for _, tt := range tests {
+		if got := plainResponse([]byte(tt.payload)); got != tt.plain {
+			t.Errorf("plainResponse(%s) = %v, want %v", tt.payload, got, tt.plain)
+		}
+	}
+}
+
+// FuzzPlainResponse: whatever the bytes, a payload passed undecoded as a
+// plain response is one the full judge, decoding it with the SDK's own
+// decoder, also passes unchanged without screening anything: never a
+// request, never a result with input requests or a roots entry to fix.
+func FuzzPlainResponse(f *testing.F) {
+	for _, seed := range []string{
+		`{"jsonrpc":"2.0","id":1,"result":{"content":[]}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"sampling/createMessage","params":{"maxTokens":5}}`,
+		`{"jsonrpc":"2.0","id":9,"result":{"resultType":"input_required","inputRequests":{"q":{"method":"roots/list"}}}}`,
+		`{"jsonrpc":"2.0","id":1,"error":{"code":1,"message":"m"},"result":{}}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, payload []byte) {
+		if !plainResponse(payload) {
+			return
+		}
+		screened := func(context.Context, *kind, json.RawMessage) *jsonrpc.Error {
+			t.Fatalf("a plain response was screened: %q", payload)
+			return nil
+		}
+		tr := &screeningTransport{guard: guard{screen: screened, inputs: screened}}
+		req := httptest.NewRequest(http.MethodPost, "/", nil)
+		out, keep, err := tr.judgeOne(req, payload)
+		if msg, derr := jsonrpc.DecodeMessage(payload); derr == nil {
+			if _, ok := msg.(*jsonrpc.Response); !ok {
+				t.Fatalf("a plain response decodes as %T: %q", msg, payload)
+			}
+		}
+		if !keep || err != nil || !bytes.Equal(out, payload) {
+			t.Fatalf("the judge changes a plain response: %q -> %q, %v", payload, out, err)
+		}
+	})
 }

@@ -30,9 +30,9 @@ func (p *Proxy) upstreamTransportFor(u *upstream) mcp.Transport {
 		guarded := &guardedTransport{Transport: &mcp.CommandTransport{Command: cmd}, guard: g, fast: u.fast}
 		return &stderrTransport{Transport: guarded, cmd: cmd, server: u.cfg.Name, log: p.log}
 	}
-	rt := &screeningTransport{base: headerRoundTripper(u.cfg.URL, u.cfg.Headers), guard: g}
+	rt := &screeningTransport{base: headerRoundTripper(u.cfg.URL, u.cfg.Headers), server: u.cfg.Name, log: u.log, guard: g}
 	client := &http.Client{Transport: rt, CheckRedirect: sameOriginRedirects(u.cfg.Name, u.cfg.URL)}
-	return &mcp.StreamableClientTransport{Endpoint: u.cfg.URL, HTTPClient: client}
+	return &mcp.StreamableClientTransport{Endpoint: u.cfg.URL, HTTPClient: client, MaxEventSize: maxFrame}
 }
 
 // command is how cfg's server is started: with its own environment, the
