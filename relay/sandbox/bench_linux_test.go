@@ -30,7 +30,7 @@ func BenchmarkStart(b *testing.B) {
 		}
 	})
 	b.Run("isolated", func(b *testing.B) {
-		if err := sandbox.Probe(nil); err != nil {
+		if err := sandbox.Probe(nil, nil); err != nil {
 			b.Skipf("this system cannot isolate: %v", err)
 		}
 		for b.Loop() {

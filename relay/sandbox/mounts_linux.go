@@ -18,21 +18,44 @@ type target struct {
 	dir  bool
 }
 
-// hidePaths pins the folders above every path to hide, then covers each
-// path.
-func hidePaths(hide []string) error {
-	targets := resolveTargets(hide)
-	for _, dir := range ancestors(targets) {
+// protectPaths pins the folders above every path to hide or keep
+// read-only, and the symbolic links met on the way to a read-only one;
+// binds each read-only path onto itself, read-only; then covers each path
+// to hide. The pins come first, so each copies only the few mounts already
+// there; the covers last, so a path to hide inside a read-only folder is
+// covered all the same.
+func protectPaths(hide, readOnly []string) error {
+	hidden := resolveTargets(hide)
+	kept, links := readOnlyTargets(readOnly, hidden)
+	for _, dir := range ancestors(append(append(pathsOf(hidden), pathsOf(kept)...), links...)) {
 		if err := unix.Mount(dir, dir, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
 			return fmt.Errorf("pin %s: %w", dir, err)
 		}
 	}
-	for _, t := range targets {
+	for _, link := range links {
+		if err := pinLink(link); err != nil {
+			return err
+		}
+	}
+	for _, t := range kept {
+		if err := bindReadOnly(t); err != nil {
+			return err
+		}
+	}
+	for _, t := range hidden {
 		if err := cover(t); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+func pathsOf(targets []target) []string {
+	out := make([]string, len(targets))
+	for i, t := range targets {
+		out[i] = t.path
+	}
+	return out
 }
 
 // resolveTargets resolves symbolic links (a mount lands on what a link
@@ -61,22 +84,18 @@ func resolveTargets(hide []string) []target {
 	return kept
 }
 
-// within reports whether p is below dir.
-func within(p, dir string) bool {
-	return strings.HasPrefix(p, strings.TrimSuffix(dir, "/")+"/")
-}
-
-// ancestors are the folders above the targets, "/" excepted, outermost
+// ancestors are the folders above the paths, "/" excepted, outermost
 // first. Each becomes a mount point of its own (bound onto itself,
 // recursively, so nothing below it changes), and a mount point cannot be
 // renamed or removed: without this, the command could rename a folder
 // above the state dir and put a forged queue in its place, which serve and
-// the review CLI would open by name.
-func ancestors(targets []target) []string {
+// the review CLI would open by name, or move ~/.config aside and write a
+// ~/.config/nvim of its own.
+func ancestors(paths []string) []string {
 	seen := map[string]bool{}
 	var out []string
-	for _, t := range targets {
-		for dir := filepath.Dir(t.path); dir != "/" && dir != "."; dir = filepath.Dir(dir) {
+	for _, p := range paths {
+		for dir := filepath.Dir(p); dir != "/" && dir != "."; dir = filepath.Dir(dir) {
 			if !seen[dir] {
 				seen[dir] = true
 				out = append(out, dir)

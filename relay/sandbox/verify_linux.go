@@ -11,13 +11,17 @@ import (
 )
 
 // verify is the probe's check, run where an upstream's command would run:
-// every path of hide that exists must show nothing and take nothing, and
-// must not come off; /proc must be the launcher's PID namespace's. It
-// prints each problem and returns 1 if there is one.
-func verify(hide []string) int {
+// every path of hide that exists must show nothing and take nothing, every
+// path of readOnly that exists must take nothing, and none must come off;
+// /proc must be the launcher's PID namespace's. It prints each problem and
+// returns 1 if there is one.
+func verify(hide, readOnly []string) int {
 	var problems []error
 	for _, p := range hide {
 		problems = append(problems, hidden(p))
+	}
+	for _, p := range readOnly {
+		problems = append(problems, readOnlyHere(p))
 	}
 	if cmdline, err := os.ReadFile("/proc/1/cmdline"); err != nil || !bytes.HasPrefix(cmdline, []byte(launcherArg+"\x00")) {
 		problems = append(problems, errors.New("/proc is not the sandbox's own"))
@@ -47,6 +51,25 @@ func hidden(p string) error {
 		}
 	} else if b, _ := os.ReadFile(p); len(b) > 0 {
 		return fmt.Errorf("%s can still be read", p)
+	}
+	if err := unix.Unmount(p, unix.MNT_DETACH); err == nil {
+		return fmt.Errorf("%s can be unmounted", p)
+	}
+	return nil
+}
+
+// readOnlyHere checks one read-only path from inside: access(2) must
+// refuse a write (it reports a read-only mount without writing), and
+// neither an unmount nor a remount that drops read-only may work.
+func readOnlyHere(p string) error {
+	if _, err := os.Stat(p); err != nil {
+		return nil // did not exist at launch either: nothing to keep
+	}
+	if unix.Access(p, unix.W_OK) == nil {
+		return fmt.Errorf("%s can still be written", p)
+	}
+	if err := unix.Mount("", p, "", unix.MS_BIND|unix.MS_REMOUNT, ""); err == nil {
+		return fmt.Errorf("%s can be remounted writable", p)
 	}
 	if err := unix.Unmount(p, unix.MNT_DETACH); err == nil {
 		return fmt.Errorf("%s can be unmounted", p)
