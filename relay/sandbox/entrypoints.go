@@ -124,11 +124,12 @@ type Unguarded struct {
 	Why  string
 }
 
-// The reasons a path is not kept read-only.
+// The reasons a path is not kept read-only, each naming the paths it
+// applies to.
 const (
-	WhyMissing      = "does not exist, and an isolated upstream could create it"
-	WhyRelativePath = "is on PATH as a relative folder (the working folder of whoever runs a program)"
-	WhyHoldsHome    = "is on PATH and holds the home folder, which upstreams must be able to write"
+	WhyMissing      = "entry points that do not exist, which an upstream could create"
+	WhyRelativePath = "relative folders on PATH, which name whatever folder a program runs in"
+	WhyHoldsHome    = "folders on PATH that hold the home, which upstreams must be able to write"
 )
 
 // OperatorPaths are the paths an isolated command should get read-only
