@@ -20,7 +20,8 @@ import (
 
 // plantOp is one thing the isolated command of TestReadOnly tries: write
 // (append to a file), create (a new file, as a program planted on PATH
-// is), mkdir, rename (Path to To), link (a hard link of Path at To),
+// is), read (refused unless it reads something), mkdir, rename (Path to
+// To), link (a hard link of Path at To),
 // remove, unmount, remount (drop read-only), setattr (clear read-only
 // with mount_setattr, recursively), bind (Path onto To, a new folder in
 // its /tmp, then append to To/File), bindrec (the same, recursively).
@@ -75,6 +76,8 @@ func (op plantOp) run() error {
 		return appendTo(op.Path)
 	case "create":
 		return os.WriteFile(op.Path, []byte("#!/bin/sh\necho planted\n"), 0o755)
+	case "read":
+		return readSomething(op.Path)
 	case "mkdir":
 		return os.Mkdir(op.Path, 0o755)
 	case "rename":
@@ -105,6 +108,15 @@ func (op plantOp) run() error {
 	return fmt.Errorf("unknown op %q", op.Do)
 }
 
+// readSomething fails unless p reads as something.
+func readSomething(p string) error {
+	b, err := os.ReadFile(p)
+	if err == nil && len(b) == 0 {
+		err = errors.New("read nothing")
+	}
+	return err
+}
+
 func appendTo(p string) error {
 	f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
@@ -122,7 +134,8 @@ func appendTo(p string) error {
 // above it moved aside), not a folder on PATH in the home or outside it
 // (a program planted), and the mounts that keep them cannot be undone
 // (unmounted, remounted writable, the home bound elsewhere without them).
-// A hidden path inside the home stays hidden. The rest of the home is
+// A hidden path stays hidden, inside a read-only folder (~/.local) or next
+// to one (~/.config/mcpx-fw beside ~/.config/nvim). The rest of the home is
 // written as before: a project file edited and renamed, a new file and a
 // new folder made. And the launcher makes nothing in the home: an entry
 // point that does not exist is still missing after the command ran.
@@ -134,7 +147,7 @@ func TestReadOnly(t *testing.T) {
 	for p, content := range map[string]string{
 		".bashrc": "the operator's bashrc", "dotfiles/profile": "the operator's profile", "dotfiles/git/config": "[core]",
 		".config/nvim/init.lua": "-- the operator's", ".local/bin/tool": "#!/bin/sh", "project/notes.md": "notes",
-		".local/state/mcpx-fw/reviews.db": "queue",
+		".local/state/mcpx-fw/reviews.db": "queue", ".config/mcpx-fw/mcpx-fw.yaml": "config",
 	} {
 		mustWrite(t, filepath.Join(home, p), content)
 	}
@@ -142,8 +155,9 @@ func TestReadOnly(t *testing.T) {
 	mustLink(t, "dotfiles/profile", filepath.Join(home, ".profile"))
 	mustLink(t, "../dotfiles/git", filepath.Join(home, ".config", "git"))
 	readOnly := []string{filepath.Join(home, ".bashrc"), filepath.Join(home, ".profile"), filepath.Join(home, ".config", "nvim"),
-		filepath.Join(home, ".config", "git"), filepath.Join(home, ".local", "bin"), optBin, filepath.Join(home, ".zshrc")}
-	hide := []string{filepath.Join(home, ".local", "state", "mcpx-fw")}
+		filepath.Join(home, ".config", "git"), filepath.Join(home, ".local", "bin"), optBin, filepath.Join(home, ".zshrc"),
+		filepath.Join(home, ".local")}
+	hide := []string{filepath.Join(home, ".local", "state", "mcpx-fw"), filepath.Join(home, ".config", "mcpx-fw", "mcpx-fw.yaml")}
 	before := snapshot(t, root)
 
 	h := func(p string) string { return filepath.Join(home, p) }
@@ -167,6 +181,10 @@ func TestReadOnly(t *testing.T) {
 		{Do: "rename", Path: filepath.Dir(optBin), To: filepath.Join(root, "opt.moved")},
 		{Do: "link", Path: h("project/notes.md"), To: h(".local/bin/vi")},
 		{Do: "create", Path: h(".local/state/mcpx-fw/reviews.db")},
+		{Do: "read", Path: h(".local/state/mcpx-fw/reviews.db")},
+		{Do: "read", Path: h(".config/mcpx-fw/mcpx-fw.yaml")},
+		{Do: "rename", Path: h(".config/mcpx-fw"), To: h("mcpx-fw.moved")},
+		{Do: "mkdir", Path: h(".local/share")},
 	}
 	attacks = append(attacks, mountAttacks(home, optBin)...)
 	controls := []plantOp{
