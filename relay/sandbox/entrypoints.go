@@ -32,22 +32,34 @@ var homeEntries = []string{
 	".bashrc.d",     // sourced by Fedora's ~/.bashrc
 	".zshenv", ".zprofile", ".zshrc", ".zlogin", ".zlogout",
 	".inputrc", // readline's key bindings type text into the shell
+	// What installers have those files source: rustup's, nvm's, fzf's,
+	// Oh My Zsh.
+	".cargo/env", ".nvm/nvm.sh", ".fzf.bash", ".fzf.zsh", ".oh-my-zsh",
 	// The login session runs or reads these: environment (PATH, EDITOR,
 	// LD_PRELOAD) for every process, and X session scripts.
-	".pam_environment", ".xprofile", ".xsessionrc",
+	".pam_environment", ".xprofile", ".xsessionrc", ".xinitrc",
 	// Editors the review CLI runs ($VISUAL, $EDITOR, vi) load these: an
 	// autocommand could undo a redaction as the operator saves it.
 	".vimrc", ".exrc", ".gvimrc", ".vim",
 	".nanorc",
 	".emacs", ".emacs.el", ".emacs.d",
 	".vscode", ".vscode-server", // VS Code's extensions, which it runs (the second over Remote-SSH)
+	// MCP hosts start the servers their config names (mcpx-fw serve
+	// among them) outside any sandbox, and Claude Code runs the hooks of
+	// its settings: Claude Code's, Cursor's, Windsurf's, Continue's,
+	// Gemini CLI's, Codex's.
+	".claude.json", ".claude", ".cursor", ".codeium", ".continue", ".gemini", ".codex",
 	// git runs what its config names (core.pager, core.editor, hooks,
 	// aliases starting with !).
 	".gitconfig",
 	// ssh runs ~/.ssh/rc at each login, authorized_keys lets a key in, and
 	// config's ProxyCommand and LocalCommand run when the user connects.
 	".ssh",
-	// npm and npx read node-options and script-shell from it.
+	// gpg-agent runs the pinentry its config names when the user signs
+	// (a git commit, say).
+	".gnupg",
+	// npm and npx, which hosts start servers with, read node-options and
+	// script-shell from it.
 	".npmrc",
 	// Folders a shell puts on PATH when they exist (~/.profile on Debian
 	// and Ubuntu adds the first two; go install and rustup write the
@@ -61,12 +73,15 @@ var homeEntries = []string{
 // configEntries are the entry points in the config home ($XDG_CONFIG_HOME,
 // ~/.config by default).
 var configEntries = []string{
-	"fish",                // fish's start-up files and functions
-	"systemd",             // the user manager's units and settings: started at login
-	"autostart",           // the desktop session starts these at login
-	"environment.d",       // the user manager's environment (PATH, EDITOR)
-	"vim", "nvim", "nano", // editors' configuration, as above
-	"emacs", "Code/User", // Emacs's; VS Code's settings, tasks and keybindings
+	"fish",          // fish's start-up files and functions
+	"systemd",       // the user manager's units and settings: started at login
+	"autostart",     // the desktop session starts these at login
+	"environment.d", // the user manager's environment (PATH, EDITOR)
+	// Editors' configuration and plugins, as above: vim's, neovim's,
+	// nano's, Emacs's, Helix's, Kakoune's, micro's, and VS Code's
+	// settings, tasks and keybindings (its mcp.json too).
+	"vim", "nvim", "nano", "emacs", "helix", "kak", "micro", "Code/User",
+	"Claude", "zed", // MCP hosts' config, as above: Claude Desktop's, Zed's
 	"git", // git's config, as ~/.gitconfig
 }
 
@@ -75,7 +90,7 @@ var configEntries = []string{
 var dataEntries = []string{
 	"systemd/user", // user units, as in the config home
 	"applications", // desktop entries, which shadow the system's: their Exec runs on a click
-	"nvim/site",    // plugins neovim loads
+	"nvim",         // neovim's plugins (site, and plugin managers' folders)
 }
 
 // EntryPoints are the user's entry points (see homeEntries, configEntries

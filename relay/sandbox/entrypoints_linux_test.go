@@ -45,7 +45,7 @@ func TestOperatorPaths(t *testing.T) {
 	}
 	for p, want := range map[string]string{
 		filepath.Join(home, ".bash_profile"): sandbox.WhyMissing, filepath.Join(home, ".vimrc"): sandbox.WhyMissing,
-		filepath.Join(home, ".config", "git"): sandbox.WhyMissing, filepath.Join(xdg, "nvim"): sandbox.WhyMissing,
+		filepath.Join(home, ".config", "git"): sandbox.WhyMissing, filepath.Join(xdg, "nvim"): sandbox.WhyMissing, filepath.Join(home, ".claude.json"): sandbox.WhyMissing,
 		filepath.Join(root, "extra", "missing"): sandbox.WhyMissing, missingBin: sandbox.WhyMissing,
 		"node_modules/.bin": sandbox.WhyRelativePath, ".": sandbox.WhyRelativePath, home: sandbox.WhyHoldsHome,
 	} {
