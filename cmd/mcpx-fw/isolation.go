@@ -143,7 +143,10 @@ func (p isolationPlan) describe(cfg *Config) []string {
 // the policy dir, the config file, the service log and the decision log
 // when they are files, the paths of isolation.hide, and the user's session services
 // (sandbox.SessionPaths), which run commands outside any sandbox. Each is
-// made absolute and, where it exists, resolved through symbolic links.
+// made absolute and, where it is reached through symbolic links, given
+// resolved too: the log names what is covered, and the launcher, which
+// resolves each itself, keeps the links on the way from being pointed
+// elsewhere (a config given by a link to a forged one).
 func protectedPaths(cfg *Config) []string {
 	paths := []string{cfg.StateDir, cfg.Policy.Dir}
 	for _, secret := range []string{cfg.Seal.KeyFile, cfg.Metrics.TokenFile} {
@@ -166,10 +169,10 @@ func protectedPaths(cfg *Config) []string {
 		if abs, err := filepath.Abs(p); err == nil {
 			p = abs
 		}
-		if real, err := filepath.EvalSymlinks(p); err == nil {
-			p = real
-		}
 		out = append(out, p)
+		if real, err := filepath.EvalSymlinks(p); err == nil && real != p {
+			out = append(out, real)
+		}
 	}
 	slices.Sort(out)
 	return slices.Compact(out)

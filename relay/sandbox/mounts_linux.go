@@ -19,14 +19,15 @@ type target struct {
 }
 
 // protectPaths pins the folders above every path to hide or keep
-// read-only, and the symbolic links met on the way to a read-only one;
-// binds each read-only path onto itself, read-only; then covers each path
-// to hide. The pins come first, so each copies only the few mounts already
-// there; the covers last, so a path to hide inside a read-only folder is
-// covered all the same.
+// read-only, and the symbolic links met on the way to each (a config given
+// by a link must not be pointed elsewhere); binds each read-only path onto
+// itself, read-only; then covers each path to hide. The pins come first,
+// so each copies only the few mounts already there; the covers last, so a
+// path to hide inside a read-only folder is covered all the same.
 func protectPaths(hide, readOnly []string) error {
-	hidden := resolveTargets(hide)
-	kept, links := readOnlyTargets(readOnly, hidden)
+	hidden, hiddenLinks := resolveTargets(hide)
+	kept, keptLinks := readOnlyTargets(readOnly, hidden)
+	links := compact(append(hiddenLinks, keptLinks...))
 	for _, dir := range ancestors(append(append(pathsOf(hidden), pathsOf(kept)...), links...)) {
 		if err := unix.Mount(dir, dir, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
 			return fmt.Errorf("pin %s: %w", dir, err)
@@ -60,12 +61,15 @@ func pathsOf(targets []target) []string {
 
 // resolveTargets resolves symbolic links (a mount lands on what a link
 // points to), drops paths that do not exist (nothing there to reach) and
-// those inside a folder already hidden, and sorts what is left.
-func resolveTargets(hide []string) []target {
+// those inside a folder already hidden, and sorts what is left. It returns
+// too the links met on the way, but those inside a hidden folder (covered,
+// they are not there).
+func resolveTargets(hide []string) ([]target, []string) {
 	var out []target
+	var links []string
 	for _, p := range hide {
-		real, err := filepath.EvalSymlinks(p)
-		if err != nil || !filepath.IsAbs(real) {
+		real, met, err := walk(p)
+		if err != nil {
 			continue
 		}
 		fi, err := os.Stat(real)
@@ -73,6 +77,7 @@ func resolveTargets(hide []string) []target {
 			continue
 		}
 		out = append(out, target{path: real, dir: fi.IsDir()})
+		links = append(links, met...)
 	}
 	slices.SortFunc(out, func(a, b target) int { return strings.Compare(a.path, b.path) })
 	kept := out[:0]
@@ -81,7 +86,7 @@ func resolveTargets(hide []string) []target {
 			kept = append(kept, t)
 		}
 	}
-	return kept
+	return kept, slices.DeleteFunc(links, func(l string) bool { return isHidden(l, kept) })
 }
 
 // ancestors are the folders above the paths, "/" excepted, outermost

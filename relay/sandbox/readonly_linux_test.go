@@ -135,7 +135,8 @@ func appendTo(p string) error {
 // (a program planted), and the mounts that keep them cannot be undone
 // (unmounted, remounted writable, the home bound elsewhere without them).
 // A hidden path stays hidden, inside a read-only folder (~/.local) or next
-// to one (~/.config/mcpx-fw beside ~/.config/nvim). The rest of the home is
+// to one (~/.config/mcpx-fw beside ~/.config/nvim), and the link it was
+// given by (a config's) cannot be pointed elsewhere. The rest of the home is
 // written as before: a project file edited and renamed, a new file and a
 // new folder made. And the launcher makes nothing in the home: an entry
 // point that does not exist is still missing after the command ran.
@@ -154,10 +155,11 @@ func TestReadOnly(t *testing.T) {
 	mustWrite(t, filepath.Join(optBin, "tool"), "#!/bin/sh")
 	mustLink(t, "dotfiles/profile", filepath.Join(home, ".profile"))
 	mustLink(t, "../dotfiles/git", filepath.Join(home, ".config", "git"))
+	mustLink(t, ".config/mcpx-fw/mcpx-fw.yaml", filepath.Join(home, "mcpx-fw.yaml"))
 	readOnly := []string{filepath.Join(home, ".bashrc"), filepath.Join(home, ".profile"), filepath.Join(home, ".config", "nvim"),
 		filepath.Join(home, ".config", "git"), filepath.Join(home, ".local", "bin"), optBin, filepath.Join(home, ".zshrc"),
 		filepath.Join(home, ".local")}
-	hide := []string{filepath.Join(home, ".local", "state", "mcpx-fw"), filepath.Join(home, ".config", "mcpx-fw", "mcpx-fw.yaml")}
+	hide := []string{filepath.Join(home, ".local", "state", "mcpx-fw"), filepath.Join(home, "mcpx-fw.yaml")}
 	before := snapshot(t, root)
 
 	h := func(p string) string { return filepath.Join(home, p) }
@@ -184,6 +186,9 @@ func TestReadOnly(t *testing.T) {
 		{Do: "read", Path: h(".local/state/mcpx-fw/reviews.db")},
 		{Do: "read", Path: h(".config/mcpx-fw/mcpx-fw.yaml")},
 		{Do: "rename", Path: h(".config/mcpx-fw"), To: h("mcpx-fw.moved")},
+		{Do: "read", Path: h("mcpx-fw.yaml")},
+		{Do: "remove", Path: h("mcpx-fw.yaml")},
+		{Do: "rename", Path: h("project/notes.md"), To: h("mcpx-fw.yaml")},
 		{Do: "mkdir", Path: h(".local/share")},
 	}
 	attacks = append(attacks, mountAttacks(home, optBin)...)
