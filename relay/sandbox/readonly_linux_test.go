@@ -328,21 +328,25 @@ func mustLink(t *testing.T, to, link string) {
 
 // TestProbeReadOnly: the probe finds every existing read-only path
 // unwritable from inside, files, folders and links to them, and skips
-// those that do not exist.
+// those that do not exist and one that leads to a hidden path (hidden, not
+// read-only: its cover takes writes).
 func TestProbeReadOnly(t *testing.T) {
 	needSandbox(t)
 	dir := t.TempDir()
 	mustWrite(t, filepath.Join(dir, ".bashrc"), "rc")
 	mustWrite(t, filepath.Join(dir, "bin", "tool"), "#!/bin/sh")
 	mustLink(t, ".bashrc", filepath.Join(dir, ".profile"))
-	ro := []string{filepath.Join(dir, ".bashrc"), filepath.Join(dir, "bin"), filepath.Join(dir, ".profile"), filepath.Join(dir, ".zshrc")}
-	if err := sandbox.Probe(nil, ro); err != nil {
+	mustWrite(t, filepath.Join(dir, "dotfiles", "gitconfig"), "[core]")
+	mustLink(t, "dotfiles/gitconfig", filepath.Join(dir, ".gitconfig"))
+	ro := []string{filepath.Join(dir, ".bashrc"), filepath.Join(dir, "bin"), filepath.Join(dir, ".profile"), filepath.Join(dir, ".zshrc"),
+		filepath.Join(dir, ".gitconfig")}
+	if err := sandbox.Probe([]string{filepath.Join(dir, "dotfiles", "gitconfig")}, ro); err != nil {
 		t.Fatalf("Probe: %v", err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, ".zshrc")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("the probe made %s: %v", filepath.Join(dir, ".zshrc"), err)
 	}
-	if ents, _ := os.ReadDir(dir); len(ents) != 3 {
-		t.Errorf("the folder holds %d entries after the probe; want 3", len(ents))
+	if ents, _ := os.ReadDir(dir); len(ents) != 5 {
+		t.Errorf("the folder holds %d entries after the probe; want 5", len(ents))
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"golang.org/x/sys/unix"
 )
@@ -21,7 +22,9 @@ func verify(hide, readOnly []string) int {
 		problems = append(problems, hidden(p))
 	}
 	for _, p := range readOnly {
-		problems = append(problems, readOnlyHere(p))
+		if !underCover(p, hide) {
+			problems = append(problems, readOnlyHere(p))
+		}
 	}
 	if cmdline, err := os.ReadFile("/proc/1/cmdline"); err != nil || !bytes.HasPrefix(cmdline, []byte(launcherArg+"\x00")) {
 		problems = append(problems, errors.New("/proc is not the sandbox's own"))
@@ -75,4 +78,17 @@ func readOnlyHere(p string) error {
 		return fmt.Errorf("%s can be unmounted", p)
 	}
 	return nil
+}
+
+// underCover reports whether p leads to a hidden path or into one: it was
+// hidden rather than kept read-only (a /dev/null cover takes writes).
+func underCover(p string, hide []string) bool {
+	real, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		return false
+	}
+	return slices.ContainsFunc(hide, func(h string) bool {
+		h, err := filepath.EvalSymlinks(h)
+		return err == nil && (real == h || within(real, h))
+	})
 }
