@@ -12,7 +12,7 @@
 // and it could read or swap what the user's other processes keep in the
 // shared temporary folders, read and write the operator's terminal, or
 // write what the operator's shell, editor or login runs next (a start-up
-// file, a program on PATH: EntryPoints).
+// file, a program on PATH: OperatorPaths).
 //
 // Isolation is done by the firewall's own binary, re-executed through
 // /proc/self/exe in a launcher mode (Main, which main and the TestMain of

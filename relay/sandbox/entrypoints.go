@@ -93,12 +93,12 @@ var dataEntries = []string{
 	"nvim",         // neovim's plugins (site, and plugin managers' folders)
 }
 
-// EntryPoints are the user's entry points (see homeEntries, configEntries
+// entryPoints are the user's entry points (see homeEntries, configEntries
 // and dataEntries), as absolute paths, whether or not they exist: under
 // $HOME, and under the config and data homes (both ~/.config and
 // ~/.local/share and, where set elsewhere, $XDG_CONFIG_HOME and
 // $XDG_DATA_HOME). Without a home there are none.
-func EntryPoints() []string {
+func entryPoints() []string {
 	home, err := os.UserHomeDir()
 	if err != nil || !filepath.IsAbs(home) {
 		return nil
@@ -148,13 +148,13 @@ const (
 )
 
 // OperatorPaths are the paths an isolated command should get read-only
-// (Spec.ReadOnly): the entry points that exist (EntryPoints), the folders
+// (Spec.ReadOnly): the entry points that exist (entryPoints), the folders
 // on serve's PATH the user can write, and the paths of extra that exist;
 // and the entry points, PATH folders and paths of extra that cannot be
 // kept, with why: one that does not exist where the user could create it,
 // and PATH folders that are relative or hold the home (pathFolders).
 func OperatorPaths(extra []string) (readOnly []string, unguarded []Unguarded) {
-	for _, p := range append(EntryPoints(), extra...) {
+	for _, p := range append(entryPoints(), extra...) {
 		if _, err := os.Stat(p); err == nil {
 			readOnly = append(readOnly, p)
 		} else if Creatable(p) {

@@ -18,7 +18,7 @@ type Spec struct {
 	// nothing to hide and is skipped.
 	Hide []string
 	// ReadOnly are absolute paths the command may read but not change
-	// (the user's entry points: EntryPoints, PathFolders): each existing
+	// (the user's entry points: OperatorPaths): each existing
 	// one is bound onto itself read-only, a folder with all below it, and
 	// neither it, the folders above it nor a symbolic link on the way to
 	// it can be moved, removed or replaced. A path that does not exist is
