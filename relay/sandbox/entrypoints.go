@@ -157,7 +157,7 @@ func OperatorPaths(extra []string) (readOnly []string, unguarded []Unguarded) {
 	for _, p := range append(entryPoints(), extra...) {
 		if _, err := os.Stat(p); err == nil {
 			readOnly = append(readOnly, p)
-		} else if Creatable(p) {
+		} else if creatable(p) {
 			unguarded = append(unguarded, Unguarded{Path: p, Why: WhyMissing})
 		}
 	}
@@ -181,7 +181,7 @@ func pathFolders() (writable []string, unguarded []Unguarded) {
 		case !filepath.IsAbs(dir):
 			unguarded = append(unguarded, Unguarded{Path: cmp.Or(dir, "."), Why: WhyRelativePath})
 		case !exists(clean):
-			if Creatable(clean) {
+			if creatable(clean) {
 				unguarded = append(unguarded, Unguarded{Path: clean, Why: WhyMissing})
 			}
 		case !Writable(clean):
@@ -194,9 +194,9 @@ func pathFolders() (writable []string, unguarded []Unguarded) {
 	return writable, unguarded
 }
 
-// Creatable reports whether an isolated command could make p, which does
+// creatable reports whether an isolated command could make p, which does
 // not exist: the nearest folder above it that exists is Writable.
-func Creatable(p string) bool {
+func creatable(p string) bool {
 	for dir := filepath.Dir(p); ; dir = filepath.Dir(dir) {
 		if exists(dir) {
 			return Writable(dir)
