@@ -109,6 +109,9 @@ type Config struct {
 	// Hide are the paths an isolated upstream cannot reach: the state dir,
 	// the config, the policies, the log files (see Upstream.Isolated).
 	Hide []string
+	// ReadOnly are the paths an isolated upstream can read but not change:
+	// the user's entry points (sandbox.OperatorPaths).
+	ReadOnly []string
 	// Metrics records the host's answers, review waits, upstream sessions
 	// and refusals by limit; nil records nothing.
 	Metrics *telemetry.Metrics

@@ -25,7 +25,7 @@ import (
 func (p *Proxy) upstreamTransportFor(u *upstream) mcp.Transport {
 	g := p.guardFor(u)
 	if u.cfg.URL == "" {
-		cmd := command(u.cfg, p.cfg.Hide)
+		cmd := command(u.cfg, p.cfg.Hide, p.cfg.ReadOnly)
 		u.fast = newFastCalls(u, g)
 		guarded := &guardedTransport{Transport: &mcp.CommandTransport{Command: cmd}, guard: g, fast: u.fast}
 		return &stderrTransport{Transport: guarded, cmd: cmd, server: u.cfg.Name, log: p.log}
@@ -38,12 +38,13 @@ func (p *Proxy) upstreamTransportFor(u *upstream) mcp.Transport {
 // command is how cfg's server is started: with its own environment, the
 // allow-listed part of the firewall's plus its configured variables
 // (sandbox.Environ), never the firewall's whole one; and, when it is
-// isolated, through the sandbox's launcher with hide out of its reach and
-// its own temporary folder as TMPDIR.
-func command(cfg Upstream, hide []string) *exec.Cmd {
+// isolated, through the sandbox's launcher with hide out of its reach,
+// readOnly out of its power to change, and its own temporary folder as
+// TMPDIR.
+func command(cfg Upstream, hide, readOnly []string) *exec.Cmd {
 	if cfg.Isolated {
 		env := sandbox.IsolatedEnviron(os.Environ(), cfg.Env)
-		return sandbox.Command(sandbox.Spec{Args: cfg.Command, Env: env, Dir: cfg.Dir, Hide: hide})
+		return sandbox.Command(sandbox.Spec{Args: cfg.Command, Env: env, Dir: cfg.Dir, Hide: hide, ReadOnly: readOnly})
 	}
 	env := sandbox.Environ(os.Environ(), cfg.Env)
 	cmd := exec.Command(cfg.Command[0], cfg.Command[1:]...)

@@ -18,7 +18,11 @@ func checkCommand() *cobra.Command {
 the policies, looks up every upstream command and, when an upstream is to run
 isolated, checks once that this system can isolate it; then it stops. It exits
 0 when serve would start, and prints the first problem otherwise. On success
-it says, per server, whether it runs isolated and, if not, why.
+it says, per server, whether it runs isolated and, if not, why; and, when
+one is, which of your files isolated upstreams can read but not change (the
+start-up files of your shell, editors, git and login, the folders on PATH
+you can write, isolation.read_only) and which they could still write (such
+an entry point that does not exist yet, which one could create).
 
 With policy.bundle.url set, the policy is the bundle kept in the state dir
 (verified and compiled again, no network needed), or, when none is kept

@@ -82,6 +82,10 @@ type Config struct {
 		// Hide are more paths isolated upstreams cannot reach, besides the
 		// firewall's own files; default none.
 		Hide []string `mapstructure:"hide"`
+		// ReadOnly are more paths isolated upstreams can read but not
+		// change, besides the user's entry points (see isolation.go);
+		// default none.
+		ReadOnly []string `mapstructure:"read_only"`
 	} `mapstructure:"isolation"`
 	DecisionLog struct {
 		Sink           string `mapstructure:"sink"`            // stderr | off | a file path; default stderr
@@ -299,6 +303,7 @@ func setDefaults(v *viper.Viper) {
 	v.SetDefault("servers", map[string]any{})
 	v.SetDefault("isolation.default", defaultIsolation())
 	v.SetDefault("isolation.hide", []string{})
+	v.SetDefault("isolation.read_only", []string{})
 	v.SetDefault("decision_log.sink", "stderr")
 	v.SetDefault("decision_log.include_content", false)
 	setDecisionLogServiceDefaults(v)
@@ -437,9 +442,27 @@ func (c *Config) resolvePaths() {
 			c.Servers[name] = s
 		}
 	}
-	for i, p := range c.Isolation.Hide {
-		c.Isolation.Hide[i] = resolve(base, p)
+	for _, paths := range [][]string{c.Isolation.Hide, c.Isolation.ReadOnly} {
+		for i, p := range paths {
+			if p != "" { // empty is an error: check
+				paths[i] = resolve(base, expandHome(p))
+			}
+		}
 	}
+}
+
+// expandHome replaces a leading ~ (alone or before a /) with the home
+// folder, as a shell does; any other path is left as it is, and so is this
+// one when there is no home.
+func expandHome(p string) string {
+	if p != "~" && !strings.HasPrefix(p, "~/") {
+		return p
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return p
+	}
+	return filepath.Join(home, p[1:])
 }
 
 func resolve(base, p string) string {
@@ -506,6 +529,11 @@ func (c *Config) check() error {
 	c.Limits.check(bad)
 	if !oneOf(c.Isolation.Default, isolationModes...) {
 		bad("isolation.default", "%q is not one of %s", c.Isolation.Default, strings.Join(isolationModes, ", "))
+	}
+	for key, paths := range map[string][]string{"isolation.hide": c.Isolation.Hide, "isolation.read_only": c.Isolation.ReadOnly} {
+		if slices.Contains(paths, "") {
+			bad(key, "an entry is empty (a bare ~ is YAML's null: quote it, \"~\")")
+		}
 	}
 	c.HTTP.check(bad, c.Limits.MaxBytes)
 	c.DecisionLog.Service.check(bad)

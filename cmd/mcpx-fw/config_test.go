@@ -204,6 +204,7 @@ func TestConfigErrors(t *testing.T) {
 		{"body cap not above max_bytes", "http:\n  max_body_bytes: 4194304\n", []string{"http.max_body_bytes", "limits.max_bytes"}},
 		{"every problem at once", "policy:\n  default: maybe\nlog:\n  level: loud\n", []string{"policy.default", "log.level"}},
 		{"unknown isolation default", "isolation:\n  default: chroot\n", []string{"isolation.default", "chroot", "namespaces, none"}},
+		{"a bare ~ in isolation.read_only", "isolation:\n  read_only: [~]\n", []string{"isolation.read_only", "YAML's null", `"~"`}},
 		{"unknown server isolation", "servers:\n  a:\n    command: [cat]\n    isolation: jail\n", []string{"servers.a.isolation", "jail"}},
 		{"isolation on a url server", "servers:\n  web:\n    url: https://example.com/mcp\n    isolation: none\n", []string{"servers.web.isolation", "command only"}},
 		{"env name with =", "servers:\n  a:\n    command: [cat]\n    env: {\"A=B\": c}\n", []string{"servers.a.env.A=B"}},
@@ -319,11 +320,14 @@ func TestConfigOverrides(t *testing.T) {
 		{"MCPXFW_HTTP_ALLOW_REMOTE overrides http.allow_remote", "http:\n  allow_remote: false\n",
 			map[string]string{"MCPXFW_HTTP_ALLOW_REMOTE": "true"},
 			func(t *testing.T, c *Config, _ string) { wantEqual(t, "http.allow_remote", c.HTTP.AllowRemote, true) }},
-		{"MCPXFW_ISOLATION_DEFAULT overrides isolation.default; isolation.hide resolves", "isolation:\n  hide: [host.json, /abs/.ssh]\n",
-			map[string]string{"MCPXFW_ISOLATION_DEFAULT": "none"},
+		{"MCPXFW_ISOLATION_DEFAULT overrides isolation.default; isolation.hide and read_only resolve, ~ too",
+			"isolation:\n  hide: [host.json, /abs/.ssh, ~/.aws]\n  read_only: [\"~\", ~/.config/direnv, rel, ~user/x]\n",
+			map[string]string{"MCPXFW_ISOLATION_DEFAULT": "none", "HOME": "/home/op"},
 			func(t *testing.T, c *Config, base string) {
 				wantEqual(t, "isolation.default", c.Isolation.Default, "none")
-				wantEqual(t, "isolation.hide", strings.Join(c.Isolation.Hide, " "), filepath.Join(base, "host.json")+" /abs/.ssh")
+				wantEqual(t, "isolation.hide", strings.Join(c.Isolation.Hide, " "), filepath.Join(base, "host.json")+" /abs/.ssh /home/op/.aws")
+				wantEqual(t, "isolation.read_only", strings.Join(c.Isolation.ReadOnly, " "),
+					"/home/op /home/op/.config/direnv "+filepath.Join(base, "rel")+" "+filepath.Join(base, "~user/x"))
 			}},
 		{"MCPXFW_LIMITS_MAX_PENDING_REVIEWS overrides limits.max_pending_reviews", "limits:\n  max_pending_reviews: 5\n",
 			map[string]string{"MCPXFW_LIMITS_MAX_PENDING_REVIEWS": "7"},

@@ -80,7 +80,7 @@ func runDemo(ctx context.Context, out io.Writer, keep bool) error {
 		defer os.RemoveAll(dir)
 	}
 	isolation := ""
-	if err := sandbox.Probe(nil); err != nil && sandbox.Supported {
+	if err := sandbox.Probe(nil, nil); err != nil && sandbox.Supported {
 		// The demo needs nothing set up; serve would refuse this config.
 		fmt.Fprintf(out, "note: this system cannot isolate upstreams (%v); the demo's runs without isolation\n", err)
 		isolation = "isolation:\n  default: none\n"

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -31,9 +32,11 @@ func defaultIsolation() string {
 
 // isolationPlan is how each upstream runs, decided once at start-up.
 type isolationPlan struct {
-	hide     []string          // paths no isolated upstream can reach
-	isolated map[string]bool   // command servers that run isolated
-	why      map[string]string // for every other server, why not
+	hide     []string            // paths no isolated upstream can reach
+	readOnly []string            // paths isolated upstreams can read but not change
+	exposed  []sandbox.Unguarded // entry points they can still write, and why
+	isolated map[string]bool     // command servers that run isolated
+	why      map[string]string   // for every other server, why not
 }
 
 // planIsolation decides, per server, whether it runs isolated, and checks
@@ -61,7 +64,8 @@ func planIsolation(cfg *Config) (isolationPlan, error) {
 		return plan, nil
 	}
 	plan.hide = protectedPaths(cfg)
-	if err := sandbox.Probe(plan.hide); err != nil {
+	plan.readOnly, plan.exposed = readOnlyPaths(cfg, plan.hide)
+	if err := sandbox.Probe(plan.hide, plan.readOnly); err != nil {
 		servers := "server " + want[0]
 		if len(want) > 1 {
 			servers = "servers " + strings.Join(want, ", ")
@@ -90,6 +94,12 @@ func (p isolationPlan) log(log *zap.Logger, cfg *Config) {
 	if len(p.hide) > 0 {
 		log.Info("isolated upstreams cannot reach these paths", zap.Strings("paths", p.hide))
 	}
+	if len(p.readOnly) > 0 {
+		log.Info("isolated upstreams can read but not change these paths", zap.Strings("paths", p.readOnly))
+	}
+	for _, g := range p.exposedByWhy() {
+		log.Info("isolated upstreams can still write these paths", zap.String("why", g.why), zap.Strings("paths", g.paths))
+	}
 	for _, name := range sortedServerNames(cfg) {
 		switch {
 		case p.isolated[name]:
@@ -105,9 +115,17 @@ func (p isolationPlan) log(log *zap.Logger, cfg *Config) {
 // isolatedHow is what an isolated upstream runs in.
 const isolatedHow = "user, mount, PID and IPC namespaces, its own /tmp"
 
-// describe is one line per server for `mcpx-fw check`.
+// describe is one line per server for `mcpx-fw check`, after a line of
+// what isolated upstreams cannot change and one per reason they can still
+// write an entry point.
 func (p isolationPlan) describe(cfg *Config) []string {
 	var out []string
+	if len(p.readOnly) > 0 {
+		out = append(out, "read-only for isolated upstreams: "+strings.Join(homeRelative(p.readOnly), ", "))
+	}
+	for _, g := range p.exposedByWhy() {
+		out = append(out, fmt.Sprintf("isolated upstreams can still write (%s): %s", g.why, strings.Join(homeRelative(g.paths), ", ")))
+	}
 	for _, name := range sortedServerNames(cfg) {
 		if p.isolated[name] {
 			out = append(out, fmt.Sprintf("server %s: isolated (%s)", name, isolatedHow))
@@ -125,7 +143,10 @@ func (p isolationPlan) describe(cfg *Config) []string {
 // the policy dir, the config file, the service log and the decision log
 // when they are files, the paths of isolation.hide, and the user's session services
 // (sandbox.SessionPaths), which run commands outside any sandbox. Each is
-// made absolute and, where it exists, resolved through symbolic links.
+// made absolute and, where it is reached through symbolic links, given
+// resolved too: the log names what is covered, and the launcher, which
+// resolves each itself, keeps the links on the way from being pointed
+// elsewhere (a config given by a link to a forged one).
 func protectedPaths(cfg *Config) []string {
 	paths := []string{cfg.StateDir, cfg.Policy.Dir}
 	for _, secret := range []string{cfg.Seal.KeyFile, cfg.Metrics.TokenFile} {
@@ -148,11 +169,63 @@ func protectedPaths(cfg *Config) []string {
 		if abs, err := filepath.Abs(p); err == nil {
 			p = abs
 		}
-		if real, err := filepath.EvalSymlinks(p); err == nil {
-			p = real
-		}
 		out = append(out, p)
+		if real, err := filepath.EvalSymlinks(p); err == nil && real != p {
+			out = append(out, real)
+		}
 	}
 	slices.Sort(out)
 	return slices.Compact(out)
+}
+
+// readOnlyPaths are what isolated upstreams get read-only: the user's entry
+// points and writable PATH folders (sandbox.OperatorPaths), the paths of
+// isolation.read_only, and mcpx-fw's own binary when the user can write
+// it (the review CLI is this binary); and what of those cannot be kept,
+// and why. A path hidden already (or inside one) is left out: it cannot
+// be reached at all.
+func readOnlyPaths(cfg *Config, hide []string) ([]string, []sandbox.Unguarded) {
+	extra := slices.Clone(cfg.Isolation.ReadOnly)
+	if exe, err := os.Executable(); err == nil && sandbox.Writable(exe) {
+		extra = append(extra, exe)
+	}
+	ro, exposed := sandbox.OperatorPaths(extra)
+	hidden := func(p string) bool {
+		return slices.ContainsFunc(hide, func(h string) bool { return p == h || strings.HasPrefix(p, h+"/") })
+	}
+	return slices.DeleteFunc(ro, hidden), slices.DeleteFunc(exposed, func(u sandbox.Unguarded) bool { return hidden(u.Path) })
+}
+
+// whyGroup is the paths one reason applies to.
+type whyGroup struct {
+	why   string
+	paths []string
+}
+
+// exposedByWhy groups the exposed entry points by reason, in the order
+// the reasons first appear.
+func (p isolationPlan) exposedByWhy() []whyGroup {
+	var out []whyGroup
+	for _, u := range p.exposed {
+		i := slices.IndexFunc(out, func(g whyGroup) bool { return g.why == u.Why })
+		if i < 0 {
+			out = append(out, whyGroup{why: u.Why})
+			i = len(out) - 1
+		}
+		out[i].paths = append(out[i].paths, u.Path)
+	}
+	return out
+}
+
+// homeRelative writes paths in the home as ~/..., as a user reads them.
+func homeRelative(paths []string) []string {
+	home, err := os.UserHomeDir()
+	out := make([]string, len(paths))
+	for i, p := range paths {
+		if rest, ok := strings.CutPrefix(p, home+"/"); ok && err == nil && home != "/" {
+			p = "~/" + rest
+		}
+		out[i] = p
+	}
+	return out
 }

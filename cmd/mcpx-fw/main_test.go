@@ -41,7 +41,7 @@ func TestMain(m *testing.M) {
 	if flag.Parse(); flag.Lookup("test.fuzzworker").Value.String() == "true" {
 		os.Exit(m.Run())
 	}
-	if isolationUnavailable = sandbox.Probe(nil); isolationUnavailable != nil && os.Getenv("MCPXFW_ISOLATION_DEFAULT") == "" {
+	if isolationUnavailable = sandbox.Probe(nil, nil); isolationUnavailable != nil && os.Getenv("MCPXFW_ISOLATION_DEFAULT") == "" {
 		// Every test's serve would refuse its upstreams: run them without
 		// isolation, and the tests of isolation skip.
 		fmt.Fprintf(os.Stderr, "this system cannot isolate upstreams (%v): tests run them with isolation.default: none\n", isolationUnavailable)

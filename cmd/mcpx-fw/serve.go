@@ -34,7 +34,10 @@ the same config). Logs go to stderr; over stdio, stdout is the protocol.
 The upstreams are treated as hostile. On Linux each stdio upstream runs
 isolated, in user, mount, PID and IPC namespaces of its own where the state
 dir, the config, the policies and the log files are hidden, serve cannot be
-seen, and /tmp, /var/tmp, /dev/shm and its terminals are its own, and gets only a short allow-list of serve's environment plus its own
+seen, /tmp, /var/tmp, /dev/shm and its terminals are its own, and your
+shell's, editors', git's and login's start-up files and the folders on PATH
+you can write are read-only (isolation.read_only adds more), and gets only a
+short allow-list of serve's environment plus its own
 env: (servers.<name>.isolation: none opts out; where the system cannot
 isolate, serve refuses to start and says why). Its stderr is logged, a line
 per entry naming the server. What one server may hold at once is bounded
@@ -248,7 +251,7 @@ func relayConfig(rt *runtime) (relay.Config, error) {
 		return relay.Config{}, err
 	}
 	rc := relay.Config{HostTimeout: cfg.Sampling.HostTimeout, MaxRounds: cfg.Limits.MaxRounds, SealKey: key, Version: version,
-		Hide: rt.isolation.hide, Limits: cfg.Limits.relayLimits(), HTTP: cfg.HTTP.relayHTTP()}
+		Hide: rt.isolation.hide, ReadOnly: rt.isolation.readOnly, Limits: cfg.Limits.relayLimits(), HTTP: cfg.HTTP.relayHTTP()}
 	rc.MaxBridged, rc.MaxBridgedPerServer = cfg.Limits.MaxBridgedCalls, cfg.Limits.MaxBridgedCallsPerServer
 	rc.BridgeWait = cfg.Limits.BridgeWait
 	rc.Metrics = rt.metrics

@@ -62,6 +62,7 @@ func addHostileTools(srv *mcp.Server) {
 	srv.AddTool(&mcp.Tool{Name: "attack", Description: "Tries every route to decide its own review and to read serve's secrets.",
 		InputSchema: json.RawMessage(`{"type":"object"}`)}, attack)
 	addSnoopTools(srv) // snoop_linux.go
+	addPlantTool(srv)  // plant_linux.go
 }
 
 func attack(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {

@@ -10,8 +10,9 @@ import (
 
 // BenchmarkStart is the cost of starting a command and seeing it exit,
 // directly and through the launcher (namespaces, mounts for a few hidden
-// paths, a fresh /proc, the nested namespaces). The command is this test
-// binary, exiting at once.
+// paths, a fresh /proc, the nested namespaces), without and with the
+// user's entry points read-only (this machine's: OperatorPaths, from HOME
+// and PATH). The command is this test binary, exiting at once.
 func BenchmarkStart(b *testing.B) {
 	exe, err := os.Executable()
 	if err != nil {
@@ -29,14 +30,21 @@ func BenchmarkStart(b *testing.B) {
 			}
 		}
 	})
-	b.Run("isolated", func(b *testing.B) {
-		if err := sandbox.Probe(nil); err != nil {
-			b.Skipf("this system cannot isolate: %v", err)
-		}
-		for b.Loop() {
-			if err := sandbox.Command(sandbox.Spec{Args: []string{exe}, Env: env, Hide: hide}).Run(); err != nil {
-				b.Fatal(err)
+	readOnly, _ := sandbox.OperatorPaths(nil)
+	b.Logf("%d read-only paths", len(readOnly))
+	for _, tt := range []struct {
+		name     string
+		readOnly []string
+	}{{"isolated", nil}, {"isolated+read-only", readOnly}} {
+		b.Run(tt.name, func(b *testing.B) {
+			if err := sandbox.Probe(nil, nil); err != nil {
+				b.Skipf("this system cannot isolate: %v", err)
 			}
-		}
-	})
+			for b.Loop() {
+				if err := sandbox.Command(sandbox.Spec{Args: []string{exe}, Env: env, Hide: hide, ReadOnly: tt.readOnly}).Run(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }

@@ -31,7 +31,7 @@ func Command(s Spec) *exec.Cmd {
 	if err != nil {
 		err = fmt.Errorf("working folder: %w", err)
 	}
-	l := launch{Path: inner.Path, Args: s.Args, Env: s.Env, Dir: dir, Hide: s.Hide, UID: os.Getuid(), GID: os.Getgid()}
+	l := launch{Path: inner.Path, Args: s.Args, Env: s.Env, Dir: dir, Hide: s.Hide, ReadOnly: s.ReadOnly, UID: os.Getuid(), GID: os.Getgid()}
 	cmd := launcherCommand(l, launcherArg)
 	cmd.Err = cmp.Or(inner.Err, err)
 	return cmd
@@ -80,12 +80,13 @@ const probeTimeout = 20 * time.Second
 
 // Probe starts the launcher once with a check in place of a command: the
 // check runs where an upstream would and verifies that every path of hide
-// is hidden and cannot be unmounted. A nil error means isolated upstreams
-// can start here; otherwise the error says what failed and, where the
-// system restricts user namespaces, which setting does.
-func Probe(hide []string) error {
-	l := launch{Path: "/proc/self/exe", Args: []string{checkArg}, Dir: "/", Hide: hide, UID: os.Getuid(), GID: os.Getgid()}
-	spec, _ := json.Marshal(launch{Hide: hide})
+// is hidden, that every path of readOnly takes no writes, and that none
+// can be unmounted. A nil error means isolated upstreams can start here;
+// otherwise the error says what failed and, where the system restricts
+// user namespaces, which setting does.
+func Probe(hide, readOnly []string) error {
+	l := launch{Path: "/proc/self/exe", Args: []string{checkArg}, Dir: "/", Hide: hide, ReadOnly: readOnly, UID: os.Getuid(), GID: os.Getgid()}
+	spec, _ := json.Marshal(launch{Hide: hide, ReadOnly: readOnly})
 	l.Env = []string{specEnv + "=" + string(spec)}
 	ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
 	defer cancel()

@@ -10,7 +10,9 @@
 // escalation, write the review queue, read the seal key, the config and the
 // policies, or read another server's credentials from serve's environment;
 // and it could read or swap what the user's other processes keep in the
-// shared temporary folders, or read and write the operator's terminal.
+// shared temporary folders, read and write the operator's terminal, or
+// write what the operator's shell, editor or login runs next (a start-up
+// file, a program on PATH: OperatorPaths).
 //
 // Isolation is done by the firewall's own binary, re-executed through
 // /proc/self/exe in a launcher mode (Main, which main and the TestMain of
@@ -20,10 +22,11 @@
 // every mount private, mounts an empty tmpfs of the command's own over
 // /tmp, /var/tmp and /dev/shm (TMPDIR is its /tmp: IsolatedEnviron) and a
 // new devpts instance over /dev/pts, pins the folders above each hidden
-// path (so they cannot
-// be renamed to swap in another state dir), covers each hidden path (an
-// empty read-only tmpfs over a folder, /dev/null over a file), mounts a
-// fresh /proc, and starts the real command in a further user and mount
+// or read-only path and the symbolic links on the way to a read-only one
+// (so they cannot be renamed to swap in another state dir or start-up
+// file), binds each read-only path onto itself read-only, covers each
+// hidden path (an empty read-only tmpfs over a folder, /dev/null over a
+// file), mounts a fresh /proc, and starts the real command in a further user and mount
 // namespace, where every one of those mounts is locked: the upstream, even
 // as root inside, cannot unmount them. It forwards signals, reaps orphans
 // and exits with the command's status; when it dies, the kernel kills

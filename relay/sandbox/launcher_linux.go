@@ -23,7 +23,7 @@ func runLauncher(l launch) int {
 	// command is forked from this one.
 	runtime.LockOSThread()
 	var err error
-	if l.Path, err = isolate(l.Path, l.Hide); err != nil {
+	if l.Path, err = isolate(l.Path, l.Hide, l.ReadOnly); err != nil {
 		fail(exitSetup, err)
 	}
 	if err := enterable(l.Dir); err != nil {
@@ -42,12 +42,13 @@ func runLauncher(l launch) int {
 }
 
 // isolate makes the launcher's mount namespace the command's view: private
-// mounts, temporary folders and terminals of its own, hidden paths, a
-// /proc of its own PID namespace; then it drops what the command must not
-// gain (see restrict). It returns the path to start program by (see
-// privateTemp). The temporary folders come before the hidden paths: what
-// was under them is gone, with nothing left there to hide.
-func isolate(program string, hide []string) (string, error) {
+// mounts, temporary folders and terminals of its own, hidden paths and
+// read-only ones, a /proc of its own PID namespace; then it drops what the
+// command must not gain (see restrict). It returns the path to start
+// program by (see privateTemp). The temporary folders come before the
+// other paths: what was under them is gone, with nothing left there to
+// hide or keep.
+func isolate(program string, hide, readOnly []string) (string, error) {
 	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
 		return "", fmt.Errorf("make the launcher non-dumpable: %w", err)
 	}
@@ -61,7 +62,7 @@ func isolate(program string, hide []string) (string, error) {
 	if err := privateTerminals(); err != nil {
 		return "", err
 	}
-	if err := hidePaths(hide); err != nil {
+	if err := protectPaths(hide, readOnly); err != nil {
 		return "", err
 	}
 	if err := freshProc(); err != nil {

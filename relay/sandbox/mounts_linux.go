@@ -18,16 +18,32 @@ type target struct {
 	dir  bool
 }
 
-// hidePaths pins the folders above every path to hide, then covers each
-// path.
-func hidePaths(hide []string) error {
-	targets := resolveTargets(hide)
-	for _, dir := range ancestors(targets) {
+// protectPaths pins the folders above every path to hide or keep
+// read-only, and the symbolic links met on the way to each (a config given
+// by a link must not be pointed elsewhere); binds each read-only path onto
+// itself, read-only; then covers each path to hide. The pins come first,
+// so each copies only the few mounts already there; the covers last, so a
+// path to hide inside a read-only folder is covered all the same.
+func protectPaths(hide, readOnly []string) error {
+	hidden, hiddenLinks := resolveTargets(hide)
+	kept, keptLinks := readOnlyTargets(readOnly, hidden)
+	links := compact(append(hiddenLinks, keptLinks...))
+	for _, dir := range ancestors(append(append(pathsOf(hidden), pathsOf(kept)...), links...)) {
 		if err := unix.Mount(dir, dir, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
 			return fmt.Errorf("pin %s: %w", dir, err)
 		}
 	}
-	for _, t := range targets {
+	for _, link := range links {
+		if err := pinLink(link); err != nil {
+			return err
+		}
+	}
+	for _, t := range kept {
+		if err := bindReadOnly(t); err != nil {
+			return err
+		}
+	}
+	for _, t := range hidden {
 		if err := cover(t); err != nil {
 			return err
 		}
@@ -35,14 +51,25 @@ func hidePaths(hide []string) error {
 	return nil
 }
 
+func pathsOf(targets []target) []string {
+	out := make([]string, len(targets))
+	for i, t := range targets {
+		out[i] = t.path
+	}
+	return out
+}
+
 // resolveTargets resolves symbolic links (a mount lands on what a link
 // points to), drops paths that do not exist (nothing there to reach) and
-// those inside a folder already hidden, and sorts what is left.
-func resolveTargets(hide []string) []target {
+// those inside a folder already hidden, and sorts what is left. It returns
+// too the links met on the way, but those inside a hidden folder (covered,
+// they are not there).
+func resolveTargets(hide []string) ([]target, []string) {
 	var out []target
+	var links []string
 	for _, p := range hide {
-		real, err := filepath.EvalSymlinks(p)
-		if err != nil || !filepath.IsAbs(real) {
+		real, met, err := walk(p)
+		if err != nil {
 			continue
 		}
 		fi, err := os.Stat(real)
@@ -50,6 +77,7 @@ func resolveTargets(hide []string) []target {
 			continue
 		}
 		out = append(out, target{path: real, dir: fi.IsDir()})
+		links = append(links, met...)
 	}
 	slices.SortFunc(out, func(a, b target) int { return strings.Compare(a.path, b.path) })
 	kept := out[:0]
@@ -58,25 +86,21 @@ func resolveTargets(hide []string) []target {
 			kept = append(kept, t)
 		}
 	}
-	return kept
+	return kept, slices.DeleteFunc(links, func(l string) bool { return isHidden(l, kept) })
 }
 
-// within reports whether p is below dir.
-func within(p, dir string) bool {
-	return strings.HasPrefix(p, strings.TrimSuffix(dir, "/")+"/")
-}
-
-// ancestors are the folders above the targets, "/" excepted, outermost
+// ancestors are the folders above the paths, "/" excepted, outermost
 // first. Each becomes a mount point of its own (bound onto itself,
 // recursively, so nothing below it changes), and a mount point cannot be
 // renamed or removed: without this, the command could rename a folder
 // above the state dir and put a forged queue in its place, which serve and
-// the review CLI would open by name.
-func ancestors(targets []target) []string {
+// the review CLI would open by name, or move ~/.config aside and write a
+// ~/.config/nvim of its own.
+func ancestors(paths []string) []string {
 	seen := map[string]bool{}
 	var out []string
-	for _, t := range targets {
-		for dir := filepath.Dir(t.path); dir != "/" && dir != "."; dir = filepath.Dir(dir) {
+	for _, p := range paths {
+		for dir := filepath.Dir(p); dir != "/" && dir != "."; dir = filepath.Dir(dir) {
 			if !seen[dir] {
 				seen[dir] = true
 				out = append(out, dir)

@@ -45,6 +45,8 @@ func TestMain(m *testing.M) {
 		os.Exit(code)
 	case "temp":
 		os.Exit(insideTemp())
+	case "plant":
+		os.Exit(plant())
 	}
 	os.Exit(runVisible(m))
 }
@@ -100,7 +102,7 @@ func TestProbe(t *testing.T) {
 	dir := t.TempDir()
 	mustWrite(t, filepath.Join(dir, "state", "reviews.db"), "queue")
 	mustWrite(t, filepath.Join(dir, "mcpx-fw.yaml"), "config")
-	if err := sandbox.Probe([]string{filepath.Join(dir, "state"), filepath.Join(dir, "mcpx-fw.yaml"), filepath.Join(dir, "missing")}); err != nil {
+	if err := sandbox.Probe([]string{filepath.Join(dir, "state"), filepath.Join(dir, "mcpx-fw.yaml"), filepath.Join(dir, "missing")}, nil); err != nil {
 		t.Fatalf("Probe: %v", err)
 	}
 }

@@ -21,11 +21,15 @@ func Command(s Spec) *exec.Cmd {
 }
 
 // Probe reports that this system cannot isolate.
-func Probe([]string) error { return errUnsupported }
+func Probe(_, _ []string) error { return errUnsupported }
+
+// Writable is false: nothing is isolated here, so nothing is kept
+// read-only.
+func Writable(string) bool { return false }
 
 // Undumpable does nothing outside Linux.
 func Undumpable() error { return nil }
 
 func runLauncher(launch) int { fail(exitSetup, errUnsupported); return exitSetup }
 
-func verify([]string) int { return 1 }
+func verify(_, _ []string) int { return 1 }

@@ -17,19 +17,27 @@ type Spec struct {
 	// an empty one. A path that does not exist when the command starts has
 	// nothing to hide and is skipped.
 	Hide []string
+	// ReadOnly are absolute paths the command may read but not change
+	// (the user's entry points: OperatorPaths): each existing
+	// one is bound onto itself read-only, a folder with all below it, and
+	// neither it, the folders above it nor a symbolic link on the way to
+	// it can be moved, removed or replaced. A path that does not exist is
+	// skipped; one inside a hidden path stays hidden.
+	ReadOnly []string
 }
 
 // launch is what the launcher is told, as JSON in its environment
 // (specEnv), which holds nothing else: never a shell, never an argument
 // list a process listing shows.
 type launch struct {
-	Path string   `json:"path"` // the program, resolved as os/exec resolves it
-	Args []string `json:"args"`
-	Env  []string `json:"env"`
-	Dir  string   `json:"dir"` // absolute: resolved again after the mounts
-	Hide []string `json:"hide"`
-	UID  int      `json:"uid"` // the caller's ids, which the command runs as
-	GID  int      `json:"gid"`
+	Path     string   `json:"path"` // the program, resolved as os/exec resolves it
+	Args     []string `json:"args"`
+	Env      []string `json:"env"`
+	Dir      string   `json:"dir"` // absolute: resolved again after the mounts
+	Hide     []string `json:"hide"`
+	ReadOnly []string `json:"read_only"`
+	UID      int      `json:"uid"` // the caller's ids, which the command runs as
+	GID      int      `json:"gid"`
 }
 
 // The launcher and the probe's check are told apart from every other run of
@@ -65,7 +73,7 @@ func Main() {
 		fail(exitSetup, fmt.Errorf("spec: %w", err))
 	}
 	if os.Args[0] == checkArg {
-		os.Exit(verify(l.Hide))
+		os.Exit(verify(l.Hide, l.ReadOnly))
 	}
 	os.Exit(runLauncher(l))
 }
