@@ -63,7 +63,8 @@ type cleared struct {
 
 // requestStage decides the request and settles an escalation. A request
 // that passes but that no host can answer waits for an operator's answer
-// when this server and the kind allow one (sampling). Encoding and describing
+// when this server and the kind allow one (sampling): the engine opens its
+// review (engine.Request.AwaitAnswer). Encoding and describing
 // the request run with the decision on a worker (see judge); what the
 // request stage clears is made after the wait, from in, which the SDK
 // holds anyway. A kind that decides nothing at the request stage (roots)
@@ -86,10 +87,8 @@ func (p *Proxy) requestStage(ctx context.Context, u *upstream, h hostView, o eng
 			return errInternal(kindNoun(k.name) + " request could not be encoded")
 		}
 		t.s = p.describe(u, h, o, k, raw)
+		t.s.AwaitAnswer = k.operatorAnswers && u.cfg.OperatorAnswer && !k.declared(h)
 		t.v = p.eng.Decide(ctx, t.s)
-		if t.v.Outcome == engine.OutcomePass && k.operatorAnswers && u.cfg.OperatorAnswer && !k.declared(h) {
-			t.v = p.awaitAnswer(ctx, t.s, t.v)
-		}
 		return nil
 	})
 	if err != nil {
