@@ -239,7 +239,8 @@ func (p *Proxy) bridgeRound(ctx context.Context, x *exchange, b *bridge, batch [
 func (p *Proxy) bridgeTTL() time.Duration { return min(p.cfg.BridgeWait, p.cfg.StateTTL) }
 
 // park hands the round to the host under a sealed state naming the bridge,
-// and fails the parked pushes if the host does not retry in time.
+// and fails the parked pushes if the host does not retry in time, or at
+// once with the shutdown's error when the firewall is stopping.
 func (p *Proxy) park(x *exchange, b *bridge, out mcp.InputRequestMap, entries map[string]handed) (mcp.Result, error) {
 	ttl := p.bridgeTTL()
 	cont := continuation{Server: x.u.cfg.Name, Call: x.digest, Keys: slices.Sorted(maps.Keys(out)),
@@ -249,14 +250,17 @@ func (p *Proxy) park(x *exchange, b *bridge, out mcp.InputRequestMap, entries ma
 		p.abortBridge(b, errInternal("requestState could not be sealed"))
 		return nil, errInternal("requestState could not be sealed")
 	}
-	p.handed.put(sealed, entries, cont.Expires)
-	p.bridges.park(b)
-	b.timer = time.AfterFunc(ttl, func() {
+	parked := p.bridges.park(b, ttl, func() {
 		if p.bridges.unpark(b.id) != nil {
 			x.u.log.Warn("bridged call expired", zap.Duration("after", ttl))
 			p.abortBridge(b, errBridgeExpired(ttl))
 		}
 	})
+	if !parked { // the firewall is stopping: no retry will be answered
+		p.abortBridge(b, errShuttingDown())
+		return nil, errShuttingDown()
+	}
+	p.handed.put(sealed, entries, cont.Expires)
 	return inputRequired(x.origin.Method, out, sealed)
 }
 
