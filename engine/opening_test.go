@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"errors"
 	"slices"
 	"testing"
 
@@ -47,5 +48,37 @@ func TestAwaitAnswerOpensTheReview(t *testing.T) {
 		if tc.v.Outcome != tc.want || (tc.reason != "" && !slices.Equal(codes, []string{tc.reason})) || slices.Contains(codes, ReasonAwaitAnswer) {
 			t.Errorf("%s: got %v %v, want %v %s", tc.name, tc.v.Outcome, codes, tc.want, tc.reason)
 		}
+	}
+}
+
+// TestReviewSlotOnlyForAReview: Request.ReviewSlot is asked only when a
+// review is about to be opened; when it refuses, no review is opened, and
+// the decision is recorded as an error carrying the refusal.
+func TestReviewSlotOnlyForAReview(t *testing.T) {
+	e, store := newTestEngine(t, Config{})
+	asked := 0
+	full := errors.New("no slot left")
+	var refuse error
+	slotted := func(params string) Request {
+		s := sampling("everything", params)
+		s.ReviewSlot = func() error { asked++; return refuse }
+		return s
+	}
+	if v := e.Decide(t.Context(), slotted(textParams("Hello", 100))); v.Outcome != OutcomePass || asked != 0 {
+		t.Errorf("a pass: %v, slot asked %d times; want a pass that asks none", v.Outcome, asked)
+	}
+	if v := e.Decide(t.Context(), slotted(textParams("Hello", 2000))); v.Outcome != OutcomeEscalate || v.ReviewID == "" || asked != 1 {
+		t.Errorf("an escalation: %v review %q, slot asked %d times; want it opened after one ask", v.Outcome, v.ReviewID, asked)
+	}
+	refuse = full
+	v := e.Decide(t.Context(), slotted(textParams("Hello", 2000)))
+	if v.Outcome != OutcomeError || v.ReviewID != "" || !errors.Is(v.Err, full) || !slices.Contains(v.ReasonCodes(), "review-refused") {
+		t.Fatalf("refused a slot: %v %v review %q (%v); want an error carrying the refusal and no review", v.Outcome, v.ReasonCodes(), v.ReviewID, v.Err)
+	}
+	if d, err := store.Decision(t.Context(), v.DecisionID); err != nil || d.Outcome != "error" || d.ReviewID != "" {
+		t.Errorf("recorded %+v, %v; want the error, no review", d, err)
+	}
+	if items, err := store.List(t.Context(), review.Filter{}); err != nil || len(items) != 1 {
+		t.Errorf("%d reviews pending (%v), want the one that had its slot", len(items), err)
 	}
 }

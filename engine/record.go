@@ -62,7 +62,8 @@ func (e *Engine) recorded(ctx context.Context, as *assessment, s Request, result
 }
 
 // entry is what the store keeps for a decision. An escalation whose review
-// context cannot be encoded fails closed here, before anything is written.
+// context cannot be encoded, or that gets no place (Request.ReviewSlot),
+// fails closed here, before anything is written.
 func (e *Engine) entry(as *assessment, s Request, result []byte, fresh bool) review.Entry {
 	v := &as.verdict
 	var item *review.Item
@@ -80,6 +81,12 @@ func (e *Engine) entry(as *assessment, s Request, result []byte, fresh bool) rev
 // opening is the review escalation v opens, or nil when it opens none
 // and v has failed.
 func opening(v *Verdict, s Request, result []byte) *review.Item {
+	if s.ReviewSlot != nil {
+		if err := s.ReviewSlot(); err != nil {
+			failed(v, "review-refused", "no review could be opened", fmt.Errorf("open review: %w", err))
+			return nil
+		}
+	}
 	it, err := reviewItem(*v, s, result)
 	if err != nil {
 		failed(v, "store-error", "review queue unavailable", fmt.Errorf("encode review context: %w", err))
