@@ -70,6 +70,12 @@ func (lp limitedProxy) decisionsWith(code string) int {
 
 func newLimitedProxy(t *testing.T, lim Limits, reviewTimeout time.Duration, names ...string) limitedProxy {
 	t.Helper()
+	return newLoggedProxy(t, lim, reviewTimeout, zap.NewNop(), names...)
+}
+
+// newLoggedProxy is newLimitedProxy whose service log goes to log.
+func newLoggedProxy(t *testing.T, lim Limits, reviewTimeout time.Duration, log *zap.Logger, names ...string) limitedProxy {
+	t.Helper()
 	store, err := review.Open(filepath.Join(t.TempDir(), "state"), zap.NewNop())
 	if err != nil {
 		t.Fatal(err)
@@ -82,15 +88,15 @@ func newLimitedProxy(t *testing.T, lim Limits, reviewTimeout time.Duration, name
 		servers[n] = map[string]any{"label": "test " + n, "max_tokens": 1000}
 		ups = append(ups, defaultOffers(Upstream{Name: n, Label: "test " + n, Command: []string{testUpstream(t)}, Env: map[string]string{peer.LoadEnv: "1"}}))
 	}
-	log := &lockedBuffer{}
+	dlog := &lockedBuffer{}
 	eng, err := engine.New(t.Context(), engine.Config{
 		Policy:        engine.PolicyConfig{Dir: "../policies", Timeout: time.Second, Data: map[string]any{"default": "review", "servers": servers}},
-		ReviewTimeout: reviewTimeout, DecisionLog: log,
+		ReviewTimeout: reviewTimeout, DecisionLog: dlog,
 	}, store, zap.NewNop())
 	if err != nil {
 		t.Fatal(err)
 	}
-	return limitedProxy{Proxy: New(Config{Upstreams: ups, HostTimeout: 10 * time.Second, Limits: lim}, eng, store, zap.NewNop()), log: log}
+	return limitedProxy{Proxy: New(Config{Upstreams: ups, HostTimeout: 10 * time.Second, Limits: lim}, eng, store, log), log: dlog}
 }
 
 // sampleEach has the upstream behind tool push every params at once and
