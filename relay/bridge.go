@@ -11,6 +11,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/zap"
+
+	"github.com/mcpx-fw/mcpx-fw/engine"
 )
 
 // pushGather is how long a bridge waits, after one push, for others that
@@ -220,7 +222,7 @@ func (p *Proxy) bridgeRound(ctx context.Context, x *exchange, b *bridge, batch [
 		}
 		o := x.origin
 		o.Round = b.round
-		c, err := p.requestStage(ctx, b.u, x.host, o, ps.k, ps.params)
+		c, err := p.pushStage(ctx, x, b, o, ps)
 		if err != nil {
 			ps.reply <- pushReply{err: err}
 			continue
@@ -232,6 +234,37 @@ func (p *Proxy) bridgeRound(ctx context.Context, x *exchange, b *bridge, batch [
 		return p.bridgeWait(ctx, x, b)
 	}
 	return p.park(x, b, out, entries)
+}
+
+// pushStage runs a bridged push through the request stage while the push
+// lasts (whilePush): a push its upstream cancels while its review is
+// pending has that review abandoned, as a pushed request's is, and is
+// never handed to the host.
+func (p *Proxy) pushStage(ctx context.Context, x *exchange, b *bridge, o engine.Origin, ps *push) (*cleared, error) {
+	ctx, cancel := whilePush(ctx, ps)
+	defer cancel()
+	return p.requestStage(ctx, b.u, x.host, o, ps.k, ps.params)
+}
+
+// pushAnswer checks the host's answer to a parked push while the push
+// lasts (whilePush); the answer to a push its upstream has cancelled is
+// not checked at all: nobody is asked to review it.
+func (p *Proxy) pushAnswer(ctx context.Context, x *exchange, key string, answers mcp.InputResponseMap, entries map[string]handed, ps *push) (mcp.InputResponse, error) {
+	if ps.ctx.Err() != nil {
+		return nil, errCancelled()
+	}
+	ctx, cancel := whilePush(ctx, ps)
+	defer cancel()
+	return p.checkAnswer(ctx, x, key, answers[key], entries)
+}
+
+// whilePush is ctx, ended also when the push ps ends (its upstream
+// cancelled it, or its session closed): a bridged push is decided and
+// reviewed on behalf of the host's call, and for as long as both last.
+func whilePush(ctx context.Context, ps *push) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(ctx)
+	stop := context.AfterFunc(ps.ctx, cancel)
+	return ctx, func() { stop(); cancel() }
 }
 
 // bridgeTTL is how long a parked bridged call waits for the host's retry:
@@ -277,7 +310,7 @@ func (p *Proxy) resumeBridge(ctx context.Context, x *exchange, cont continuation
 		if ps == nil {
 			continue
 		}
-		res, err := p.checkAnswer(ctx, x, key, answers[key], entries)
+		res, err := p.pushAnswer(ctx, x, key, answers, entries, ps)
 		ps.reply <- pushReply{res: res, err: err}
 	}
 	b.parked = nil

@@ -102,6 +102,9 @@ func (p *Proxy) requestStage(ctx context.Context, u *upstream, h hostView, o eng
 	if err != nil {
 		return nil, err
 	}
+	if ctx.Err() != nil { // its request ended while it was decided or reviewed
+		return nil, errCancelled()
+	}
 	return t.cleared(in)
 }
 
@@ -125,8 +128,11 @@ func (t *stage) cleared(in mcp.InputRequest) (*cleared, error) {
 }
 
 // completion is the operator's answer when they wrote one, else the
-// host's.
+// host's; nothing for a request that has ended.
 func (p *Proxy) completion(ctx context.Context, h hostView, c *cleared) (mcp.InputResponse, error) {
+	if ctx.Err() != nil { // its request ended since it was cleared: nobody is asked
+		return nil, errCancelled()
+	}
 	if c.answer == nil && !c.k.declared(h) {
 		return nil, errNoHostFor(c.k.name, c.decisionID)
 	}

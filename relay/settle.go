@@ -185,6 +185,9 @@ func (p *Proxy) approved(ctx context.Context, u *upstream, k *kind, s engine.Req
 	a := engine.Approval{DecisionID: v.DecisionID, By: it.DecidedBy, At: it.DecidedAt, Edited: st.edited != nil}
 	s.Validated = v.Validated // spares validating unedited bytes again
 	st.Verdict = p.eng.Reconsider(ctx, s, result, a)
+	if ctx.Err() != nil { // its request ended since the approval: it will not be delivered
+		return p.ended(ctx, v, it)
+	}
 	state, note := review.StateDelivered, releaseNote(it)
 	if st.Outcome != engine.OutcomePass {
 		state, note = review.StateFailed, "re-decision after approval: "+st.Outcome.String()
