@@ -24,7 +24,7 @@ type refusalLog struct {
 // refused and the outcome ("upstream request", "refused: limit reached"),
 // the server it came from ("" for a host session), and the field that
 // tells it from others of the same outcome (key, detail: the limit, why
-// no host can answer, the capability).
+// no host can answer, the capability; none when key is "").
 type refusal struct {
 	what, outcome string
 	server        string
@@ -93,11 +93,14 @@ func (l *refusalLog) logTotals() {
 }
 
 // fields are the log fields of r: the server, when there is one, first,
-// then its detail, then more.
+// then its detail, when it has one, then more.
 func (r refusal) fields(more ...zap.Field) []zap.Field {
 	fields := make([]zap.Field, 0, len(more)+2)
 	if r.server != "" {
 		fields = append(fields, zap.String("server", r.server))
 	}
-	return append(append(fields, zap.String(r.key, r.detail)), more...)
+	if r.key != "" {
+		fields = append(fields, zap.String(r.key, r.detail))
+	}
+	return append(fields, more...)
 }
