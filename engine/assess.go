@@ -64,6 +64,23 @@ func (e *Engine) evaluateOn(ctx context.Context, as *assessment, s Request, a *A
 		return
 	}
 	e.evaluate(ctx, as, a != nil)
+	awaitAnswer(&as.verdict, s, a != nil)
+}
+
+// ReasonAwaitAnswer is the reason of the review a request waits in for an
+// operator's answer (Request.AwaitAnswer).
+const ReasonAwaitAnswer = "operator-answer"
+
+// awaitAnswer turns the pass of a fresh request-stage decision on a
+// request marked AwaitAnswer into an escalation: its review is where an
+// operator writes the answer (`mcpx-fw review answer`). Its one reason
+// replaces the policy's, so approving it approves nothing else.
+func awaitAnswer(v *Verdict, s Request, approved bool) {
+	if !s.AwaitAnswer || approved || v.Stage != StageRequest || v.Outcome != OutcomePass {
+		return
+	}
+	v.Outcome = OutcomeEscalate
+	v.Reasons = []Reason{{Code: ReasonAwaitAnswer, Message: "the host cannot sample; an operator writes the completion"}}
 }
 
 // validated runs structural validation for the stage, each document by

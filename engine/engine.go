@@ -40,12 +40,6 @@ type Config struct {
 	// Metrics records each decision's outcome and step timings; nil
 	// records nothing.
 	Metrics *telemetry.Metrics
-	// ReviewOpened hears about every review this engine opens, once the
-	// store holds it, on the deciding goroutine: it must return at once
-	// (hand the work to a queue of its own) or it delays the decision.
-	// Only the process that opened a review hears of it, so with replicas
-	// sharing a store each review is announced once. nil: nobody hears.
-	ReviewOpened func(OpenedReview)
 }
 
 // Engine turns requests of every kind, and their results, into Verdicts. It is safe for
@@ -69,7 +63,6 @@ type Engine struct {
 	limits     validate.Limits
 	usageRead  *review.UsageReader // nil without a store
 	metrics    *telemetry.Metrics  // nil: no metrics
-	opened     func(OpenedReview)  // Config.ReviewOpened; nil: nobody hears
 
 	// reloaded, when set (by tests), hears about every reload attempt.
 	reloaded func(revision string, err error)
@@ -93,7 +86,6 @@ func New(ctx context.Context, cfg Config, store *review.Store, log *zap.Logger) 
 		limits:    cfg.Limits,
 		rulesOf:   rulesOf,
 		metrics:   cfg.Metrics,
-		opened:    cfg.ReviewOpened,
 	}
 	if store != nil {
 		if e.usageRead, err = store.UsageReader(ctx, windows); err != nil {

@@ -77,6 +77,22 @@ type Request struct {
 	// re-decision after approval so the same bytes are not validated
 	// again. nil, or made from other bytes: Params is validated.
 	Validated *Validated `json:"-"`
+	// AwaitAnswer holds a fresh request the policy passes for an
+	// operator's answer: the relay sets it when no host can answer the
+	// request and an operator may (servers.<name>.operator_answer). The
+	// engine then opens the request's review (reason ReasonAwaitAnswer)
+	// as it opens an escalation's, with the decision and through the same
+	// store step, so it is recorded, limited and announced the same way.
+	// The policy's deny and review rules act first, as on any request.
+	AwaitAnswer bool `json:"-"`
+	// ReviewSlot, when set, is asked for a place before a review is opened
+	// for this request (an escalation, or a request held for an answer):
+	// an error opens none, and the decision fails closed with that error.
+	// The relay takes one of its server's pending-review slots there, so
+	// a slot is held only by a review, never by a decision that opens
+	// none. It may be asked more than once for one decision (a charge
+	// decided again on newer usage) and must give one place however often.
+	ReviewSlot func() error `json:"-"`
 }
 
 // kindOf is r's kind, sampling when unset.

@@ -57,44 +57,18 @@ func (e *Engine) recorded(ctx context.Context, as *assessment, s Request, result
 	}
 	e.dlog.write(*v, as.input, as.revisionOr(e.Revision()), as.timings.metrics(), trace.SpanContextFromContext(ctx))
 	e.logVerdict(*v, s)
-	e.announce(*v, s)
 	e.metrics.Decided(telemetry.Decision{Server: s.Server.Name, Kind: string(s.kindOf()), Stage: string(v.Stage), Outcome: v.Outcome.String(),
 		Validate: as.timings.validate, Eval: as.timings.eval, Commit: as.timings.commit})
 }
 
-// OpenedReview is what Config.ReviewOpened is told of a review just
-// opened: ids, the configured server name, the stage and the policy's
-// reason codes, never the request or the result. Codes are as the policy
-// wrote them, and a policy can build one from its input: whoever shows
-// them outside the firewall filters them first.
-type OpenedReview struct {
-	ReviewID   string
-	DecisionID string
-	Server     string
-	Stage      Stage
-	Codes      []string
-}
-
-// announce tells Config.ReviewOpened of the review v opened, if any.
-func (e *Engine) announce(v Verdict, s Request) {
-	if e.opened == nil || v.ReviewID == "" || v.Outcome != OutcomeEscalate {
-		return
-	}
-	e.opened(OpenedReview{ReviewID: v.ReviewID, DecisionID: v.DecisionID, Server: s.Server.Name, Stage: v.Stage, Codes: v.ReasonCodes()})
-}
-
 // entry is what the store keeps for a decision. An escalation whose review
-// context cannot be encoded fails closed here, before anything is written.
+// context cannot be encoded, or that gets no place (Request.ReviewSlot),
+// fails closed here, before anything is written.
 func (e *Engine) entry(as *assessment, s Request, result []byte, fresh bool) review.Entry {
 	v := &as.verdict
 	var item *review.Item
 	if v.Outcome == OutcomeEscalate {
-		it, err := reviewItem(*v, s, result)
-		if err != nil {
-			failed(v, "store-error", "review queue unavailable", fmt.Errorf("encode review context: %w", err))
-		} else {
-			item = &it
-		}
+		item = opening(v, s, result)
 	}
 	return review.Entry{
 		Decision:      decisionRow(*v, s),
@@ -102,6 +76,23 @@ func (e *Engine) entry(as *assessment, s Request, result []byte, fresh bool) rev
 		Review:        item,
 		ReviewTimeout: e.timeout,
 	}
+}
+
+// opening is the review escalation v opens, or nil when it opens none
+// and v has failed.
+func opening(v *Verdict, s Request, result []byte) *review.Item {
+	if s.ReviewSlot != nil {
+		if err := s.ReviewSlot(); err != nil {
+			failed(v, "review-refused", "no review could be opened", fmt.Errorf("open review: %w", err))
+			return nil
+		}
+	}
+	it, err := reviewItem(*v, s, result)
+	if err != nil {
+		failed(v, "store-error", "review queue unavailable", fmt.Errorf("encode review context: %w", err))
+		return nil
+	}
+	return &it
 }
 
 // reviewItem is the queue item for an escalation; Context keeps what the

@@ -97,34 +97,17 @@ type admission struct {
 	shares  map[shareKey]claim
 	holds   int           // holds not yet released
 	idle    chan struct{} // closed while holds is 0; replaced when it rises
-	refused map[refusal]*refusalCount
+	refused *refusalLog
 	closed  bool // the firewall is stopping: nothing more is taken
 	// metrics counts each refusal by server and limit; nil counts none.
 	metrics *telemetry.Metrics
 }
 
-// refusal is one limit reached for one server ("" for a limit on host
-// sessions).
-type refusal struct {
-	server, limit string
-}
-
-// refusalCount counts the refusals of one limit; logged is when the last
-// log line about them was written.
-type refusalCount struct {
-	total, unlogged int64
-	logged          time.Time
-}
-
-// refusalLogEvery bounds the log lines about one server and limit: a flood
-// of refusals is the attack, and must not become a flood of log lines.
-const refusalLogEvery = time.Second
-
 func newAdmission(lim Limits, log *zap.Logger) *admission {
 	idle := make(chan struct{})
 	close(idle)
 	return &admission{lim: lim.resolved(), log: log, servers: map[string]claim{}, shares: map[shareKey]claim{},
-		idle: idle, refused: map[refusal]*refusalCount{}}
+		idle: idle, refused: newRefusalLog(log)}
 }
 
 // hold is what one holder took; release gives it back, once.
@@ -180,54 +163,25 @@ func (a *admission) over(key shareKey, c claim) *jsonrpc.Error {
 		{"limits.max_held_bytes_per_host", h.bytes, a.lim.HostHeldBytes, true},
 	} {
 		if l.held > l.max {
-			a.count(refusal{key.server, l.name}, l.max)
+			a.count(limitRefusal("upstream request", key.server, l.name), l.max)
 			return errLimitReached(l.name, l.max, key.server, l.hostShared)
 		}
 	}
 	return nil
 }
 
-// count records a refusal and logs it: the first at once, then at most
-// one line per refusalLogEvery, with how many came since.
-func (a *admission) count(r refusal, limit int64) {
-	n := a.refused[r]
-	if n == nil {
-		n = &refusalCount{}
-		a.refused[r] = n
-	}
-	n.total++
-	n.unlogged++
-	a.metrics.Refused(r.server, r.limit)
-	if now := time.Now(); now.Sub(n.logged) >= refusalLogEvery {
-		a.log.Warn(r.what()+" refused: limit reached", r.fields(zap.String("limit", r.limit),
-			zap.Int64("value", limit), zap.Int64("refused", n.unlogged), zap.Int64("refused_total", n.total))...)
-		n.logged, n.unlogged = now, 0
-	}
+// count counts and logs a refusal by a limit of the given value, and
+// counts it in the metrics.
+func (a *admission) count(r refusal, value int64) {
+	a.metrics.Refused(r.server, r.detail)
+	a.refused.count(r, zap.Int64("value", value))
 }
 
 // refuseSession counts and logs a host session refused by limit, as
 // count does an upstream's request: whoever opens sessions in a loop must
 // not fill the log either.
 func (a *admission) refuseSession(limit string, value int64) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.count(refusal{limit: limit}, value)
-}
-
-// what names what r refused.
-func (r refusal) what() string {
-	if r.server == "" {
-		return "host session"
-	}
-	return "upstream request"
-}
-
-// fields are the log fields of r: the server, when there is one, first.
-func (r refusal) fields(more ...zap.Field) []zap.Field {
-	if r.server == "" {
-		return more
-	}
-	return append([]zap.Field{zap.String("server", r.server)}, more...)
+	a.count(limitRefusal("host session", "", limit), value)
 }
 
 // take adds c to key's tallies. Callers hold a.mu.
@@ -333,24 +287,5 @@ func (a *admission) held(server string) claim {
 
 // refusals is how many requests of server limit refused so far.
 func (a *admission) refusals(server, limit string) int64 {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if n := a.refused[refusal{server, limit}]; n != nil {
-		return n.total
-	}
-	return 0
-}
-
-// logTotals writes one line per server and limit that refused anything,
-// with the total: the rate-limited lines may have left the last ones out.
-func (a *admission) logTotals() {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	for r, n := range a.refused {
-		if n.unlogged > 0 {
-			a.log.Warn(r.what()+"s refused: limit reached", r.fields(zap.String("limit", r.limit),
-				zap.Int64("refused", n.unlogged), zap.Int64("refused_total", n.total))...)
-			n.unlogged = 0
-		}
-	}
+	return a.refused.total(limitRefusal("upstream request", server, limit))
 }

@@ -11,6 +11,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/zap"
+
+	"github.com/mcpx-fw/mcpx-fw/engine"
 )
 
 // pushGather is how long a bridge waits, after one push, for others that
@@ -220,7 +222,7 @@ func (p *Proxy) bridgeRound(ctx context.Context, x *exchange, b *bridge, batch [
 		}
 		o := x.origin
 		o.Round = b.round
-		c, err := p.requestStage(ctx, b.u, x.host, o, ps.k, ps.params)
+		c, err := p.pushStage(ctx, x, b, o, ps)
 		if err != nil {
 			ps.reply <- pushReply{err: err}
 			continue
@@ -234,12 +236,44 @@ func (p *Proxy) bridgeRound(ctx context.Context, x *exchange, b *bridge, batch [
 	return p.park(x, b, out, entries)
 }
 
+// pushStage runs a bridged push through the request stage while the push
+// lasts (whilePush): a push its upstream cancels while its review is
+// pending has that review abandoned, as a pushed request's is, and is
+// never handed to the host.
+func (p *Proxy) pushStage(ctx context.Context, x *exchange, b *bridge, o engine.Origin, ps *push) (*cleared, error) {
+	ctx, cancel := whilePush(ctx, ps)
+	defer cancel()
+	return p.requestStage(ctx, b.u, x.host, o, ps.k, ps.params)
+}
+
+// pushAnswer checks the host's answer to a parked push while the push
+// lasts (whilePush); the answer to a push its upstream has cancelled is
+// not checked at all: nobody is asked to review it.
+func (p *Proxy) pushAnswer(ctx context.Context, x *exchange, key string, answers mcp.InputResponseMap, entries map[string]handed, ps *push) (mcp.InputResponse, error) {
+	if ps.ctx.Err() != nil {
+		return nil, errCancelled()
+	}
+	ctx, cancel := whilePush(ctx, ps)
+	defer cancel()
+	return p.checkAnswer(ctx, x, key, answers[key], entries)
+}
+
+// whilePush is ctx, ended also when the push ps ends (its upstream
+// cancelled it, or its session closed): a bridged push is decided and
+// reviewed on behalf of the host's call, and for as long as both last.
+func whilePush(ctx context.Context, ps *push) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(ctx)
+	stop := context.AfterFunc(ps.ctx, cancel)
+	return ctx, func() { stop(); cancel() }
+}
+
 // bridgeTTL is how long a parked bridged call waits for the host's retry:
 // limits.bridge_wait, and never longer than a requestState lives.
 func (p *Proxy) bridgeTTL() time.Duration { return min(p.cfg.BridgeWait, p.cfg.StateTTL) }
 
 // park hands the round to the host under a sealed state naming the bridge,
-// and fails the parked pushes if the host does not retry in time.
+// and fails the parked pushes if the host does not retry in time, or at
+// once with the shutdown's error when the firewall is stopping.
 func (p *Proxy) park(x *exchange, b *bridge, out mcp.InputRequestMap, entries map[string]handed) (mcp.Result, error) {
 	ttl := p.bridgeTTL()
 	cont := continuation{Server: x.u.cfg.Name, Call: x.digest, Keys: slices.Sorted(maps.Keys(out)),
@@ -249,14 +283,17 @@ func (p *Proxy) park(x *exchange, b *bridge, out mcp.InputRequestMap, entries ma
 		p.abortBridge(b, errInternal("requestState could not be sealed"))
 		return nil, errInternal("requestState could not be sealed")
 	}
-	p.handed.put(sealed, entries, cont.Expires)
-	p.bridges.park(b)
-	b.timer = time.AfterFunc(ttl, func() {
+	parked := p.bridges.park(b, ttl, func() {
 		if p.bridges.unpark(b.id) != nil {
 			x.u.log.Warn("bridged call expired", zap.Duration("after", ttl))
 			p.abortBridge(b, errBridgeExpired(ttl))
 		}
 	})
+	if !parked { // the firewall is stopping: no retry will be answered
+		p.abortBridge(b, errShuttingDown())
+		return nil, errShuttingDown()
+	}
+	p.handed.put(sealed, entries, cont.Expires)
 	return inputRequired(x.origin.Method, out, sealed)
 }
 
@@ -273,7 +310,7 @@ func (p *Proxy) resumeBridge(ctx context.Context, x *exchange, cont continuation
 		if ps == nil {
 			continue
 		}
-		res, err := p.checkAnswer(ctx, x, key, answers[key], entries)
+		res, err := p.pushAnswer(ctx, x, key, answers, entries, ps)
 		ps.reply <- pushReply{res: res, err: err}
 	}
 	b.parked = nil

@@ -110,13 +110,23 @@ func (bp *bridgePool) sessions() int {
 	return len(bp.live)
 }
 
-func (bp *bridgePool) park(b *bridge) {
+// park keeps b for its host's retry, and starts its expiry: after ttl,
+// expire runs if nothing took b out first. The timer is set under the
+// pool's lock, before b can be found, so whoever takes b out (a retry,
+// the expiry, closeAll) finds it set. After closeAll park keeps nothing
+// and reports false: the caller fails the call as shutdown does.
+func (bp *bridgePool) park(b *bridge, ttl time.Duration, expire func()) bool {
 	bp.mu.Lock()
 	defer bp.mu.Unlock()
+	if bp.closed {
+		return false
+	}
 	if bp.parked == nil {
 		bp.parked = map[string]*bridge{}
 	}
 	bp.parked[b.id] = b
+	b.timer = time.AfterFunc(ttl, expire)
+	return true
 }
 
 // unpark takes the bridge out, so a retry and an expiry never both act.

@@ -407,7 +407,8 @@ const (
 // errLimitReached: a request that would take its server past a limit on
 // what the firewall holds for it (requests in flight, pending reviews,
 // bytes), refused at once: nothing was validated, decided or recorded, so
-// no decision id. The message names the config key and its value, so an
+// no decision id (a review refused its slot as it would open is refused
+// the same way; its decision is recorded, as an error). The message names the config key and its value, so an
 // operator knows what to raise; server is the operator's own name for it.
 // perHost says the limit is the one on a server's share within one host
 // session.

@@ -63,11 +63,16 @@ type cleared struct {
 
 // requestStage decides the request and settles an escalation. A request
 // that passes but that no host can answer waits for an operator's answer
-// when this server and the kind allow one (sampling). Encoding and describing
-// the request run with the decision on a worker (see judge); what the
-// request stage clears is made after the wait, from in, which the SDK
-// holds anyway. A kind that decides nothing at the request stage (roots)
-// is cleared as it is.
+// when this server and the kind allow one (sampling): the engine opens its
+// review (engine.Request.AwaitAnswer). Encoding and describing the
+// request run with the decision on a worker (see judge); what the request
+// stage clears is made after the wait, from in, which the SDK holds
+// anyway. A kind that decides nothing at the request stage (roots) is
+// cleared as it is. While every review slot of its server is taken by an
+// open review, a request is refused before it is decided: a server past
+// limits.max_pending_reviews does not make the firewall evaluate its
+// policy. The slot itself is taken only if the request's review opens
+// (see judge).
 func (p *Proxy) requestStage(ctx context.Context, u *upstream, h hostView, o engine.Origin, k *kind, in mcp.InputRequest) (*cleared, error) {
 	if !k.decides {
 		fwd := k.forwardable(in)
@@ -76,6 +81,9 @@ func (p *Proxy) requestStage(ctx context.Context, u *upstream, h hostView, o eng
 			return nil, errInternal(kindNoun(k.name) + " request could not be encoded")
 		}
 		return &cleared{k: k, s: p.describe(u, h, o, k, raw), params: fwd}, nil
+	}
+	if werr := p.admit.fits(u.cfg.Name, hostKey(u.link.host), claim{reviews: 1}); werr != nil {
+		return nil, werr // its reviews are all open: whether it would be held is known only by deciding it
 	}
 	t := &stage{u: u, k: k}
 	ctx, span := p.traceDecision(ctx, t, engine.StageRequest)
@@ -86,14 +94,16 @@ func (p *Proxy) requestStage(ctx context.Context, u *upstream, h hostView, o eng
 			return errInternal(kindNoun(k.name) + " request could not be encoded")
 		}
 		t.s = p.describe(u, h, o, k, raw)
+		t.s.AwaitAnswer = k.operatorAnswers && u.cfg.OperatorAnswer && !k.declared(h)
+		t.s.ReviewSlot = t.reviewSlot
 		t.v = p.eng.Decide(ctx, t.s)
-		if t.v.Outcome == engine.OutcomePass && k.operatorAnswers && u.cfg.OperatorAnswer && !k.declared(h) {
-			t.v = p.awaitAnswer(ctx, t.s, t.v)
-		}
 		return nil
 	})
 	if err != nil {
 		return nil, err
+	}
+	if ctx.Err() != nil { // its request ended while it was decided or reviewed
+		return nil, errCancelled()
 	}
 	return t.cleared(in)
 }
@@ -106,6 +116,7 @@ func (t *stage) cleared(in mcp.InputRequest) (*cleared, error) {
 	}
 	c := &cleared{k: t.k, s: t.s, params: t.k.forwardable(in), decisionID: t.v.DecisionID, reviewID: t.reviewID, answer: t.answer}
 	c.s.Validated = t.v.Validated // the result stage does not validate the request again
+	c.s.ReviewSlot = nil          // the request stage's; the result stage takes its own
 	if t.edited != nil {
 		params, err := t.k.decodeRequest(t.edited)
 		if err != nil {
@@ -117,8 +128,11 @@ func (t *stage) cleared(in mcp.InputRequest) (*cleared, error) {
 }
 
 // completion is the operator's answer when they wrote one, else the
-// host's.
+// host's; nothing for a request that has ended.
 func (p *Proxy) completion(ctx context.Context, h hostView, c *cleared) (mcp.InputResponse, error) {
+	if ctx.Err() != nil { // its request ended since it was cleared: nobody is asked
+		return nil, errCancelled()
+	}
 	if c.answer == nil && !c.k.declared(h) {
 		return nil, errNoHostFor(c.k.name, c.decisionID)
 	}
@@ -143,6 +157,7 @@ func (p *Proxy) resultStage(ctx context.Context, u *upstream, k *kind, s *engine
 		res = narrowRoots(r, u.cfg.Roots.Allow)
 	}
 	t := &stage{u: u, k: k, s: *s}
+	t.s.ReviewSlot = t.reviewSlot
 	ctx, span := p.traceDecision(ctx, t, engine.StageResult)
 	defer p.endDecision(span, t)
 	err := p.judge(ctx, t, func() error {

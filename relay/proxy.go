@@ -303,7 +303,7 @@ func (p *Proxy) Close() {
 	}
 	p.detaching.Wait()
 	p.judging.close()
-	p.admit.logTotals()
+	p.admit.refused.logTotals()
 }
 
 // sealKey is the configured key, or a random one for this process only.

@@ -40,10 +40,14 @@ type stage struct {
 	// are what the operator supplied with an approval (see settlement).
 	reviewID       string
 	edited, answer []byte
-	// hold is the stage's review slot, and at the result stage the bytes
-	// of the completion, from before the engine runs until the stage
-	// settles (see judge).
-	hold *hold
+	// hold is what the stage holds from before the engine runs until it
+	// settles (see judge): at the result stage the bytes of the
+	// completion, and a review slot once its review is opened
+	// (reviewSlot). slotted says it took the slot; refused is the limit
+	// that kept its review from opening.
+	hold    *hold
+	slotted bool
+	refused error
 	// reviewed is how its review ended, in the review-outcome metric's
 	// words (approved, rejected, expired, abandoned, error); see settle.
 	reviewed string
@@ -59,15 +63,16 @@ type stage struct {
 // thousand reviews pending, a thousand of them; BENCHMARKS.md, P4). An
 // error from decide ends the stage before any decision.
 //
-// Before any of that, the stage takes a review slot of its server (see
-// admission): the engine opens a review in the same step as it decides,
-// so whether a request will be held can only be known by evaluating the
-// policy, which is what a server past limits.max_pending_reviews must not
-// make the firewall do. A request refused here is refused at once, and
-// nothing is recorded. The slot is given back when the stage settles, at
-// once for a verdict that is not an escalation.
+// The stage holds what it takes (see admission) from before the engine
+// runs until it settles. A review slot of its server is taken only as
+// the engine opens the stage's review (reviewSlot, which decide gives
+// the engine as engine.Request.ReviewSlot): a decision that opens none
+// takes none, so answers a host gives together are not refused for
+// slots no review holds. Lacking a slot, the review is not opened, the
+// engine records the decision as an error, and the stage is refused
+// with the limit's error.
 func (p *Proxy) judge(ctx context.Context, t *stage, decide func() error) error {
-	hold, werr := p.admit.acquire(t.u.cfg.Name, hostKey(t.u.link.host), claim{reviews: 1})
+	hold, werr := p.admit.acquire(t.u.cfg.Name, hostKey(t.u.link.host), claim{})
 	if werr != nil {
 		return werr
 	}
@@ -83,6 +88,9 @@ func (p *Proxy) judge(ctx context.Context, t *stage, decide func() error) error 
 	if err != nil {
 		return err
 	}
+	if t.refused != nil {
+		return t.refused
+	}
 	if t.v.Outcome != engine.OutcomeEscalate {
 		return nil
 	}
@@ -94,6 +102,23 @@ func (p *Proxy) judge(ctx context.Context, t *stage, decide func() error) error 
 		p.settle(ctx, t) // Store.Wait may poll for minutes: not on a worker
 	}
 	p.cfg.Metrics.ReviewSettled(t.s.Server.Name, stage, t.reviewed, time.Since(held))
+	return nil
+}
+
+// reviewSlot takes one of the server's pending-review slots for t's
+// review, held with the rest of t's hold until t settles. The engine asks
+// for it as it opens the review (engine.Request.ReviewSlot), maybe more
+// than once; it takes one slot however often asked. A refusal is kept
+// for judge to return as it is.
+func (t *stage) reviewSlot() error {
+	if t.slotted {
+		return nil
+	}
+	if werr := t.hold.grow(claim{reviews: 1}); werr != nil {
+		t.refused = werr
+		return werr
+	}
+	t.slotted = true
 	return nil
 }
 
@@ -160,6 +185,9 @@ func (p *Proxy) approved(ctx context.Context, u *upstream, k *kind, s engine.Req
 	a := engine.Approval{DecisionID: v.DecisionID, By: it.DecidedBy, At: it.DecidedAt, Edited: st.edited != nil}
 	s.Validated = v.Validated // spares validating unedited bytes again
 	st.Verdict = p.eng.Reconsider(ctx, s, result, a)
+	if ctx.Err() != nil { // its request ended since the approval: it will not be delivered
+		return p.ended(ctx, v, it)
+	}
 	state, note := review.StateDelivered, releaseNote(it)
 	if st.Outcome != engine.OutcomePass {
 		state, note = review.StateFailed, "re-decision after approval: "+st.Outcome.String()

@@ -233,9 +233,12 @@ func (p *Proxy) refuseUnoffered(u *upstream) mcp.Middleware {
 	}
 }
 
-// notOffered refuses a request for a capability u was not offered.
+// notOffered refuses a request for a capability u was not offered. The
+// refusal is logged as a limit's is (refusalLog): an upstream may send
+// such requests as fast as it likes.
 func (p *Proxy) notOffered(u *upstream, capability string) error {
-	p.log.Warn("request refused: capability not offered to the server", zap.String("server", u.cfg.Name), zap.String("capability", capability))
+	p.admit.refused.count(refusal{what: "request", outcome: "refused: capability not offered to the server",
+		server: u.cfg.Name, key: "capability", detail: capability})
 	return errNotOffered(u.cfg.Name, capability)
 }
 
@@ -244,8 +247,12 @@ func (p *Proxy) notOffered(u *upstream, capability string) error {
 func (p *Proxy) noHost(u *upstream, why string) error { return p.noHostFor(u, samplingKind, why) }
 
 // noHostFor refuses a push of kind k nobody can answer, as noHost does.
+// The refusal is logged as a limit's is (refusalLog): an upstream may push
+// as fast as it likes where no host can answer (a 2026-07-28 host's shared
+// session, a host that did not declare sampling).
 func (p *Proxy) noHostFor(u *upstream, k *kind, why string) error {
-	p.log.Warn(kindNoun(k.name)+" refused: no host can answer", zap.String("server", u.cfg.Name), zap.String("why", why))
+	p.admit.refused.count(refusal{what: kindNoun(k.name) + " request", outcome: "refused: no host can answer",
+		server: u.cfg.Name, key: "why", detail: why})
 	return wireErrorFor(k.name, engine.Verdict{Stage: engine.StageRequest, Reasons: []engine.Reason{{Code: reasonNoHost, Message: why}}})
 }
 

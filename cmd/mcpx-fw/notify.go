@@ -14,7 +14,7 @@ import (
 	"github.com/spf13/viper"
 	"go.uber.org/zap"
 
-	"github.com/mcpx-fw/mcpx-fw/engine"
+	"github.com/mcpx-fw/mcpx-fw/engine/review"
 	"github.com/mcpx-fw/mcpx-fw/relay/sandbox"
 )
 
@@ -101,7 +101,7 @@ type note struct {
 }
 
 // notifier runs review.notify's commands off the deciding goroutine: the
-// engine's ReviewOpened hook only paces and queues (never blocking), and
+// store's Opened hook only paces and queues (never blocking), and
 // MaxRunning workers run what is queued, each run bounded by Timeout.
 type notifier struct {
 	cfg   NotifyConfig
@@ -127,10 +127,10 @@ func startNotifier(ctx context.Context, cfg NotifyConfig, log *zap.Logger) (n *n
 	return n, func() { n.pace.stop(); cancel(); n.wg.Wait(); n.endBurst() }
 }
 
-// opened is the engine's ReviewOpened hook: it hands the review to the
-// pacer, which queues it now or later.
-func (n *notifier) opened(r engine.OpenedReview) {
-	n.pace.opened(note{id: safeWord(r.ReviewID), server: safeWord(r.Server), stage: safeWord(string(r.Stage)), codes: safeCodes(r.Codes)})
+// opened is the store's Opened hook: it hands the review to the pacer,
+// which queues it now or later.
+func (n *notifier) opened(r review.Opened) {
+	n.pace.opened(note{id: safeWord(r.ReviewID), server: safeWord(r.Server), stage: safeWord(r.Stage), codes: safeCodes(r.Codes)})
 }
 
 // enqueue queues nt, or drops it when MaxRunning are running and

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -226,6 +227,42 @@ func TestNotifyEachReview(t *testing.T) {
 		if strings.Contains(string(b), canary) {
 			t.Errorf("the notification got %q:\n%s", canary, b)
 		}
+	}
+}
+
+// TestNotifyOperatorAnswer: a request held for an operator's answer
+// (servers.<name>.operator_answer, a host that cannot sample) is a review
+// like any other, and is announced like any other, under its reason
+// operator-answer; the answer the operator then writes reaches the
+// upstream.
+func TestNotifyOperatorAnswer(t *testing.T) {
+	t.Parallel()
+	script, record := recorder(t)
+	cfg := testConfig(t, repoPath(t, "policies"), time.Minute, peerServer("peer", 1000)+"    operator_answer: true\n")
+	writeNotify(t, cfg, "    command: ["+quoteArgs(script, record)+"]\n")
+	host := startNotifyFirewall(t, cfg, "", nil) // declares no sampling
+
+	done := make(chan *peer.SampleOutcome, 1)
+	go func() {
+		got, err := host.Sample(t.Context(), json.RawMessage(`{"messages":[{"role":"user","content":{"type":"text","text":"hello"}}],"maxTokens":10}`))
+		if err != nil {
+			t.Errorf("sample: %v", err)
+		}
+		done <- got
+	}()
+	id := waitPending(t, cfg)
+	runs := waitRuns(t, record, 1)
+	got := map[string]string{"MCPXFW_REVIEW_ID": runs[0].env["MCPXFW_REVIEW_ID"], "MCPXFW_STAGE": runs[0].env["MCPXFW_STAGE"],
+		"MCPXFW_REASONS": runs[0].env["MCPXFW_REASONS"]}
+	want := map[string]string{"MCPXFW_REVIEW_ID": id, "MCPXFW_STAGE": "request", "MCPXFW_REASONS": "operator-answer"}
+	if !maps.Equal(got, want) {
+		t.Errorf("announced %v, want %v", got, want)
+	}
+	if res := runCLI(t, "review", "answer", id, "--text", "written by a person", "--config", cfg); res.code != 0 {
+		t.Fatalf("review answer: exit %d: %s", res.code, res.stderr)
+	}
+	if out := <-done; out == nil || out.Error != nil || !strings.Contains(string(out.Completion), "written by a person") {
+		t.Fatalf("upstream got %+v, want the operator's answer", out)
 	}
 }
 

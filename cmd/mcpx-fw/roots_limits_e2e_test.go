@@ -23,12 +23,6 @@ const (
 	rootsRefusal   = "limits.max_in_flight_per_host (24) reached for server flood in this host session"
 )
 
-// rootsReviewSlots lets the 24 answers the host gives at once all be
-// decided together: each result stage holds a review slot while it is
-// decided (limits.max_pending_reviews), 16 per host by default, and an
-// answer past that would be refused after the host gave it.
-const rootsReviewSlots = "limits:\n  max_pending_reviews_per_host: 24\n"
-
 // TestRootsFloodRefused: an upstream (serve's one, so its tools keep their
 // names) that pushes 20,000 roots/list
 // requests at once gets 24 of them to the host, which holds them, and
@@ -45,7 +39,6 @@ func TestRootsFloodRefused(t *testing.T) {
 	server := fmt.Sprintf("  flood:\n    command: [%q]\n    label: Test peer flood\n    max_tokens: 1000\n    env: {%s: \"1\", MCPXFW_PEER_LOG: %q}\n",
 		upstreamBinary, peer.LoadEnv, peerLog)
 	cfg := testConfig(t, repoPath(t, "policies"), time.Minute, server)
-	appendConfig(t, cfg, rootsReviewSlots)
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()
 	release := make(chan struct{})

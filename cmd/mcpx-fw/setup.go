@@ -97,7 +97,7 @@ func (rt *runtime) open(ctx context.Context) error {
 		if err := rt.startDecisionLogService(ctx, &ecfg); err != nil {
 			return err
 		}
-		rt.startNotifier(ctx, &ecfg)
+		rt.startNotifier(ctx)
 	}
 	rt.engine, err = engine.New(ctx, ecfg, rt.store, log)
 	if err != nil {
@@ -110,15 +110,15 @@ func (rt *runtime) open(ctx context.Context) error {
 	return nil
 }
 
-// startNotifier makes serve announce the reviews its engine opens, when
+// startNotifier makes serve announce every review its store opens, when
 // review.notify asks for it. Only serve (and check) opens reviews to
 // announce: an operator's command never does.
-func (rt *runtime) startNotifier(ctx context.Context, ecfg *engine.Config) {
+func (rt *runtime) startNotifier(ctx context.Context) {
 	if !rt.cfg.Review.Notify.on() {
 		return
 	}
 	n, stop := startNotifier(ctx, rt.cfg.Review.Notify, rt.log)
-	ecfg.ReviewOpened = n.opened
+	rt.store.Opened = n.opened
 	rt.closers = append(rt.closers, stop)
 }
 

@@ -7,13 +7,14 @@ import (
 	"errors"
 	"fmt"
 	"time"
-
-	"go.uber.org/zap"
 )
 
-// Add opens a pending item that expires after timeout. It assigns the ID,
-// CreatedAt, ExpiresAt and State, and makes this process the Owner: the
-// item is abandoned if this process ends before it is decided.
+// Add opens a pending item that expires after timeout, without a
+// decision: for tools and tests. serve opens each review with the
+// decision that holds it (Commit, Charge). It assigns the ID, CreatedAt,
+// ExpiresAt and State, and makes this process the Owner: the item is
+// abandoned if this process ends before it is decided. Like every item,
+// it comes into the queue through opened, which Store.Opened hears.
 func (s *Store) Add(ctx context.Context, it Item, timeout time.Duration) (Item, error) {
 	if err := checkNew(it, timeout); err != nil {
 		return Item{}, fmt.Errorf("add review: %w", err)
@@ -32,11 +33,7 @@ func (s *Store) Add(ctx context.Context, it Item, timeout time.Duration) (Item, 
 	if err != nil {
 		return Item{}, fmt.Errorf("add review: %w", err)
 	}
-	s.setDue(it.ID, due)
-	s.log.Info("review opened", append(itemFields(it),
-		zap.Int("request_bytes", len(it.Request)),
-		zap.Int("result_bytes", len(it.Result)),
-		zap.Time("expires_at", it.ExpiresAt))...)
+	s.opened(pendingEntry{item: it, due: due})
 	return it, nil
 }
 

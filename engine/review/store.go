@@ -55,6 +55,16 @@ type Store struct {
 	// before the first write.
 	PolicyRevision func() string
 
+	// Opened hears of every review this Store opens, once it is
+	// committed, on the goroutine that opened it: it must return at once
+	// (hand the work to a queue of its own) or it delays the decision.
+	// Every way into the queue ends in the same step (opened), so no
+	// caller can open a review unheard. Only the process whose Store
+	// opened a review hears of it, so with replicas sharing a store each
+	// review is heard of once. nil: nobody hears. Set it before the first
+	// write.
+	Opened func(Opened)
+
 	db *db
 	// path is the SQLite file, or the PostgreSQL URL without its password:
 	// what error messages and `mcpx-fw check` name.

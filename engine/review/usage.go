@@ -8,8 +8,6 @@ import (
 	"slices"
 	"sync"
 	"time"
-
-	"go.uber.org/zap"
 )
 
 // Usage is what one decision adds to its server's use of sampling, or, read
@@ -101,15 +99,6 @@ func (s *Store) opening(ctx context.Context, e Entry) (pendingEntry, error) {
 // failed names the decision a failed write was for.
 func (p pendingEntry) failed(err error) error {
 	return fmt.Errorf("commit decision %s: %w", p.entry.Decision.ID, err)
-}
-
-// opened is what follows the commit of p: its item's wait is due.
-func (s *Store) opened(p pendingEntry) {
-	if p.item.ID == "" {
-		return
-	}
-	s.setDue(p.item.ID, p.due)
-	s.log.Info("review opened", append(itemFields(p.item), zap.Time("expires_at", p.item.ExpiresAt))...)
 }
 
 // commitCharged writes p. An entry that charges usage is written in its

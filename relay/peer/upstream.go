@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -76,7 +77,7 @@ func RunUpstreamWith(ctx context.Context, in io.ReadCloser, out io.WriteCloser, 
 // server can let it finish.
 func newServer(raw *rawParams, opts UpstreamOptions) (*mcp.Server, *lateWork) {
 	srv := mcp.NewServer(serverInfo(), opts.serverOptions())
-	srv.AddTool(&mcp.Tool{Name: "sample", Description: "Pushes the given sampling/createMessage params to the client.",
+	srv.AddTool(&mcp.Tool{Name: "sample", Description: "Pushes the given sampling/createMessage params to the client (times in a row, together at once; with cancel_ms, cancelling each push after that many ms).",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"params":{"type":"object"}},"required":["params"]}`)}, sample)
 	srv.AddTool(&mcp.Tool{Name: "sample_raw", Description: "Pushes the base64-decoded bytes, unchanged, as sampling/createMessage params.",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"raw_b64":{"type":"string"}},"required":["raw_b64"]}`)}, raw.sampleRaw)
@@ -137,8 +138,9 @@ func newServer(raw *rawParams, opts UpstreamOptions) (*mcp.Server, *lateWork) {
 func sample(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	var args struct {
 		Params   json.RawMessage `json:"params"`
-		Times    int             `json:"times"`    // pushes one after another (default 1)
-		Together int             `json:"together"` // pushes at once in each step (default 1)
+		Times    int             `json:"times"`     // pushes one after another (default 1)
+		Together int             `json:"together"`  // pushes at once in each step (default 1)
+		CancelMs int             `json:"cancel_ms"` // cancels each push after this many ms (notifications/cancelled)
 	}
 	if err := json.Unmarshal(req.Params.Arguments, &args); err != nil {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "sample needs {params}"}
@@ -152,7 +154,7 @@ func sample(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult,
 		outcomes := make([]*mcp.CallToolResult, max(args.Together, 1))
 		var wg sync.WaitGroup
 		for i := range outcomes {
-			wg.Go(func() { outcomes[i] = sampleResult(req.Session.CreateMessageWithTools(ctx, &params)) })
+			wg.Go(func() { outcomes[i] = sampleResult(pushCancelled(ctx, args.CancelMs, req.Session, &params)) })
 		}
 		wg.Wait()
 		for _, o := range outcomes {
@@ -163,6 +165,17 @@ func sample(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult,
 		}
 	}
 	return last, nil
+}
+
+// pushCancelled pushes params, and cancels the push after ms (the SDK
+// then sends notifications/cancelled for it), or never when ms is 0.
+func pushCancelled(ctx context.Context, ms int, ss *mcp.ServerSession, params *mcp.CreateMessageWithToolsParams) (*mcp.CreateMessageWithToolsResult, error) {
+	if ms > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, time.Duration(ms)*time.Millisecond)
+		defer cancel()
+	}
+	return ss.CreateMessageWithTools(ctx, params)
 }
 
 // logOutcome appends what a push got to the file named by
