@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -36,11 +37,13 @@ func TestApprovalCoversItsOwnItem(t *testing.T) {
 			cs := h.connect(t, p, cell.host)
 			decided := make(chan string, 1)
 			go func() {
-				first := pendingID(t, p.store)
+				// Both are asked at once, so the second's answer may be
+				// held before the first's request: each is found by its stage.
+				first := pendingAt(t, p.store, review.StageRequest)
 				if _, err := p.store.Approve(context.Background(), first, "alice", ""); err != nil {
 					t.Error(err)
 				}
-				second := pendingIDOtherThan(t, p.store, first)
+				second := pendingAt(t, p.store, review.StageResult)
 				if _, err := p.store.Reject(context.Background(), second, "alice", "not for that one"); err != nil {
 					t.Error(err)
 				}
@@ -58,4 +61,23 @@ func TestApprovalCoversItsOwnItem(t *testing.T) {
 			}
 		})
 	}
+}
+
+// pendingAt waits for a pending review at stage and returns its id.
+func pendingAt(t *testing.T, s *review.Store, stage string) string {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		items, err := s.List(t.Context(), review.Filter{})
+		if err != nil {
+			t.Error(err)
+			return ""
+		}
+		for _, it := range items {
+			if it.Stage == stage {
+				return it.ID
+			}
+		}
+	}
+	t.Errorf("no pending review at the %s stage", stage)
+	return ""
 }
