@@ -117,46 +117,38 @@ const maxCharge = 1 << 40
 var usageKeys = []string{"outputTokens", "output_tokens", "completion_tokens"}
 
 // returnedTokens is what the completion cost: the count the result itself
-// reports in _meta.usage, else an estimate of a quarter token per byte of
-// its text (a completion that failed validation is estimated from its raw
-// bytes: it was generated all the same).
+// reports in _meta.usage, else the estimate (estimate.go) of everything in
+// its content, text, tool calls, images and audio alike (a completion that
+// failed validation is estimated from its raw bytes, as text: it was
+// generated all the same).
 func returnedTokens(result validate.Document, raw []byte) int64 {
+	var c tokenCount
 	if result == nil {
-		return estimateTokens(len(raw))
+		c.text(string(raw))
+		return c.tokens()
 	}
+	if n, ok := reportedTokens(result); ok {
+		return n
+	}
+	for _, b := range blocksOf(result["content"]) {
+		c.block(b)
+	}
+	return c.tokens()
+}
+
+// reportedTokens is the output count a result reports in _meta.usage.
+func reportedTokens(result validate.Document) (int64, bool) {
 	meta, _ := result["_meta"].(map[string]any)
-	if u, ok := meta["usage"].(map[string]any); ok {
-		for _, key := range usageKeys {
-			if n, ok := u[key].(json.Number); ok {
-				if v, err := strconv.ParseInt(string(n), 10, 64); err == nil && v >= 0 {
-					return min(v, maxCharge)
-				}
+	u, _ := meta["usage"].(map[string]any)
+	for _, key := range usageKeys {
+		if n, ok := u[key].(json.Number); ok {
+			if v, err := strconv.ParseInt(string(n), 10, 64); err == nil && v >= 0 {
+				return min(v, maxCharge), true
 			}
 		}
 	}
-	return estimateTokens(completionBytes(result["content"]))
+	return 0, false
 }
-
-// completionBytes counts the text of a completion: text blocks and the JSON
-// of tool_use inputs, the parts a model writes token by token.
-func completionBytes(content any) int {
-	n := 0
-	for _, b := range blocksOf(content) {
-		switch b["type"] {
-		case "text":
-			s, _ := b["text"].(string)
-			n += len(s)
-		case "tool_use":
-			in, _ := json.Marshal(b["input"])
-			n += len(in)
-		}
-	}
-	return n
-}
-
-// estimateTokens is the usual rough rule of four bytes per token, rounded
-// up, the same rule facts.estimated_tokens uses.
-func estimateTokens(bytes int) int64 { return int64((bytes + 3) / 4) }
 
 // documentInt reads a validated integer (json.Number) as int64; anything
 // else is 0.
