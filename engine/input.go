@@ -77,6 +77,11 @@ type Request struct {
 	// re-decision after approval so the same bytes are not validated
 	// again. nil, or made from other bytes: Params is validated.
 	Validated *Validated `json:"-"`
+	// Reservation is the request stage's Verdict.Reservation, handed to
+	// the result stage: the decision whose charge the completion settles
+	// (charge.go). "" settles none, and the completion is charged on its
+	// own decision.
+	Reservation string `json:"reservation,omitempty"`
 }
 
 // kindOf is r's kind, sampling when unset.

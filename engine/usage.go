@@ -62,51 +62,6 @@ func (u Usage) document() map[string]any {
 	return out
 }
 
-// charge is what one decision adds to its server's usage. Only a fresh
-// decision charges: a reconsideration after approval is the same request
-// deciding again, and the operator's CLI re-checks items too. A request
-// counts once when it arrives; if it may reach the model (passed, or held
-// for a person who may let it through) it reserves its maxTokens; its
-// completion then releases the part of the reservation it did not use.
-//
-// Tokens are sampling's alone. An elicitation counts as a request, in the
-// same counters (a loop asking the user over and over is what the burst
-// allowance is for), and costs no tokens; a roots list counts nothing:
-// upstreams ask for it on every change of the list, and counting it would
-// push their sampling into the burst allowance.
-func charge(kind Kind, stage Stage, fresh bool, outcome Outcome, request, result validate.Document, raw []byte) review.Usage {
-	switch {
-	case !fresh || !charges(kind, stage):
-		return review.Usage{}
-	case kind == KindElicitation:
-		return review.Usage{Requests: 1}
-	}
-	reserved := min(documentInt(request["maxTokens"]), maxCharge)
-	if stage == StageResult {
-		returned := returnedTokens(result, raw)
-		return review.Usage{ReturnedTokens: returned, Tokens: returned - reserved}
-	}
-	u := review.Usage{Requests: 1}
-	if outcome == OutcomePass || outcome == OutcomeEscalate {
-		u.RequestedTokens, u.Tokens = reserved, reserved
-	}
-	return u
-}
-
-// charges reports whether a fresh decision of kind at stage may charge its
-// server's usage (charge says how much): such decisions read usage,
-// evaluate and commit in the server's turn (judgeCharged). The others
-// charge nothing, and need no turn.
-func charges(kind Kind, stage Stage) bool {
-	switch kind {
-	case KindRoots:
-		return false
-	case KindElicitation:
-		return stage == StageRequest
-	}
-	return true
-}
-
 // maxCharge bounds what one request may reserve. maxTokens may be as large
 // as an int64; summing a few of those would overflow the store's sums and
 // leave the server's usage unreadable. No budget is anywhere near it.

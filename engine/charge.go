@@ -1,0 +1,111 @@
+package engine
+
+import (
+	"github.com/mcpx-fw/mcpx-fw/engine/review"
+)
+
+// A sampling request costs its owner what the model reads (its prompt:
+// texts, images, audio, tool calls and definitions, by the one estimate of
+// estimate.go, which the policy sees as facts.estimated_tokens) and what
+// the model writes. Its server is charged so:
+//
+//   - When the request is first decided it counts as a request and, if it
+//     may reach the model (let through, or held for a person who may let
+//     it through), reserves its prompt's estimate plus its maxTokens.
+//   - An approval re-decides it on its server's usage without its own
+//     reservation, as the first decision saw the usage without itself,
+//     and, when it passes, reserves it again for what the request (the
+//     operator's edit, when they made one) may cost.
+//   - Its completion settles the reservation: the prompt's estimate plus
+//     what the model returned (the result's own count, else the estimate
+//     of its content).
+//   - A review that closes without the request reaching the host releases
+//     the reservation (review.Settlement).
+//
+// Every change is made on the first decision, at the time the request
+// arrived (review.Settlement says why), so a request counts once in each
+// window, whenever it settles and whichever replica or era settles it.
+//
+// Tokens are sampling's alone. An elicitation counts as a request, in the
+// same counters (a loop asking the user over and over is what the burst
+// allowance is for), and costs no tokens; a roots list counts nothing:
+// upstreams ask for it on every change of the list, and counting it would
+// push their sampling into the burst allowance.
+
+// charge is what a decision adds to its server's usage and what it does to
+// the charge its request's first decision holds. a is the approval of a
+// re-decision, nil for a first decision; the operator's CLI re-checks an
+// item as serve re-decides it, and reserves it again the same way (the
+// reservation is set, not added to, so the last re-decision before
+// delivery stands).
+func charge(as *assessment, s Request, raw []byte, a *Approval) (review.Usage, *review.Settlement) {
+	kind, stage, v := s.kindOf(), as.verdict.Stage, &as.verdict
+	switch {
+	case !charges(kind, stage):
+		return review.Usage{}, nil
+	case kind == KindElicitation && a == nil:
+		return review.Usage{Requests: 1}, nil
+	case kind == KindElicitation:
+		return review.Usage{}, nil
+	case stage == StageResult && a == nil:
+		return review.Usage{}, &review.Settlement{Reservation: s.Reservation, Completed: true, Returned: returnedTokens(as.result, raw)}
+	case stage == StageResult:
+		return review.Usage{}, nil
+	}
+	reserve := reservation(as)
+	switch {
+	case a == nil && reaches(v.Outcome):
+		return review.Usage{Requests: 1, RequestedTokens: reserve.RequestedTokens, Tokens: reserve.Tokens}, nil
+	case a == nil:
+		return review.Usage{Requests: 1}, nil
+	case v.Outcome == OutcomePass:
+		return review.Usage{}, &review.Settlement{Reservation: a.DecisionID, Reserve: reserve}
+	}
+	return review.Usage{}, nil
+}
+
+// reaches reports whether a request decided so may reach the model.
+func reaches(o Outcome) bool { return o == OutcomePass || o == OutcomeEscalate }
+
+// reservation is what a sampling request reserves: its maxTokens, and its
+// prompt's estimate with them, each capped at maxCharge.
+func reservation(as *assessment) review.Usage {
+	m := min(documentInt(as.request["maxTokens"]), maxCharge)
+	return review.Usage{RequestedTokens: m, Tokens: promptTokens(as) + m}
+}
+
+// promptTokens is facts.estimated_tokens as the policy saw it.
+func promptTokens(as *assessment) int64 {
+	facts, _ := as.input["facts"].(map[string]any)
+	n, _ := facts["estimated_tokens"].(int64)
+	return n
+}
+
+// reservationOf is the decision whose charge stands for v's request: its
+// first decision at the request stage (v's own when it reserved, the
+// approved one for a re-decision), for the result stage to settle.
+func reservationOf(v Verdict, s Request, a *Approval) string {
+	switch {
+	case v.Stage != StageRequest || s.kindOf() != KindSampling:
+		return ""
+	case a != nil:
+		return a.DecisionID
+	case reaches(v.Outcome):
+		return v.DecisionID
+	}
+	return ""
+}
+
+// charges reports whether a decision of kind at stage may charge its
+// server's usage (charge says how much): such decisions read usage,
+// evaluate and commit in the server's turn (judgeCharged). The others
+// charge nothing, and need no turn.
+func charges(kind Kind, stage Stage) bool {
+	switch kind {
+	case KindRoots:
+		return false
+	case KindElicitation:
+		return stage == StageRequest
+	}
+	return true
+}
