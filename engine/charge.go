@@ -67,18 +67,22 @@ func charge(as *assessment, s Request, raw []byte, a *Approval) (review.Usage, *
 // reaches reports whether a request decided so may reach the model.
 func reaches(o Outcome) bool { return o == OutcomePass || o == OutcomeEscalate }
 
-// reservation is what a sampling request reserves: its maxTokens, and its
-// prompt's estimate with them, each capped at maxCharge.
+// reservation is what the assessed sampling request reserves, by the
+// facts the policy saw.
 func reservation(as *assessment) review.Usage {
-	m := min(documentInt(as.request["maxTokens"]), maxCharge)
-	return review.Usage{RequestedTokens: m, Tokens: promptTokens(as) + m}
+	facts, _ := as.input["facts"].(map[string]any)
+	return Reservation(facts)
 }
 
-// promptTokens is facts.estimated_tokens as the policy saw it.
-func promptTokens(as *assessment) int64 {
-	facts, _ := as.input["facts"].(map[string]any)
-	n, _ := facts["estimated_tokens"].(int64)
-	return n
+// Reservation is what a sampling request with these facts (Facts)
+// reserves against its server's budget while it may reach the model: its
+// maxTokens (RequestedTokens) and, in Tokens, those plus its prompt's
+// estimate (estimated_tokens), each capped at maxCharge. The operator's
+// tools show it beside a held request, counted as the charge counts it.
+func Reservation(facts map[string]any) review.Usage {
+	prompt, _ := facts["estimated_tokens"].(int64)
+	m := min(documentInt(facts["max_tokens"]), maxCharge)
+	return review.Usage{RequestedTokens: m, Tokens: prompt + m}
 }
 
 // reservationOf is the decision whose charge stands for v's request: its
