@@ -16,7 +16,7 @@ import (
 
 // encodedImage is an image of w×h pixels in a real encoder's format,
 // base64 as a content block carries it.
-func encodedImage(t *testing.T, format string, w, h int) string {
+func encodedImage(t testing.TB, format string, w, h int) string {
 	t.Helper()
 	img := image.NewGray(image.Rect(0, 0, w, h))
 	var buf bytes.Buffer
@@ -47,7 +47,7 @@ func webpHeader(fourcc string, payload []byte) string {
 
 // jpegWithExif is a real JPEG behind an APP1 segment of size bytes, so its
 // frame header comes only after them.
-func jpegWithExif(t *testing.T, size, w, h int) string {
+func jpegWithExif(t testing.TB, size, w, h int) string {
 	t.Helper()
 	raw, _ := base64.StdEncoding.DecodeString(encodedImage(t, "jpeg", w, h))
 	seg := []byte{0xff, 0xe1, byte((size + 2) >> 8), byte(size + 2)}
