@@ -47,6 +47,9 @@ func charge(as *assessment, s Request, raw []byte, a *Approval) (review.Usage, *
 		return review.Usage{Requests: 1}, nil
 	case kind == KindElicitation:
 		return review.Usage{}, nil
+	case stage == StageResult && a == nil && s.Reservation == "":
+		r := returnedTokens(as.result, raw)
+		return review.Usage{ReturnedTokens: r, Tokens: r}, nil // nothing reserved to settle: charged here
 	case stage == StageResult && a == nil:
 		return review.Usage{}, &review.Settlement{Reservation: s.Reservation, Completed: true, Returned: returnedTokens(as.result, raw)}
 	case stage == StageResult:
