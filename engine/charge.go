@@ -83,9 +83,9 @@ func reservation(as *assessment) review.Usage {
 // estimate (estimated_tokens), each capped at maxCharge. The operator's
 // tools show it beside a held request, counted as the charge counts it.
 func Reservation(facts map[string]any) review.Usage {
-	prompt, _ := facts["estimated_tokens"].(int64)
+	prompt, _ := facts["estimated_tokens"].(int)
 	m := min(documentInt(facts["max_tokens"]), maxCharge)
-	return review.Usage{RequestedTokens: m, Tokens: prompt + m}
+	return review.Usage{RequestedTokens: m, Tokens: int64(prompt) + m}
 }
 
 // reservationOf is the decision whose charge stands for v's request: its

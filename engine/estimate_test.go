@@ -163,7 +163,7 @@ func TestPromptEstimate(t *testing.T) {
 		},
 	}
 	ascii := len("Be brief.") + len("Describe ") + len("search") + len(toolsJSON) + len(callJSON) - 6 + len("result")
-	want := int64((ascii+3)/4 + 6 + 6 + 2000 + 200 + 2000)
+	want := (ascii+3)/4 + 6 + 6 + 2000 + 200 + 2000
 	if got := Facts(KindSampling, req, nil)["estimated_tokens"]; got != want {
 		t.Errorf("estimated_tokens %v, want %d", got, want)
 	}

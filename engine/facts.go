@@ -3,6 +3,7 @@ package engine
 import (
 	"encoding/base64"
 	"encoding/json"
+	"math"
 	"sort"
 	"strings"
 
@@ -115,7 +116,7 @@ func (f *facts) document(req map[string]any) map[string]any {
 		"text_bytes":        f.textBytes,
 		"image_bytes":       f.imageBytes,
 		"audio_bytes":       f.audioBytes,
-		"estimated_tokens":  f.tokens.tokens(),
+		"estimated_tokens":  int(min(f.tokens.tokens(), math.MaxInt)), // an int: OPA interns the small ones
 		"texts":             nonNil(f.texts),
 		"folded_texts":      folded,
 		"hidden_text":       hidden,
