@@ -1,6 +1,8 @@
 package review
 
 import (
+	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -236,5 +238,62 @@ func mustFinish(t *testing.T, s *Store, id string, st State) {
 	t.Helper()
 	if _, err := s.Finish(t.Context(), id, st, "test"); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestSettlementsKeepTheSums: whatever changes the charges on their
+// first decisions (settlements, reservations made again, settlements that
+// find nothing to settle), every window read at every edge still sums to
+// what the decisions rows hold: the buckets follow each change at the
+// row's own time.
+func TestSettlementsKeepTheSums(t *testing.T) {
+	s := openStore(t, stateDir(t))
+	at := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	rng := rand.New(rand.NewPCG(11, 11))
+	var ids []string
+	for n, created := range commitTimes(rng, at, usageWindows) {
+		id := fmt.Sprintf("dc-%d", n)
+		server := []string{"a", "b"}[n%2]
+		m := rng.Int64N(2000)
+		commitAt(t, s, id, server, created, Usage{Requests: 1, RequestedTokens: m, Tokens: m + rng.Int64N(500)})
+		ids = append(ids, id)
+	}
+	for n, id := range ids {
+		server := []string{"a", "b"}[n%2]
+		st := Settlement{Reservation: id, Completed: true, Returned: rng.Int64N(2000)}
+		switch rng.IntN(4) {
+		case 0:
+			st = Settlement{Reservation: id, Reserve: Usage{RequestedTokens: rng.Int64N(2000), Tokens: rng.Int64N(3000)}}
+		case 1:
+			st.Reservation = "dc-none"
+		}
+		_, err := s.Commit(t.Context(), Entry{Decision: Decision{ID: id + "-later", Server: server, Stage: StageResult, Outcome: "pass",
+			CreatedAt: at.Add(time.Duration(rng.Int64N(int64(2 * time.Hour))))}, Settles: &st})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	wantSums(t, s, at)
+}
+
+// TestSettlementAfterUpgrade: a request reserved by a binary before
+// settlements (its reservation its maxTokens alone) is settled by this
+// one to what its completion returned.
+func TestSettlementAfterUpgrade(t *testing.T) {
+	dir := stateDir(t)
+	old := openAtVersion(t, dir, len(migrations)-1)
+	_, err := old.ExecContext(t.Context(), `INSERT INTO decisions (id, server, stage, outcome, reasons,
+		review_id, created_at, requests, requested_tokens, returned_tokens, tokens)
+		VALUES ('dc-old', 'a', 'request', 'pass', '[]', '', ?, 1, 500, 0, 500)`, now().Add(-time.Minute).UnixNano())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := old.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s := openStore(t, dir)
+	commitSettling(t, s, "dc-result", "a", StageResult, Settlement{Reservation: "dc-old", Completed: true, Returned: 42})
+	if got := usageNow(t, s, "a")["hour"]; got != (Usage{Requests: 1, RequestedTokens: 500, ReturnedTokens: 42, Tokens: 42}) {
+		t.Errorf("hour %+v, want the 42 returned", got)
 	}
 }
