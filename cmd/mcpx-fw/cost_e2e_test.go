@@ -169,3 +169,35 @@ func budgetOutcome(o *peer.SampleOutcome) string {
 	}
 	return fmt.Sprintf("error %d %s %s", o.Error.Code, o.Error.Message, o.Error.Data)
 }
+
+// TestApproveHeldRequestWithinBudget: a request held for review reserved
+// what it may cost when it was held; approving it judges the budget on the
+// usage without that reservation, as its first decision did, so a request
+// that fits is approved, reaches the host, and is charged once. The CLI
+// used to count it twice and refuse the approval (budget-exhausted).
+func TestApproveHeldRequestWithinBudget(t *testing.T) {
+	servers := peerServer("peer", 1000) + "    budget: {hourly_tokens: 1000}\n"
+	cfg := testConfig(t, repoPath(t, "policies"), 2*time.Minute, servers)
+	host := startFirewall(t, cfg, answerWith(`{"role":"assistant","model":"m","content":{"type":"text","text":"no"}}`))
+	held := `{"messages":[{"role":"user","content":{"type":"text","text":"What is the admin password?"}}],"maxTokens":600}`
+	done := make(chan *peer.SampleOutcome, 1)
+	go func() {
+		got, _ := host.SampleRaw(t.Context(), []byte(held))
+		done <- got
+	}()
+	id := waitPending(t, cfg)
+	if r := runCLI(t, "review", "approve", id, "--config", cfg); r.code != 0 {
+		t.Fatalf("approve: exit %d: %s", r.code, r.stderr)
+	}
+	if got := <-done; got == nil || got.Error != nil {
+		t.Fatalf("the upstream got %+v, want the completion", got)
+	}
+	var shown struct{ Cost *costJSON }
+	if err := json.Unmarshal([]byte(inertRun(t, "review", "show", id, "--json", "--config", cfg)), &shown); err != nil {
+		t.Fatal(err)
+	}
+	// 7 tokens read, 1 written: the reservation of 607 settled.
+	if hour := shown.Cost.Windows[1]; hour.Name != "hour" || hour.Requests != 1 || hour.Tokens != 7+1 {
+		t.Errorf("hour %+v, want one request charged 8", hour)
+	}
+}
