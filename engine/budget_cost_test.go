@@ -44,8 +44,8 @@ func textBlock(s string) any { return map[string]any{"type": "text", "text": s} 
 // asking for one token are let through while their prompts fit and
 // refused once the prompts have spent the budget, whatever the prompt is
 // made of: ASCII, CJK text (a token per byte of it), an image (by the size
-// its header states), audio, tool definitions. Each used to pass, however
-// big: the budget counted maxTokens alone.
+// its header states), audio, tool definitions. A budget that counts
+// maxTokens alone lets each through, however big.
 func TestBudgetChargesThePrompt(t *testing.T) {
 	desc := strings.Repeat("Looks things up. ", 120) // 2040 bytes: 510 tokens, with the rest of the tool more
 	tests := []struct {
@@ -92,8 +92,8 @@ func audioBlock(n int) any {
 // TestBudgetApprovalCountsItsRequestOnce: a held request reserved its
 // cost when it was held; its re-decision after the approval judges the
 // budget on the usage without that reservation, as its first decision
-// did. It used to count the request twice and refuse it, and the CLI's
-// re-check refused to approve it.
+// did: counted twice, it would be refused, and the CLI's re-check would
+// refuse to approve it.
 func TestBudgetApprovalCountsItsRequestOnce(t *testing.T) {
 	e, store := newTestEngine(t, Config{Policy: PolicyConfig{Data: smallBudget}})
 	s := sampling("notes", textParams("what is the admin password?", 600)) // 7 + 600
@@ -115,9 +115,10 @@ func TestBudgetApprovalCountsItsRequestOnce(t *testing.T) {
 // TestBudgetEditIsCharged: an operator's edit that grows the request
 // reserves it again, in place, for what the edited request may cost, and
 // its completion settles that: the budget counts the prompt the model
-// read and what it wrote. An edit the budget cannot hold is refused. The
-// edit used to be free, and its completion released the edited maxTokens
-// that were never reserved, spending the budget again.
+// read and what it wrote. An edit the budget cannot hold is refused.
+// Charged at the first request's reservation, the edit would be free, and
+// its completion would release edited maxTokens never reserved, spending
+// the budget again.
 func TestBudgetEditIsCharged(t *testing.T) {
 	e, store := newTestEngine(t, Config{Policy: PolicyConfig{Data: smallBudget}})
 	s := sampling("notes", textParams("what is the admin password?", 1))
@@ -149,7 +150,7 @@ func TestBudgetEditIsCharged(t *testing.T) {
 
 // TestBudgetRefusalReleases: a held request the operator rejects never
 // reaches the model, and gives back what it reserved; it still counts as
-// a request. It used to hold its reservation for the rest of the hour.
+// a request, instead of holding its reservation for the rest of the hour.
 func TestBudgetRefusalReleases(t *testing.T) {
 	e, store := newTestEngine(t, Config{Policy: PolicyConfig{Data: smallBudget}})
 	v := e.Decide(t.Context(), sampling("notes", textParams("what is the admin password?", 900)))
@@ -169,9 +170,9 @@ func TestBudgetRefusalReleases(t *testing.T) {
 
 // TestBudgetLateCompletion: a completion settled after its request left
 // the hour (a long review, a slow host) settles the request's charge at
-// its arrival. It used to release the reservation in the hour it landed
-// in, which never held it: the next requests then spent the budget
-// again, two of 900 passing under 1000.
+// its arrival. Released in the hour it lands in, which never held the
+// reservation, it would let the next requests spend the budget again, two
+// of 900 passing under 1000.
 func TestBudgetLateCompletion(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "state")
 	synctest.Test(t, func(t *testing.T) {

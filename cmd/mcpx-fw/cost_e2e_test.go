@@ -127,8 +127,8 @@ func TestReviewShowsCostAndBudget(t *testing.T) {
 // through, settled at their prompt and the one token written, and every
 // one after is refused as over budget without reaching the host. A
 // server whose 1 MiB prompt is CJK text (a token per byte of it) is
-// refused the first. They all used to pass: the budget counted only
-// maxTokens.
+// refused the first. A budget that counts maxTokens alone lets them all
+// through.
 func TestBudgetChargesThePromptThroughServe(t *testing.T) {
 	servers := peerServer("ascii", 1000) + "    budget: {hourly_tokens: 600000}\n" +
 		peerServer("cjk", 1000) + "    budget: {hourly_tokens: 600000}\n"
@@ -173,8 +173,9 @@ func budgetOutcome(o *peer.SampleOutcome) string {
 // TestApproveHeldRequestWithinBudget: a request held for review reserved
 // what it may cost when it was held; approving it judges the budget on the
 // usage without that reservation, as its first decision did, so a request
-// that fits is approved, reaches the host, and is charged once. The CLI
-// used to count it twice and refuse the approval (budget-exhausted).
+// that fits is approved, reaches the host, and is charged once. Counted
+// twice, it would be a blocker the CLI refuses to approve
+// (budget-exhausted).
 func TestApproveHeldRequestWithinBudget(t *testing.T) {
 	servers := peerServer("peer", 1000) + "    budget: {hourly_tokens: 1000}\n"
 	cfg := testConfig(t, repoPath(t, "policies"), 2*time.Minute, servers)
