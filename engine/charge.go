@@ -34,37 +34,49 @@ import (
 
 // charge is what a decision adds to its server's usage and what it does to
 // the charge its request's first decision holds. a is the approval of a
-// re-decision, nil for a first decision; the operator's CLI re-checks an
-// item as serve re-decides it, and reserves it again the same way (the
-// reservation is set, not added to, so the last re-decision before
-// delivery stands).
+// re-decision, nil for a first decision.
 func charge(as *assessment, s Request, raw []byte, a *Approval) (review.Usage, *review.Settlement) {
-	kind, stage, v := s.kindOf(), as.verdict.Stage, &as.verdict
-	switch {
-	case !charges(kind, stage):
+	switch kind, stage := s.kindOf(), as.verdict.Stage; {
+	case !charges(kind, stage), kind == KindElicitation && a != nil:
 		return review.Usage{}, nil
-	case kind == KindElicitation && a == nil:
-		return review.Usage{Requests: 1}, nil
 	case kind == KindElicitation:
-		return review.Usage{}, nil
-	case stage == StageResult && a == nil && s.Reservation == "":
-		r := returnedTokens(as.result, raw)
-		return review.Usage{ReturnedTokens: r, Tokens: r}, nil // nothing reserved to settle: charged here
-	case stage == StageResult && a == nil:
-		return review.Usage{}, &review.Settlement{Reservation: s.Reservation, Completed: true, Returned: returnedTokens(as.result, raw)}
+		return review.Usage{Requests: 1}, nil
 	case stage == StageResult:
-		return review.Usage{}, nil
+		return completionCharge(as, s, raw, a)
 	}
-	reserve := reservation(as)
+	return requestCharge(as, a)
+}
+
+// requestCharge is a sampling request's charge at the request stage. The
+// operator's CLI re-checks an item as serve re-decides it, and reserves it
+// again the same way: the reservation is set, not added to, so the last
+// re-decision before delivery stands.
+func requestCharge(as *assessment, a *Approval) (review.Usage, *review.Settlement) {
+	reserve, outcome := reservation(as), as.verdict.Outcome
 	switch {
-	case a == nil && reaches(v.Outcome):
+	case a == nil && reaches(outcome):
 		return review.Usage{Requests: 1, RequestedTokens: reserve.RequestedTokens, Tokens: reserve.Tokens}, nil
 	case a == nil:
 		return review.Usage{Requests: 1}, nil
-	case v.Outcome == OutcomePass:
+	case outcome == OutcomePass:
 		return review.Usage{}, &review.Settlement{Reservation: a.DecisionID, Reserve: reserve}
 	}
 	return review.Usage{}, nil
+}
+
+// completionCharge is what a completion's first check charges: the
+// settlement of its request's reservation, or, with none to settle, what
+// it returned, on its own decision. Its re-check after an approval
+// charges nothing.
+func completionCharge(as *assessment, s Request, raw []byte, a *Approval) (review.Usage, *review.Settlement) {
+	switch {
+	case a != nil:
+		return review.Usage{}, nil
+	case s.Reservation == "":
+		r := returnedTokens(as.result, raw)
+		return review.Usage{ReturnedTokens: r, Tokens: r}, nil
+	}
+	return review.Usage{}, &review.Settlement{Reservation: s.Reservation, Completed: true, Returned: returnedTokens(as.result, raw)}
 }
 
 // reaches reports whether a request decided so may reach the model.
