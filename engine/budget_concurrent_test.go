@@ -38,12 +38,15 @@ func TestBudgetExactUnderConcurrency(t *testing.T) {
 
 func budgetExactUnderConcurrency(t *testing.T, open func() (*review.Store, error)) {
 	const servers, fit, perEngine, maxTokens = 6, 5, 4, 1000
+	// cost is what each request reserves: "Summarise this diff" is 5
+	// tokens to read.
+	const cost = maxTokens + 5
 	run := newDecisionID() // the servers' own usage, in a database other runs share
 	names := make([]string, servers)
 	config := map[string]any{}
 	for i := range names {
 		names[i] = fmt.Sprintf("budget-%d-%s", i, run)
-		config[names[i]] = map[string]any{"max_tokens": 4096, "budget": map[string]any{"hourly_tokens": fit * maxTokens}}
+		config[names[i]] = map[string]any{"max_tokens": 4096, "budget": map[string]any{"hourly_tokens": fit * cost}}
 	}
 	data := map[string]any{"default": "review", "servers": config}
 	engines, store := sharedEngines(t, 3, Config{Policy: PolicyConfig{Data: data}}, open)
@@ -79,12 +82,12 @@ func budgetExactUnderConcurrency(t *testing.T, open func() (*review.Store, error
 			t.Errorf("%s: outcomes %v, want %v (blockers all budget-exhausted)", name, got, want)
 		}
 		hour := usageOf(t, store, name)
-		want := review.Usage{Requests: int64(total), RequestedTokens: int64(got["pass"]) * maxTokens, Tokens: int64(got["pass"]) * maxTokens}
+		want := review.Usage{Requests: int64(total), RequestedTokens: int64(got["pass"]) * maxTokens, Tokens: int64(got["pass"]) * cost}
 		if hour != want {
 			t.Errorf("%s: hour usage %+v, want %+v (the charges of the decisions made)", name, hour, want)
 		}
-		if hour.Tokens > fit*maxTokens {
-			t.Errorf("%s: the budget of %d tokens was overspent: %d reserved", name, fit*maxTokens, hour.Tokens)
+		if hour.Tokens > fit*cost {
+			t.Errorf("%s: the budget of %d tokens was overspent: %d reserved", name, fit*cost, hour.Tokens)
 		}
 	}
 }

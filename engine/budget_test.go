@@ -19,11 +19,12 @@ var budgetData = map[string]any{
 }
 
 // The acceptance test for budgets: permitted requests spend github-mcp's
-// hourly budget, the next one is denied with the budget's reason, and
-// notes, with a budget of its own, is unaffected.
+// hourly budget, each its prompt ("Summarise this diff", 5 tokens) and its
+// maxTokens, the next one is denied with the budget's reason, and notes,
+// with a budget of its own, is unaffected.
 func TestBudgetSpentThenDenied(t *testing.T) {
 	e, store := newTestEngine(t, Config{Policy: PolicyConfig{Data: budgetData}})
-	s := sampling("github-mcp", textParams("Summarise this diff", 1000))
+	s := sampling("github-mcp", textParams("Summarise this diff", 995))
 	for i := range 5 {
 		if v := e.Decide(t.Context(), s); v.Outcome != OutcomePass {
 			t.Fatalf("request %d: %v %v, want pass", i+1, v.Outcome, v.ReasonCodes())
@@ -33,54 +34,62 @@ func TestBudgetSpentThenDenied(t *testing.T) {
 	if v.Outcome != OutcomeBlocker || !slices.Equal(v.ReasonCodes(), []string{"budget-exhausted"}) {
 		t.Fatalf("sixth request: %v %v, want blocker [budget-exhausted]", v.Outcome, v.ReasonCodes())
 	}
-	want := "server github-mcp has used 5000 of its 5000 tokens this hour; this request may take 1000 more"
+	want := "server github-mcp has used 5000 of its 5000 tokens this hour; this request may take 1000 more (5 to read, up to 995 to write)"
 	if v.Reasons[0].Message != want {
 		t.Errorf("reason %q, want %q", v.Reasons[0].Message, want)
 	}
-	if v := e.Decide(t.Context(), sampling("notes", textParams("Summarise my notes", 1000))); v.Outcome != OutcomePass {
+	if v := e.Decide(t.Context(), sampling("notes", textParams("Summarise my notes", 995))); v.Outcome != OutcomePass {
 		t.Errorf("notes: %v %v, want pass", v.Outcome, v.ReasonCodes())
 	}
 	hour := usageOf(t, store, "github-mcp")
-	if hour.Requests != 6 || hour.Tokens != 5000 || hour.RequestedTokens != 5000 {
+	if hour.Requests != 6 || hour.Tokens != 5000 || hour.RequestedTokens != 5*995 {
 		t.Errorf("github-mcp hour usage %+v: want 6 requests, 5000 tokens (a denied request reserves nothing)", hour)
 	}
 }
 
-// Completions release what their requests reserved but did not use, so a
-// server whose answers are short can keep going.
+// decideAndCheck decides s, then checks result against it as the relay
+// does, the request stage's reservation handed to the result stage.
+func decideAndCheck(t *testing.T, e *Engine, s Request, result string) {
+	t.Helper()
+	v := e.Decide(t.Context(), s)
+	if v.Outcome != OutcomePass {
+		t.Fatalf("request: %v %v", v.Outcome, v.ReasonCodes())
+	}
+	s.Reservation = v.Reservation
+	if v := e.Check(t.Context(), s, []byte(result)); v.Outcome != OutcomePass {
+		t.Fatalf("result: %v %v", v.Outcome, v.ReasonCodes())
+	}
+}
+
+// Completions settle what their requests reserved: the prompt stays
+// charged, the maxTokens becomes what the model returned, so a server
+// whose answers are short can keep going.
 func TestBudgetChargesWhatCompletionsReturn(t *testing.T) {
 	e, store := newTestEngine(t, Config{Policy: PolicyConfig{Data: budgetData}})
 	s := sampling("github-mcp", textParams("Summarise this diff", 1000))
-	result := []byte(`{"role":"assistant","model":"m","content":{"type":"text","text":"Looks good to me."},"stopReason":"endTurn"}`)
-	for i := range 8 {
-		if v := e.Decide(t.Context(), s); v.Outcome != OutcomePass {
-			t.Fatalf("request %d: %v %v", i+1, v.Outcome, v.ReasonCodes())
-		}
-		if v := e.Check(t.Context(), s, result); v.Outcome != OutcomePass {
-			t.Fatalf("result %d: %v %v", i+1, v.Outcome, v.ReasonCodes())
-		}
+	for range 8 {
+		decideAndCheck(t, e, s, `{"role":"assistant","model":"m","content":{"type":"text","text":"Looks good to me."},"stopReason":"endTurn"}`)
 	}
 	hour := usageOf(t, store, "github-mcp")
-	want := review.Usage{Requests: 8, RequestedTokens: 8000, ReturnedTokens: 8 * 5, Tokens: 8 * 5}
+	want := review.Usage{Requests: 8, RequestedTokens: 8000, ReturnedTokens: 8 * 5, Tokens: 8 * (5 + 5)}
 	if hour != want {
 		t.Errorf("hour usage %+v, want %+v", hour, want)
 	}
 }
 
-// A result that reports its own usage is charged what it says.
+// A result that reports its own usage is charged what it says, beside its
+// prompt.
 func TestBudgetUsesReportedTokens(t *testing.T) {
 	e, store := newTestEngine(t, Config{Policy: PolicyConfig{Data: budgetData}})
-	s := sampling("github-mcp", textParams("Summarise this diff", 1000))
-	e.Decide(t.Context(), s)
-	e.Check(t.Context(), s, []byte(`{"role":"assistant","model":"m","content":{"type":"text","text":"ok"},
-		"_meta":{"usage":{"output_tokens":321}}}`))
-	if hour := usageOf(t, store, "github-mcp"); hour.ReturnedTokens != 321 || hour.Tokens != 321 {
-		t.Errorf("hour usage %+v, want 321 returned and charged", hour)
+	decideAndCheck(t, e, sampling("github-mcp", textParams("Summarise this diff", 1000)), `{"role":"assistant","model":"m","content":{"type":"text","text":"ok"},
+		"_meta":{"usage":{"output_tokens":321}}}`)
+	if hour := usageOf(t, store, "github-mcp"); hour.ReturnedTokens != 321 || hour.Tokens != 5+321 {
+		t.Errorf("hour usage %+v, want 321 returned and charged with the prompt's 5", hour)
 	}
 }
 
-// Reconsidering an approved request is the same request deciding again: it
-// neither counts nor reserves a second time.
+// Reconsidering an approved request is the same request deciding again:
+// it neither counts nor reserves a second time.
 func TestBudgetReconsiderChargesNothing(t *testing.T) {
 	e, store := newTestEngine(t, Config{Policy: PolicyConfig{Data: budgetData}})
 	s := sampling("notes", textParams("what is the admin password?", 1000))
@@ -89,11 +98,11 @@ func TestBudgetReconsiderChargesNothing(t *testing.T) {
 		t.Fatalf("got %v %v, want escalate", v.Outcome, v.ReasonCodes())
 	}
 	again := e.Reconsider(t.Context(), s, nil, Approval{DecisionID: v.DecisionID, By: "alice"})
-	if again.Outcome != OutcomePass {
-		t.Fatalf("reconsidered: %v %v", again.Outcome, again.ReasonCodes())
+	if again.Outcome != OutcomePass || again.Reservation != v.DecisionID {
+		t.Fatalf("reconsidered: %v %v, reservation %q", again.Outcome, again.ReasonCodes(), again.Reservation)
 	}
-	if hour := usageOf(t, store, "notes"); hour.Requests != 1 || hour.Tokens != 1000 {
-		t.Errorf("hour usage %+v, want one request reserving 1000", hour)
+	if hour := usageOf(t, store, "notes"); hour.Requests != 1 || hour.Tokens != 7+1000 {
+		t.Errorf("hour usage %+v, want one request reserving 1007", hour)
 	}
 }
 

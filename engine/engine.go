@@ -143,7 +143,7 @@ func (e *Engine) Screen(ctx context.Context, s Request) (Verdict, bool) {
 		input:   buildInput(StageRequest, s, req, nil, nil, nil),
 		request: req,
 	}
-	e.commit(ctx, &a, s, nil, true)
+	e.commit(ctx, &a, s, nil, nil)
 	return a.verdict, false
 }
 
@@ -178,47 +178,67 @@ func (e *Engine) Preview(ctx context.Context, stage Stage, s Request, result []b
 }
 
 // judge is the one check point: assess (validate, read usage, evaluate),
-// then commit (queue, record, log). A fresh decision that charges its
-// server's usage does the same in judgeCharged.
+// then commit (queue, record, log). A decision that charges its server's
+// usage, or changes its request's charge, does the same in judgeCharged.
 func (e *Engine) judge(ctx context.Context, stage Stage, s Request, result []byte, a *Approval) Verdict {
-	if a == nil && e.usageRead != nil && charges(s.kindOf(), stage) {
-		return e.judgeCharged(ctx, stage, s, result)
+	if e.charged(stage, s, a) {
+		return e.judgeCharged(ctx, stage, s, result, a)
 	}
 	as := e.assess(ctx, stage, s, result, a, nil)
-	e.commit(ctx, &as, s, result, a == nil)
+	e.commit(ctx, &as, s, result, a)
 	return as.verdict
 }
 
-// judgeCharged decides a fresh request or result that charges its server's
-// usage. Reading the usage, evaluating the policy on it and committing the
-// decision with its charge are one step for the server
-// (review.UsageReader.Charge): no other decision's charge, in this process
-// or any other sharing the store, comes between the usage the policy saw
-// and the charge this decision adds, so a budget is spent exactly.
-// Validation comes first, outside that step; a request it blocks is
-// committed as any other (its charge, one request, still waits for the
-// server's turn inside the store).
-func (e *Engine) judgeCharged(ctx context.Context, stage Stage, s Request, result []byte) Verdict {
-	as, clean := e.validation(stage, s, result, nil)
+// charged reports whether the decision of s at stage may change its
+// server's usage: a first decision that charges (charges), or the
+// re-decision of an approved sampling request, which reserves it again.
+func (e *Engine) charged(stage Stage, s Request, a *Approval) bool {
+	switch {
+	case e.usageRead == nil || !charges(s.kindOf(), stage):
+		return false
+	case a == nil:
+		return true
+	}
+	return stage == StageRequest && s.kindOf() == KindSampling
+}
+
+// judgeCharged decides a request or result that charges its server's
+// usage: a first decision, or the re-decision of an approved sampling
+// request, which reserves it again (charge). Reading the usage,
+// evaluating the policy on it and committing the decision with its charge
+// are one step for the server (review.UsageReader.ChargeFor): no other
+// decision's charge, in this process or any other sharing the store, comes
+// between the usage the policy saw and the charge this decision adds, so
+// a budget is spent exactly. A re-decision sees the usage without its
+// request's own reservation, as its first decision did. Validation comes
+// first, outside that step; a request it blocks is committed as any other
+// (its charge, one request, still waits for the server's turn inside the
+// store).
+func (e *Engine) judgeCharged(ctx context.Context, stage Stage, s Request, result []byte, a *Approval) Verdict {
+	as, clean := e.validation(stage, s, result, a)
 	if !clean {
-		e.commit(ctx, &as, s, result, true)
+		e.commit(ctx, &as, s, result, a)
 		return as.verdict
 	}
+	except := ""
+	if a != nil {
+		except = a.DecisionID
+	}
 	validated, start, evaluated := as, time.Now(), false
-	opened, err := e.usageRead.Charge(ctx, s.Server.Name, func(usage map[string]review.Usage) (review.Entry, error) {
+	opened, err := e.usageRead.ChargeFor(ctx, s.Server.Name, except, func(usage map[string]review.Usage) (review.Entry, error) {
 		as, evaluated = validated, true // decided afresh if asked again with newer usage
 		as.timings.usage = time.Since(start)
-		e.evaluateOn(ctx, &as, s, nil, usage, nil)
-		return e.entry(&as, s, result, true), nil
+		e.evaluateOn(ctx, &as, s, a, usage, nil)
+		return e.entry(&as, s, result, a), nil
 	})
 	if !evaluated {
-		e.evaluateOn(ctx, &as, s, nil, nil, err)
-		e.commit(ctx, &as, s, result, true)
+		e.evaluateOn(ctx, &as, s, a, nil, err)
+		e.commit(ctx, &as, s, result, a)
 		return as.verdict
 	}
 	// The charge's step read usage and evaluated too: the rest is the commit.
 	as.timings.commit = max(time.Since(start)-as.timings.usage-as.timings.eval, 0)
-	e.recorded(ctx, &as, s, result, true, opened, err)
+	e.recorded(ctx, &as, s, result, a, opened, err)
 	return as.verdict
 }
 

@@ -3,6 +3,7 @@ package engine
 import (
 	"encoding/base64"
 	"encoding/json"
+	"math"
 	"sort"
 	"strings"
 
@@ -43,6 +44,7 @@ func samplingFacts(req map[string]any) map[string]any {
 	f.texts = make([]any, 0, len(msgs)+1)
 	if sp, ok := req["systemPrompt"].(string); ok && sp != "" {
 		f.addText(req["systemPrompt"])
+		f.tokens.text(sp)
 	}
 	for _, m := range msgs {
 		if msg, ok := m.(map[string]any); ok {
@@ -52,6 +54,7 @@ func samplingFacts(req map[string]any) map[string]any {
 		}
 	}
 	f.messages = len(msgs)
+	f.tokens.json(req["tools"])
 	return f.document(req)
 }
 
@@ -60,6 +63,9 @@ type facts struct {
 	messages, textBytes, imageBytes, audioBytes, toolResults int
 	texts                                                    []any
 	types                                                    map[string]bool
+	// tokens is the prompt as the model reads it: the texts, and what
+	// the model reads besides (media, tool calls and definitions).
+	tokens tokenCount
 }
 
 // addText counts a text and lists it ("" for a text that is not a string).
@@ -74,9 +80,12 @@ func (f *facts) addText(text any) {
 	f.texts = append(f.texts, text)
 }
 
+// addBlock counts a message's content block: its texts are listed (a
+// tool result's too), and everything in it the model reads is estimated.
 func (f *facts) addBlock(b map[string]any) {
 	kind, _ := b["type"].(string)
 	f.types[kind] = true
+	f.tokens.block(b)
 	switch kind {
 	case "text":
 		f.addText(b["text"])
@@ -107,7 +116,7 @@ func (f *facts) document(req map[string]any) map[string]any {
 		"text_bytes":        f.textBytes,
 		"image_bytes":       f.imageBytes,
 		"audio_bytes":       f.audioBytes,
-		"estimated_tokens":  (f.textBytes + 3) / 4,
+		"estimated_tokens":  int(min(f.tokens.tokens(), math.MaxInt)), // an int: OPA interns the small ones
 		"texts":             nonNil(f.texts),
 		"folded_texts":      folded,
 		"hidden_text":       hidden,
@@ -195,9 +204,15 @@ func maxTokens(req map[string]any) any {
 	return json.Number("0")
 }
 
+// decodedLen is the length of base64 data once decoded: three bytes per
+// four characters, less the padding.
 func decodedLen(data any) int {
 	s, _ := data.(string)
-	return base64.StdEncoding.DecodedLen(len(s))
+	n := base64.StdEncoding.DecodedLen(len(s))
+	for i := len(s) - 1; i >= 0 && i >= len(s)-2 && s[i] == '='; i-- {
+		n--
+	}
+	return n
 }
 
 func sortedKeys(m map[string]bool) []any {

@@ -93,6 +93,11 @@ type Request struct {
 	// none. It may be asked more than once for one decision (a charge
 	// decided again on newer usage) and must give one place however often.
 	ReviewSlot func() error `json:"-"`
+	// Reservation is the request stage's Verdict.Reservation, handed to
+	// the result stage: the decision whose charge the completion settles
+	// (charge.go). "" settles none, and the completion is charged on its
+	// own decision.
+	Reservation string `json:"reservation,omitempty"`
 }
 
 // kindOf is r's kind, sampling when unset.

@@ -28,27 +28,28 @@ func newDecisionID() string {
 // log and the service log. An escalation the store cannot queue becomes an
 // error (an item nobody can see must not wait), and that error is recorded
 // in its place. Other recording failures are logged, never turned into a
-// pass. fresh is false for a reconsideration, which charges no usage.
-func (e *Engine) commit(ctx context.Context, as *assessment, s Request, result []byte, fresh bool) {
+// pass. a is the approval of a reconsideration, nil for a first decision
+// (see charge).
+func (e *Engine) commit(ctx context.Context, as *assessment, s Request, result []byte, a *Approval) {
 	start := time.Now()
-	opened, err := e.store.Commit(ctx, e.entry(as, s, result, fresh))
+	opened, err := e.store.Commit(ctx, e.entry(as, s, result, a))
 	as.timings.commit = time.Since(start)
-	e.recorded(ctx, as, s, result, fresh, opened, err)
+	e.recorded(ctx, as, s, result, a, opened, err)
 }
 
 // recorded follows the store's answer to a decision's first write: the
 // review it opened, or the error that replaces the decision (see commit).
-func (e *Engine) recorded(ctx context.Context, as *assessment, s Request, result []byte, fresh bool, opened review.Item, err error) {
+func (e *Engine) recorded(ctx context.Context, as *assessment, s Request, result []byte, a *Approval, opened review.Item, err error) {
 	v := &as.verdict
 	switch {
 	case err != nil && v.Outcome == OutcomeEscalate:
 		failed(v, "store-error", "review queue unavailable", fmt.Errorf("open review: %w", err))
-		_, err = e.store.Commit(ctx, e.entry(as, s, result, fresh))
+		_, err = e.store.Commit(ctx, e.entry(as, s, result, a))
 	case err != nil && v.Outcome == OutcomePass:
 		// A pass nobody can find later, whose usage no budget counts, is
 		// not a pass: fail closed, and try to record that instead.
 		failed(v, "store-error", "review queue unavailable", fmt.Errorf("record decision: %w", err))
-		_, err = e.store.Commit(ctx, e.entry(as, s, result, fresh))
+		_, err = e.store.Commit(ctx, e.entry(as, s, result, a))
 	case err == nil:
 		v.ReviewID = opened.ID
 	}
@@ -61,20 +62,23 @@ func (e *Engine) recorded(ctx context.Context, as *assessment, s Request, result
 		Validate: as.timings.validate, Eval: as.timings.eval, Commit: as.timings.commit})
 }
 
-// entry is what the store keeps for a decision. An escalation whose review
-// context cannot be encoded, or that gets no place (Request.ReviewSlot),
-// fails closed here, before anything is written.
-func (e *Engine) entry(as *assessment, s Request, result []byte, fresh bool) review.Entry {
+// entry is what the store keeps for a decision, its charge included. An
+// escalation whose review context cannot be encoded, or that gets no place
+// (Request.ReviewSlot), fails closed here, before anything is written.
+func (e *Engine) entry(as *assessment, s Request, result []byte, a *Approval) review.Entry {
 	v := &as.verdict
 	var item *review.Item
 	if v.Outcome == OutcomeEscalate {
 		item = opening(v, s, result)
 	}
+	v.Reservation = reservationOf(*v, s, a)
+	usage, settles := charge(as, s, result, a)
 	return review.Entry{
 		Decision:      decisionRow(*v, s),
-		Usage:         charge(s.kindOf(), v.Stage, fresh, v.Outcome, as.request, as.result, result),
+		Usage:         usage,
 		Review:        item,
 		ReviewTimeout: e.timeout,
+		Settles:       settles,
 	}
 }
 

@@ -62,51 +62,6 @@ func (u Usage) document() map[string]any {
 	return out
 }
 
-// charge is what one decision adds to its server's usage. Only a fresh
-// decision charges: a reconsideration after approval is the same request
-// deciding again, and the operator's CLI re-checks items too. A request
-// counts once when it arrives; if it may reach the model (passed, or held
-// for a person who may let it through) it reserves its maxTokens; its
-// completion then releases the part of the reservation it did not use.
-//
-// Tokens are sampling's alone. An elicitation counts as a request, in the
-// same counters (a loop asking the user over and over is what the burst
-// allowance is for), and costs no tokens; a roots list counts nothing:
-// upstreams ask for it on every change of the list, and counting it would
-// push their sampling into the burst allowance.
-func charge(kind Kind, stage Stage, fresh bool, outcome Outcome, request, result validate.Document, raw []byte) review.Usage {
-	switch {
-	case !fresh || !charges(kind, stage):
-		return review.Usage{}
-	case kind == KindElicitation:
-		return review.Usage{Requests: 1}
-	}
-	reserved := min(documentInt(request["maxTokens"]), maxCharge)
-	if stage == StageResult {
-		returned := returnedTokens(result, raw)
-		return review.Usage{ReturnedTokens: returned, Tokens: returned - reserved}
-	}
-	u := review.Usage{Requests: 1}
-	if outcome == OutcomePass || outcome == OutcomeEscalate {
-		u.RequestedTokens, u.Tokens = reserved, reserved
-	}
-	return u
-}
-
-// charges reports whether a fresh decision of kind at stage may charge its
-// server's usage (charge says how much): such decisions read usage,
-// evaluate and commit in the server's turn (judgeCharged). The others
-// charge nothing, and need no turn.
-func charges(kind Kind, stage Stage) bool {
-	switch kind {
-	case KindRoots:
-		return false
-	case KindElicitation:
-		return stage == StageRequest
-	}
-	return true
-}
-
 // maxCharge bounds what one request may reserve. maxTokens may be as large
 // as an int64; summing a few of those would overflow the store's sums and
 // leave the server's usage unreadable. No budget is anywhere near it.
@@ -117,46 +72,38 @@ const maxCharge = 1 << 40
 var usageKeys = []string{"outputTokens", "output_tokens", "completion_tokens"}
 
 // returnedTokens is what the completion cost: the count the result itself
-// reports in _meta.usage, else an estimate of a quarter token per byte of
-// its text (a completion that failed validation is estimated from its raw
-// bytes: it was generated all the same).
+// reports in _meta.usage, else the estimate (estimate.go) of everything in
+// its content, text, tool calls, images and audio alike (a completion that
+// failed validation is estimated from its raw bytes, as text: it was
+// generated all the same).
 func returnedTokens(result validate.Document, raw []byte) int64 {
+	var c tokenCount
 	if result == nil {
-		return estimateTokens(len(raw))
+		c.text(string(raw))
+		return c.tokens()
 	}
+	if n, ok := reportedTokens(result); ok {
+		return n
+	}
+	for _, b := range blocksOf(result["content"]) {
+		c.block(b)
+	}
+	return c.tokens()
+}
+
+// reportedTokens is the output count a result reports in _meta.usage.
+func reportedTokens(result validate.Document) (int64, bool) {
 	meta, _ := result["_meta"].(map[string]any)
-	if u, ok := meta["usage"].(map[string]any); ok {
-		for _, key := range usageKeys {
-			if n, ok := u[key].(json.Number); ok {
-				if v, err := strconv.ParseInt(string(n), 10, 64); err == nil && v >= 0 {
-					return min(v, maxCharge)
-				}
+	u, _ := meta["usage"].(map[string]any)
+	for _, key := range usageKeys {
+		if n, ok := u[key].(json.Number); ok {
+			if v, err := strconv.ParseInt(string(n), 10, 64); err == nil && v >= 0 {
+				return min(v, maxCharge), true
 			}
 		}
 	}
-	return estimateTokens(completionBytes(result["content"]))
+	return 0, false
 }
-
-// completionBytes counts the text of a completion: text blocks and the JSON
-// of tool_use inputs, the parts a model writes token by token.
-func completionBytes(content any) int {
-	n := 0
-	for _, b := range blocksOf(content) {
-		switch b["type"] {
-		case "text":
-			s, _ := b["text"].(string)
-			n += len(s)
-		case "tool_use":
-			in, _ := json.Marshal(b["input"])
-			n += len(in)
-		}
-	}
-	return n
-}
-
-// estimateTokens is the usual rough rule of four bytes per token, rounded
-// up, the same rule facts.estimated_tokens uses.
-func estimateTokens(bytes int) int64 { return int64((bytes + 3) / 4) }
 
 // documentInt reads a validated integer (json.Number) as int64; anything
 // else is 0.

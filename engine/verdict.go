@@ -37,6 +37,11 @@ type Verdict struct {
 	// broke a rule (or was not validated): set it as the Request's
 	// Validated for the next stage of the same request.
 	Validated *Validated `json:"-"`
+	// Reservation is the decision whose charge stands for a sampling
+	// request that may reach the model, at the request stage: set it as
+	// the Request's Reservation for the result stage, whose completion
+	// settles it.
+	Reservation string `json:"-"`
 }
 
 // ReasonCodes lists the codes of the reasons and violations, the only part of

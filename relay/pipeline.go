@@ -115,8 +115,9 @@ func (t *stage) cleared(in mcp.InputRequest) (*cleared, error) {
 		return nil, wireErrorFor(t.k.name, t.v)
 	}
 	c := &cleared{k: t.k, s: t.s, params: t.k.forwardable(in), decisionID: t.v.DecisionID, reviewID: t.reviewID, answer: t.answer}
-	c.s.Validated = t.v.Validated // the result stage does not validate the request again
-	c.s.ReviewSlot = nil          // the request stage's; the result stage takes its own
+	c.s.Validated = t.v.Validated     // the result stage does not validate the request again
+	c.s.ReviewSlot = nil              // the request stage's; the result stage takes its own
+	c.s.Reservation = t.v.Reservation // the result stage settles what the request reserved
 	if t.edited != nil {
 		params, err := t.k.decodeRequest(t.edited)
 		if err != nil {

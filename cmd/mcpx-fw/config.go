@@ -263,8 +263,9 @@ const defaultMaxRounds = 8
 // BudgetConfig is one server's budget. Zero means no limit of that kind
 // (the key is then absent from the policy's data).
 type BudgetConfig struct {
-	// HourlyTokens: a request whose maxTokens would take the server past
-	// this many tokens in the last hour is denied (budget-exhausted).
+	// HourlyTokens: a request whose prompt (its estimated tokens) and
+	// maxTokens would take the server past this many tokens in the last
+	// hour is denied (budget-exhausted).
 	HourlyTokens int `mapstructure:"hourly_tokens"`
 	// BurstPerMinute: a request arriving after this many in the last minute
 	// is held for review (burst).

@@ -199,8 +199,8 @@ func (a consoleActions) Audit(ctx context.Context) (console.Audit, error) {
 }
 
 // Cost is what the review page shows beside the approve button: the
-// request's estimated tokens (a quarter token per byte of its text, the
-// rule input.facts.estimated_tokens uses) and maxTokens, and the server's
+// request's estimated tokens (what the model reads, by the engine's one
+// estimate, input.facts.estimated_tokens) and maxTokens, and the server's
 // use in each configured window against its budget.
 func (a consoleActions) Cost(ctx context.Context, id string) (console.Cost, error) {
 	it, err := getItem(ctx, a.rt, id)

@@ -19,13 +19,18 @@ import (
 // deciding (review show, the console) shows these numbers, so they are
 // made here once.
 type itemCost struct {
-	// EstimatedTokens is the request's facts.estimated_tokens, counted by
-	// the engine's own rule (a quarter token per byte of text); 0 for a
-	// kind that costs no tokens (elicitation, roots).
+	// EstimatedTokens is the request's facts.estimated_tokens: what the
+	// model reads, by the engine's one estimate (text, tool calls and
+	// definitions, images, audio); 0 for a kind that costs no tokens
+	// (elicitation, roots).
 	EstimatedTokens int64
-	// MaxTokens is the request's facts.max_tokens: what it may add in the
-	// completion, and what it reserves against the hourly budget.
+	// MaxTokens is the request's facts.max_tokens: what the model may
+	// write.
 	MaxTokens int64
+	// ReservedTokens is what the request reserves against its server's
+	// budget while it may reach the model (engine.Reservation): the two
+	// above, as the engine charges them.
+	ReservedTokens int64
 	// Windows are the server's usage and budget in every configured usage
 	// window, shortest first.
 	Windows []costWindow
@@ -56,6 +61,7 @@ func costOf(ctx context.Context, rt *runtime, it review.Item) (itemCost, error) 
 	if it.ErasedAt.IsZero() && itemKind(it) == engine.KindSampling {
 		facts := engine.Facts(engine.KindSampling, decodeObject(it.Request), nil)
 		c.EstimatedTokens, c.MaxTokens = factInt(facts["estimated_tokens"]), factInt(facts["max_tokens"])
+		c.ReservedTokens = engine.Reservation(facts).Tokens
 	}
 	return c, nil
 }

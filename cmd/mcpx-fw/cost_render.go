@@ -15,7 +15,8 @@ import (
 
 // budgetLeft is what a server may still spend before its budget acts, as
 // the shipped policy applies it: tokens until budget-exhausted denies a
-// request whose maxTokens does not fit in them, requests until burst holds
+// request whose reservation (its prompt's estimate and its maxTokens) does
+// not fit in them, requests until burst holds
 // every further one for review. Where several windows limit the same
 // thing, the tightest (the least left; the shorter window on a tie) is
 // what is left. A limit already passed leaves 0. nil: no budget.
@@ -92,13 +93,14 @@ func listBudgets(ctx context.Context, rt *runtime, items []review.Item) (map[str
 }
 
 // renderCost prints what letting it through may cost, just before the
-// commands to act: the request's estimated tokens and maxTokens (sampling
+// commands to act: what the request has the model read (estimated) and
+// write (maxTokens), and what the two reserve against the budget (sampling
 // alone costs tokens), then its server's usage now in every window against
 // its budget, and what is left of that budget.
 func renderCost(w io.Writer, it review.Item, c itemCost) {
 	fmt.Fprintln(w)
 	if itemKind(it) == engine.KindSampling {
-		fmt.Fprintf(w, "Tokens:   ~%d in the request's text (estimated), maxTokens %d\n", c.EstimatedTokens, c.MaxTokens)
+		fmt.Fprintf(w, "Tokens:   ~%d to read (estimated) + maxTokens %d = %d reserved\n", c.EstimatedTokens, c.MaxTokens, c.ReservedTokens)
 	}
 	left := leftOf(c.Windows)
 	budget := "no budget configured"
@@ -130,6 +132,7 @@ func usedOf(used, budget int64) string {
 type costJSON struct {
 	EstimatedTokens int64        `json:"estimated_tokens"`
 	MaxTokens       int64        `json:"max_tokens"`
+	ReservedTokens  int64        `json:"reserved_tokens"`
 	Windows         []windowJSON `json:"windows"`
 	BudgetLeft      *budgetLeft  `json:"budget_left"`
 }
@@ -145,8 +148,8 @@ type windowJSON struct {
 }
 
 func costToJSON(c itemCost) *costJSON {
-	j := &costJSON{EstimatedTokens: c.EstimatedTokens, MaxTokens: c.MaxTokens, Windows: make([]windowJSON, len(c.Windows)),
-		BudgetLeft: leftOf(c.Windows)}
+	j := &costJSON{EstimatedTokens: c.EstimatedTokens, MaxTokens: c.MaxTokens, ReservedTokens: c.ReservedTokens,
+		Windows: make([]windowJSON, len(c.Windows)), BudgetLeft: leftOf(c.Windows)}
 	for i, w := range c.Windows {
 		j.Windows[i] = windowJSON{Name: w.Name, Seconds: int64(w.Duration.Seconds()), Requests: w.Requests, Tokens: w.Tokens,
 			BudgetRequests: w.BudgetRequests, BudgetTokens: w.BudgetTokens}

@@ -202,15 +202,15 @@ func TestCostOf(t *testing.T) {
 		want itemCost
 	}{
 		{name: "sampling", it: review.Item{Server: "peer", Request: json.RawMessage(text)},
-			want: itemCost{EstimatedTokens: int64(len("Be brief.")+len("What is the admin password?")+3) / 4, MaxTokens: 300, Windows: peerWindows}},
+			want: itemCost{EstimatedTokens: 9, MaxTokens: 300, ReservedTokens: 309, Windows: peerWindows}}, // 36 bytes of text
 		{name: "elicitation costs no tokens", it: review.Item{Server: "peer", Context: elicit, Request: json.RawMessage(`{"mode":"form","message":"Your name?","requestedSchema":{"type":"object"}}`)},
 			want: itemCost{Windows: peerWindows}},
 		{name: "erased", it: review.Item{Server: "peer", Request: json.RawMessage(`{}`), ErasedAt: time.Now()},
 			want: itemCost{Windows: peerWindows}},
 		{name: "no budget", it: review.Item{Server: "free", Request: json.RawMessage(`{"maxTokens":5,"messages":[]}`)},
-			want: itemCost{MaxTokens: 5, Windows: zero}},
+			want: itemCost{MaxTokens: 5, ReservedTokens: 5, Windows: zero}},
 		{name: "server no longer configured", it: review.Item{Server: "gone", Request: json.RawMessage(`{"maxTokens":5,"messages":[]}`)},
-			want: itemCost{MaxTokens: 5, Windows: zero}},
+			want: itemCost{MaxTokens: 5, ReservedTokens: 5, Windows: zero}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

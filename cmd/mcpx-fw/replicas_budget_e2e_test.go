@@ -16,18 +16,19 @@ import (
 )
 
 // TestReplicasBudget: four servers, each with an hourly token budget of
-// 4,000 shared by three replicas (usage is the store's). 90 permitted
-// requests of 100 tokens each arrive at once for every server, through
-// legacy hosts on every replica: for each server exactly 40 pass and reach
-// the host, the other 50 are denied as over budget. The host holds every
-// request it is asked until all 360 are decided, so no completion gives
-// tokens back meanwhile and every pass is still counted at its maxTokens.
+// 40 requests' worth shared by three replicas (usage is the store's). 90
+// permitted requests, each reserving its prompt (6 tokens) and its
+// maxTokens (100), arrive at once for every server, through legacy hosts
+// on every replica: for each server exactly 40 pass and reach the host,
+// the other 50 are denied as over budget. The host holds every request it
+// is asked until all 360 are decided, so no completion gives tokens back
+// meanwhile and every pass is still counted at what it reserved.
 func TestReplicasBudget(t *testing.T) {
 	const (
 		servers   = 4
 		perServer = 90 // 30 from each replica's host
 		maxTokens = 100
-		budget    = 40 * maxTokens
+		budget    = 40 * (maxTokens + 6) // "Say hello. (ld-0-0001)": 6 tokens to read
 		requests  = servers * perServer
 	)
 	storeURL := newDatabase(t)
@@ -102,8 +103,8 @@ func TestReplicasBudget(t *testing.T) {
 	for i := range servers {
 		name := fmt.Sprintf("load%d", i)
 		total += passed[name]
-		if passed[name] != budget/maxTokens || denied[name] != perServer-budget/maxTokens {
-			t.Errorf("%s: %d passed, %d denied over budget; want exactly %d and %d", name, passed[name], denied[name], budget/maxTokens, perServer-budget/maxTokens)
+		if passed[name] != 40 || denied[name] != perServer-40 {
+			t.Errorf("%s: %d passed, %d denied over budget; want exactly %d and %d", name, passed[name], denied[name], 40, perServer-40)
 		}
 	}
 	if arrived.Load() != int64(total) {

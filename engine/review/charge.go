@@ -29,27 +29,39 @@ import (
 // detached from ctx's cancellation; waiting for the server's turn and
 // reading its usage are not.
 //
-// Decisions that charge nothing (an empty Usage: roots lists, a request
-// decided again after approval, the CLI's re-checks) need not come
-// through here, and take no turn. That is exact: a budget is spent only by
-// the charges committed against it, each of which is committed either
-// here, on the usage as it stands when it commits, or by Commit, which on
+// Decisions that charge nothing (an empty Usage and no settlement: roots
+// lists, elicitations decided again after approval) need not come through
+// here, and take no turn. That is exact: a budget is spent only by the
+// charges committed against it, each of which is committed either here, on
+// the usage as it stands when it commits, or by Commit, which on
 // PostgreSQL waits for the server's turn and on SQLite is seen by every
 // Charge that commits after it (see commitCharged). A decision that adds
 // nothing cannot spend what another one was counting on, whatever usage it
 // read: the reservation it relies on was charged when its request was
-// first decided.
+// first decided. Nor can a release (releaseOnClose, outside any turn): it
+// only lowers the usage others decided on.
 func (r *UsageReader) Charge(ctx context.Context, server string, decide func(map[string]Usage) (Entry, error)) (Item, error) {
+	return r.ChargeFor(ctx, server, "", decide)
+}
+
+// ChargeFor is Charge for a later decision on a request whose first
+// decision, reservation, charged the server already (its re-decision
+// after an approval, which may reserve it again: Settlement.Reserve):
+// decide sees the server's usage without that decision's charge, as the
+// first decision saw the usage without its own, so that a request is never
+// counted against itself. With reservation "" it is Charge.
+func (r *UsageReader) ChargeFor(ctx context.Context, server, reservation string, decide func(map[string]Usage) (Entry, error)) (Item, error) {
 	s := r.store
 	unlock, err := s.serverLocks.lock(ctx, server)
 	if err != nil {
 		return Item{}, fmt.Errorf("usage of %s: %w", server, err)
 	}
 	defer unlock()
+	v := usageView{r: r, server: server, except: reservation}
 	if s.db.dialect != dialectPostgres {
-		return r.chargeChecked(ctx, server, decide)
+		return v.chargeChecked(ctx, decide)
 	}
-	p, err := s.chargeLocked(ctx, server, r.readIn, func(usage map[string]Usage) (pendingEntry, error) {
+	p, err := s.chargeLocked(ctx, server, v.readIn, func(usage map[string]Usage) (pendingEntry, error) {
 		return s.chargeEntry(ctx, server, usage, decide)
 	})
 	if err != nil {
@@ -59,9 +71,39 @@ func (r *UsageReader) Charge(ctx context.Context, server string, decide func(map
 	return p.item, nil
 }
 
-// readIn is Read inside tx, at time at.
-func (r *UsageReader) readIn(ctx context.Context, tx *writeTx, server string, at time.Time) (map[string]Usage, error) {
-	return r.read(tx.StmtContext(ctx, r.stmt).QueryRowContext(ctx, r.args(server, at)...), server)
+// usageView is the usage a charge to server decides on: all of it, or,
+// for a later decision on a request, all but the charge of the request's
+// first decision (except).
+type usageView struct {
+	r      *UsageReader
+	server string
+	except string
+}
+
+// seen is the usage the view shows, from the row of sums read at at; the
+// excepted decision's charge is read through q, in the same transaction
+// as the sums when there is one.
+func (v usageView) seen(ctx context.Context, q rowReader, sums []int64, at time.Time) (map[string]Usage, error) {
+	if v.except == "" {
+		return v.r.usage(sums), nil
+	}
+	c, ok, err := readCharge(ctx, q, v.server, v.except)
+	if err != nil {
+		return nil, fmt.Errorf("usage of %s: %w", v.server, err)
+	}
+	if ok {
+		sums = v.r.without(sums, c, at)
+	}
+	return v.r.usage(sums), nil
+}
+
+// readIn is the view read inside tx, at time at.
+func (v usageView) readIn(ctx context.Context, tx *writeTx, server string, at time.Time) (map[string]Usage, error) {
+	sums, err := v.r.scan(tx.StmtContext(ctx, v.r.stmt).QueryRowContext(ctx, v.r.args(server, at)...), server)
+	if err != nil {
+		return nil, err
+	}
+	return v.seen(ctx, tx, sums, at)
 }
 
 // chargeChecked is Charge on SQLite, where the only lock other processes
@@ -78,20 +120,25 @@ func (r *UsageReader) readIn(ctx context.Context, tx *writeTx, server string, at
 // more on the new sums, under the file's lock, where nothing else can come
 // between. A second evaluation happens only when two processes charge one
 // server at the same moment.
-func (r *UsageReader) chargeChecked(ctx context.Context, server string, decide func(map[string]Usage) (Entry, error)) (Item, error) {
+func (v usageView) chargeChecked(ctx context.Context, decide func(map[string]Usage) (Entry, error)) (Item, error) {
+	r, server := v.r, v.server
 	s := r.store
 	at := s.now()
 	sums, err := r.scan(r.stmt.QueryRowContext(ctx, r.args(server, at)...), server)
 	if err != nil {
 		return Item{}, err
 	}
-	p, err := s.chargeEntry(ctx, server, r.usage(sums), decide)
+	usage, err := v.seen(ctx, s.db, sums, at)
+	if err != nil {
+		return Item{}, err
+	}
+	p, err := s.chargeEntry(ctx, server, usage, decide)
 	if err != nil {
 		return Item{}, err
 	}
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
 	defer cancel()
-	if p.item.ID == "" {
+	if p.item.ID == "" && p.entry.Settles == nil {
 		stored, err := r.insertUnchanged(wctx, p.entry, server, at, sums)
 		if err != nil {
 			return Item{}, p.failed(err)
@@ -100,7 +147,7 @@ func (r *UsageReader) chargeChecked(ctx context.Context, server string, decide f
 			return Item{}, nil
 		}
 	}
-	if p, err = r.chargeInWrite(ctx, wctx, server, at, sums, p, decide); err != nil {
+	if p, err = v.chargeInWrite(ctx, wctx, at, sums, p, decide); err != nil {
 		return Item{}, err
 	}
 	s.opened(p)
@@ -111,7 +158,8 @@ func (r *UsageReader) chargeChecked(ctx context.Context, server string, decide f
 // server's usage again: if it moved from sums, p is decided afresh on the
 // new sums before it is written. decide runs under ctx, the write under
 // wctx.
-func (r *UsageReader) chargeInWrite(ctx, wctx context.Context, server string, at time.Time, sums []int64, p pendingEntry, decide func(map[string]Usage) (Entry, error)) (pendingEntry, error) {
+func (v usageView) chargeInWrite(ctx, wctx context.Context, at time.Time, sums []int64, p pendingEntry, decide func(map[string]Usage) (Entry, error)) (pendingEntry, error) {
+	r, server := v.r, v.server
 	s := r.store
 	insert, err := s.insertStmt(wctx)
 	if err != nil {
@@ -123,7 +171,11 @@ func (r *UsageReader) chargeInWrite(ctx, wctx context.Context, server string, at
 			return err
 		}
 		if !slices.Equal(now, sums) {
-			if p, err = s.chargeEntry(ctx, server, r.usage(now), decide); err != nil {
+			usage, err := v.seen(wctx, tx, now, at)
+			if err != nil {
+				return err
+			}
+			if p, err = s.chargeEntry(ctx, server, usage, decide); err != nil {
 				return errDecide{err}
 			}
 		}

@@ -17,10 +17,10 @@ import (
 //
 //   - engine: Commit (every decision, with its usage and, for an
 //     escalation, the review it opens, atomically), UsageReader (the
-//     windowed sums read before every decision) and its Charge (read,
-//     decide and commit in one turn per server, for every decision that
-//     charges usage); PolicyRevision is set by cmd to the engine's
-//     revision.
+//     windowed sums read before every decision) and its Charge and
+//     ChargeFor (read, decide and commit in one turn per server, for every
+//     decision that charges usage or settles a request's charge);
+//     PolicyRevision is set by cmd to the engine's revision.
 //   - relay: Add (a review opened outside the engine), Wait (blocks until a
 //     decision, expiry or cancellation), PendingIDs (one poll for every
 //     waiter of a process), Changed (when to run that poll at once),
@@ -42,6 +42,9 @@ import (
 // one read whose cost does not grow with the decisions in them; a decision
 // committed by Charge was decided on its server's usage as it stood when
 // it committed, whoever else charged that server at the same time; a
+// request's charge is kept on its first decision, settled there at most
+// once and released there when its review closes without reaching the
+// host; a
 // continuation is taken at most once, by one caller among all processes,
 // and never after it expired; the items of a waiter that is gone (a
 // process id on SQLite, a lease that ran out on PostgreSQL) are closed,

@@ -452,4 +452,32 @@ END $$;
 CREATE TRIGGER history_notify AFTER INSERT ON history
 FOR EACH ROW EXECUTE FUNCTION history_notify();
 `,
+	// 7: a request's charge kept on its first decision and changed there
+	// (see the SQLite migration 7).
+	`
+ALTER TABLE decisions ADD COLUMN settled_by TEXT NOT NULL DEFAULT '';
+
+CREATE TRIGGER decisions_fixed BEFORE UPDATE ON decisions
+FOR EACH ROW WHEN (NEW.id IS DISTINCT FROM OLD.id OR NEW.server IS DISTINCT FROM OLD.server
+	OR NEW.stage IS DISTINCT FROM OLD.stage OR NEW.created_at IS DISTINCT FROM OLD.created_at
+	OR NEW.requests IS DISTINCT FROM OLD.requests OR OLD.settled_by <> '')
+EXECUTE FUNCTION refuse_change('review: only an unsettled charge of a decision may change');
+
+CREATE FUNCTION decisions_usage_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+	INSERT INTO usage_buckets AS b (server, width, start, requests, requested_tokens, returned_tokens, tokens)
+	SELECT OLD.server, w.width, OLD.created_at - ((OLD.created_at % w.width) + w.width) % w.width, 0,
+		NEW.requested_tokens - OLD.requested_tokens, NEW.returned_tokens - OLD.returned_tokens, NEW.tokens - OLD.tokens
+	FROM (VALUES (1000000000::BIGINT), (60000000000::BIGINT), (3600000000000::BIGINT)) AS w (width)
+	ON CONFLICT (server, width, start) DO UPDATE SET
+		requested_tokens = b.requested_tokens + excluded.requested_tokens,
+		returned_tokens = b.returned_tokens + excluded.returned_tokens,
+		tokens = b.tokens + excluded.tokens;
+	RETURN NULL;
+END $$;
+CREATE TRIGGER decisions_usage_changed AFTER UPDATE OF requested_tokens, returned_tokens, tokens ON decisions
+FOR EACH ROW WHEN (NEW.requested_tokens <> OLD.requested_tokens OR NEW.returned_tokens <> OLD.returned_tokens
+	OR NEW.tokens <> OLD.tokens)
+EXECUTE FUNCTION decisions_usage_changed();
+`,
 }

@@ -201,6 +201,37 @@ CREATE INDEX continuations_expiry ON continuations (expires_at);
 	// their items by process id (owner.go). The step keeps both backends
 	// counting the same versions.
 	`SELECT 1`,
+	// 7: a request's charge is kept on its first decision, at the time the
+	// request arrived, and changed there (settlement.go): its completion
+	// settles it, an operator's edit reserves it again, a refusal after
+	// it was reserved releases it. settled_by names what settled or
+	// released it; a settled charge never changes again. The trigger adds
+	// each change to the buckets of the decision's own time, so every
+	// window counts a request once, whenever its charge changed.
+	`
+ALTER TABLE decisions ADD COLUMN settled_by TEXT NOT NULL DEFAULT '';
+
+CREATE TRIGGER decisions_fixed BEFORE UPDATE ON decisions
+WHEN NEW.id IS NOT OLD.id OR NEW.server IS NOT OLD.server OR NEW.stage IS NOT OLD.stage
+	OR NEW.created_at IS NOT OLD.created_at OR NEW.requests IS NOT OLD.requests OR OLD.settled_by <> ''
+BEGIN
+	SELECT RAISE(ABORT, 'review: only an unsettled charge of a decision may change');
+END;
+
+CREATE TRIGGER decisions_usage_changed AFTER UPDATE OF requested_tokens, returned_tokens, tokens ON decisions
+WHEN NEW.requested_tokens <> OLD.requested_tokens OR NEW.returned_tokens <> OLD.returned_tokens OR NEW.tokens <> OLD.tokens
+BEGIN
+	INSERT INTO usage_buckets (server, width, start, requests, requested_tokens, returned_tokens, tokens)
+	SELECT OLD.server, w.column1, OLD.created_at - ((OLD.created_at % w.column1) + w.column1) % w.column1, 0,
+		NEW.requested_tokens - OLD.requested_tokens, NEW.returned_tokens - OLD.returned_tokens, NEW.tokens - OLD.tokens
+	FROM (VALUES (1000000000), (60000000000), (3600000000000)) AS w
+	WHERE true
+	ON CONFLICT DO UPDATE SET
+		requested_tokens = requested_tokens + excluded.requested_tokens,
+		returned_tokens = returned_tokens + excluded.returned_tokens,
+		tokens = tokens + excluded.tokens;
+END;
+`,
 }
 
 // migrate brings the schema up to date in one transaction. The write lock

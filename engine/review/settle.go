@@ -94,9 +94,11 @@ func (s *Store) closeItem(ctx context.Context, tx *writeTx, it Item, c closing) 
 	return it, s.record(ctx, tx, it.ID, from, c.to, "", c.note, c.at)
 }
 
-// updateState writes the item's state and decision fields, only if the row is
-// still in state from. A miss means another writer got there first, which
-// the write lock rules out; it is an error rather than a silent overwrite.
+// updateState writes the item's state and decision fields, only if the row
+// is still in state from, and releases the charge of a request that will
+// never reach the host (releaseOnClose). A miss means another writer got
+// there first, which the write lock rules out; it is an error rather than
+// a silent overwrite.
 func updateState(ctx context.Context, tx *writeTx, it Item, from State) error {
 	res, err := tx.ExecContext(ctx, `UPDATE items SET state = ?, decided_by = ?,
 		decided_at = ?, note = ?, finished_at = ?, finish_note = ?, edited = ?,
@@ -110,7 +112,7 @@ func updateState(ctx context.Context, tx *writeTx, it Item, from State) error {
 	if n, err := res.RowsAffected(); err != nil || n != 1 {
 		return fmt.Errorf("item %s left state %s during the update (rows %d, %v)", it.ID, from, n, err)
 	}
-	return nil
+	return releaseOnClose(ctx, tx, it)
 }
 
 // settleOne closes one item in its own transaction if it is still due.

@@ -23,9 +23,11 @@ type Usage struct {
 	// ReturnedTokens is what the model returned: the result's own usage
 	// when it carries one, else an estimate from its length.
 	ReturnedTokens int64 `json:"returned_tokens"`
-	// Tokens is the change in tokens charged against the server's budget:
-	// a request reserves its maxTokens, its completion releases the part
-	// the model did not use. A window's sum is never below zero.
+	// Tokens is what is charged against the server's budget: a request
+	// reserves what its prompt is estimated at plus its maxTokens, and its
+	// completion settles that, on the request's own decision (Settlement),
+	// to the prompt plus what the model returned. A window's sum is never
+	// below zero.
 	Tokens int64 `json:"tokens"`
 }
 
@@ -37,7 +39,14 @@ type Entry struct {
 	// what the queue owns (ID, state, times, owner) as Add does.
 	Review        *Item
 	ReviewTimeout time.Duration
+	// Settles, when not nil, changes the charge the request's first
+	// decision holds, in the same transaction (settlement.go). An entry
+	// that settles is written as one that charges: in its server's turn.
+	Settles *Settlement
 }
+
+// charges reports whether e may change its server's usage.
+func (e Entry) charges() bool { return e.Usage != (Usage{}) || e.Settles != nil }
 
 // Commit writes an entry in one transaction: the review item and its
 // history when there is one (opened as Add opens it, linked to a parent
@@ -108,7 +117,7 @@ func (p pendingEntry) failed(err error) error {
 // it again inside its own write transaction, under the file's write lock,
 // and so sees this one whenever it lands.
 func (s *Store) commitCharged(ctx context.Context, p pendingEntry) error {
-	if p.entry.Usage == (Usage{}) || s.db.dialect != dialectPostgres {
+	if !p.entry.charges() || s.db.dialect != dialectPostgres {
 		if err := s.commitWrite(ctx, p.entry, p.item); err != nil {
 			return p.failed(err)
 		}
@@ -135,7 +144,7 @@ func (s *Store) commitWrite(ctx context.Context, e Entry, opened Item) error {
 	if err != nil {
 		return s.storageError(err, 0)
 	}
-	if opened.ID == "" {
+	if opened.ID == "" && e.Settles == nil {
 		return s.writeOne(ctx, insert, decisionArgs(e.Decision, e.Usage))
 	}
 	return s.write(ctx, func(tx *writeTx) error {
@@ -144,7 +153,8 @@ func (s *Store) commitWrite(ctx context.Context, e Entry, opened Item) error {
 }
 
 // insertEntry writes the entry inside tx: the item it opens, with its
-// first history row and audit entry, then the decision and its usage.
+// first history row and audit entry, its settlement, then the decision and
+// its usage.
 func (s *Store) insertEntry(ctx context.Context, tx *writeTx, e Entry, opened Item, insert *sql.Stmt) error {
 	if opened.ID != "" {
 		if err := insertItem(ctx, tx, opened); err != nil {
@@ -154,7 +164,11 @@ func (s *Store) insertEntry(ctx context.Context, tx *writeTx, e Entry, opened It
 			return err
 		}
 	}
-	_, err := tx.StmtContext(ctx, insert).ExecContext(ctx, decisionArgs(e.Decision, e.Usage)...)
+	u, err := applySettlement(ctx, tx, e)
+	if err != nil {
+		return err
+	}
+	_, err = tx.StmtContext(ctx, insert).ExecContext(ctx, decisionArgs(e.Decision, u)...)
 	return err
 }
 

@@ -30,18 +30,22 @@ deny contains {
 }
 
 # A server with an hourly token budget may not start a request that could
-# take it past the budget: tokens already charged this hour (completions at
-# what they returned, requests still in flight at their maxTokens) plus this
-# request's maxTokens. Request stage only: a completion was paid for when
-# its request passed, and withholding it saves nothing.
+# take it past the budget: tokens already charged this hour (requests that
+# arrived in it, completed ones at their prompt plus what they returned,
+# ones still in flight at their prompt plus their maxTokens) plus what this
+# request may cost, its prompt (estimated_tokens) and its maxTokens.
+# Request stage only: a completion was paid for when its request passed,
+# and withholding it saves nothing.
 deny contains {
 	"code": "budget-exhausted",
-	"message": $"server {input.server.name} has used {input.usage.hour.tokens} of its {limit} tokens this hour; this request may take {input.facts.max_tokens} more",
+	"message": $"server {input.server.name} has used {input.usage.hour.tokens} of its {limit} tokens this hour; this request may take {cost} more ({prompt} to read, up to {input.facts.max_tokens} to write)",
 } if {
 	lib.sampling
 	lib.request_stage
 	limit := budget.hourly_tokens
-	input.usage.hour.tokens + input.facts.max_tokens > limit
+	prompt := object.get(input.facts, "estimated_tokens", 0)
+	cost := prompt + input.facts.max_tokens
+	input.usage.hour.tokens + cost > limit
 }
 
 # A budget that cannot be checked is not a budget: without the usage

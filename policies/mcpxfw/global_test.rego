@@ -67,22 +67,32 @@ codes(set_) := {r.code | some r in set_}
 
 test_budget[note] if {
 	some note, tc in {
-		"within budget": {"tokens": 800, "max": 200, "want": set()},
-		"exactly spent by this request": {"tokens": 900, "max": 100, "want": set()},
-		"would pass the budget": {"tokens": 901, "max": 100, "want": {"budget-exhausted"}},
-		"already spent": {"tokens": 1000, "max": 1, "want": {"budget-exhausted"}},
+		"within budget": {"tokens": 800, "prompt": 0, "max": 200, "want": set()},
+		"exactly spent by this request": {"tokens": 900, "prompt": 0, "max": 100, "want": set()},
+		"would pass the budget": {"tokens": 901, "prompt": 0, "max": 100, "want": {"budget-exhausted"}},
+		"already spent": {"tokens": 1000, "prompt": 0, "max": 1, "want": {"budget-exhausted"}},
+		"exactly spent with the prompt": {"tokens": 800, "prompt": 100, "max": 100, "want": set()},
+		"the prompt passes the budget": {"tokens": 800, "prompt": 101, "max": 100, "want": {"budget-exhausted"}},
+		"a prompt over the budget with maxTokens 1": {"tokens": 0, "prompt": 262144, "max": 1, "want": {"budget-exhausted"}},
 	}
-	doc := budgeted({"max_tokens": tc.max}, usage(tc.tokens, 0))
+	doc := budgeted({"estimated_tokens": tc.prompt, "max_tokens": tc.max}, usage(tc.tokens, 0))
 	got := codes(global.deny) with input as doc with data.mcpxfw.config as budget_config
 	got == tc.want
 }
 
+# A hand-written input without an estimate is held to its maxTokens.
+test_budget_without_estimate if {
+	doc := budgeted({"max_tokens": 101}, usage(900, 0))
+	not doc.facts.estimated_tokens
+	"budget-exhausted" in codes(global.deny) with input as doc with data.mcpxfw.config as budget_config
+}
+
 test_budget_message if {
-	doc := budgeted({"max_tokens": 300}, usage(900, 0))
+	doc := budgeted({"estimated_tokens": 50, "max_tokens": 300}, usage(900, 0))
 	reasons := global.deny with input as doc with data.mcpxfw.config as budget_config
 	reasons == {{
 		"code": "budget-exhausted",
-		"message": "server everything has used 900 of its 1000 tokens this hour; this request may take 300 more",
+		"message": "server everything has used 900 of its 1000 tokens this hour; this request may take 350 more (50 to read, up to 300 to write)",
 	}}
 }
 
