@@ -87,7 +87,7 @@ func Start() (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	dir, err := os.MkdirTemp("", "mcpxfw-pg-")
+	dir, err := os.MkdirTemp(clusterParent(), "mcpxfw-pg-")
 	if err != nil {
 		return nil, err
 	}

@@ -8,3 +8,6 @@ import "os/exec"
 func runner(string) (runAs, error) {
 	return func(cmd *exec.Cmd) error { return cmd.Run() }, nil
 }
+
+// clusterParent is the folder clusters are made in: the temporary folder.
+func clusterParent() string { return "" }

@@ -11,6 +11,16 @@ import (
 	"syscall"
 )
 
+// clusterParent is the folder clusters are made in: the temporary folder,
+// or as root /tmp, which the user PostgreSQL then runs as can reach (a
+// TMPDIR inside root's home, as the end-to-end tests set, it cannot).
+func clusterParent() string {
+	if os.Geteuid() == 0 {
+		return "/tmp"
+	}
+	return ""
+}
+
 // runner runs PostgreSQL's commands as this user, or as root as the
 // postgres user (Debian's package makes one) or else nobody, owning dir.
 func runner(dir string) (runAs, error) {
