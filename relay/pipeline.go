@@ -102,7 +102,10 @@ func (p *Proxy) requestStage(ctx context.Context, u *upstream, h hostView, o eng
 	if err != nil {
 		return nil, err
 	}
-	if ctx.Err() != nil { // its request ended while it was decided or reviewed
+	if ctx.Err() != nil && t.v.Outcome == engine.OutcomePass {
+		// Its request ended while it was decided or reviewed: nothing is
+		// let through. A refusal (a review abandoned as serve stops, say)
+		// keeps its own answer.
 		return nil, errCancelled()
 	}
 	return t.cleared(in)
