@@ -94,24 +94,6 @@ func (w *childStdin) tryWrite(p []byte) bool {
 	return true
 }
 
-// writeNow makes one write(2) of p without waiting for the pipe to have
-// room, and returns how much of p it took (0 on any error).
-func (w *childStdin) writeNow(p []byte) int {
-	rc, err := w.stdin.SyscallConn()
-	if err != nil {
-		return 0
-	}
-	n := 0
-	_ = rc.Write(func(fd uintptr) bool {
-		m, err := syscall.Write(int(fd), p)
-		if err == nil && m > 0 {
-			n = m
-		}
-		return true // never wait for the pipe to drain
-	})
-	return n
-}
-
 func (w *childStdin) Close() error {
 	if err := w.stdin.Close(); err != nil {
 		return fmt.Errorf("closing stdin: %v", err)
