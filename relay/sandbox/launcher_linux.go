@@ -23,7 +23,7 @@ func runLauncher(l launch) int {
 	// command is forked from this one.
 	runtime.LockOSThread()
 	var err error
-	if l.Path, err = isolate(l.Path, l.Hide, l.ReadOnly); err != nil {
+	if l.Path, err = isolate(l); err != nil {
 		fail(exitSetup, err)
 	}
 	if err := enterable(l.Dir); err != nil {
@@ -45,24 +45,24 @@ func runLauncher(l launch) int {
 // mounts, temporary folders and terminals of its own, hidden paths and
 // read-only ones, a /proc of its own PID namespace; then it drops what the
 // command must not gain (see restrict). It returns the path to start
-// program by (see privateTemp). The temporary folders come before the
+// l's program by (see privateTemp). The temporary folders come before the
 // other paths: what was under them is gone, with nothing left there to
 // hide or keep.
-func isolate(program string, hide, readOnly []string) (string, error) {
+func isolate(l launch) (string, error) {
 	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
 		return "", fmt.Errorf("make the launcher non-dumpable: %w", err)
 	}
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return "", fmt.Errorf("make mounts private: %w", err)
 	}
-	program, err := privateTemp(program)
+	program, err := privateTemp(l.Path, l.Dir, l.Args[min(1, len(l.Args)):])
 	if err != nil {
 		return "", err
 	}
 	if err := privateTerminals(); err != nil {
 		return "", err
 	}
-	if err := protectPaths(hide, readOnly); err != nil {
+	if err := protectPaths(l.Hide, l.ReadOnly); err != nil {
 		return "", err
 	}
 	if err := freshProc(); err != nil {

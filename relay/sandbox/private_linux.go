@@ -23,27 +23,132 @@ import (
 // the rest.
 var privateFolders = []string{"/tmp", "/var/tmp", "/dev/shm"}
 
-// privateTemp gives the command its own temporary folders. A program that
-// lies in one of them (a binary `go run` or `go test` built, say) stays
-// reachable at its path: that one file, bound read-only into the fresh
-// folder, and nothing else of the user's folder with it. It returns the
-// program's path as the command is started by: resolved, when bound.
-func privateTemp(program string) (string, error) {
+// privateTemp gives the command its own temporary folders. What the
+// command's configuration names in them stays reachable at its path: its
+// program (that one file, bound read-only: a binary `go run` or `go test`
+// built, say), and each folder directly in a temporary folder that holds
+// its working folder or a path among its arguments (a project checked out
+// in /tmp/proj, a script under it), bound whole, as the user sees it.
+// Nothing else of the user's temporary folders comes with them: another
+// program's files there stay out of sight. It returns the program's path
+// as the command is started by: resolved, when bound.
+func privateTemp(program, dir string, args []string) (string, error) {
 	dirs := privateDirs()
 	fd, real, err := openProgram(program, dirs)
 	if err != nil {
 		return "", err
 	}
+	if fd >= 0 {
+		defer unix.Close(fd)
+	}
+	kept, err := openKept(namedPaths(dir, args), dirs)
+	if err != nil {
+		return "", err
+	}
+	defer closeKept(kept)
 	for _, dir := range dirs {
 		if err := unix.Mount("tmpfs", dir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=1777"); err != nil {
 			return "", fmt.Errorf("a private %s: %w", dir, err)
 		}
 	}
-	if fd < 0 {
-		return program, nil
+	for _, k := range kept {
+		if err := bindKept(k); err != nil {
+			return "", err
+		}
 	}
-	defer unix.Close(fd)
+	switch {
+	case fd < 0:
+		return program, nil
+	case slices.ContainsFunc(kept, func(k keptFolder) bool { return within(real, k.path) }):
+		return real, nil // reachable in a kept folder
+	}
 	return real, bindProgram(fd, real)
+}
+
+// namedPaths are the paths the command's configuration names: its working
+// folder, and each argument that names something that exists, as an
+// absolute path or one relative to that folder.
+func namedPaths(dir string, args []string) []string {
+	out := []string{dir}
+	for _, a := range args {
+		if a == "" || strings.HasPrefix(a, "-") {
+			continue
+		}
+		if !filepath.IsAbs(a) {
+			a = filepath.Join(dir, a)
+		}
+		if _, err := os.Lstat(a); err == nil {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// keptFolder is a folder of the user's, directly in a temporary folder,
+// that the command names, opened before the temporary folder is replaced.
+type keptFolder struct {
+	path string
+	fd   int
+}
+
+// openKept opens, once each, the folders directly in one of dirs that hold
+// one of paths (resolved through symbolic links); a path that is one of
+// dirs itself names nothing to keep.
+func openKept(paths, dirs []string) ([]keptFolder, error) {
+	var kept []keptFolder
+	for _, p := range paths {
+		top := topIn(p, dirs)
+		if top == "" || slices.ContainsFunc(kept, func(k keptFolder) bool { return k.path == top }) {
+			continue
+		}
+		fd, err := unix.Open(top, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err != nil {
+			closeKept(kept)
+			return nil, fmt.Errorf("open %s, which the command names: %w", top, err)
+		}
+		kept = append(kept, keptFolder{path: top, fd: fd})
+	}
+	return kept, nil
+}
+
+// topIn is the entry directly in one of dirs that holds p, when it is a
+// folder; "" when p is in none of them, is one of them, or is a file
+// directly in one (nothing of which is kept but the program).
+func topIn(p string, dirs []string) string {
+	real, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		return ""
+	}
+	for _, d := range dirs {
+		rel, err := filepath.Rel(d, real)
+		if err != nil || rel == "." || !within(real, d) {
+			continue
+		}
+		top := filepath.Join(d, strings.Split(rel, string(filepath.Separator))[0])
+		if isDir(top) {
+			return top
+		}
+	}
+	return ""
+}
+
+func closeKept(kept []keptFolder) {
+	for _, k := range kept {
+		unix.Close(k.fd)
+	}
+}
+
+// bindKept binds the opened folder, and everything mounted under it, at
+// its path in the fresh temporary folder.
+func bindKept(k keptFolder) error {
+	if err := os.Mkdir(k.path, 0o700); err != nil {
+		return fmt.Errorf("keep %s: %w", k.path, err)
+	}
+	src := fmt.Sprintf("/proc/self/fd/%d", k.fd)
+	if err := unix.Mount(src, k.path, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+		return fmt.Errorf("keep %s: %w", k.path, err)
+	}
+	return nil
 }
 
 // privateDirs are the private folders this system has, resolved through
@@ -169,7 +274,7 @@ func enterable(dir string) error {
 		err = errors.New("not a folder")
 	}
 	if slices.ContainsFunc(privateFolders, func(p string) bool { return within(dir, p) }) {
-		return fmt.Errorf("working folder %s: %w; an isolated upstream has %s of its own, empty", dir, err, strings.Join(privateFolders, ", "))
+		return fmt.Errorf("working folder %s: %w; an isolated upstream has %s of its own, with only the folders its command names", dir, err, strings.Join(privateFolders, ", "))
 	}
 	return fmt.Errorf("working folder %s: %w", dir, err)
 }

@@ -178,7 +178,7 @@ func TestPrivateTemp(t *testing.T) {
 
 	args, _ := json.Marshal(a)
 	env := sandbox.IsolatedEnviron(os.Environ(), map[string]string{roleEnv: "temp", argsEnv: string(args)})
-	out, err := sandbox.Command(sandbox.Spec{Args: []string{a.Program}, Env: env}).Output()
+	out, err := sandbox.Command(sandbox.Spec{Args: []string{a.Program}, Env: env, Dir: "/"}).Output()
 	if err != nil {
 		t.Fatalf("isolated command: %v\n%s", err, stderrOf(err))
 	}
@@ -238,18 +238,92 @@ func copyExecutable(t *testing.T, path string) {
 	}
 }
 
-// TestWorkingFolderInPrivateTemp: a command whose working folder is in
-// /tmp does not start, and the launcher says why.
-func TestWorkingFolderInPrivateTemp(t *testing.T) {
+// TestNamedFoldersInPrivateTemp: what the command's configuration names
+// in /tmp stays there: the folder in /tmp holding its working folder,
+// whole and writable as the user's (a project checked out in /tmp), and
+// the one holding a path among its arguments (a script); another folder of
+// the user's in /tmp, and a file directly in /tmp, are not there.
+func TestNamedFoldersInPrivateTemp(t *testing.T) {
 	needSandbox(t)
-	dir, err := os.MkdirTemp("/tmp", "mcpx-fw-wd-")
-	if err != nil {
-		t.Fatal(err)
+	tmp := func(pattern string) string {
+		dir, err := os.MkdirTemp("/tmp", pattern)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.RemoveAll(dir) })
+		return dir
 	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
+	project, scripts, unnamed := tmp("mcpx-fw-project-"), tmp("mcpx-fw-scripts-"), tmp("mcpx-fw-unnamed-")
+	wd := filepath.Join(project, "sub")
+	script := filepath.Join(scripts, "server.js")
+	loose := filepath.Join("/tmp", filepath.Base(unnamed)+"-loose")
+	t.Cleanup(func() { os.Remove(loose) })
+	mustWrite(t, filepath.Join(wd, "README"), "the project")
+	mustWrite(t, script, "the script")
+	mustWrite(t, filepath.Join(unnamed, "secret"), "another program's")
+	mustWrite(t, loose, "another program's")
+	a := keptAttempt{Read: []string{filepath.Join(wd, "README"), script, filepath.Join(unnamed, "secret"), loose}, Write: filepath.Join(wd, "made")}
+	args, _ := json.Marshal(a)
 	exe, _ := os.Executable()
-	_, err = sandbox.Command(sandbox.Spec{Args: []string{exe}, Env: []string{roleEnv + "=exit", argsEnv + "=0"}, Dir: dir}).Output()
-	if err == nil || !strings.Contains(stderrOf(err), "working folder "+dir+": ") || !strings.Contains(stderrOf(err), "has /tmp, /var/tmp, /dev/shm of its own") {
-		t.Errorf("start in %s: %v, %q; want the launcher's refusal naming the folder", dir, err, stderrOf(err))
+	env := sandbox.IsolatedEnviron(os.Environ(), map[string]string{roleEnv: "kept", argsEnv: string(args)})
+	out, err := sandbox.Command(sandbox.Spec{Args: []string{exe, script, loose}, Env: env, Dir: wd}).Output()
+	if err != nil {
+		t.Fatalf("isolated command: %v\n%s", err, stderrOf(err))
 	}
+	var r keptReport
+	if err := json.Unmarshal(out, &r); err != nil {
+		t.Fatalf("report %q: %v", out, err)
+	}
+	if want := []string{filepath.Join(wd, "README"), script}; !slices.Equal(r.Read, want) {
+		t.Errorf("read %v; want only the project's and the script's files %v", r.Read, want)
+	}
+	for _, name := range []string{filepath.Base(project), filepath.Base(scripts)} {
+		if !slices.Contains(r.Listed, name) {
+			t.Errorf("its /tmp lists %v; want %s in it", r.Listed, name)
+		}
+	}
+	for _, name := range []string{filepath.Base(unnamed), filepath.Base(loose)} {
+		if slices.Contains(r.Listed, name) {
+			t.Errorf("its /tmp lists %v; want no %s", r.Listed, name)
+		}
+	}
+	if b, err := os.ReadFile(a.Write); err != nil || string(b) != "made inside" {
+		t.Errorf("what it wrote in its working folder: %q, %v; want it in the user's project", b, err)
+	}
+}
+
+// keptAttempt is what the isolated command of TestNamedFoldersInPrivateTemp
+// tries; keptReport what it managed.
+type keptAttempt struct {
+	Read  []string
+	Write string
+}
+
+type keptReport struct {
+	Listed []string // /tmp's entries
+	Read   []string // the files it read
+}
+
+// insideKept is the isolated command of TestNamedFoldersInPrivateTemp.
+func insideKept() int {
+	var a keptAttempt
+	if err := json.Unmarshal([]byte(os.Getenv(argsEnv)), &a); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	var r keptReport
+	ents, _ := os.ReadDir("/tmp")
+	for _, e := range ents {
+		r.Listed = append(r.Listed, e.Name())
+	}
+	for _, f := range a.Read {
+		if _, err := os.ReadFile(f); err == nil {
+			r.Read = append(r.Read, f)
+		}
+	}
+	if err := os.WriteFile(a.Write, []byte("made inside"), 0o600); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+	}
+	_ = json.NewEncoder(os.Stdout).Encode(r)
+	return 0
 }

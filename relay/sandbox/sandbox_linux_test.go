@@ -45,6 +45,8 @@ func TestMain(m *testing.M) {
 		os.Exit(code)
 	case "temp":
 		os.Exit(insideTemp())
+	case "kept":
+		os.Exit(insideKept())
 	case "plant":
 		os.Exit(plant())
 	}
