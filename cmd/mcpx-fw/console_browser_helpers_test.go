@@ -116,3 +116,13 @@ func read[T any](t *testing.T, ctx context.Context, what string, a chromedp.Acti
 	}
 	return v
 }
+
+// openListedReview opens the first review the queue lists, by its
+// address: the live queue is put in place anew on every change to the
+// store, so a link one step finds may be gone when the next clicks it.
+// Polling in the page finds the link and reads its address in one step.
+func openListedReview(t *testing.T, ctx context.Context, what string) {
+	t.Helper()
+	href := read(t, ctx, what, chromedp.Poll[string](`(document.querySelector("a.review-link") || {}).href`))
+	inPage(t, ctx, what, chromedp.Navigate(href))
+}

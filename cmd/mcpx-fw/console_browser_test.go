@@ -31,7 +31,8 @@ func TestConsoleApprovesThroughTheBrowser(t *testing.T) {
 	done := consoleSample(t, host, strings.NewReplacer("ATTACK", htmlAttack).Replace(attackRequestTemplate))
 	inPage(t, ctx, "the review appears live", chromedp.WaitVisible(chromedp.CSS(`a.review-link`)))
 	screenshot(t, ctx, "console-queue.png")
-	inPage(t, ctx, "open it", chromedp.Click(chromedp.CSS(`a.review-link`)), chromedp.WaitVisible(chromedp.CSS(`#doc`)))
+	openListedReview(t, ctx, "open it")
+	inPage(t, ctx, "its page", chromedp.WaitVisible(chromedp.CSS(`#doc`)))
 	checkInertPage(t, ctx)
 	if cost := read(t, ctx, "read the cost", chromedp.Text(chromedp.CSS(`#cost`))); !strings.Contains(cost, "maxTokens: 300") {
 		t.Errorf("the cost beside the approve button reads %q, want maxTokens: 300", cost)
@@ -40,8 +41,9 @@ func TestConsoleApprovesThroughTheBrowser(t *testing.T) {
 	inPage(t, ctx, "approve the request", chromedp.Click(chromedp.CSS(`#approve`)), chromedp.WaitNotPresent(chromedp.CSS(`#approve`)))
 	modelAsked(t, ctx, host)
 
-	inPage(t, ctx, "the completion's review appears", chromedp.Navigate(consoleRoot(ctx)), chromedp.WaitVisible(chromedp.CSS(`a.review-link`)))
-	inPage(t, ctx, "approve the completion", chromedp.Click(chromedp.CSS(`a.review-link`)), chromedp.WaitVisible(chromedp.CSS(`#approve`)),
+	inPage(t, ctx, "the queue", chromedp.Navigate(consoleRoot(ctx)))
+	openListedReview(t, ctx, "the completion's review appears")
+	inPage(t, ctx, "approve the completion", chromedp.WaitVisible(chromedp.CSS(`#approve`)),
 		chromedp.Click(chromedp.CSS(`#approve`)), chromedp.WaitNotPresent(chromedp.CSS(`#approve`)))
 	checkOutcome(t, outcome(t, ctx, done), 0, "")
 }
@@ -56,8 +58,8 @@ func TestConsoleEditsAndRejects(t *testing.T) {
 	inPage(t, ctx, "sign in", chromedp.Navigate(startConsole(t, cfg)), chromedp.WaitVisible(chromedp.CSS(`#queue`)))
 
 	done := consoleSample(t, host, `{"systemPrompt":"Be brief.","messages":[{"role":"user","content":{"type":"text","text":"Say hello."}}],"maxTokens":100}`)
-	inPage(t, ctx, "open the review", chromedp.WaitVisible(chromedp.CSS(`a.review-link`)), chromedp.Click(chromedp.CSS(`a.review-link`)),
-		chromedp.WaitVisible(chromedp.CSS(`#doc`)))
+	openListedReview(t, ctx, "open the review")
+	inPage(t, ctx, "its page", chromedp.WaitVisible(chromedp.CSS(`#doc`)))
 	doc := read(t, ctx, "read the document", chromedp.Value(chromedp.CSS(`#doc`)))
 	inPage(t, ctx, "a broken edit is refused in place", chromedp.SetValue(chromedp.CSS(`#doc`), "messages: [\n"), chromedp.Click(chromedp.CSS(`#approve`)),
 		chromedp.WaitVisible(chromedp.CSS(`#refusal`)), chromedp.WaitVisible(chromedp.CSS(`#approve`)))
@@ -70,8 +72,9 @@ func TestConsoleEditsAndRejects(t *testing.T) {
 		t.Fatalf("the host's model was asked %s, want the edited prompt", asked)
 	}
 
-	inPage(t, ctx, "reject the completion", chromedp.Navigate(consoleRoot(ctx)), chromedp.WaitVisible(chromedp.CSS(`a.review-link`)),
-		chromedp.Click(chromedp.CSS(`a.review-link`)), chromedp.WaitVisible(chromedp.CSS(`#reject`)), chromedp.SendKeys(chromedp.CSS(`#reason`), "not today"),
+	inPage(t, ctx, "the queue", chromedp.Navigate(consoleRoot(ctx)))
+	openListedReview(t, ctx, "the completion's review appears")
+	inPage(t, ctx, "reject the completion", chromedp.WaitVisible(chromedp.CSS(`#reject`)), chromedp.SendKeys(chromedp.CSS(`#reason`), "not today"),
 		chromedp.Click(chromedp.CSS(`#reject`)), chromedp.WaitNotPresent(chromedp.CSS(`#reject`)))
 	checkOutcome(t, outcome(t, ctx, done), -1, "")
 }
