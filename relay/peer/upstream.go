@@ -12,6 +12,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpx-fw/mcpx-fw/relay/demopeer"
 )
 
 // SampleOutcome is what the `sample` tool reports: the completion the
@@ -21,14 +23,8 @@ type SampleOutcome struct {
 	Error      *Error          `json:"error,omitempty"`
 }
 
-// Error is a JSON-RPC error as a peer saw it.
-type Error struct {
-	Code    int64           `json:"code"`
-	Message string          `json:"message"`
-	Data    json.RawMessage `json:"data,omitempty"`
-}
-
-func (e *Error) Error() string { return fmt.Sprintf("%d %s", e.Code, e.Message) }
+// Error is a JSON-RPC error as a peer saw it: the demo's own.
+type Error = demopeer.Error
 
 // RunUpstream serves the test upstream over the given streams until the
 // client goes away. Its tools: sample {params, times, together} pushes
