@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"time"
 )
 
 // The edit folder holds what the review CLI writes for the operator: the
@@ -163,4 +164,43 @@ func (f *editFolder) holds(path string) (string, bool) {
 		return "", false
 	}
 	return filepath.Base(path), true
+}
+
+// pruneEdits removes the documents of stateDir's edit folder last written
+// longer ago than retain, and returns how many: they hold prompt text,
+// which review.retain erases from the queue too, and a refused edit nobody
+// gave back would otherwise stay for good. A state dir without an edit
+// folder has none, and gets none; a retain of 0 keeps everything, as it
+// does in the queue.
+func pruneEdits(stateDir string, retain time.Duration) (int, error) {
+	if retain <= 0 {
+		return 0, nil
+	}
+	if _, err := os.Lstat(filepath.Join(stateDir, editFolderName)); errors.Is(err, fs.ErrNotExist) {
+		return 0, nil
+	}
+	f, err := openEditFolder(stateDir)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	return f.prune(time.Now().Add(-retain))
+}
+
+// prune removes the regular files of the folder last written before t.
+func (f *editFolder) prune(t time.Time) (int, error) {
+	dir, err := f.root.Open(".")
+	if err != nil {
+		return 0, err
+	}
+	defer dir.Close()
+	entries, err := dir.ReadDir(-1)
+	n := 0
+	for _, e := range entries {
+		info, ierr := e.Info()
+		if ierr == nil && info.Mode().IsRegular() && info.ModTime().Before(t) && f.root.Remove(e.Name()) == nil {
+			n++
+		}
+	}
+	return n, err
 }

@@ -217,3 +217,44 @@ func TestEditFolderKeptEdit(t *testing.T) {
 	}
 	checkEditFolder(t, cfg, nil)
 }
+
+// TestPruneEdits: review.retain removes the edit documents written before
+// it, as it erases the queue's text, and keeps the newer ones; a retain of
+// 0 keeps them all, and a state dir without an edit folder gets none.
+func TestPruneEdits(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "state")
+	if n, err := pruneEdits(state, time.Hour); n != 0 || err != nil {
+		t.Fatalf("no edit folder: pruned %d, %v", n, err)
+	}
+	if _, err := os.Stat(state); err == nil {
+		t.Error("pruning made the state dir")
+	}
+	f, err := openEditFolder(state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old, err := f.create("rv-old-", []byte("prompt text"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh, err := f.create("rv-new-", []byte("prompt text"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	then := time.Now().Add(-2 * time.Hour)
+	if err := os.Chtimes(filepath.Join(state, editFolderName, old), then, then); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := pruneEdits(state, 0); n != 0 || err != nil {
+		t.Errorf("retain 0: pruned %d, %v; want none", n, err)
+	}
+	if n, err := pruneEdits(state, time.Hour); n != 1 || err != nil {
+		t.Errorf("pruned %d, %v; want the one written two hours ago", n, err)
+	}
+	for name, want := range map[string]bool{old: false, fresh: true} {
+		if _, err := os.Stat(filepath.Join(state, editFolderName, name)); (err == nil) != want {
+			t.Errorf("%s there: %v, want %v", name, err == nil, want)
+		}
+	}
+}

@@ -20,7 +20,8 @@ func reviewPruneCommand() *cobra.Command {
 		Short: "Erase the prompt and completion text of reviews finished longer ago than review.retain",
 		Long: `prune erases the prompt and completion text (and any edit, diff or written
 answer) of every review that finished longer ago than review.retain (default
-168h, 7 days). Ids, states, reasons, operators and times stay; the audit log
+168h, 7 days), and removes the edit documents the review CLI wrote before
+then (<state_dir>/edits). Ids, states, reasons, operators and times stay; the audit log
 keeps digests of the erased text, so 'mcpx-fw audit --verify' still passes.
 serve does the same every hour; this does it now.`,
 		Args: args(0, "mcpx-fw review prune [--retain 24h]"),
@@ -37,7 +38,11 @@ serve does the same every hour; this does it now.`,
 				if err != nil {
 					return err
 				}
-				fmt.Fprintf(c.OutOrStdout(), "erased the text of %d review(s) finished more than %s ago\n", n, retain)
+				edits, err := pruneEdits(rt.cfg.StateDir, retain)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(c.OutOrStdout(), "erased the text of %d review(s) finished more than %s ago, and %d edit document(s) written before then\n", n, retain, edits)
 				return nil
 			})
 		},
@@ -69,8 +74,9 @@ func startPruning(ctx context.Context, rt *runtime) (stop func()) {
 	return func() { cancel(); wg.Wait() }
 }
 
-// prune erases what review.retain says is due; a failure is logged and
-// retried at the next tick, never fatal to serving.
+// prune erases what review.retain says is due, in the queue and in the
+// edit folder; a failure is logged and retried at the next tick, never
+// fatal to serving.
 func prune(ctx context.Context, rt *runtime) {
 	n, err := rt.store.Prune(ctx, rt.cfg.Review.Retain)
 	switch {
@@ -78,5 +84,12 @@ func prune(ctx context.Context, rt *runtime) {
 		rt.log.Warn("prune reviews", zap.Error(err))
 	case n > 0:
 		rt.log.Info("pruned reviews", zap.Int("items", n))
+	}
+	edits, err := pruneEdits(rt.cfg.StateDir, rt.cfg.Review.Retain)
+	switch {
+	case err != nil:
+		rt.log.Warn("prune edit documents", zap.Error(err))
+	case edits > 0:
+		rt.log.Info("pruned edit documents", zap.Int("files", edits))
 	}
 }
