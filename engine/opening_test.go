@@ -5,6 +5,9 @@ import (
 	"slices"
 	"testing"
 
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
+
 	"github.com/mcpx-fw/mcpx-fw/engine/review"
 )
 
@@ -53,9 +56,12 @@ func TestAwaitAnswerOpensTheReview(t *testing.T) {
 
 // TestReviewSlotOnlyForAReview: Request.ReviewSlot is asked only when a
 // review is about to be opened; when it refuses, no review is opened, and
-// the decision is recorded as an error carrying the refusal.
+// the decision is recorded as an error carrying the refusal, logged as a
+// warning: an upstream at its limit is not a fault of the firewall.
 func TestReviewSlotOnlyForAReview(t *testing.T) {
 	e, store := newTestEngine(t, Config{})
+	core, logs := observer.New(zap.InfoLevel)
+	e.log = zap.New(core)
 	asked := 0
 	full := errors.New("no slot left")
 	var refuse error
@@ -80,5 +86,12 @@ func TestReviewSlotOnlyForAReview(t *testing.T) {
 	}
 	if items, err := store.List(t.Context(), review.Filter{}); err != nil || len(items) != 1 {
 		t.Errorf("%d reviews pending (%v), want the one that had its slot", len(items), err)
+	}
+	lines := logs.FilterMessage("decision").FilterFieldKey("error").All()
+	if len(lines) != 1 || lines[0].Level != zap.WarnLevel {
+		t.Errorf("the refused decision was logged %d times (%v); want once, as a warning", len(lines), lines)
+	}
+	if n := logs.FilterLevelExact(zap.ErrorLevel).Len(); n != 0 {
+		t.Errorf("%d lines logged as errors, want none", n)
 	}
 }

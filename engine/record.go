@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -87,7 +88,7 @@ func (e *Engine) entry(as *assessment, s Request, result []byte, a *Approval) re
 func opening(v *Verdict, s Request, result []byte) *review.Item {
 	if s.ReviewSlot != nil {
 		if err := s.ReviewSlot(); err != nil {
-			failed(v, "review-refused", "no review could be opened", fmt.Errorf("open review: %w", err))
+			failed(v, "review-refused", "no review could be opened", slotRefusal{err})
 			return nil
 		}
 	}
@@ -98,6 +99,14 @@ func opening(v *Verdict, s Request, result []byte) *review.Item {
 	}
 	return &it
 }
+
+// slotRefusal is Request.ReviewSlot's refusal: the upstream has reached a
+// limit on what it may hold (the relay counts and logs it as such), so the
+// decision fails closed without anything having gone wrong in the firewall.
+type slotRefusal struct{ err error }
+
+func (r slotRefusal) Error() string { return "open review: " + r.err.Error() }
+func (r slotRefusal) Unwrap() error { return r.err }
 
 // reviewItem is the queue item for an escalation; Context keeps what the
 // firewall needs to decide it again after approval.
@@ -173,6 +182,10 @@ func (e *Engine) logVerdict(v Verdict, s Request) {
 	}
 	if v.Err != nil {
 		fields = append(fields, zap.String("error", e.dlog.errorText(v.Err)))
+		if errors.As(v.Err, new(slotRefusal)) {
+			e.log.Warn("decision", fields...) // a limit an upstream reached, not a fault
+			return
+		}
 		e.log.Error("decision", fields...)
 		return
 	}
