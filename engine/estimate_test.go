@@ -55,6 +55,43 @@ func jpegWithExif(t testing.TB, size, w, h int) string {
 	return base64.StdEncoding.EncodeToString(append(append(raw[:2:2], seg...), raw[2:]...))
 }
 
+// jpegWithDecoy is a real w×h JPEG whose frame header follows a stuffed
+// 0xFF00 and a comment holding the frame header of a 1×1 image. Decoders
+// skip the 0xFF00 as extraneous bytes and the comment as a comment; a
+// reader that took 0xFF00 for a segment, with the two bytes after it for
+// its length, would land on the decoy. extra bytes that are no marker
+// precede the comment, which decoders skip too.
+func jpegWithDecoy(t testing.TB, w, h int, extra []byte) []byte {
+	t.Helper()
+	raw, _ := base64.StdEncoding.DecodeString(encodedImage(t, "jpeg", w, h))
+	decoy := []byte{0xff, 0xc0, 0x00, 0x0b, 0x08, 0x00, 0x01, 0x00, 0x01, 0x01, 0x01, 0x11, 0x00}
+	head := append([]byte{0xff, 0xd8, 0xff, 0x00, 0x00, 0x06}, extra...)
+	head = append(head, 0xff, 0xfe, 0x00, byte(len(decoy)+2))
+	return append(append(head, decoy...), raw[2:]...)
+}
+
+// TestImageSizeReadsTheDecodersFrame: a JPEG is read as decoders read it,
+// whatever an upstream put between its segments: a stuffed 0xFF00 and
+// extraneous bytes, which decoders skip, hide neither the frame they
+// decode nor put another one in its place. Read otherwise, a 4000×3000
+// image would be charged as 1×1, or by its bytes.
+func TestImageSizeReadsTheDecodersFrame(t *testing.T) {
+	for name, data := range map[string][]byte{
+		"a decoy frame behind 0xFF00":      jpegWithDecoy(t, 4000, 3000, nil),
+		"extraneous bytes before a marker": jpegWithDecoy(t, 4000, 3000, []byte{0x00, 0x12, 0x34}),
+	} {
+		t.Run(name, func(t *testing.T) {
+			cfg, err := jpeg.DecodeConfig(bytes.NewReader(data))
+			if err != nil || cfg.Width != 4000 || cfg.Height != 3000 {
+				t.Fatalf("Go's decoder reads %d×%d (%v), want the 4000×3000 frame", cfg.Width, cfg.Height, err)
+			}
+			if w, h, ok := imageSize(base64.StdEncoding.EncodeToString(data)); !ok || w != 4000 || h != 3000 {
+				t.Errorf("read %d×%d (ok %v), want 4000×3000 as the decoder reads it", w, h, ok)
+			}
+		})
+	}
+}
+
 // TestTokenEstimate holds the one token estimate to its rule, part by
 // part: ASCII at a quarter token a byte, every other character at a token
 // per byte of its UTF-8 (never fewer than the characters a tokenizer can

@@ -97,17 +97,25 @@ func jpegSize(r *bufio.Reader) (w, h uint64, ok bool) {
 	}
 }
 
-// jpegMarker reads the next marker: 0xFF, any fill bytes (more 0xFF), then
-// the marker's code.
+// jpegMarker reads the next marker as decoders find it (Go's image/jpeg
+// and libjpeg alike): bytes before an 0xFF are extraneous and skipped,
+// fill bytes (more 0xFF) too, and 0xFF00 is stuffed data, no marker. Read
+// any other way, an upstream could hide the frame decoders show behind a
+// decoy stating 1×1.
 func jpegMarker(r *bufio.Reader) (byte, error) {
-	b, err := r.ReadByte()
-	if err != nil || b != 0xff {
-		return 0, io.ErrUnexpectedEOF
-	}
-	for b == 0xff {
-		if b, err = r.ReadByte(); err != nil {
+	for {
+		if _, err := r.ReadBytes(0xff); err != nil {
 			return 0, err
 		}
+		b, err := r.ReadByte()
+		for err == nil && b == 0xff {
+			b, err = r.ReadByte()
+		}
+		if err != nil {
+			return 0, err
+		}
+		if b != 0x00 {
+			return b, nil
+		}
 	}
-	return b, nil
 }

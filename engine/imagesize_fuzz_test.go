@@ -22,15 +22,16 @@ func FuzzImageSize(f *testing.F) {
 	}
 	raw, _ := base64.StdEncoding.DecodeString(jpegWithExif(f, 300, 64, 48))
 	f.Add(raw)
+	f.Add(jpegWithDecoy(f, 64, 48, []byte{0x00, 0x12}))
 	f.Add([]byte("RIFF\x00\x00\x00\x00WEBPVP8L\x05\x00\x00\x00\x2f\x00\x00\x00\x00"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		w, h, ok := imageSize(base64.StdEncoding.EncodeToString(data))
 		cfg, _, err := image.DecodeConfig(bytes.NewReader(data))
-		if err != nil || !ok {
+		if err != nil {
 			return
 		}
-		if w != uint64(cfg.Width) || h != uint64(cfg.Height) {
-			t.Errorf("read %d×%d; Go's decoder reads %d×%d", w, h, cfg.Width, cfg.Height)
+		if !ok || w != uint64(cfg.Width) || h != uint64(cfg.Height) {
+			t.Errorf("read %d×%d (ok %v); Go's decoder reads %d×%d", w, h, ok, cfg.Width, cfg.Height)
 		}
 	})
 }
