@@ -139,6 +139,16 @@ var layerRules = []layerRule{
 		}),
 	},
 	{
+		name: "sandboxtest-stdlib-only-for-tests",
+		text: "relay/sandbox/sandboxtest imports only the standard library, and only tests import it: it points TMPDIR where isolated commands see it",
+		check: forbidImports(func(module string, f goFile, imp string) bool {
+			if under(f.dir, "relay/sandbox/sandboxtest") {
+				return !isStdlib(imp)
+			}
+			return hasPathPrefix(imp, module+"/relay/sandbox/sandboxtest") && !f.test
+		}),
+	},
+	{
 		name: "engine-not-relay-or-cmd",
 		text: "engine/... does not import relay or cmd",
 		check: forbidImports(func(module string, f goFile, imp string) bool {
@@ -268,6 +278,8 @@ func TestImportLayersCatchViolations(t *testing.T) {
 		{"pgtest-stdlib-only-for-tests", "engine/review/pgtest/x_test.go", `package pgtest; import "example.com/fw/engine/review"`, `"example.com/fw/engine/review"`},
 		{"pgtest-stdlib-only-for-tests", "cmd/mcpx-fw/x.go", `package main; import "example.com/fw/engine/review/pgtest"`, `"example.com/fw/engine/review/pgtest"`},
 		{"pgtest-stdlib-only-for-tests", "engine/review/x.go", `package review; import "example.com/fw/engine/review/pgtest"`, `"example.com/fw/engine/review/pgtest"`},
+		{"sandboxtest-stdlib-only-for-tests", "relay/sandbox/sandboxtest/x.go", `package sandboxtest; import "golang.org/x/sys/unix"`, `"golang.org/x/sys/unix"`},
+		{"sandboxtest-stdlib-only-for-tests", "cmd/mcpx-fw/x.go", `package main; import "example.com/fw/relay/sandbox/sandboxtest"`, `"example.com/fw/relay/sandbox/sandboxtest"`},
 		{"engine-not-relay-or-cmd", "engine/x.go", `package engine; import "example.com/fw/relay"`, `"example.com/fw/relay"`},
 		{"engine-not-relay-or-cmd", "engine/x_test.go", `package engine_test; import "example.com/fw/cmd/mcpx-fw"`, `"example.com/fw/cmd/mcpx-fw"`},
 		{"opa-plugins-only-in-engine", "cmd/mcpx-fw/x.go", `package main; import "github.com/open-policy-agent/opa/v1/plugins/logs"`, `"github.com/open-policy-agent/opa/v1/plugins/logs"`},
@@ -315,6 +327,7 @@ func TestImportLayersCatchViolations(t *testing.T) {
 		parseSource(t, "engine/review/pgtest/x.go", `package pgtest; import ("os/exec"; "testing")`),
 		parseSource(t, "cmd/mcpx-fw/x_test.go", `package main; import "example.com/fw/engine/review/pgtest"`),
 		parseSource(t, "cmd/mcpx-fw/x_test.go", `package main; import "example.com/fw/relay/peer"`),
+		parseSource(t, "cmd/mcpx-fw/x_test.go", `package main; import "example.com/fw/relay/sandbox/sandboxtest"`),
 		parseSource(t, "relay/peer/x.go", `package peer; import ("example.com/fw/relay/demopeer"; "example.com/fw/engine/review")`),
 		parseSource(t, "relay/demopeer/x.go", `package demopeer; import ("context"; "github.com/modelcontextprotocol/go-sdk/mcp")`),
 		parseSource(t, "engine/review/x_test.go", `package review; import "example.com/fw/engine/review/pgtest"`),

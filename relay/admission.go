@@ -90,7 +90,6 @@ func hostKey(h hostView) any {
 // waits for every hold to be released.
 type admission struct {
 	lim Limits
-	log *zap.Logger
 
 	mu      sync.Mutex
 	servers map[string]claim
@@ -106,7 +105,7 @@ type admission struct {
 func newAdmission(lim Limits, log *zap.Logger) *admission {
 	idle := make(chan struct{})
 	close(idle)
-	return &admission{lim: lim.resolved(), log: log, servers: map[string]claim{}, shares: map[shareKey]claim{},
+	return &admission{lim: lim.resolved(), servers: map[string]claim{}, shares: map[shareKey]claim{},
 		idle: idle, refused: newRefusalLog(log)}
 }
 

@@ -5,13 +5,9 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"io"
-	"os"
-	"path/filepath"
 )
 
-// maxSealKeyFileSize bounds a shared key file: a key is a few dozen bytes,
-// and a file of kilobytes is the wrong file.
+// maxSealKeyFileSize bounds a shared key file (SecretFile.Max).
 const maxSealKeyFileSize = 4 << 10
 
 // LoadSealKeyFile reads the requestState key that several serve replicas
@@ -20,46 +16,16 @@ const maxSealKeyFileSize = 4 << 10
 // refused as tampered. Unlike the state dir's seal.key it is never
 // created: replicas that each made their own would each refuse the
 // others' states, silently. The whole file is the key (at least 32 bytes,
-// as from `head -c 32 /dev/urandom`); a file that is missing, unreadable,
-// not a regular file, shorter than that, or that group or others can
-// reach is refused, and so is one in a folder they can write (they could
-// put a key of their own in its place). A symbolic link is judged by the
-// file it leads to, and the folders of both the link and that file are
-// checked. Errors name the file, never its bytes.
+// as from `head -c 32 /dev/urandom`), read as a SecretFile (one that group
+// or others can reach, or replace, is refused). Errors name the file,
+// never its bytes.
 func LoadSealKeyFile(path string) ([]byte, error) {
-	real, err := filepath.EvalSymlinks(path)
-	if err != nil {
-		return nil, fmt.Errorf("seal key file: %w (make one with: head -c 32 /dev/urandom > %s && chmod 600 %s)", err, path, path)
-	}
-	// A link's folder can replace the link, the file's folder the file.
-	for _, dir := range []string{filepath.Dir(path), filepath.Dir(real)} {
-		if err := checkSealDir(dir); err != nil {
-			return nil, fmt.Errorf("seal key file %s: %w", path, err)
-		}
-	}
-	f, err := os.Open(real)
-	if err != nil {
-		return nil, fmt.Errorf("seal key file: %w (make one with: head -c 32 /dev/urandom > %s && chmod 600 %s)", err, path, path)
-	}
-	defer f.Close()
-	fi, err := f.Stat()
+	key, err := SecretFile{Path: path, Max: maxSealKeyFileSize, Grants: "can forge requestStates",
+		Make: fmt.Sprintf("head -c 32 /dev/urandom > %s && chmod 600 %s", path, path)}.Read()
 	if err != nil {
 		return nil, fmt.Errorf("seal key file %s: %w", path, err)
 	}
-	switch perm := fi.Mode().Perm(); {
-	case !fi.Mode().IsRegular():
-		return nil, fmt.Errorf("seal key file %s is not a regular file", path)
-	case perm&0o077 != 0:
-		return nil, fmt.Errorf("seal key file %s is accessible by group or others (mode %#o): anyone who can read it can forge requestStates; run: chmod 600 %s",
-			path, perm, path)
-	case fi.Size() > maxSealKeyFileSize:
-		return nil, fmt.Errorf("seal key file %s holds %d bytes, more than the %d a key file may", path, fi.Size(), maxSealKeyFileSize)
-	}
-	key, err := io.ReadAll(io.LimitReader(f, maxSealKeyFileSize+1))
-	if err != nil {
-		return nil, fmt.Errorf("read seal key file %s: %w", path, err)
-	}
-	if len(key) < sealKeySize || len(key) > maxSealKeyFileSize {
+	if len(key) < sealKeySize {
 		return nil, fmt.Errorf("seal key file %s holds %d bytes, want at least %d; make one with: head -c 32 /dev/urandom > %s",
 			path, len(key), sealKeySize, path)
 	}

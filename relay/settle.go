@@ -2,9 +2,11 @@ package relay
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"go.uber.org/zap"
 
 	"github.com/mcpx-fw/mcpx-fw/engine"
@@ -43,11 +45,9 @@ type stage struct {
 	// hold is what the stage holds from before the engine runs until it
 	// settles (see judge): at the result stage the bytes of the
 	// completion, and a review slot once its review is opened
-	// (reviewSlot). slotted says it took the slot; refused is the limit
-	// that kept its review from opening.
+	// (reviewSlot). slotted says it took the slot.
 	hold    *hold
 	slotted bool
-	refused error
 	// reviewed is how its review ended, in the review-outcome metric's
 	// words (approved, rejected, expired, abandoned, error); see settle.
 	reviewed string
@@ -88,8 +88,8 @@ func (p *Proxy) judge(ctx context.Context, t *stage, decide func() error) error 
 	if err != nil {
 		return err
 	}
-	if t.refused != nil {
-		return t.refused
+	if werr, ok := errors.AsType[*jsonrpc.Error](t.v.Err); ok {
+		return werr // reviewSlot's refusal, which the verdict failed on
 	}
 	if t.v.Outcome != engine.OutcomeEscalate {
 		return nil
@@ -108,14 +108,15 @@ func (p *Proxy) judge(ctx context.Context, t *stage, decide func() error) error 
 // reviewSlot takes one of the server's pending-review slots for t's
 // review, held with the rest of t's hold until t settles. The engine asks
 // for it as it opens the review (engine.Request.ReviewSlot), maybe more
-// than once; it takes one slot however often asked. A refusal is kept
-// for judge to return as it is.
+// than once (a decision taken again on newer usage); it takes one slot
+// however often asked. A refusal fails the verdict with it as its Err,
+// and judge returns it from there: only the decision the engine kept
+// refuses the stage, never an earlier one it took again on newer usage.
 func (t *stage) reviewSlot() error {
 	if t.slotted {
 		return nil
 	}
 	if werr := t.hold.grow(claim{reviews: 1}); werr != nil {
-		t.refused = werr
 		return werr
 	}
 	t.slotted = true

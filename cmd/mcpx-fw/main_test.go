@@ -18,6 +18,7 @@ import (
 
 	"github.com/mcpx-fw/mcpx-fw/engine/review"
 	"github.com/mcpx-fw/mcpx-fw/relay/sandbox"
+	"github.com/mcpx-fw/mcpx-fw/relay/sandbox/sandboxtest"
 )
 
 // binary is the mcpx-fw built once for every test that runs the real
@@ -47,7 +48,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintf(os.Stderr, "this system cannot isolate upstreams (%v): tests run them with isolation.default: none\n", isolationUnavailable)
 		os.Setenv("MCPXFW_ISOLATION_DEFAULT", "none")
 	}
-	temp, err := useVisibleTemp()
+	temp, err := sandboxtest.VisibleTemp("cmd-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)

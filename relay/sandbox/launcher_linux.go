@@ -45,9 +45,10 @@ func runLauncher(l launch) int {
 // mounts, temporary folders and terminals of its own, hidden paths and
 // read-only ones, a /proc of its own PID namespace; then it drops what the
 // command must not gain (see restrict). It returns the path to start
-// l's program by (see privateTemp). The temporary folders come before the
-// other paths: what was under them is gone, with nothing left there to
-// hide or keep.
+// l's program by (see privateTemp). The paths to hide and keep are
+// resolved first, while the user's temporary folders are in view; the
+// command's own are mounted before they are protected: what was in the
+// user's is gone, with nothing left there to hide or keep.
 func isolate(l launch) (string, error) {
 	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
 		return "", fmt.Errorf("make the launcher non-dumpable: %w", err)
@@ -55,6 +56,7 @@ func isolate(l launch) (string, error) {
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return "", fmt.Errorf("make mounts private: %w", err)
 	}
+	protect := resolveProtection(l.Hide, l.ReadOnly)
 	program, err := privateTemp(l.Path, l.Dir, l.Args[min(1, len(l.Args)):])
 	if err != nil {
 		return "", err
@@ -62,7 +64,7 @@ func isolate(l launch) (string, error) {
 	if err := privateTerminals(); err != nil {
 		return "", err
 	}
-	if err := protectPaths(l.Hide, l.ReadOnly); err != nil {
+	if err := protectPaths(protect.present()); err != nil {
 		return "", err
 	}
 	if err := freshProc(); err != nil {

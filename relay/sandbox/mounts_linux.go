@@ -18,16 +18,42 @@ type target struct {
 	dir  bool
 }
 
+// protection is what protectPaths protects: the paths to hide and to keep
+// read-only, resolved, and the symbolic links met on the way to each.
+type protection struct {
+	hidden, kept []target
+	links        []string
+}
+
+// resolveProtection resolves the paths to hide and keep read-only. It runs
+// before the command's own temporary folders are mounted, while the
+// user's are in view: a path given through one (a config named by a link
+// in /tmp) leads somewhere outside it that must be covered all the same,
+// with the links outside on the way pinned.
+func resolveProtection(hide, readOnly []string) protection {
+	hidden, hiddenLinks := resolveTargets(hide)
+	kept, keptLinks := readOnlyTargets(readOnly, hidden)
+	return protection{hidden: hidden, kept: kept, links: compact(append(hiddenLinks, keptLinks...))}
+}
+
+// present is p without what the temporary folders took away: what was in
+// one, unless in a folder kept there, is not there to protect.
+func (p protection) present() protection {
+	there := func(t target) bool { _, err := os.Lstat(t.path); return err == nil }
+	p.hidden = slices.DeleteFunc(p.hidden, func(t target) bool { return !there(t) })
+	p.kept = slices.DeleteFunc(p.kept, func(t target) bool { return !there(t) })
+	p.links = slices.DeleteFunc(p.links, func(l string) bool { fi, err := os.Lstat(l); return err != nil || fi.Mode()&os.ModeSymlink == 0 })
+	return p
+}
+
 // protectPaths pins the folders above every path to hide or keep
 // read-only, and the symbolic links met on the way to each (a config given
 // by a link must not be pointed elsewhere); binds each read-only path onto
 // itself, read-only; then covers each path to hide. The pins come first,
 // so each copies only the few mounts already there; the covers last, so a
 // path to hide inside a read-only folder is covered all the same.
-func protectPaths(hide, readOnly []string) error {
-	hidden, hiddenLinks := resolveTargets(hide)
-	kept, keptLinks := readOnlyTargets(readOnly, hidden)
-	links := compact(append(hiddenLinks, keptLinks...))
+func protectPaths(p protection) error {
+	hidden, kept, links := p.hidden, p.kept, p.links
 	for _, dir := range ancestors(append(append(pathsOf(hidden), pathsOf(kept)...), links...)) {
 		if err := unix.Mount(dir, dir, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
 			return fmt.Errorf("pin %s: %w", dir, err)

@@ -327,3 +327,91 @@ func insideKept() int {
 	_ = json.NewEncoder(os.Stdout).Encode(r)
 	return 0
 }
+
+// TestHiddenInKeptFolder: a path to hide inside a folder of /tmp the
+// command keeps (its working folder's, a path among its arguments: here a
+// symbolic link to the state dir) is hidden all the same: the state dir
+// and the config in the kept project read and list as nothing, take no
+// writes, and neither they nor the kept folder can be unmounted or moved.
+func TestHiddenInKeptFolder(t *testing.T) {
+	needSandbox(t)
+	proj, err := os.MkdirTemp("/tmp", "mcpx-fw-kept-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(proj) })
+	state, cfg, link := filepath.Join(proj, "state"), filepath.Join(proj, "mcpx-fw.yaml"), filepath.Join(proj, "state-link")
+	mustWrite(t, filepath.Join(state, "reviews.db"), "queue")
+	mustWrite(t, cfg, "token: s3cret")
+	mustWrite(t, filepath.Join(proj, "sub", "README"), "the project")
+	mustLink(t, "state", link)
+	a := attempt{Files: []string{cfg, filepath.Join(state, "reviews.db"), filepath.Join(link, "reviews.db")}, Dirs: []string{state, link},
+		Rename: []string{state, cfg, proj}, Outside: os.Getpid()}
+	args, _ := json.Marshal(a)
+	exe, _ := os.Executable()
+	env := sandbox.IsolatedEnviron(os.Environ(), map[string]string{roleEnv: "inside", argsEnv: string(args)})
+	out, err := sandbox.Command(sandbox.Spec{Args: []string{exe, link}, Env: env, Dir: filepath.Join(proj, "sub"), Hide: []string{state, cfg}}).Output()
+	if err != nil {
+		t.Fatalf("isolated command: %v\n%s", err, stderrOf(err))
+	}
+	var r report
+	if err := json.Unmarshal(out, &r); err != nil {
+		t.Fatalf("report %q: %v", out, err)
+	}
+	for f, got := range r.Read {
+		if got != "" {
+			t.Errorf("read %s: %q; want nothing", f, got)
+		}
+	}
+	for d, ents := range r.Listed {
+		t.Errorf("listed %s: %v; want nothing", d, ents)
+	}
+	if len(r.Wrote)+len(r.Unmounted)+len(r.Renamed) > 0 {
+		t.Errorf("wrote %v, unmounted %v, renamed %v: want none", r.Wrote, r.Unmounted, r.Renamed)
+	}
+	if b, _ := os.ReadFile(filepath.Join(state, "reviews.db")); string(b) != "queue" {
+		t.Errorf("the queue now holds %q", b)
+	}
+}
+
+// TestHiddenThroughPrivateTemp: a path to hide given through /tmp (a
+// config named by a link in /tmp, to a link in the home, to the real file)
+// leads the command nowhere, though the link in /tmp is not in its /tmp:
+// what it leads to is hidden, given alone or with its real path (as serve
+// gives it), and the link on the way, in the home, can be neither removed
+// nor replaced.
+func TestHiddenThroughPrivateTemp(t *testing.T) {
+	needSandbox(t)
+	for _, withReal := range []bool{false, true} {
+		t.Run(fmt.Sprintf("with its real path %v", withReal), func(t *testing.T) {
+			home := t.TempDir()
+			secret := filepath.Join(home, "dotfiles", "mcpx-fw.yaml")
+			mustWrite(t, secret, "token: s3cret")
+			homeLink := filepath.Join(home, "mcpx-fw.yaml")
+			mustLink(t, secret, homeLink)
+			notes := filepath.Join(home, "notes.md")
+			mustWrite(t, notes, "notes")
+			tmpDir, err := os.MkdirTemp("/tmp", "mcpx-fw-link-")
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { os.RemoveAll(tmpDir) })
+			tmpLink := filepath.Join(tmpDir, "mcpx-fw.yaml")
+			mustLink(t, homeLink, tmpLink)
+			hide := []string{tmpLink}
+			if withReal {
+				hide = append(hide, secret)
+			}
+			ops := []plantOp{{Do: "read", Path: secret}, {Do: "read", Path: homeLink}, {Do: "remove", Path: homeLink},
+				{Do: "rename", Path: notes, To: homeLink}}
+			for i, err := range runPlant(t, ops, hide, nil, false) {
+				if err == "" {
+					t.Errorf("%s %s worked; want it refused", ops[i].Do, ops[i].Path)
+				}
+			}
+			if to, err := os.Readlink(homeLink); err != nil || to != secret {
+				t.Errorf("the link in the home leads to %q (%v); want %s", to, err, secret)
+			}
+		})
+	}
+}

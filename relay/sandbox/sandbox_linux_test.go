@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -20,6 +19,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/mcpx-fw/mcpx-fw/relay/sandbox"
+	"github.com/mcpx-fw/mcpx-fw/relay/sandbox/sandboxtest"
 )
 
 // The test binary is the launcher (sandbox.Main, as in mcpx-fw's main), and
@@ -53,28 +53,16 @@ func TestMain(m *testing.M) {
 	os.Exit(runVisible(m))
 }
 
-// runVisible runs the tests with TMPDIR in a folder of the user's cache:
-// an isolated command has a /tmp of its own, and what a test shows it (the
-// paths TestHiding hides, say) must be where it would otherwise see them.
+// runVisible runs the tests with TMPDIR in a folder an isolated command
+// sees (sandboxtest.VisibleTemp): what a test shows it (the paths
+// TestHiding hides, say) must be where it would otherwise see them.
 func runVisible(m *testing.M) int {
-	base, err := os.UserCacheDir()
-	if err == nil {
-		base = filepath.Join(base, "mcpx-fw-test")
-		err = os.MkdirAll(base, 0o700)
-	}
-	var dir string
-	if err == nil && slices.ContainsFunc([]string{"/tmp/", "/var/tmp/", "/dev/shm/"}, func(p string) bool { return strings.HasPrefix(base, p) }) {
-		err = fmt.Errorf("%s is in a folder isolated commands have their own of: set XDG_CACHE_HOME elsewhere", base)
-	}
-	if err == nil {
-		dir, err = os.MkdirTemp(base, "sandbox-")
-	}
+	dir, err := sandboxtest.VisibleTemp("sandbox-")
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "a temporary folder outside /tmp:", err)
+		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	defer os.RemoveAll(dir)
-	os.Setenv("TMPDIR", dir)
 	return m.Run()
 }
 
