@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/mcpx-fw/mcpx-fw/engine"
+	"github.com/mcpx-fw/mcpx-fw/relay/seal"
 )
 
 // pushGather is how long a bridge waits, after one push, for others that
@@ -276,9 +277,9 @@ func (p *Proxy) bridgeTTL() time.Duration { return min(p.cfg.BridgeWait, p.cfg.S
 // once with the shutdown's error when the firewall is stopping.
 func (p *Proxy) park(x *exchange, b *bridge, out mcp.InputRequestMap, entries map[string]handed) (mcp.Result, error) {
 	ttl := p.bridgeTTL()
-	cont := continuation{Server: x.u.cfg.Name, Call: x.digest, Keys: slices.Sorted(maps.Keys(out)),
+	cont := seal.Continuation{Server: x.u.cfg.Name, Call: x.digest, Keys: slices.Sorted(maps.Keys(out)),
 		Round: b.round, Bridge: b.id, Replica: p.replica, Expires: time.Now().Add(ttl)}
-	sealed, err := p.sealer.seal(cont)
+	sealed, err := p.sealer.Seal(cont)
 	if err != nil {
 		p.abortBridge(b, errInternal("requestState could not be sealed"))
 		return nil, errInternal("requestState could not be sealed")
@@ -299,7 +300,7 @@ func (p *Proxy) park(x *exchange, b *bridge, out mcp.InputRequestMap, entries ma
 
 // resumeBridge answers the parked pushes of a bridged call with the host's
 // checked completions and waits for the call's next step.
-func (p *Proxy) resumeBridge(ctx context.Context, x *exchange, cont continuation, answers mcp.InputResponseMap, entries map[string]handed) (mcp.Result, error) {
+func (p *Proxy) resumeBridge(ctx context.Context, x *exchange, cont seal.Continuation, answers mcp.InputResponseMap, entries map[string]handed) (mcp.Result, error) {
 	b := p.bridges.unpark(cont.Bridge)
 	if b == nil {
 		return nil, errBridgeGone()

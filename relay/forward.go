@@ -11,6 +11,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/mcpx-fw/mcpx-fw/engine"
+	"github.com/mcpx-fw/mcpx-fw/relay/seal"
 )
 
 // forwardMiddleware relays tools, prompts, resources and completions to the
@@ -68,7 +69,7 @@ func (p *Proxy) callTool(ctx context.Context, l *link, h hostView, r *mcp.CallTo
 	token, unroute := p.progress.route(ctx, h.session, r.Params.GetProgressToken())
 	defer unroute()
 	x := &exchange{u: u, host: h, origin: engine.Origin{Method: "tools/call", Name: name},
-		digest: callDigest("tools/call", r.Params.Name, r.Params.Arguments),
+		digest: seal.CallDigest("tools/call", r.Params.Name, r.Params.Arguments),
 		send: func(ctx context.Context, cs *mcp.ClientSession, responses mcp.InputResponseMap, state string) (mcp.Result, error) {
 			return cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: r.Params.Arguments,
 				Meta: upstreamMeta(u, h, r.Params.Meta, token.on(cs)), InputResponses: responses, RequestState: state})
@@ -100,7 +101,7 @@ func (p *Proxy) getPrompt(ctx context.Context, l *link, h hostView, r *mcp.GetPr
 	token, unroute := p.progress.route(ctx, h.session, r.Params.GetProgressToken())
 	defer unroute()
 	x := &exchange{u: u, host: h, origin: engine.Origin{Method: "prompts/get", Name: name},
-		digest: callDigest("prompts/get", r.Params.Name, args),
+		digest: seal.CallDigest("prompts/get", r.Params.Name, args),
 		send: func(ctx context.Context, cs *mcp.ClientSession, responses mcp.InputResponseMap, state string) (mcp.Result, error) {
 			return cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: name, Arguments: r.Params.Arguments,
 				Meta: upstreamMeta(u, h, r.Params.Meta, token.on(cs)), InputResponses: responses, RequestState: state})

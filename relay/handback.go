@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcpx-fw/mcpx-fw/engine"
 	"github.com/mcpx-fw/mcpx-fw/engine/review"
+	"github.com/mcpx-fw/mcpx-fw/relay/seal"
 )
 
 // handed is an entry given to a 2026-07-28 host: its kind, the request as
@@ -152,9 +153,9 @@ func (p *Proxy) handBack(ctx context.Context, x *exchange, reqs mcp.InputRequest
 		}
 		out[key], entries[key] = c.params, handedOf(c)
 	}
-	cont := continuation{Server: x.u.cfg.Name, Call: x.digest, State: upstreamState,
+	cont := seal.Continuation{Server: x.u.cfg.Name, Call: x.digest, State: upstreamState,
 		Keys: slices.Sorted(maps.Keys(out)), Round: round, Expires: time.Now().Add(p.cfg.StateTTL)}
-	sealed, cont, err := p.sealer.sealed(cont)
+	sealed, cont, err := p.sealer.Sealed(cont)
 	if err != nil {
 		return nil, errInternal("requestState could not be sealed")
 	}
@@ -175,7 +176,7 @@ func (p *Proxy) handBack(ctx context.Context, x *exchange, reqs mcp.InputRequest
 // A round kept in the store may be resumed by any replica sharing it and
 // the seal key; a bridged call only by the process that holds it.
 func (p *Proxy) resume(ctx context.Context, x *exchange, answers mcp.InputResponseMap, state string) (mcp.Result, error) {
-	cont, err := p.sealer.check(state, x.u.cfg.Name, x.digest)
+	cont, err := p.sealer.Unseal(state, x.u.cfg.Name, x.digest)
 	if err != nil {
 		return nil, p.stateRejected(x, err)
 	}
@@ -203,13 +204,13 @@ func (p *Proxy) resume(ctx context.Context, x *exchange, answers mcp.InputRespon
 // stateRejected logs why a state was refused and is its wire error.
 func (p *Proxy) stateRejected(x *exchange, err error) error {
 	p.log.Warn("requestState rejected", zap.String("server", x.u.cfg.Name), zap.Error(err))
-	return p.sealer.rejection(err)
+	return stateRejection(err)
 }
 
 // takeHeld spends the state in this process and takes its round from
 // memory.
-func (p *Proxy) takeHeld(x *exchange, cont continuation, state string) (map[string]handed, *hold, error) {
-	if err := p.sealer.use(cont); err != nil {
+func (p *Proxy) takeHeld(x *exchange, cont seal.Continuation, state string) (map[string]handed, *hold, error) {
+	if err := p.sealer.Spend(cont); err != nil {
 		return nil, nil, p.stateRejected(x, err)
 	}
 	entries, held, ok := p.handed.take(state)
@@ -222,7 +223,7 @@ func (p *Proxy) takeHeld(x *exchange, cont continuation, state string) (map[stri
 // resumeBridged resumes a bridged call, which lives in the memory of the
 // process that parked it: a retry another replica receives is refused
 // there without spending the state.
-func (p *Proxy) resumeBridged(ctx context.Context, x *exchange, cont continuation, answers mcp.InputResponseMap, state string) (mcp.Result, error) {
+func (p *Proxy) resumeBridged(ctx context.Context, x *exchange, cont seal.Continuation, answers mcp.InputResponseMap, state string) (mcp.Result, error) {
 	if cont.Replica != p.replica {
 		p.log.Warn("bridged call's retry reached another replica", zap.String("server", x.u.cfg.Name))
 		return nil, errBridgeElsewhere()

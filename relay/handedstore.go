@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcpx-fw/mcpx-fw/engine"
 	"github.com/mcpx-fw/mcpx-fw/engine/review"
+	"github.com/mcpx-fw/mcpx-fw/relay/seal"
 )
 
 // Rounds in the store: a round handed to a 2026-07-28 host is kept in the
@@ -84,7 +85,7 @@ func kindNamed(name engine.Kind) *kind {
 
 // putStored keeps a round's entries in the store and its admission here
 // until the retry, the state's expiry or another replica's take.
-func (p *Proxy) putStored(ctx context.Context, state string, cont continuation, entries map[string]handed, held *hold) error {
+func (p *Proxy) putStored(ctx context.Context, state string, cont seal.Continuation, entries map[string]handed, held *hold) error {
 	payload, err := encodeRound(entries)
 	if err != nil {
 		return errInternal("input requests could not be encoded")
@@ -103,12 +104,12 @@ func (p *Proxy) putStored(ctx context.Context, state string, cont continuation, 
 
 // takeStored takes a round from the store, where any replica may have put
 // it, with this process's admission of it when it was this one.
-func (p *Proxy) takeStored(ctx context.Context, x *exchange, cont continuation, state string) (map[string]handed, *hold, error) {
+func (p *Proxy) takeStored(ctx context.Context, x *exchange, cont seal.Continuation, state string) (map[string]handed, *hold, error) {
 	_, held, _ := p.handed.take(state)
 	payload, err := p.store.TakeContinuation(ctx, cont.Nonce, cont.Server, cont.Call)
 	if errors.Is(err, review.ErrContinuationGone) {
 		held.release()
-		return nil, nil, p.stateRejected(x, fmt.Errorf("%w: %w", errStateReplayed, err))
+		return nil, nil, p.stateRejected(x, fmt.Errorf("%w: %w", seal.ErrReplayed, err))
 	}
 	if err != nil {
 		held.release()

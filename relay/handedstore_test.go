@@ -15,6 +15,7 @@ import (
 
 	"github.com/mcpx-fw/mcpx-fw/engine"
 	"github.com/mcpx-fw/mcpx-fw/engine/review"
+	"github.com/mcpx-fw/mcpx-fw/relay/seal"
 )
 
 // TestStoredRoundAfterClose: a round whose request was still in the
@@ -30,8 +31,8 @@ func TestStoredRoundAfterClose(t *testing.T) {
 		t.Fatal(werr)
 	}
 	p.handed.closeAll()
-	cont := continuation{Server: "alpha", Call: "call", Keys: []string{"k"}, Expires: time.Now().Add(time.Hour)}
-	state, cont, err := p.sealer.sealed(cont)
+	cont := seal.Continuation{Server: "alpha", Call: "call", Keys: []string{"k"}, Expires: time.Now().Add(time.Hour)}
+	state, cont, err := p.sealer.Sealed(cont)
 	if err != nil {
 		t.Fatal(err)
 	}

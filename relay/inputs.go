@@ -24,7 +24,7 @@ type exchange struct {
 	u      *upstream
 	host   hostView
 	origin engine.Origin // the host's call: method and the name it used
-	digest string        // binds a requestState to this call (callDigest)
+	digest string        // binds a requestState to this call (seal.CallDigest)
 	// send makes one attempt on cs with the answers to the previous round's
 	// input requests and the upstream's state, echoed exactly. cs is the
 	// upstream's session, or a bridged call's own.

@@ -7,6 +7,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpx-fw/mcpx-fw/engine"
+	"github.com/mcpx-fw/mcpx-fw/relay/seal"
 )
 
 // With one upstream the host pages through the upstream's own lists; with
@@ -129,7 +130,7 @@ func (p *Proxy) readResource(ctx context.Context, l *link, h hostView, r *mcp.Re
 	token, unroute := p.progress.route(ctx, h.session, r.Params.GetProgressToken())
 	defer unroute()
 	x := &exchange{u: u, host: h, origin: engine.Origin{Method: "resources/read", Name: r.Params.URI},
-		digest: callDigest("resources/read", r.Params.URI, nil),
+		digest: seal.CallDigest("resources/read", r.Params.URI, nil),
 		send: func(ctx context.Context, cs *mcp.ClientSession, responses mcp.InputResponseMap, state string) (mcp.Result, error) {
 			return cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: r.Params.URI,
 				Meta: upstreamMeta(u, h, r.Params.Meta, token.on(cs)), InputResponses: responses, RequestState: state})
@@ -151,7 +152,7 @@ func (p *Proxy) readTarget(ctx context.Context, l *link, params *mcp.ReadResourc
 	if u, ok := l.only(); ok {
 		return u, nil
 	}
-	server, ok := p.sealer.serverOf(params.RequestState)
+	server, ok := p.sealer.ServerOf(params.RequestState)
 	u := l.byName(server)
 	if !ok || u == nil {
 		p.log.Warn("requestState rejected: not sealed by this firewall for a server of this link")

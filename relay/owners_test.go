@@ -11,6 +11,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/zap"
+
+	"github.com/mcpx-fw/mcpx-fw/relay/seal"
 )
 
 // memServer is an upstream with the given resources and templates,
@@ -58,7 +60,7 @@ func memLink(t *testing.T, servers ...memServer) (*link, map[string]*mcp.Server)
 }
 
 func routingProxy() *Proxy {
-	return &Proxy{log: zap.NewNop(), sealer: newSealer(sealKey(nil), nil), srv: mcp.NewServer(&mcp.Implementation{Name: "t"}, nil)}
+	return &Proxy{log: zap.NewNop(), sealer: seal.New(sealKey(nil), nil), srv: mcp.NewServer(&mcp.Implementation{Name: "t"}, nil)}
 }
 
 // TestOwnerRules: a request about a URI goes to the one server that lists
@@ -149,7 +151,7 @@ func TestReadRetryRoutesBySealedServer(t *testing.T) {
 	l, _ := memLink(t, memServer{name: "alpha", resources: []string{"x://a"}}, memServer{name: "beta", resources: []string{"x://b"}})
 	p := routingProxy()
 	seal := func(server string) string {
-		s, err := p.sealer.seal(continuation{Server: server, Call: callDigest("resources/read", "x://a", nil), Expires: time.Now().Add(time.Minute)})
+		s, err := p.sealer.Seal(seal.Continuation{Server: server, Call: seal.CallDigest("resources/read", "x://a", nil), Expires: time.Now().Add(time.Minute)})
 		if err != nil {
 			t.Fatal(err)
 		}

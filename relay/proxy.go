@@ -17,6 +17,7 @@ import (
 	"github.com/mcpx-fw/mcpx-fw/engine"
 	"github.com/mcpx-fw/mcpx-fw/engine/review"
 	"github.com/mcpx-fw/mcpx-fw/engine/telemetry"
+	"github.com/mcpx-fw/mcpx-fw/relay/seal"
 )
 
 // Upstream is one configured MCP server the firewall starts and relays to.
@@ -127,7 +128,7 @@ type Proxy struct {
 	store  *review.Store
 	log    *zap.Logger
 	srv    *mcp.Server
-	sealer *sealer
+	sealer *seal.Sealer
 	// replica names this Proxy in the states of the bridged calls it
 	// parks, so another replica can tell a retry it cannot resume.
 	replica  string
@@ -173,7 +174,7 @@ func New(cfg Config, eng *engine.Engine, store *review.Store, log *zap.Logger) *
 	p.admit = newAdmission(cfg.Limits, p.log)
 	p.admit.metrics = cfg.Metrics
 	p.bridges.metrics = cfg.Metrics
-	p.sealer = newSealer(sealKey(cfg.SealKey), nil)
+	p.sealer = seal.New(sealKey(cfg.SealKey), nil)
 	p.replica = newReplicaID()
 	p.srv = p.server()
 	return p

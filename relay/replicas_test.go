@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcpx-fw/mcpx-fw/engine"
 	"github.com/mcpx-fw/mcpx-fw/relay/peer"
+	"github.com/mcpx-fw/mcpx-fw/relay/seal"
 	"github.com/mcpx-fw/mcpx-fw/validate"
 )
 
@@ -137,16 +138,16 @@ func TestRetryReplicaTrust(t *testing.T) {
 		if err != nil || !b.NeedsInput() {
 			t.Fatalf("second call: %+v %v", b, err)
 		}
-		contA, err := p1.sealer.check(a.RequestState, "alpha", callDigest("tools/call", "alpha__sample_input", mustJSON(t, map[string]any{"params": json.RawMessage(helloParams)})))
+		contA, err := p1.sealer.Unseal(a.RequestState, "alpha", seal.CallDigest("tools/call", "alpha__sample_input", mustJSON(t, map[string]any{"params": json.RawMessage(helloParams)})))
 		if err != nil {
 			t.Fatal(err)
 		}
-		contB, err := p1.sealer.check(b.RequestState, "alpha", callDigest("tools/call", "alpha__sample_input", mustJSON(t, argsB)))
+		contB, err := p1.sealer.Unseal(b.RequestState, "alpha", seal.CallDigest("tools/call", "alpha__sample_input", mustJSON(t, argsB)))
 		if err != nil {
 			t.Fatal(err)
 		}
 		contA.Nonce = contB.Nonce
-		forged, err := p1.sealer.encode(contA)
+		forged, err := p1.sealer.Encode(contA)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -7,7 +7,7 @@ import (
 
 	"github.com/mcpx-fw/mcpx-fw/engine"
 	"github.com/mcpx-fw/mcpx-fw/engine/policybundle"
-	"github.com/mcpx-fw/mcpx-fw/relay"
+	"github.com/mcpx-fw/mcpx-fw/relay/seal"
 )
 
 func checkCommand() *cobra.Command {
@@ -53,7 +53,7 @@ revision and where the last good one is kept.`,
 				if err != nil {
 					return err
 				}
-				fmt.Fprintf(c.OutOrStdout(), "seal key: %s (id %s; every replica must show the same)\n", rt.cfg.Seal.KeyFile, relay.SealKeyID(key))
+				fmt.Fprintf(c.OutOrStdout(), "seal key: %s (id %s; every replica must show the same)\n", rt.cfg.Seal.KeyFile, seal.KeyID(key))
 			}
 			if rt.opsToken != nil {
 				fmt.Fprintf(c.OutOrStdout(), "ops token: %s (required for /metrics, the readiness checks and the full /status)\n", rt.cfg.Metrics.TokenFile)

@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/mcpx-fw/mcpx-fw/engine/telemetry"
-	"github.com/mcpx-fw/mcpx-fw/relay"
+	"github.com/mcpx-fw/mcpx-fw/relay/secret"
 )
 
 // The ops listener's token (metrics.token_file): required as
@@ -19,20 +19,20 @@ import (
 // that send none (telemetry.Access).
 
 const (
-	// maxOpsTokenFileSize bounds a token file (relay.SecretFile.Max).
+	// maxOpsTokenFileSize bounds a token file (secret.File.Max).
 	maxOpsTokenFileSize = 4 << 10
 	// minOpsTokenSize refuses a token short enough to guess.
 	minOpsTokenSize = 16
 )
 
 // loadOpsToken reads metrics.token_file, as `serve`, `check` and
-// `mcpx-fw status` do, as a relay.SecretFile: one that group or others can
+// `mcpx-fw status` do, as a secret.File: one that group or others can
 // reach, or replace, is refused. The whole file, without surrounding white
 // space (a trailing newline), is the token: at least 16 printable ASCII
 // characters without spaces, as a header carries them. Errors name the
 // file, never its bytes.
 func loadOpsToken(path string) ([]byte, error) {
-	b, err := relay.SecretFile{Path: path, Max: maxOpsTokenFileSize, Make: opsTokenHint(path),
+	b, err := secret.File{Path: path, Max: maxOpsTokenFileSize, Make: opsTokenHint(path),
 		Grants: "can read the metrics and the full status"}.Read()
 	if err != nil {
 		return nil, fmt.Errorf("metrics.token_file %s: %w", path, err)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/mcpx-fw/mcpx-fw/relay"
 	"github.com/mcpx-fw/mcpx-fw/relay/sandbox"
+	"github.com/mcpx-fw/mcpx-fw/relay/seal"
 )
 
 func serveCommand() *cobra.Command {
@@ -167,7 +168,7 @@ func runRelay(ctx context.Context, rt *runtime, rc relay.Config, ln net.Listener
 	}
 	url := fmt.Sprintf("http://%s/mcp", ln.Addr())
 	rt.log.Info("serving", zap.Int("upstreams", len(rt.cfg.Servers)), zap.String("state_dir", rt.cfg.StateDir), zap.String("url", url),
-		zap.String("seal_key_id", relay.SealKeyID(rc.SealKey)))
+		zap.String("seal_key_id", seal.KeyID(rc.SealKey)))
 	fmt.Fprintf(os.Stderr, "mcpx-fw: listening on %s\n", url)
 	return proxy.ServeHTTP(ctx, ln)
 }
@@ -279,13 +280,13 @@ func relayConfig(rt *runtime) (relay.Config, error) {
 // else seal.key in the state dir (0600, made on first use).
 func sealKey(cfg *Config) ([]byte, error) {
 	if cfg.Seal.KeyFile != "" {
-		key, err := relay.LoadSealKeyFile(cfg.Seal.KeyFile)
+		key, err := seal.LoadKeyFile(cfg.Seal.KeyFile)
 		if err != nil {
 			return nil, fmt.Errorf("config %s: seal.key_file: %w", displayPath(cfg.path), err)
 		}
 		return key, nil
 	}
-	key, err := relay.LoadSealKey(cfg.StateDir)
+	key, err := seal.LoadKey(cfg.StateDir)
 	if err != nil {
 		return nil, fmt.Errorf("state_dir %s: %w", cfg.StateDir, err)
 	}

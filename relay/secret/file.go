@@ -1,4 +1,4 @@
-package relay
+package secret
 
 import (
 	"errors"
@@ -10,10 +10,8 @@ import (
 	"runtime"
 )
 
-// SecretFile is a file holding a secret only this account may reach: the
-// key serve replicas share (seal.key_file), the ops listener's token
-// (metrics.token_file).
-type SecretFile struct {
+// File is a file holding a secret only this account may reach.
+type File struct {
 	Path string
 	// Max bounds the file: a secret is a few dozen bytes, and a file of
 	// kilobytes is the wrong file.
@@ -34,7 +32,7 @@ type SecretFile struct {
 // checked are the opened file's, not a path's that could change in
 // between. Errors say what to run, and never hold the file's bytes; the
 // caller names the file.
-func (f SecretFile) Read() ([]byte, error) {
+func (f File) Read() ([]byte, error) {
 	real, err := filepath.EvalSymlinks(f.Path)
 	if err != nil {
 		return nil, f.openError(err)
@@ -64,7 +62,7 @@ func (f SecretFile) Read() ([]byte, error) {
 
 // openError is why the file could not be opened, with how to make one
 // when there is none.
-func (f SecretFile) openError(err error) error {
+func (f File) openError(err error) error {
 	if errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("%w; make one with: %s", pathCause(err), f.Make)
 	}
@@ -85,7 +83,7 @@ func checkSecretDir(dir string) error {
 
 // check refuses an open file that is not a regular file, is larger than
 // Max, or that group or others can reach.
-func (f SecretFile) check(file *os.File) error {
+func (f File) check(file *os.File) error {
 	fi, err := file.Stat()
 	switch {
 	case err != nil:
@@ -101,7 +99,7 @@ func (f SecretFile) check(file *os.File) error {
 	return nil
 }
 
-func (f SecretFile) tooLarge(size int64) error {
+func (f File) tooLarge(size int64) error {
 	return fmt.Errorf("the file holds %d bytes, more than the %d it may", size, f.Max)
 }
 

@@ -1,4 +1,4 @@
-package relay
+package seal
 
 import (
 	"bytes"
@@ -64,15 +64,15 @@ func TestLoadSealKeyFile(t *testing.T) {
 			}
 			path := filepath.Join(dir, "shared.key")
 			tt.setup(t, path)
-			key, err := LoadSealKeyFile(path)
+			key, err := LoadKeyFile(path)
 			if tt.want == nil {
 				if err != nil || !bytes.Equal(key, secretKey) {
-					t.Fatalf("LoadSealKeyFile = %q, %v; want the file's bytes", key, err)
+					t.Fatalf("LoadKeyFile = %q, %v; want the file's bytes", key, err)
 				}
 				return
 			}
 			if err == nil {
-				t.Fatal("LoadSealKeyFile loaded a key; want an error")
+				t.Fatal("LoadKeyFile loaded a key; want an error")
 			}
 			for _, w := range append(tt.want, path) {
 				if !strings.Contains(err.Error(), w) {
@@ -120,7 +120,7 @@ func TestLoadSealKeyFileUnreadable(t *testing.T) {
 	if err := os.WriteFile(path, secretKey, 0o000); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := LoadSealKeyFile(path); err == nil || !strings.Contains(err.Error(), "permission denied") || !strings.Contains(err.Error(), path) {
+	if _, err := LoadKeyFile(path); err == nil || !strings.Contains(err.Error(), "permission denied") || !strings.Contains(err.Error(), path) {
 		t.Fatalf("err = %v, want permission denied naming %s", err, path)
 	}
 }

@@ -1,4 +1,4 @@
-package relay
+package seal
 
 import (
 	"bytes"
@@ -11,8 +11,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
 // sealClock is a fake clock the tests move by hand; safe for concurrent
@@ -40,7 +38,7 @@ func (c *sealClock) advance(d time.Duration) {
 
 // sealTestKey is a fixed key, so failures reproduce; byte i is i+seed.
 func sealTestKey(seed byte) []byte {
-	key := make([]byte, sealKeySize)
+	key := make([]byte, KeySize)
 	for i := range key {
 		key[i] = byte(i) + seed
 	}
@@ -54,14 +52,14 @@ const (
 	sealMarker = "UPSTREAM-SECRET-7f3a"
 )
 
-var sealCall = callDigest("tools/call", "read", json.RawMessage(`{"path":"/etc/hosts"}`))
+var sealCall = CallDigest("tools/call", "read", json.RawMessage(`{"path":"/etc/hosts"}`))
 
-// sealFixture is a sealer on a fake clock and one continuation for it.
-func sealFixture(t testing.TB) (*sealer, *sealClock, continuation) {
+// sealFixture is a Sealer on a fake clock and one continuation for it.
+func sealFixture(t testing.TB) (*Sealer, *sealClock, Continuation) {
 	t.Helper()
 	clock := newSealClock()
-	s := newSealer(sealTestKey(1), clock.now)
-	c := continuation{
+	s := New(sealTestKey(1), clock.now)
+	c := Continuation{
 		Server:  sealServer,
 		Call:    sealCall,
 		State:   `{"upstream":"` + sealMarker + `"}`,
@@ -73,9 +71,9 @@ func sealFixture(t testing.TB) (*sealer, *sealClock, continuation) {
 	return s, clock, c
 }
 
-func mustSeal(t testing.TB, s *sealer, c continuation) string {
+func mustSeal(t testing.TB, s *Sealer, c Continuation) string {
 	t.Helper()
-	state, err := s.seal(c)
+	state, err := s.Seal(c)
 	if err != nil {
 		t.Fatalf("seal: %v", err)
 	}
@@ -84,34 +82,34 @@ func mustSeal(t testing.TB, s *sealer, c continuation) string {
 
 func TestSealRoundTrip(t *testing.T) {
 	s, clock, base := sealFixture(t)
-	with := func(f func(*continuation)) continuation {
+	with := func(f func(*Continuation)) Continuation {
 		c := base
 		f(&c)
 		return c
 	}
 	tests := []struct {
 		name string
-		c    continuation
+		c    Continuation
 	}{
 		{"full", base},
-		{"empty state", with(func(c *continuation) { c.State = "" })},
-		{"arbitrary bytes", with(func(c *continuation) { c.State = "\x00\xff\xfe\x80 \x1b[31m\r\n\"\\" })},
-		{"unicode", with(func(c *continuation) { c.State = "日本語 🚀 \u2028\u2029 e\u0301" })},
-		{"json", with(func(c *continuation) { c.State = `{"a":[1,2.50,"<>&"],"b":null,  "c":"\u00e9"}` })},
-		{"looks sealed", with(func(c *continuation) { c.State = "eyJhIjoxfQ.c2ln" })},
-		{"nil keys", with(func(c *continuation) { c.Keys = nil })},
-		{"empty keys", with(func(c *continuation) { c.Keys = []string{} })},
-		{"unicode keys", with(func(c *continuation) { c.Keys = []string{"ключ", "", "a.b"} })},
-		{"round zero, no bridge", with(func(c *continuation) { c.Round, c.Bridge = 0, "" })},
-		{"other zone", with(func(c *continuation) {
+		{"empty state", with(func(c *Continuation) { c.State = "" })},
+		{"arbitrary bytes", with(func(c *Continuation) { c.State = "\x00\xff\xfe\x80 \x1b[31m\r\n\"\\" })},
+		{"unicode", with(func(c *Continuation) { c.State = "日本語 🚀 \u2028\u2029 e\u0301" })},
+		{"json", with(func(c *Continuation) { c.State = `{"a":[1,2.50,"<>&"],"b":null,  "c":"\u00e9"}` })},
+		{"looks sealed", with(func(c *Continuation) { c.State = "eyJhIjoxfQ.c2ln" })},
+		{"nil keys", with(func(c *Continuation) { c.Keys = nil })},
+		{"empty keys", with(func(c *Continuation) { c.Keys = []string{} })},
+		{"unicode keys", with(func(c *Continuation) { c.Keys = []string{"ключ", "", "a.b"} })},
+		{"round zero, no bridge", with(func(c *Continuation) { c.Round, c.Bridge = 0, "" })},
+		{"other zone", with(func(c *Continuation) {
 			c.Expires = clock.now().Add(time.Hour).In(time.FixedZone("X", -7*3600))
 		})},
-		{"empty server and call", with(func(c *continuation) { c.Server, c.Call = "", "" })},
+		{"empty server and call", with(func(c *Continuation) { c.Server, c.Call = "", "" })},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			state := mustSeal(t, s, tt.c)
-			got, err := s.open(state, tt.c.Server, tt.c.Call)
+			got, err := s.Open(state, tt.c.Server, tt.c.Call)
 			if err != nil {
 				t.Fatalf("open: %v", err)
 			}
@@ -136,11 +134,11 @@ func TestSealFreshNonce(t *testing.T) {
 	if a == b {
 		t.Fatal("two seals of one continuation are identical")
 	}
-	ca, err := s.open(a, c.Server, c.Call)
+	ca, err := s.Open(a, c.Server, c.Call)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cb, err := s.open(b, c.Server, c.Call)
+	cb, err := s.Open(b, c.Server, c.Call)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,20 +151,20 @@ func TestSealRefuses(t *testing.T) {
 	s, _, base := sealFixture(t)
 	tests := []struct {
 		name string
-		edit func(*continuation)
+		edit func(*Continuation)
 		want string
 	}{
-		{"no expiry", func(c *continuation) { c.Expires = time.Time{} }, "Expires"},
-		{"invalid UTF-8 server", func(c *continuation) { c.Server = "a\xffb" }, "UTF-8"},
-		{"invalid UTF-8 key", func(c *continuation) { c.Keys = []string{"ok", "\xc3"} }, "UTF-8"},
-		{"too big", func(c *continuation) { c.State = strings.Repeat("x", maxStateSize) }, "over the"},
-		{"year out of range", func(c *continuation) { c.Expires = time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC) }, "seal"},
+		{"no expiry", func(c *Continuation) { c.Expires = time.Time{} }, "Expires"},
+		{"invalid UTF-8 server", func(c *Continuation) { c.Server = "a\xffb" }, "UTF-8"},
+		{"invalid UTF-8 key", func(c *Continuation) { c.Keys = []string{"ok", "\xc3"} }, "UTF-8"},
+		{"too big", func(c *Continuation) { c.State = strings.Repeat("x", maxStateSize) }, "over the"},
+		{"year out of range", func(c *Continuation) { c.Expires = time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC) }, "seal"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c := base
 			tt.edit(&c)
-			state, err := s.seal(c)
+			state, err := s.Seal(c)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("seal = %q, %v; want an error containing %q", state, err, tt.want)
 			}
@@ -194,35 +192,35 @@ func TestOpenTampered(t *testing.T) {
 		mutate func(p, m string) string
 		want   error
 	}{
-		{"payload first char", func(p, m string) string { return sealReplaceAt(p, 0) + "." + m }, errStateTampered},
-		{"payload middle char", func(p, m string) string { return sealReplaceAt(p, len(p)/2) + "." + m }, errStateTampered},
-		{"payload truncated by a group", func(p, m string) string { return p[:len(p)/4*4-4] + "." + m }, errStateTampered},
-		{"payload extended by a group", func(p, m string) string { return p + "AAAA." + m }, errStateTampered},
-		{"mac first char", func(p, m string) string { return p + "." + sealReplaceAt(m, 0) }, errStateTampered},
-		{"mac middle char", func(p, m string) string { return p + "." + sealReplaceAt(m, len(m)/2) }, errStateTampered},
-		{"mac from another state", func(p, m string) string { return p + "." + om }, errStateTampered},
-		{"payload from another state", func(p, m string) string { return op + "." + m }, errStateTampered},
-		{"separator removed", func(p, m string) string { return p + m }, errStateMalformed},
-		{"separator doubled", func(p, m string) string { return p + ".." + m }, errStateMalformed},
-		{"mac truncated by one", func(p, m string) string { return p + "." + m[:len(m)-1] }, errStateMalformed},
-		{"mac removed", func(p, m string) string { return p + "." }, errStateMalformed},
-		{"payload removed", func(p, m string) string { return "." + m }, errStateMalformed},
-		{"truncated to half", func(p, m string) string { return (p + "." + m)[:len(p)/2] }, errStateMalformed},
-		{"padding added", func(p, m string) string { return p + "." + m + "=" }, errStateMalformed},
-		{"newline inserted", func(p, m string) string { return p[:4] + "\n" + p[4:] + "." + m }, errStateMalformed},
-		{"trailing space", func(p, m string) string { return p + "." + m + " " }, errStateMalformed},
-		{"standard alphabet", func(p, m string) string { return p + "." + strings.NewReplacer("-", "+", "_", "/").Replace(m) + "+" }, errStateMalformed},
-		{"third part", func(p, m string) string { return p + "." + m + "." + m }, errStateMalformed},
+		{"payload first char", func(p, m string) string { return sealReplaceAt(p, 0) + "." + m }, ErrTampered},
+		{"payload middle char", func(p, m string) string { return sealReplaceAt(p, len(p)/2) + "." + m }, ErrTampered},
+		{"payload truncated by a group", func(p, m string) string { return p[:len(p)/4*4-4] + "." + m }, ErrTampered},
+		{"payload extended by a group", func(p, m string) string { return p + "AAAA." + m }, ErrTampered},
+		{"mac first char", func(p, m string) string { return p + "." + sealReplaceAt(m, 0) }, ErrTampered},
+		{"mac middle char", func(p, m string) string { return p + "." + sealReplaceAt(m, len(m)/2) }, ErrTampered},
+		{"mac from another state", func(p, m string) string { return p + "." + om }, ErrTampered},
+		{"payload from another state", func(p, m string) string { return op + "." + m }, ErrTampered},
+		{"separator removed", func(p, m string) string { return p + m }, ErrMalformed},
+		{"separator doubled", func(p, m string) string { return p + ".." + m }, ErrMalformed},
+		{"mac truncated by one", func(p, m string) string { return p + "." + m[:len(m)-1] }, ErrMalformed},
+		{"mac removed", func(p, m string) string { return p + "." }, ErrMalformed},
+		{"payload removed", func(p, m string) string { return "." + m }, ErrMalformed},
+		{"truncated to half", func(p, m string) string { return (p + "." + m)[:len(p)/2] }, ErrMalformed},
+		{"padding added", func(p, m string) string { return p + "." + m + "=" }, ErrMalformed},
+		{"newline inserted", func(p, m string) string { return p[:4] + "\n" + p[4:] + "." + m }, ErrMalformed},
+		{"trailing space", func(p, m string) string { return p + "." + m + " " }, ErrMalformed},
+		{"standard alphabet", func(p, m string) string { return p + "." + strings.NewReplacer("-", "+", "_", "/").Replace(m) + "+" }, ErrMalformed},
+		{"third part", func(p, m string) string { return p + "." + m + "." + m }, ErrMalformed},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			state := mustSeal(t, s, c)
 			p, m, _ := strings.Cut(state, ".")
-			_, err := s.open(tt.mutate(p, m), c.Server, c.Call)
+			_, err := s.Open(tt.mutate(p, m), c.Server, c.Call)
 			if !errors.Is(err, tt.want) {
 				t.Fatalf("open = %v, want %v", err, tt.want)
 			}
-			if _, err := s.open(state, c.Server, c.Call); err != nil {
+			if _, err := s.Open(state, c.Server, c.Call); err != nil {
 				t.Errorf("the untouched state no longer opens: %v", err)
 			}
 		})
@@ -231,10 +229,10 @@ func TestOpenTampered(t *testing.T) {
 
 func TestOpenOtherKey(t *testing.T) {
 	s, clock, c := sealFixture(t)
-	foreign := newSealer(sealTestKey(2), clock.now)
-	_, err := s.open(mustSeal(t, foreign, c), c.Server, c.Call)
-	if !errors.Is(err, errStateTampered) {
-		t.Fatalf("open of a state sealed with another key = %v, want %v", err, errStateTampered)
+	foreign := New(sealTestKey(2), clock.now)
+	_, err := s.Open(mustSeal(t, foreign, c), c.Server, c.Call)
+	if !errors.Is(err, ErrTampered) {
+		t.Fatalf("open of a state sealed with another key = %v, want %v", err, ErrTampered)
 	}
 }
 
@@ -254,9 +252,9 @@ func TestOpenMalformed(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := s.open(tt.state, c.Server, c.Call)
-			if !errors.Is(err, errStateMalformed) {
-				t.Fatalf("open = %v, want %v", err, errStateMalformed)
+			_, err := s.Open(tt.state, c.Server, c.Call)
+			if !errors.Is(err, ErrMalformed) {
+				t.Fatalf("open = %v, want %v", err, ErrMalformed)
 			}
 		})
 	}
@@ -265,21 +263,21 @@ func TestOpenMalformed(t *testing.T) {
 func TestOpenRejects(t *testing.T) {
 	tests := []struct {
 		name   string
-		before func(s *sealer, clock *sealClock, state string)
+		before func(s *Sealer, clock *sealClock, state string)
 		server string
 		call   string
 		want   error
 	}{
-		{name: "expired", before: sealAdvance(5*time.Minute + time.Nanosecond), want: errStateExpired},
-		{name: "expired beats wrong server", before: sealAdvance(time.Hour), server: "other", want: errStateExpired},
-		{name: "wrong server", server: "other", want: errStateWrongServer},
-		{name: "wrong server beats wrong call", server: "other", call: "other", want: errStateWrongServer},
-		{name: "wrong call", call: callDigest("tools/call", "read", json.RawMessage(`{"path":"/etc/shadow"}`)), want: errStateWrongCall},
-		{name: "replayed", before: sealOpenOnce, want: errStateReplayed},
-		{name: "replayed later", before: func(s *sealer, clock *sealClock, state string) {
+		{name: "expired", before: sealAdvance(5*time.Minute + time.Nanosecond), want: ErrExpired},
+		{name: "expired beats wrong server", before: sealAdvance(time.Hour), server: "other", want: ErrExpired},
+		{name: "wrong server", server: "other", want: ErrWrongServer},
+		{name: "wrong server beats wrong call", server: "other", call: "other", want: ErrWrongServer},
+		{name: "wrong call", call: CallDigest("tools/call", "read", json.RawMessage(`{"path":"/etc/shadow"}`)), want: ErrWrongCall},
+		{name: "replayed", before: sealOpenOnce, want: ErrReplayed},
+		{name: "replayed later", before: func(s *Sealer, clock *sealClock, state string) {
 			sealOpenOnce(s, clock, state)
 			clock.advance(4 * time.Minute)
-		}, want: errStateReplayed},
+		}, want: ErrReplayed},
 		{name: "at the deadline", before: sealAdvance(5 * time.Minute), want: nil},
 	}
 	for _, tt := range tests {
@@ -290,7 +288,7 @@ func TestOpenRejects(t *testing.T) {
 				tt.before(s, clock, state)
 			}
 			server, call := sealOr(tt.server, c.Server), sealOr(tt.call, c.Call)
-			_, err := s.open(state, server, call)
+			_, err := s.Open(state, server, call)
 			if !errors.Is(err, tt.want) || (tt.want == nil) != (err == nil) {
 				t.Fatalf("open = %v, want %v", err, tt.want)
 			}
@@ -298,12 +296,12 @@ func TestOpenRejects(t *testing.T) {
 	}
 }
 
-func sealAdvance(d time.Duration) func(*sealer, *sealClock, string) {
-	return func(_ *sealer, clock *sealClock, _ string) { clock.advance(d) }
+func sealAdvance(d time.Duration) func(*Sealer, *sealClock, string) {
+	return func(_ *Sealer, clock *sealClock, _ string) { clock.advance(d) }
 }
 
-func sealOpenOnce(s *sealer, _ *sealClock, state string) {
-	if _, err := s.open(state, sealServer, sealCall); err != nil {
+func sealOpenOnce(s *Sealer, _ *sealClock, state string) {
+	if _, err := s.Open(state, sealServer, sealCall); err != nil {
 		panic("first open failed: " + err.Error())
 	}
 }
@@ -321,13 +319,13 @@ func sealOr(s, def string) string {
 func TestOpenRefusalSpendsNothing(t *testing.T) {
 	s, _, c := sealFixture(t)
 	state := mustSeal(t, s, c)
-	if _, err := s.open(state, "other", c.Call); !errors.Is(err, errStateWrongServer) {
+	if _, err := s.Open(state, "other", c.Call); !errors.Is(err, ErrWrongServer) {
 		t.Fatalf("wrong server: %v", err)
 	}
-	if _, err := s.open(state, c.Server, "other"); !errors.Is(err, errStateWrongCall) {
+	if _, err := s.Open(state, c.Server, "other"); !errors.Is(err, ErrWrongCall) {
 		t.Fatalf("wrong call: %v", err)
 	}
-	if _, err := s.open(state, c.Server, c.Call); err != nil {
+	if _, err := s.Open(state, c.Server, c.Call); err != nil {
 		t.Fatalf("right call after refusals: %v", err)
 	}
 }
@@ -342,7 +340,7 @@ func TestOpenConcurrent(t *testing.T) {
 	for i := range n {
 		done.Go(func() {
 			start.Wait()
-			_, errs[i] = s.open(state, c.Server, c.Call)
+			_, errs[i] = s.Open(state, c.Server, c.Call)
 		})
 	}
 	start.Done()
@@ -352,8 +350,8 @@ func TestOpenConcurrent(t *testing.T) {
 		switch {
 		case err == nil:
 			ok++
-		case !errors.Is(err, errStateReplayed):
-			t.Errorf("open = %v, want success or %v", err, errStateReplayed)
+		case !errors.Is(err, ErrReplayed):
+			t.Errorf("open = %v, want success or %v", err, ErrReplayed)
 		}
 	}
 	if ok != 1 {
@@ -375,7 +373,7 @@ func TestOpenErrorsDoNotEchoState(t *testing.T) {
 	clock.advance(time.Hour)
 	attempts = append(attempts, struct{ state, server, call string }{state, c.Server, c.Call})
 	for _, a := range attempts {
-		_, err := s.open(a.state, a.server, a.call)
+		_, err := s.Open(a.state, a.server, a.call)
 		if err == nil {
 			t.Fatal("open succeeded")
 		}
@@ -390,7 +388,7 @@ func TestOpenErrorsDoNotEchoState(t *testing.T) {
 func TestSealNoncesPruned(t *testing.T) {
 	s, clock, c := sealFixture(t)
 	for range 3 {
-		if _, err := s.open(mustSeal(t, s, c), c.Server, c.Call); err != nil {
+		if _, err := s.Open(mustSeal(t, s, c), c.Server, c.Call); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -400,7 +398,7 @@ func TestSealNoncesPruned(t *testing.T) {
 	clock.advance(5*time.Minute + nonceSweepEvery)
 	fresh := c
 	fresh.Expires = clock.now().Add(time.Minute)
-	if _, err := s.open(mustSeal(t, s, fresh), c.Server, c.Call); err != nil {
+	if _, err := s.Open(mustSeal(t, s, fresh), c.Server, c.Call); err != nil {
 		t.Fatal(err)
 	}
 	if len(s.used) != 1 {
@@ -408,39 +406,13 @@ func TestSealNoncesPruned(t *testing.T) {
 	}
 }
 
-func TestSealRejection(t *testing.T) {
-	s, _, _ := sealFixture(t)
-	tests := []struct {
-		err  error
-		want string
-	}{
-		{errStateMalformed, "requestState rejected: malformed"},
-		{errStateTampered, "requestState rejected: tampered"},
-		{errStateExpired, "requestState rejected: expired"},
-		{errStateWrongServer, "requestState rejected: issued for another server"},
-		{errStateWrongCall, "requestState rejected: issued for another call"},
-		{errStateReplayed, "requestState rejected: already used"},
-		{errors.New("something else"), "requestState rejected: invalid"},
-	}
-	for _, tt := range tests {
-		wrapped := errors.Join(errors.New("detail "+sealMarker), tt.err)
-		got := s.rejection(wrapped)
-		if got == nil || got.Code != jsonrpc.CodeInvalidParams || got.Message != tt.want || string(got.Data) != `{"reason_codes":["state-rejected"]}` {
-			t.Errorf("rejection(%v) = %+v, want code %d %q", tt.err, got, jsonrpc.CodeInvalidParams, tt.want)
-		}
-	}
-	if got := s.rejection(nil); got != nil {
-		t.Errorf("rejection(nil) = %+v, want nil", got)
-	}
-}
-
 func TestSealShortKeyPanics(t *testing.T) {
 	defer func() {
 		if recover() == nil {
-			t.Fatal("newSealer accepted a 16-byte key")
+			t.Fatal("New accepted a 16-byte key")
 		}
 	}()
-	newSealer(make([]byte, 16), nil)
+	New(make([]byte, 16), nil)
 }
 
 func TestCallDigest(t *testing.T) {
@@ -449,7 +421,7 @@ func TestCallDigest(t *testing.T) {
 		if args != "<nil>" {
 			raw = json.RawMessage(args)
 		}
-		return callDigest(method, name, raw)
+		return CallDigest(method, name, raw)
 	}
 	same := [][]string{
 		{`{}`, `<nil>`, ``, `null`, ` null `, "\n", `{ }`},
@@ -496,7 +468,7 @@ func TestCallDigest(t *testing.T) {
 	}
 }
 
-// sealStateDir is a path loadSealKey must create.
+// sealStateDir is a path LoadKey must create.
 func sealStateDir(t *testing.T) string {
 	t.Helper()
 	return filepath.Join(t.TempDir(), "state")
@@ -504,16 +476,16 @@ func sealStateDir(t *testing.T) string {
 
 func TestLoadSealKeyCreatesAndReuses(t *testing.T) {
 	dir := sealStateDir(t)
-	key, err := LoadSealKey(dir)
+	key, err := LoadKey(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(key) != sealKeySize || bytes.Equal(key, make([]byte, sealKeySize)) {
-		t.Fatalf("key = %x, want %d random bytes", key, sealKeySize)
+	if len(key) != KeySize || bytes.Equal(key, make([]byte, KeySize)) {
+		t.Fatalf("key = %x, want %d random bytes", key, KeySize)
 	}
 	sealAssertMode(t, dir, 0o700)
 	sealAssertMode(t, filepath.Join(dir, sealKeyFile), 0o600)
-	again, err := LoadSealKey(dir)
+	again, err := LoadKey(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -543,8 +515,8 @@ func TestLoadSealKeyRefuses(t *testing.T) {
 		setup func(t *testing.T, dir, path string)
 		want  []string
 	}{
-		{"readable by others", sealKeyFileWith(sealKeySize, 0o644), []string{"chmod 600", "0644"}},
-		{"readable by group", sealKeyFileWith(sealKeySize, 0o640), []string{"chmod 600"}},
+		{"readable by others", sealKeyFileWith(KeySize, 0o644), []string{"chmod 600", "0644"}},
+		{"readable by group", sealKeyFileWith(KeySize, 0o640), []string{"chmod 600"}},
 		{"short", sealKeyFileWith(16, 0o600), []string{"16 bytes", "remove it"}},
 		{"long", sealKeyFileWith(33, 0o600), []string{"33 bytes", "remove it"}},
 		{"empty", sealKeyFileWith(0, 0o600), []string{"0 bytes"}},
@@ -567,9 +539,9 @@ func TestLoadSealKeyRefuses(t *testing.T) {
 			}
 			path := filepath.Join(dir, sealKeyFile)
 			tt.setup(t, dir, path)
-			key, err := LoadSealKey(dir)
+			key, err := LoadKey(dir)
 			if err == nil {
-				t.Fatalf("LoadSealKey = %x, want an error", key)
+				t.Fatalf("LoadKey = %x, want an error", key)
 			}
 			for _, w := range append(tt.want, dir) {
 				if !strings.Contains(err.Error(), w) {
@@ -603,7 +575,7 @@ func TestLoadSealKeyConcurrent(t *testing.T) {
 		for i := range n {
 			done.Go(func() {
 				start.Wait()
-				keys[i], errs[i] = loadSealKey(dir)
+				keys[i], errs[i] = LoadKey(dir)
 			})
 		}
 		start.Done()
@@ -619,18 +591,18 @@ func TestLoadSealKeyConcurrent(t *testing.T) {
 	}
 }
 
-// FuzzOpen: open never panics, refuses with one of its sentinels, and
+// FuzzOpen: Open never panics, refuses with one of its sentinels, and
 // opens nothing but the exact state that was sealed. The valid state is
 // built with a fixed key, clock and nonce so every fuzz worker agrees on
 // it; the seed corpus holds it, so the mutator edits a genuine state.
 func FuzzOpen(f *testing.F) {
 	clock := newSealClock()
 	key := sealTestKey(3)
-	c := continuation{
+	c := Continuation{
 		Server: sealServer, Call: sealCall, State: "up\x00\xffstate", Keys: []string{"k"},
 		Round: 1, Expires: clock.now().Add(time.Minute), Nonce: "00112233445566778899aabbccddeeff",
 	}
-	valid, err := newSealer(key, clock.now).encode(c)
+	valid, err := New(key, clock.now).Encode(c)
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -638,9 +610,9 @@ func FuzzOpen(f *testing.F) {
 	for _, seed := range []string{valid, p + "." + sealReplaceAt(m, 0), p + m, "", ".", "garbage", valid + "\n"} {
 		f.Add(seed)
 	}
-	sentinels := []error{errStateMalformed, errStateTampered, errStateExpired, errStateWrongServer, errStateWrongCall, errStateReplayed}
+	sentinels := []error{ErrMalformed, ErrTampered, ErrExpired, ErrWrongServer, ErrWrongCall, ErrReplayed}
 	f.Fuzz(func(t *testing.T, state string) {
-		got, err := newSealer(key, clock.now).open(state, sealServer, sealCall)
+		got, err := New(key, clock.now).Open(state, sealServer, sealCall)
 		switch {
 		case err == nil && state != valid:
 			t.Fatalf("opened a state that was never sealed: %q → %+v", state, got)
