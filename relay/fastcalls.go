@@ -6,6 +6,8 @@ import (
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	"github.com/mcpx-fw/mcpx-fw/relay/internal/rawjson"
 )
 
 // The frame path. Most of what crosses the firewall is a host's tools/call
@@ -136,7 +138,7 @@ func (fc *fastCalls) took(frame []byte) bool {
 	}
 	e, ok := readEnvelope(frame)
 	switch {
-	case !ok || (e.method == nil && !plainString(e.id)):
+	case !ok || (e.method == nil && !rawjson.PlainString(e.id)):
 		return fc.tookUnjudged(frame)
 	case e.method != nil: // progress with an id is a request the SDK refuses
 		return e.id == nil && string(e.method) == `"notifications/progress"` && fc.progress(e.params)

@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/mcpx-fw/mcpx-fw/engine"
+	"github.com/mcpx-fw/mcpx-fw/relay/internal/rawjson"
 )
 
 // errSessionEnded is why a call on the frame path failed when its
@@ -35,7 +36,7 @@ func readEnvelope(frame []byte) (envelope, bool) {
 	}
 	var e envelope
 	var version []byte
-	ok := readMembers(frame, func(name []byte) *[]byte {
+	ok := rawjson.ReadMembers(frame, func(name []byte) *[]byte {
 		switch string(name) {
 		case "jsonrpc":
 			return &version
@@ -81,7 +82,7 @@ func (c *fastCall) reply(e envelope) ([]byte, bool) {
 // wrong kind, is not judged here.
 func appendToolResult(b, result []byte) ([]byte, bool) {
 	var content, structured, isError, meta []byte
-	ok := readMembers(result, func(name []byte) *[]byte {
+	ok := rawjson.ReadMembers(result, func(name []byte) *[]byte {
 		switch string(name) {
 		case "content":
 			return &content
@@ -95,7 +96,7 @@ func appendToolResult(b, result []byte) ([]byte, bool) {
 		return nil
 	})
 	if !ok || !plainContent(content) || (isError != nil && string(isError) != "true" && string(isError) != "false") ||
-		(meta != nil && !isObject(meta)) {
+		(meta != nil && !rawjson.IsObject(meta)) {
 		return b, false
 	}
 	b = append(b, `{"content":`...)
@@ -121,9 +122,9 @@ func appendToolResult(b, result []byte) ([]byte, bool) {
 // the firewall's own decoder refuses; so is one that names its type twice,
 // which a host may read by the type this check did not.
 func plainContent(content []byte) bool {
-	return eachElement(content, func(item []byte) bool {
+	return rawjson.EachElement(content, func(item []byte) bool {
 		var kind []byte
-		return eachMember(item, func(name, v []byte) bool {
+		return rawjson.EachMember(item, func(name, v []byte) bool {
 			switch {
 			case string(name) == "type" && kind != nil:
 				return false
@@ -148,7 +149,7 @@ func appendScrubbedMeta(b, meta []byte, token string) ([]byte, bool) {
 	start, n := len(b), 0
 	b = append(b, `,"_meta":{`...)
 	var seen map[string]bool
-	ok := meta == nil || eachMember(meta, func(name, v []byte) bool {
+	ok := meta == nil || rawjson.EachMember(meta, func(name, v []byte) bool {
 		key := string(name)
 		if seen[key] {
 			return false // which of two the other side keeps is its decoder's choice
@@ -192,7 +193,7 @@ func appendScrubbedMeta(b, meta []byte, token string) ([]byte, bool) {
 // first (callError).
 func appendPassedError(b, werr []byte) ([]byte, bool) {
 	var code, message, data []byte
-	ok := readMembers(werr, func(name []byte) *[]byte {
+	ok := rawjson.ReadMembers(werr, func(name []byte) *[]byte {
 		switch string(name) {
 		case "code":
 			return &code
@@ -203,7 +204,7 @@ func appendPassedError(b, werr []byte) ([]byte, bool) {
 		}
 		return nil
 	})
-	if !ok || !integer(code) || len(message) == 0 || message[0] != '"' || string(code) == "-32042" {
+	if !ok || !rawjson.Integer(code) || len(message) == 0 || message[0] != '"' || string(code) == "-32042" {
 		return b, false
 	}
 	return append(b, werr...), true
@@ -215,7 +216,7 @@ func appendPassedError(b, werr []byte) ([]byte, bool) {
 // handler relays what it can decode of it.
 func (fc *fastCalls) progress(params []byte) bool {
 	var token, progress, total, message []byte
-	ok := eachMember(params, func(name, v []byte) bool {
+	ok := rawjson.EachMember(params, func(name, v []byte) bool {
 		var slot *[]byte
 		switch string(name) {
 		case "progressToken":
@@ -235,7 +236,7 @@ func (fc *fastCalls) progress(params []byte) bool {
 		*slot = v
 		return true
 	})
-	if !ok || !plainString(token) || !isNumber(progress) || (total != nil && !isNumber(total)) ||
+	if !ok || !rawjson.PlainString(token) || !isNumber(progress) || (total != nil && !isNumber(total)) ||
 		(message != nil && message[0] != '"') {
 		return false
 	}

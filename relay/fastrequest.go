@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpx-fw/mcpx-fw/relay/internal/rawjson"
 )
 
 // toolCall is the members of a host's tools/call params the frame path
@@ -23,7 +25,7 @@ type toolCall struct {
 // declares and served on that revision's link): the full path's to judge.
 func readToolCall(params []byte) (toolCall, bool) {
 	var c toolCall
-	ok := readMembers(params, func(name []byte) *[]byte {
+	ok := rawjson.ReadMembers(params, func(name []byte) *[]byte {
 		switch string(name) {
 		case "name":
 			return &c.name
@@ -34,10 +36,10 @@ func readToolCall(params []byte) (toolCall, bool) {
 		}
 		return nil
 	})
-	if !ok || !plainString(c.name) || (c.meta != nil && !isObject(c.meta)) {
+	if !ok || !rawjson.PlainString(c.name) || (c.meta != nil && !rawjson.IsObject(c.meta)) {
 		return c, false
 	}
-	if c.meta != nil && !eachMember(c.meta, func(name, v []byte) bool {
+	if c.meta != nil && !rawjson.EachMember(c.meta, func(name, v []byte) bool {
 		if string(name) == "progressToken" {
 			c.token = v
 		}
@@ -51,7 +53,7 @@ func readToolCall(params []byte) (toolCall, bool) {
 // hostCallID reports whether an id (or progress token) is one the frame
 // path echoes as the host wrote it: a string without escapes, or an
 // integer.
-func hostCallID(v []byte) bool { return plainString(v) || integer(v) }
+func hostCallID(v []byte) bool { return rawjson.PlainString(v) || rawjson.Integer(v) }
 
 // callTool relays a host's tools/call on the frame path, and reports
 // whether it did. It does what the full path's callTool does for a host
@@ -143,7 +145,7 @@ func (h *hostWire) cancel(frame []byte) bool {
 		return false
 	}
 	var id []byte
-	if !eachMember(e.params, func(name, v []byte) bool {
+	if !rawjson.EachMember(e.params, func(name, v []byte) bool {
 		if string(name) == "requestId" {
 			id = v
 		}

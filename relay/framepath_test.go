@@ -19,6 +19,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpx-fw/mcpx-fw/relay/internal/rawjson"
 )
 
 // connectHostFull connects a host to p the way an HTTP host is served:
@@ -217,7 +219,7 @@ func TestStalledUpstreamDoesNotStallHost(t *testing.T) {
 // wait forever for an answer the SDK dropped (the SDK made no call with
 // the frame path's id).
 func TestFramePathDeepRefusedAnswer(t *testing.T) {
-	deep := strings.Repeat("[", sdkMaxDepth+1) + strings.Repeat("]", sdkMaxDepth+1)
+	deep := strings.Repeat("[", rawjson.SDKMaxDepth+1) + strings.Repeat("]", rawjson.SDKMaxDepth+1)
 	raw := `{"resultType":"input_required","inputRequests":{"a":{"METHOD":"sampling/createMessage","params":{}}},"deep":` + deep + `}`
 	pFast := newTestProxy(t, "peer")
 	fast := connectHost(t, pFast, "2025-11-25", nil)

@@ -10,6 +10,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpx-fw/mcpx-fw/relay/internal/rawjson"
 )
 
 // FuzzFramedAnswer is the differential test of the framing rule. An
@@ -56,7 +58,7 @@ func FuzzFramedAnswer(f *testing.F) {
 		if !json.Valid(value) {
 			value = textResult(value)
 		}
-		if nesting(value) > sdkMaxDepth-8 {
+		if nesting(value) > rawjson.SDKMaxDepth-8 {
 			return // not an answer the SDK's session survives, on either path
 		}
 		raw := respace(value, spacing)

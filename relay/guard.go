@@ -10,6 +10,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpx-fw/mcpx-fw/relay/internal/rawjson"
 )
 
 // methodCreateMessage is the legacy sampling request an upstream pushes.
@@ -148,7 +150,7 @@ func (t *guardedTransport) connectCommand(ctx context.Context, ct *mcp.CommandTr
 }
 
 // frameScreen reads an upstream's stdout frame by frame for the SDK
-// (frameSplitter). Frames pass byte for byte, except: the answers and
+// (rawjson.Splitter). Frames pass byte for byte, except: the answers and
 // progress of the host calls relayed on the frame path, which go to their
 // host from here (fastCalls); a push the admission refuses, answered on
 // stdin and dropped (admitFrame); and a frame nested deeper than the SDK
@@ -157,7 +159,7 @@ func (t *guardedTransport) connectCommand(ctx context.Context, ct *mcp.CommandTr
 // input_required result replaced by its refusal. A deep frame the guard
 // does not refuse passes, and the SDK ends the session on it as before.
 type frameScreen struct {
-	frameSplitter
+	*rawjson.Splitter
 	guard guard
 	fast  *fastCalls // nil: no host call takes the frame path on this upstream
 	ctx   context.Context
@@ -166,7 +168,7 @@ type frameScreen struct {
 
 func newFrameScreen(ctx context.Context, src io.Reader, g guard, fast *fastCalls, reply func([]byte) (int, error)) *frameScreen {
 	f := &frameScreen{guard: g, fast: fast, ctx: ctx, reply: reply}
-	f.frameSplitter = frameSplitter{src: src, pick: f.pick}
+	f.Splitter = rawjson.NewSplitter(src, f.pick)
 	return f
 }
 
@@ -256,8 +258,8 @@ func (f *frameScreen) judgeDeep(frame []byte) []byte {
 	var msg jsonrpc.Message
 	var id any
 	env := map[string]json.RawMessage{}
-	for _, m := range members(frame) {
-		env[m.key] = m.value
+	for _, m := range rawjson.Members(frame) {
+		env[m.Key] = m.Value
 	}
 	if json.Unmarshal(env["id"], &id) != nil {
 		return frame
@@ -394,12 +396,12 @@ type inputEntry struct {
 // params), so no spelling of an entry goes uncounted or unscreened.
 func inputEntries(result []byte) []inputEntry {
 	var entries []rawEntry
-	for _, m := range members(result) {
-		if m.key != "inputRequests" {
+	for _, m := range rawjson.Members(result) {
+		if m.Key != "inputRequests" {
 			continue
 		}
-		for _, in := range members(m.value) {
-			if e := readEntry(in.key, in.value); len(e.kinds) > 0 {
+		for _, in := range rawjson.Members(m.Value) {
+			if e := readEntry(in.Key, in.Value); len(e.kinds) > 0 {
 				entries = append(entries, e)
 			}
 		}
@@ -423,20 +425,20 @@ type rawEntry struct {
 // readEntry reads the entry key holds, value.
 func readEntry(key string, value json.RawMessage) rawEntry {
 	e := rawEntry{key: key}
-	for _, f := range members(value) {
+	for _, f := range rawjson.Members(value) {
 		var method string
-		switch f.key {
+		switch f.Key {
 		case "method":
 			// The SDK keeps the last of repeated methods: params are
 			// screened as every kind named.
-			if json.Unmarshal(f.value, &method) != nil {
+			if json.Unmarshal(f.Value, &method) != nil {
 				continue
 			}
 			if k := relayedKind(method); k != nil && !slices.Contains(e.kinds, k) {
 				e.kinds = append(e.kinds, k)
 			}
 		case "params":
-			e.params = append(e.params, f.value)
+			e.params = append(e.params, f.Value)
 		}
 	}
 	return e
@@ -469,13 +471,13 @@ func (e rawEntry) inputs() []inputEntry {
 // member the SDK could take as method or params is one the screen read.
 // No conforming upstream spells them otherwise.
 func exactEntryNames(result []byte) bool {
-	for _, m := range members(result) {
-		if m.key != "inputRequests" {
+	for _, m := range rawjson.Members(result) {
+		if m.Key != "inputRequests" {
 			continue
 		}
-		for _, in := range members(m.value) {
-			for _, f := range members(in.value) {
-				if miscased(f.key, "method") || miscased(f.key, "params") {
+		for _, in := range rawjson.Members(m.Value) {
+			for _, f := range rawjson.Members(in.Value) {
+				if miscased(f.Key, "method") || miscased(f.Key, "params") {
 					return false
 				}
 			}

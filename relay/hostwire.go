@@ -13,15 +13,17 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/zap"
+
+	"github.com/mcpx-fw/mcpx-fw/relay/internal/rawjson"
 )
 
 // hostWire is a host's stdio stream, between it and the firewall's SDK
-// server: its frames are read here first (frameSplitter), so that the
+// server: its frames are read here first (rawjson.Splitter), so that the
 // host's tools/calls can take the frame path (fastcalls.go), and
 // everything written to the host, the SDK's frames and the frame path's,
 // goes through one lock, a whole frame per write.
 type hostWire struct {
-	frameSplitter
+	*rawjson.Splitter
 	p   *Proxy
 	in  io.ReadCloser
 	out io.WriteCloser
@@ -39,7 +41,7 @@ type hostWire struct {
 
 func newHostWire(p *Proxy, in io.ReadCloser, out io.WriteCloser) *hostWire {
 	h := &hostWire{p: p, in: in, out: out, calls: map[string]*fastCall{}}
-	h.frameSplitter = frameSplitter{src: in, pick: h.pick}
+	h.Splitter = rawjson.NewSplitter(in, h.pick)
 	return h
 }
 
@@ -205,9 +207,9 @@ func (h *hostWire) inFlight(id []byte) *fastCall {
 // either id is spelt (7 and 7.0, -0 and 0, "a" and "\u0061").
 func idKey(v []byte) string {
 	switch {
-	case plainString(v):
+	case rawjson.PlainString(v):
 		return string(v)
-	case integer(v) && len(v) <= 15 && string(v) != "-0":
+	case rawjson.Integer(v) && len(v) <= 15 && string(v) != "-0":
 		return string(v) // exact in the float64 the SDK reads it into
 	}
 	var x any

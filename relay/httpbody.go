@@ -9,17 +9,19 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"go.uber.org/zap"
+
+	"github.com/mcpx-fw/mcpx-fw/relay/internal/rawjson"
 )
 
 // The bodies of an HTTP upstream's answers, bounded as they are read
-// (screeningTransport): no more than maxFrame bytes of one is ever read
+// (screeningTransport): no more than rawjson.MaxFrame bytes of one is ever read
 // or held, and one is held once. The SDK reads a JSON answer whole, then
 // decodes it; the screen, which must judge it before the SDK acts on it,
 // reads it into one array (of the declared length, when there is one),
 // and hands the SDK that array, letting it go once the SDK has all of it.
 
 // refusal is what the SDK reads in place of an answer to opened that
-// outgrew maxFrame (seen bytes so far, or declared in its Content-Length):
+// outgrew rawjson.MaxFrame (seen bytes so far, or declared in its Content-Length):
 // the firewall's error for the call opened carries, once logged. A body
 // that answers no call (the standalone stream) breaks with errTooLarge
 // instead.
@@ -29,11 +31,11 @@ func (t *screeningTransport) refusal(opened *http.Request) func(seen int64, decl
 		if !ok {
 			return nil, errTooLarge
 		}
-		return jsonrpc.EncodeMessage(&jsonrpc.Response{ID: call.ID, Error: errAnswerTooLarge(t.server, maxFrame)})
+		return jsonrpc.EncodeMessage(&jsonrpc.Response{ID: call.ID, Error: errAnswerTooLarge(t.server, rawjson.MaxFrame)})
 	}
 }
 
-// logTooLarge warns of an answer to opened refused past maxFrame, with
+// logTooLarge warns of an answer to opened refused past rawjson.MaxFrame, with
 // the size seen, and returns the call it answers, if any.
 func (t *screeningTransport) logTooLarge(opened *http.Request, seen int64, declared bool) (*jsonrpc.Request, bool) {
 	size := zap.Int64("bytes_read", seen)
@@ -45,13 +47,13 @@ func (t *screeningTransport) logTooLarge(opened *http.Request, seen int64, decla
 	if ok {
 		answering = call.Method
 	}
-	t.log.Warn("upstream answer refused: larger than the limit", size, zap.Int("limit_bytes", maxFrame),
+	t.log.Warn("upstream answer refused: larger than the limit", size, zap.Int("limit_bytes", rawjson.MaxFrame),
 		zap.String("answering", answering))
 	return call, ok
 }
 
-// errTooLarge breaks a body past maxFrame that answers no call.
-var errTooLarge = fmt.Errorf("upstream message larger than %d bytes", maxFrame)
+// errTooLarge breaks a body past rawjson.MaxFrame that answers no call.
+var errTooLarge = fmt.Errorf("upstream message larger than %d bytes", rawjson.MaxFrame)
 
 // jsonFilter is a JSON response body, read whole on the first Read, as
 // the SDK reads it, and judged as one payload. A hidden push leaves it
@@ -59,7 +61,7 @@ var errTooLarge = fmt.Errorf("upstream message larger than %d bytes", maxFrame)
 // protocol, and the SDK fails the connection.
 //
 // The body is read once, into one array of its declared length when it
-// has one, and at most maxFrame bytes of it (readBody); past that, the
+// has one, and at most rawjson.MaxFrame bytes of it (readBody); past that, the
 // rest is never read, and the SDK gets the refusal instead. The SDK then
 // copies what the filter hands it into its own array, and decodes that:
 // the filter lets go of its array as soon as the SDK has had all of it, so
@@ -147,7 +149,7 @@ func (b *boundedBody) Read(p []byte) (int, error) {
 
 func (b *boundedBody) Close() error { return b.body.Close() }
 
-// bodyTooLarge is a body past maxFrame: seen bytes were read of it, or
+// bodyTooLarge is a body past rawjson.MaxFrame: seen bytes were read of it, or
 // declared in its Content-Length (and none read).
 type bodyTooLarge struct {
 	seen     int64
@@ -155,17 +157,17 @@ type bodyTooLarge struct {
 }
 
 func (e *bodyTooLarge) Error() string {
-	return fmt.Sprintf("body larger than %d bytes (%d seen)", maxFrame, e.seen)
+	return fmt.Sprintf("body larger than %d bytes (%d seen)", rawjson.MaxFrame, e.seen)
 }
 
-// readBody reads a whole body of at most maxFrame bytes into one array,
-// refusing it one byte past maxFrame: of the declared length, when there
+// readBody reads a whole body of at most rawjson.MaxFrame bytes into one array,
+// refusing it one byte past rawjson.MaxFrame: of the declared length, when there
 // is one, allocated at once; otherwise read in pieces of growing size,
 // joined into one array of the exact size once the body has ended within
 // the bound (so a body past it costs the bound, not twice the bound).
 func readBody(r io.Reader, length int64) ([]byte, error) {
 	switch {
-	case length > maxFrame:
+	case length > rawjson.MaxFrame:
 		return nil, &bodyTooLarge{seen: length, declared: true}
 	case length >= 0:
 		b := make([]byte, length)
@@ -174,11 +176,11 @@ func readBody(r io.Reader, length int64) ([]byte, error) {
 	}
 	var pieces [][]byte
 	for read, size := 0, 512; ; size *= 2 {
-		piece := make([]byte, min(size, maxFrame+1-read))
+		piece := make([]byte, min(size, rawjson.MaxFrame+1-read))
 		n, err := io.ReadFull(r, piece)
 		pieces, read = append(pieces, piece[:n]), read+n
 		switch {
-		case read > maxFrame:
+		case read > rawjson.MaxFrame:
 			return nil, &bodyTooLarge{seen: int64(read)}
 		case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
 			return bytes.Join(pieces, nil), nil

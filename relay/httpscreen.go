@@ -13,6 +13,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"go.uber.org/zap"
+
+	"github.com/mcpx-fw/mcpx-fw/relay/internal/rawjson"
 )
 
 // screeningTransport is the guard of an HTTP upstream. The SDK's HTTP
@@ -26,7 +28,7 @@ import (
 // passes byte for byte.
 //
 // Every body the SDK or the HTTP client may read is bounded as it is read,
-// by maxFrame, the bound on one message from any upstream: a JSON answer,
+// by rawjson.MaxFrame, the bound on one message from any upstream: a JSON answer,
 // an event of a stream, the body of an error status (the SDK reads it for
 // the JSON-RPC error in it), of a redirect. One that outgrows it is read
 // no further and its connection closed; the call it answers fails with the
@@ -65,7 +67,7 @@ func (t *screeningTransport) filter(r *http.Request, resp *http.Response) io.Rea
 	case resp.StatusCode >= 400:
 		return newJSONFilter(resp, judgeNothing, t.refusal(r))
 	case resp.StatusCode < 200 || resp.StatusCode > 299:
-		return &boundedBody{body: resp.Body, left: maxFrame, refused: func(n int64) { t.logTooLarge(r, n, false) }}
+		return &boundedBody{body: resp.Body, left: rawjson.MaxFrame, refused: func(n int64) { t.logTooLarge(r, n, false) }}
 	}
 	switch mediaType(resp.Header.Get("Content-Type")) {
 	case "text/event-stream":
@@ -118,7 +120,7 @@ func (t *screeningTransport) judgeFor(opened *http.Request) rewrite {
 // judged. So a large answer is held once, in the screen's array, and not
 // also decoded by the screen (the SDK's decoder copies what it reads).
 func plainResponse(payload []byte) bool {
-	return json.Valid(payload) && eachMember(payload, func(name, value []byte) bool {
+	return json.Valid(payload) && rawjson.EachMember(payload, func(name, value []byte) bool {
 		switch {
 		case strings.EqualFold(string(name), "method"):
 			return false
@@ -208,7 +210,7 @@ func (t *screeningTransport) answer(opened *http.Request, resp *jsonrpc.Response
 
 // sseFilter passes an event stream through event by event, as it arrives,
 // rewriting only the events whose payload is refused. A long-lived stream
-// is never buffered beyond one event, of at most maxFrame bytes (the SDK's
+// is never buffered beyond one event, of at most rawjson.MaxFrame bytes (the SDK's
 // own bound on an event is set to the same). Its reading mirrors the SDK's
 // (lines end at \n, with any \r before it dropped; a field is what
 // precedes the first colon; data values are trimmed and joined by \n;
@@ -243,12 +245,12 @@ func (f *sseFilter) Read(p []byte) (int, error) {
 
 func (f *sseFilter) Close() error { return f.body.Close() }
 
-// lineTooLarge is a line outgrowing what is left of maxFrame for its
+// lineTooLarge is a line outgrowing what is left of rawjson.MaxFrame for its
 // event, found by readLine once read bytes of it were read.
 type lineTooLarge struct{ read int }
 
 func (e *lineTooLarge) Error() string {
-	return fmt.Sprintf("event stream: an event exceeds %d bytes", maxFrame)
+	return fmt.Sprintf("event stream: an event exceeds %d bytes", rawjson.MaxFrame)
 }
 
 // next reads one event (up to its blank line, or the end of the stream)
@@ -256,7 +258,7 @@ func (e *lineTooLarge) Error() string {
 func (f *sseFilter) next() error {
 	var ev sseEvent
 	for {
-		line, err := readLine(f.src, maxFrame-ev.size)
+		line, err := readLine(f.src, rawjson.MaxFrame-ev.size)
 		if big, ok := errors.AsType[*lineTooLarge](err); ok {
 			return f.tooLarge(ev.size + big.read)
 		}
@@ -273,7 +275,7 @@ func (f *sseFilter) next() error {
 	}
 }
 
-// tooLarge ends the stream at an event past maxFrame, of which seen bytes
+// tooLarge ends the stream at an event past rawjson.MaxFrame, of which seen bytes
 // were read: the body is closed unread from there, and the SDK reads the
 // refusal as one more event, then the end of the stream.
 func (f *sseFilter) tooLarge(seen int) error {
@@ -414,12 +416,12 @@ func answerID(r *http.Request) (jsonrpc.ID, bool) {
 		return jsonrpc.ID{}, false
 	}
 	var id json.RawMessage
-	for _, m := range members(raw) {
-		switch m.key {
+	for _, m := range rawjson.Members(raw) {
+		switch m.Key {
 		case "method":
 			return jsonrpc.ID{}, false
 		case "id":
-			id = m.value
+			id = m.Value
 		}
 	}
 	var v any

@@ -21,6 +21,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/zap"
 
+	"github.com/mcpx-fw/mcpx-fw/relay/internal/rawjson"
 	"github.com/mcpx-fw/mcpx-fw/relay/peer"
 )
 
@@ -233,13 +234,13 @@ func TestSSEFilterStreams(t *testing.T) {
 	}
 }
 
-// TestSSEFilterEventTooLarge: an event larger than maxFrame is not
+// TestSSEFilterEventTooLarge: an event larger than rawjson.MaxFrame is not
 // buffered: the stream is read no further than the bound (and a read's
 // worth), closed, and ends with the refusal as its last event; a stream
 // that answers no call breaks instead.
 func TestSSEFilterEventTooLarge(t *testing.T) {
 	var j fakeJudge
-	big := "data: " + strings.Repeat("x", maxFrame) + "\n\n"
+	big := "data: " + strings.Repeat("x", rawjson.MaxFrame) + "\n\n"
 	for _, answers := range []bool{true, false} {
 		src := &countingBody{r: strings.NewReader("id: 1\n\n" + big + "id: 2\ndata: {}\n\n")}
 		var seen int64
@@ -258,7 +259,7 @@ func TestSSEFilterEventTooLarge(t *testing.T) {
 		if string(got) != want || !errors.Is(err, wantErr) {
 			t.Errorf("read %q, err %v; want %q, %v", got, err, want, wantErr)
 		}
-		if !src.closed || src.n > maxFrame+64<<10 || seen <= maxFrame {
+		if !src.closed || src.n > rawjson.MaxFrame+64<<10 || seen <= rawjson.MaxFrame {
 			t.Errorf("closed %v after %d bytes read, %d seen", src.closed, src.n, seen)
 		}
 	}
@@ -359,9 +360,9 @@ func TestScreeningTransport(t *testing.T) {
 }
 
 // TestScreeningTransportBoundsBodies: over a real HTTP server, every body
-// the SDK or the HTTP client may read is cut one byte past maxFrame, and
+// the SDK or the HTTP client may read is cut one byte past rawjson.MaxFrame, and
 // what was sent past that point is never read (the server's writes stop
-// within maxFrame and what the sockets buffer, a body that never ends
+// within rawjson.MaxFrame and what the sockets buffer, a body that never ends
 // included). A body answering a call reads as the firewall's refusal of
 // that call; one answering no call, or a redirect's, fails with
 // errTooLarge. A body at the bound passes whole.
@@ -377,14 +378,14 @@ func TestScreeningTransportBoundsBodies(t *testing.T) {
 		want    string
 		wantErr error
 	}{
-		{"json over the bound", 200, false, maxFrame + 1, false, refused, nil},
-		{"json declared over the bound", 200, true, maxFrame + 1, false, refused, nil},
+		{"json over the bound", 200, false, rawjson.MaxFrame + 1, false, refused, nil},
+		{"json declared over the bound", 200, true, rawjson.MaxFrame + 1, false, refused, nil},
 		{"json that never ends", 200, false, -1, false, refused, nil},
-		{"error status over the bound", 400, false, maxFrame + 1, false, refused, nil},
-		{"json answering no call", 200, false, maxFrame + 1, true, "", errTooLarge},
-		{"unfollowed redirect over the bound", 300, false, maxFrame + 1, false, "", errTooLarge},
-		{"json at the bound", 200, false, maxFrame, false, "", nil},
-		{"json declared at the bound", 200, true, maxFrame, false, "", nil},
+		{"error status over the bound", 400, false, rawjson.MaxFrame + 1, false, refused, nil},
+		{"json answering no call", 200, false, rawjson.MaxFrame + 1, true, "", errTooLarge},
+		{"unfollowed redirect over the bound", 300, false, rawjson.MaxFrame + 1, false, "", errTooLarge},
+		{"json at the bound", 200, false, rawjson.MaxFrame, false, "", nil},
+		{"json declared at the bound", 200, true, rawjson.MaxFrame, false, "", nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -404,7 +405,7 @@ func TestScreeningTransportBoundsBodies(t *testing.T) {
 			}
 			got, err := io.ReadAll(resp.Body)
 			_ = resp.Body.Close()
-			if n := <-written; n >= 2*maxFrame {
+			if n := <-written; n >= 2*rawjson.MaxFrame {
 				t.Errorf("the server wrote %d bytes", n)
 			}
 			switch {
@@ -420,7 +421,7 @@ func TestScreeningTransportBoundsBodies(t *testing.T) {
 }
 
 // writeXs answers with status and size x's (without end, for -1: until a
-// write fails, or 4 × maxFrame), a MiB at a time, declaring the length
+// write fails, or 4 × rawjson.MaxFrame), a MiB at a time, declaring the length
 // if told to; it returns how many bytes it wrote.
 func writeXs(w http.ResponseWriter, status int, declare bool, size int64) int64 {
 	w.Header().Set("Content-Type", "application/json")
@@ -429,7 +430,7 @@ func writeXs(w http.ResponseWriter, status int, declare bool, size int64) int64 
 	}
 	w.WriteHeader(status)
 	if size < 0 {
-		size = 4 * maxFrame
+		size = 4 * rawjson.MaxFrame
 	}
 	chunk := bytes.Repeat([]byte{'x'}, 1<<20)
 	var total int64

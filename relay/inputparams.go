@@ -3,6 +3,8 @@ package relay
 import (
 	"bytes"
 	"encoding/json"
+
+	"github.com/mcpx-fw/mcpx-fw/relay/internal/rawjson"
 )
 
 // withRootsParams returns result with "params":{} given to each roots/list
@@ -46,10 +48,10 @@ func entryWithParams(entry json.RawMessage) (json.RawMessage, bool) {
 	if json.Unmarshal(entry, &e) != nil || e.Method != "roots/list" || e.Params != nil {
 		return nil, false
 	}
-	i := skipSpace(entry, 0) + 1 // just inside the '{'
+	i := rawjson.SkipSpace(entry, 0) + 1 // just inside the '{'
 	rest := entry[i:]
 	sep := ","
-	if j := skipSpace(rest, 0); j < len(rest) && rest[j] == '}' {
+	if j := rawjson.SkipSpace(rest, 0); j < len(rest) && rest[j] == '}' {
 		sep = ""
 	}
 	return append([]byte(`{"params":{}`+sep), rest...), true
@@ -59,19 +61,19 @@ func entryWithParams(entry json.RawMessage) (json.RawMessage, bool) {
 // replaced where change says so; false when nothing changed (or raw is no
 // object).
 func rebuildObject(raw json.RawMessage, change func(key string, value json.RawMessage) (json.RawMessage, bool)) (json.RawMessage, bool) {
-	ms := members(raw)
+	ms := rawjson.Members(raw)
 	var b bytes.Buffer
 	b.WriteByte('{')
 	changed := false
 	for i, m := range ms {
-		value := m.value
-		if v, ok := change(m.key, m.value); ok {
+		value := m.Value
+		if v, ok := change(m.Key, m.Value); ok {
 			value, changed = v, true
 		}
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		key, _ := json.Marshal(m.key)
+		key, _ := json.Marshal(m.Key)
 		b.Write(key)
 		b.WriteByte(':')
 		b.Write(value)

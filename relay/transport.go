@@ -11,6 +11,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpx-fw/mcpx-fw/relay/internal/rawjson"
 	"github.com/mcpx-fw/mcpx-fw/relay/sandbox"
 )
 
@@ -32,7 +33,7 @@ func (p *Proxy) upstreamTransportFor(u *upstream) mcp.Transport {
 	}
 	rt := &screeningTransport{base: headerRoundTripper(u.cfg.URL, u.cfg.Headers), server: u.cfg.Name, log: u.log, guard: g}
 	client := &http.Client{Transport: rt, CheckRedirect: sameOriginRedirects(u.cfg.Name, u.cfg.URL)}
-	return &mcp.StreamableClientTransport{Endpoint: u.cfg.URL, HTTPClient: client, MaxEventSize: maxFrame}
+	return &mcp.StreamableClientTransport{Endpoint: u.cfg.URL, HTTPClient: client, MaxEventSize: rawjson.MaxFrame}
 }
 
 // command is how cfg's server is started: with its own environment, the

@@ -1,4 +1,4 @@
-package relay
+package rawjson
 
 import (
 	"io"
@@ -7,34 +7,34 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// sdkMaxDepth is the nesting the SDK's decoder accepts in one frame; a
+// SDKMaxDepth is the nesting the SDK's decoder accepts in one frame; a
 // deeper frame fails to decode and ends the session.
-const sdkMaxDepth = 1000
+const SDKMaxDepth = 1000
 
-// maxFrame is the most bytes the firewall reads of one message from an
-// upstream, whichever way it comes: a frame a frameSplitter holds (a
+// MaxFrame is the most bytes the firewall reads of one message from an
+// upstream, whichever way it comes: a frame a Splitter holds (a
 // longer one passes unread, and the SDK refuses it), an HTTP upstream's
-// answer body or event (screeningTransport refuses it). It is the SDK's own
+// answer body or event (relay's HTTP screen refuses it). It is the SDK's own
 // default cap on a stdio line and on an event (mcp.DefaultMaxLineLength,
 // mcp.DefaultMaxEventSize: 16 MiB), so a message is refused at one size on
 // every path: room for any answer a host's model can use, base64 images
 // and all (a Go SDK host reads no longer line), while the few an upstream
 // has in flight cost serve tens of MiB, not the machine.
-const maxFrame = mcp.DefaultMaxLineLength
+const MaxFrame = mcp.DefaultMaxLineLength
 
-// frameSplitter reads a stream of JSON frames for the SDK's stdio
+// Splitter reads a stream of JSON frames for the SDK's stdio
 // connection and hands each complete frame to pick, which returns what the
 // SDK reads instead: the frame itself, other bytes, or nothing (a frame
-// the relay took care of). It finds a frame's end with one scan that
+// the caller took care of). It finds a frame's end with one scan that
 // counts brackets outside strings, and notes how deep the frame nests.
 // Whitespace between frames passes as it is; a stream that does not start
-// a frame where one should start, or a frame longer than maxFrame, passes
-// unread from there on (the SDK refuses it as it would without the relay).
+// a frame where one should start, or a frame longer than MaxFrame, passes
+// unread from there on (the SDK refuses it as it would without the firewall).
 //
 // pick may read the frame in place until it returns; the array is reused
-// for the frames after it, unless pick was told the frame is deep (the
-// guard's screen of a deep frame keeps slices of it).
-type frameSplitter struct {
+// for the frames after it, unless pick was told the frame is deep (a
+// screen of a deep frame may keep slices of it).
+type Splitter struct {
 	src  io.Reader
 	pick func(frame []byte, deep bool) []byte
 
@@ -50,7 +50,14 @@ type frameSplitter struct {
 	err     error  // from src, returned once out and buf are drained
 }
 
-func (f *frameSplitter) Read(p []byte) (int, error) {
+// NewSplitter returns a Splitter reading src and handing each frame to
+// pick.
+func NewSplitter(src io.Reader, pick func(frame []byte, deep bool) []byte) *Splitter {
+	return &Splitter{src: src, pick: pick}
+}
+
+// Read returns the stream's bytes as pick returned them, frame by frame.
+func (f *Splitter) Read(p []byte) (int, error) {
 	for len(f.out) == 0 {
 		if f.through && len(f.buf) == 0 {
 			return f.src.Read(p)
@@ -66,12 +73,12 @@ func (f *frameSplitter) Read(p []byte) (int, error) {
 
 // next moves what can be handed on from buf to out, reading src when buf
 // holds no complete frame.
-func (f *frameSplitter) next() error {
+func (f *Splitter) next() error {
 	if f.through {
 		f.out, f.buf = f.buf, nil
 		return nil
 	}
-	if i := skipSpace(f.buf, 0); i > 0 && f.scanned == 0 {
+	if i := SkipSpace(f.buf, 0); i > 0 && f.scanned == 0 {
 		f.out, f.buf = f.buf[:i:i], f.buf[i:]
 		return nil
 	}
@@ -82,7 +89,7 @@ func (f *frameSplitter) next() error {
 	if end := f.scan(); end > 0 {
 		frame := f.buf[:end:end]
 		f.buf = f.buf[end:]
-		deep := f.deepest > sdkMaxDepth
+		deep := f.deepest > SDKMaxDepth
 		f.scanned, f.deepest = 0, 0
 		if deep {
 			f.store = nil // pick keeps slices of a deep frame: never reuse it
@@ -90,7 +97,7 @@ func (f *frameSplitter) next() error {
 		f.out = f.pick(frame, deep)
 		return nil
 	}
-	if len(f.buf) > maxFrame {
+	if len(f.buf) > MaxFrame {
 		f.through = true
 		return nil
 	}
@@ -105,7 +112,7 @@ func (f *frameSplitter) next() error {
 	return nil
 }
 
-// frameReuse is the largest read buffer a frameSplitter keeps for the next
+// frameReuse is the largest read buffer a Splitter keeps for the next
 // frames; a larger one, made for a large frame, is let go after it.
 const frameReuse = 1 << 20
 
@@ -114,7 +121,7 @@ const frameReuse = 1 << 20
 // out is drained): a stream of frames then costs no garbage, where a new
 // array per frame would cost several times its size, which under a flood
 // of large requests would be most of what serve allocates.
-func (f *frameSplitter) refill() {
+func (f *Splitter) refill() {
 	if f.store != nil && len(f.buf) <= cap(f.store) {
 		f.buf = f.store[:copy(f.store, f.buf)]
 	}
@@ -129,7 +136,7 @@ func (f *frameSplitter) refill() {
 
 // scan goes on through buf and returns the end of the frame that starts
 // at buf[0], or 0 while it is incomplete.
-func (f *frameSplitter) scan() int {
+func (f *Splitter) scan() int {
 	for ; f.scanned < len(f.buf); f.scanned++ {
 		b := f.buf[f.scanned]
 		switch {

@@ -1,4 +1,4 @@
-package relay
+package rawjson
 
 import (
 	"bytes"
@@ -6,28 +6,24 @@ import (
 	"strings"
 )
 
-// Reading JSON without decoding it: the raw screen (guard.go) and the
-// frame path (fastpath.go) find members and values by their bytes, at any
-// depth and without recursion.
-
-// member is one name and raw value of a JSON object.
-type member struct {
-	key   string
-	value json.RawMessage
+// Member is one name and raw value of a JSON object.
+type Member struct {
+	Key   string
+	Value json.RawMessage
 }
 
-// members lists the members of the JSON object in raw, in order, repeats
+// Members lists the members of the JSON object in raw, in order, repeats
 // included, without decoding the values: it reads any depth without
 // recursion. Anything that is not an object, or a malformed one, yields
 // what was read before the fault.
-func members(raw []byte) []member {
-	i := skipSpace(raw, 0)
+func Members(raw []byte) []Member {
+	i := SkipSpace(raw, 0)
 	if i >= len(raw) || raw[i] != '{' {
 		return nil
 	}
-	var out []member
+	var out []Member
 	for i++; ; {
-		i = skipSpace(raw, i)
+		i = SkipSpace(raw, i)
 		if i >= len(raw) || raw[i] != '"' {
 			return out
 		}
@@ -36,22 +32,22 @@ func members(raw []byte) []member {
 		if end < 0 || json.Unmarshal(raw[i:end], &key) != nil {
 			return out
 		}
-		if i = skipSpace(raw, end); i >= len(raw) || raw[i] != ':' {
+		if i = SkipSpace(raw, end); i >= len(raw) || raw[i] != ':' {
 			return out
 		}
-		i = skipSpace(raw, i+1)
+		i = SkipSpace(raw, i+1)
 		if end = valueEnd(raw, i); end < 0 {
 			return out
 		}
-		out = append(out, member{key: key, value: raw[i:end]})
-		if i = skipSpace(raw, end); i >= len(raw) || raw[i] != ',' {
+		out = append(out, Member{Key: key, Value: raw[i:end]})
+		if i = SkipSpace(raw, end); i >= len(raw) || raw[i] != ',' {
 			return out
 		}
 		i++
 	}
 }
 
-func skipSpace(raw []byte, i int) int {
+func SkipSpace(raw []byte, i int) int {
 	for i < len(raw) && (raw[i] == ' ' || raw[i] == '\t' || raw[i] == '\n' || raw[i] == '\r') {
 		i++
 	}
@@ -100,18 +96,18 @@ func valueEnd(raw []byte, i int) int {
 	return -1
 }
 
-// eachMember calls fn with the name (as written between its quotes) and
+// EachMember calls fn with the name (as written between its quotes) and
 // the raw value of each member of the JSON object raw, in order, until fn
 // returns false. It reports whether it read the whole object and fn
 // accepted every member: false too for anything but an object, and for a
 // name with an escape in it, which only a decoder can compare. raw must be
 // valid JSON (json.Valid): the scan trusts it.
-func eachMember(raw []byte, fn func(name, value []byte) bool) bool {
-	i := skipSpace(raw, 0)
+func EachMember(raw []byte, fn func(name, value []byte) bool) bool {
+	i := SkipSpace(raw, 0)
 	if i >= len(raw) || raw[i] != '{' {
 		return false
 	}
-	if i = skipSpace(raw, i+1); i < len(raw) && raw[i] == '}' {
+	if i = SkipSpace(raw, i+1); i < len(raw) && raw[i] == '}' {
 		return true
 	}
 	for {
@@ -126,16 +122,16 @@ func eachMember(raw []byte, fn func(name, value []byte) bool) bool {
 		if bytes.IndexByte(name, '\\') >= 0 {
 			return false
 		}
-		if i = skipSpace(raw, end); i >= len(raw) || raw[i] != ':' {
+		if i = SkipSpace(raw, end); i >= len(raw) || raw[i] != ':' {
 			return false
 		}
-		i = skipSpace(raw, i+1)
+		i = SkipSpace(raw, i+1)
 		if end = valueEnd(raw, i); end < 0 || !fn(name, raw[i:end]) {
 			return false
 		}
-		switch i = skipSpace(raw, end); {
+		switch i = SkipSpace(raw, end); {
 		case i < len(raw) && raw[i] == ',':
-			i = skipSpace(raw, i+1)
+			i = SkipSpace(raw, i+1)
 		case i < len(raw) && raw[i] == '}':
 			return true
 		default:
@@ -144,15 +140,15 @@ func eachMember(raw []byte, fn func(name, value []byte) bool) bool {
 	}
 }
 
-// plainString reports whether the JSON value v is a string without
+// PlainString reports whether the JSON value v is a string without
 // escapes: its bytes between the quotes are its text.
-func plainString(v []byte) bool {
+func PlainString(v []byte) bool {
 	return len(v) >= 2 && v[0] == '"' && v[len(v)-1] == '"' && bytes.IndexByte(v[1:len(v)-1], '\\') < 0
 }
 
-// integer reports whether the JSON value v is an integer written without
+// Integer reports whether the JSON value v is an integer written without
 // fraction or exponent, small enough for an int64.
-func integer(v []byte) bool {
+func Integer(v []byte) bool {
 	digits := bytes.TrimPrefix(v, []byte{'-'})
 	if len(digits) == 0 || len(digits) > 18 {
 		return false
@@ -165,18 +161,18 @@ func integer(v []byte) bool {
 	return true
 }
 
-// isObject tells a valid JSON value is an object by its first byte.
-func isObject(v []byte) bool { return len(v) > 0 && v[0] == '{' }
+// IsObject tells a valid JSON value is an object by its first byte.
+func IsObject(v []byte) bool { return len(v) > 0 && v[0] == '{' }
 
-// eachElement calls fn with each raw element of the JSON array raw, in
+// EachElement calls fn with each raw element of the JSON array raw, in
 // order, until fn returns false; it reports whether it read the whole
 // array and fn accepted every element. raw must be valid JSON.
-func eachElement(raw []byte, fn func(elem []byte) bool) bool {
-	i := skipSpace(raw, 0)
+func EachElement(raw []byte, fn func(elem []byte) bool) bool {
+	i := SkipSpace(raw, 0)
 	if i >= len(raw) || raw[i] != '[' {
 		return false
 	}
-	if i = skipSpace(raw, i+1); i < len(raw) && raw[i] == ']' {
+	if i = SkipSpace(raw, i+1); i < len(raw) && raw[i] == ']' {
 		return true
 	}
 	for {
@@ -184,9 +180,9 @@ func eachElement(raw []byte, fn func(elem []byte) bool) bool {
 		if end < 0 || !fn(raw[i:end]) {
 			return false
 		}
-		switch i = skipSpace(raw, end); {
+		switch i = SkipSpace(raw, end); {
 		case i < len(raw) && raw[i] == ',':
-			i = skipSpace(raw, i+1)
+			i = SkipSpace(raw, i+1)
 		case i < len(raw) && raw[i] == ']':
 			return true
 		default:
@@ -195,12 +191,12 @@ func eachElement(raw []byte, fn func(elem []byte) bool) bool {
 	}
 }
 
-// readMembers reads each member of the JSON object raw into the slot slot
+// ReadMembers reads each member of the JSON object raw into the slot slot
 // names for it: a member without a slot, or one that repeats, refuses the
 // object (the frame path reads only what it knows, and a repeated member
 // means what the other side's decoder chooses).
-func readMembers(raw []byte, slot func(name []byte) *[]byte) bool {
-	return eachMember(raw, func(name, v []byte) bool {
+func ReadMembers(raw []byte, slot func(name []byte) *[]byte) bool {
+	return EachMember(raw, func(name, v []byte) bool {
 		s := slot(name)
 		if s == nil || *s != nil {
 			return false
