@@ -21,7 +21,7 @@ func BenchmarkFrameRewrite(b *testing.B) {
 			if !ok || !ok2 {
 				b.Fatal("not read")
 			}
-			out, ok := toolCallFrame(&fastCall{id: "mcpx-fw-c41", name: "echo", token: "mcpx-fw-token"}, req)
+			out, ok := toolCallFrame(&frameCall{id: "mcpx-fw-c41", name: "echo", token: "mcpx-fw-token"}, req)
 			if !ok {
 				b.Fatal("not rewritten")
 			}
@@ -40,7 +40,7 @@ func BenchmarkFrameRewrite(b *testing.B) {
 // benchAnswer is the frame path's work on one answer.
 func benchAnswer(b *testing.B, answer []byte) {
 	b.SetBytes(int64(len(answer)))
-	c := &fastCall{hostID: []byte("41")}
+	c := &frameCall{hostID: []byte("41")}
 	for b.Loop() {
 		e, ok := readEnvelope(answer)
 		if !ok {

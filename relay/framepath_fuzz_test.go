@@ -37,7 +37,7 @@ func FuzzToolResultReply(f *testing.F) {
 		if !ok {
 			return
 		}
-		out, ok := (&fastCall{hostID: []byte("7")}).reply(e)
+		out, ok := (&frameCall{hostID: []byte("7")}).reply(e)
 		if !ok {
 			return
 		}
@@ -94,7 +94,7 @@ func FuzzToolCallFrame(f *testing.F) {
 		if !ok {
 			return
 		}
-		c := &fastCall{id: "mcpx-fw-c1", name: string(req.name[1 : len(req.name)-1])}
+		c := &frameCall{id: "mcpx-fw-c1", name: string(req.name[1 : len(req.name)-1])}
 		if req.token != nil {
 			c.token = "mcpx-fw-token"
 		}

@@ -42,10 +42,10 @@ func framed(p *Proxy) uint64 {
 	var n uint64
 	for _, l := range p.links {
 		for _, u := range l.upstreamList() {
-			if u.fast != nil {
-				u.fast.mu.Lock()
-				n += u.fast.next
-				u.fast.mu.Unlock()
+			if u.framePath != nil {
+				u.framePath.mu.Lock()
+				n += u.framePath.next
+				u.framePath.mu.Unlock()
 			}
 		}
 	}
@@ -86,20 +86,20 @@ func TestFramePathMatchesFullPath(t *testing.T) {
 		{"input required", `{"resultType":"input_required","inputRequests":{"a":{"method":"sampling/createMessage","params":{"messages":[],"maxTokens":1}}}}`},
 		{"whitespace", "{ \"content\" : [ { \"type\" : \"text\" , \"text\" : \"spaced\" } ] , \"_meta\" : { \"k\" : true } }"},
 	}
-	pFast := newTestProxy(t, "peer")
-	fast := connectHost(t, pFast, "2025-11-25", nil)
+	pFrame := newTestProxy(t, "peer")
+	frame := connectHost(t, pFrame, "2025-11-25", nil)
 	full := connectHostFull(t, newTestProxy(t, "peer"), "2025-11-25")
 	for i, r := range results {
 		t.Run(r.name, func(t *testing.T) {
 			want := decisionIDs.ReplaceAllString(outcomeJSON(answerRaw(t.Context(), full, "answer_raw", r.raw)), "dc-ID")
-			got := decisionIDs.ReplaceAllString(outcomeJSON(answerRaw(t.Context(), fast, "answer_raw", r.raw)), "dc-ID")
+			got := decisionIDs.ReplaceAllString(outcomeJSON(answerRaw(t.Context(), frame, "answer_raw", r.raw)), "dc-ID")
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("frame path differs from the full path (-full +frame):\n%s", diff)
 			}
 			if strings.Contains(got, "peer-secret") {
 				t.Errorf("the host got the upstream's protocol _meta: %s", got)
 			}
-			if n := framed(pFast); n != uint64(i+1) {
+			if n := framed(pFrame); n != uint64(i+1) {
 				t.Errorf("%d calls on the frame path after %d calls", n, i+1)
 			}
 		})
@@ -221,8 +221,8 @@ func TestStalledUpstreamDoesNotStallHost(t *testing.T) {
 func TestFramePathDeepRefusedAnswer(t *testing.T) {
 	deep := strings.Repeat("[", rawjson.SDKMaxDepth+1) + strings.Repeat("]", rawjson.SDKMaxDepth+1)
 	raw := `{"resultType":"input_required","inputRequests":{"a":{"METHOD":"sampling/createMessage","params":{}}},"deep":` + deep + `}`
-	pFast := newTestProxy(t, "peer")
-	fast := connectHost(t, pFast, "2025-11-25", nil)
+	pFrame := newTestProxy(t, "peer")
+	frame := connectHost(t, pFrame, "2025-11-25", nil)
 	full := connectHostFull(t, newTestProxy(t, "peer"), "2025-11-25")
 	want := decisionIDs.ReplaceAllString(outcomeJSON(answerRaw(t.Context(), full, "answer_raw", raw)), "dc-ID")
 	if !strings.Contains(want, `"code"`) {
@@ -230,9 +230,9 @@ func TestFramePathDeepRefusedAnswer(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 	defer cancel()
-	got := decisionIDs.ReplaceAllString(outcomeJSON(answerRaw(ctx, fast, "answer_raw", raw)), "dc-ID")
-	if framed(pFast) != 1 {
-		t.Fatalf("%d calls on the frame path, want 1", framed(pFast))
+	got := decisionIDs.ReplaceAllString(outcomeJSON(answerRaw(ctx, frame, "answer_raw", raw)), "dc-ID")
+	if framed(pFrame) != 1 {
+		t.Fatalf("%d calls on the frame path, want 1", framed(pFrame))
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("frame path differs from the full path (-full +frame):\n%s", diff)
@@ -254,8 +254,8 @@ func TestFramePathLeavesPerRequestVersionToSDK(t *testing.T) {
 		{"capabilities", mcp.Meta{"io.modelcontextprotocol/protocolVersion": "2026-07-28",
 			"io.modelcontextprotocol/clientCapabilities": map[string]any{}}},
 	}
-	pFast := newTestProxy(t, "peer")
-	fast := connectHost(t, pFast, "2025-11-25", nil)
+	pFrame := newTestProxy(t, "peer")
+	frame := connectHost(t, pFrame, "2025-11-25", nil)
 	full := connectHostFull(t, newTestProxy(t, "peer"), "2025-11-25")
 	for _, m := range metas {
 		t.Run(m.name, func(t *testing.T) {
@@ -263,12 +263,12 @@ func TestFramePathLeavesPerRequestVersionToSDK(t *testing.T) {
 				return outcomeJSON(cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "client_info", Arguments: map[string]any{}, Meta: m.meta}))
 			}
 			want := call(full)
-			if diff := cmp.Diff(want, call(fast)); diff != "" {
+			if diff := cmp.Diff(want, call(frame)); diff != "" {
 				t.Errorf("frame path differs from the full path (-full +frame):\n%s", diff)
 			}
 		})
 	}
-	if n := framed(pFast); n != 0 {
+	if n := framed(pFrame); n != 0 {
 		t.Errorf("%d calls on the frame path, want none", n)
 	}
 }
@@ -298,7 +298,7 @@ func TestFramePathProgressNumbers(t *testing.T) {
 		}
 		var out bytes.Buffer
 		h := &hostWire{out: writeCloser{&out}}
-		fc := &fastCalls{tokens: map[string]*fastCall{"mcpx-fw-t": {host: h, hostToken: []byte(`"h"`)}}}
+		fc := &frameCalls{tokens: map[string]*frameCall{"mcpx-fw-t": {host: h, hostToken: []byte(`"h"`)}}}
 		if got := fc.progress([]byte(tc.params)); got != tc.relay {
 			t.Errorf("%s: relayed on its bytes: %v, want %v (the host got %q)", tc.params, got, tc.relay, out.String())
 		}
@@ -414,7 +414,7 @@ func TestFramePathProgressIsANotification(t *testing.T) {
 	} {
 		var out bytes.Buffer
 		h := &hostWire{out: writeCloser{&out}}
-		fc := &fastCalls{calls: map[string]*fastCall{}, tokens: map[string]*fastCall{"mcpx-fw-t": {host: h, hostToken: []byte(`"h"`)}}}
+		fc := &frameCalls{calls: map[string]*frameCall{}, tokens: map[string]*frameCall{"mcpx-fw-t": {host: h, hostToken: []byte(`"h"`)}}}
 		if got := fc.took([]byte(tc.frame)); got != tc.took {
 			t.Errorf("%s: taken: %v, want %v (the host got %q)", tc.frame, got, tc.took, out.String())
 		}
@@ -435,7 +435,7 @@ func TestFramePathContentTypeOnce(t *testing.T) {
 		if !ok {
 			t.Fatalf("%s: envelope not read", result)
 		}
-		if out, ok := (&fastCall{hostID: []byte("7")}).reply(e); ok {
+		if out, ok := (&frameCall{hostID: []byte("7")}).reply(e); ok {
 			t.Errorf("%s: relayed on its bytes as %s", result, out)
 		}
 	}

@@ -78,7 +78,7 @@ func FuzzFramedAnswer(f *testing.F) {
 		e, ok := readEnvelope([]byte(upstream))
 		var meant []byte
 		if ok {
-			meant, ok = (&fastCall{hostID: []byte(`"call-` + itoa(host.next) + `"`)}).reply(e)
+			meant, ok = (&frameCall{hostID: []byte(`"call-` + itoa(host.next) + `"`)}).reply(e)
 		}
 		if ok { // rewritten on its bytes: the line is that frame, compacted
 			if !reflect.DeepEqual(tokens(t, meant), tokens(t, got)) {

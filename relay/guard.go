@@ -110,7 +110,7 @@ func (g guard) pushed(ctx context.Context, k *kind, msg *jsonrpc.Request) *jsonr
 type guardedTransport struct {
 	mcp.Transport
 	guard
-	fast *fastCalls // the host calls relayed on the frame path (fastcalls.go)
+	framePath *frameCalls // the host calls relayed on the frame path (framepath.go)
 }
 
 func (t *guardedTransport) Connect(ctx context.Context) (mcp.Connection, error) {
@@ -139,8 +139,8 @@ func (t *guardedTransport) connectCommand(ctx context.Context, ct *mcp.CommandTr
 	if err != nil {
 		return nil, err
 	}
-	t.fast.attach(w)
-	r := newFrameScreen(context.WithoutCancel(ctx), stdout, t.guard, t.fast, w.Write)
+	t.framePath.attach(w)
+	r := newFrameScreen(context.WithoutCancel(ctx), stdout, t.guard, t.framePath, w.Write)
 	c, err := (&mcp.IOTransport{Reader: r, Writer: w}).Connect(ctx)
 	if err != nil {
 		_ = w.Close()
@@ -152,7 +152,7 @@ func (t *guardedTransport) connectCommand(ctx context.Context, ct *mcp.CommandTr
 // frameScreen reads an upstream's stdout frame by frame for the SDK
 // (rawjson.Splitter). Frames pass byte for byte, except: the answers and
 // progress of the host calls relayed on the frame path, which go to their
-// host from here (fastCalls); a push the admission refuses, answered on
+// host from here (frameCalls); a push the admission refuses, answered on
 // stdin and dropped (admitFrame); and a frame nested deeper than the SDK
 // decodes, judged as guardedConn judges messages (read without the SDK's
 // decoder), a refused push answered on stdin and dropped, a refused
@@ -160,14 +160,14 @@ func (t *guardedTransport) connectCommand(ctx context.Context, ct *mcp.CommandTr
 // does not refuse passes, and the SDK ends the session on it as before.
 type frameScreen struct {
 	*rawjson.Splitter
-	guard guard
-	fast  *fastCalls // nil: no host call takes the frame path on this upstream
-	ctx   context.Context
-	reply func([]byte) (int, error) // writes to the upstream
+	guard     guard
+	framePath *frameCalls // nil: no host call takes the frame path on this upstream
+	ctx       context.Context
+	reply     func([]byte) (int, error) // writes to the upstream
 }
 
-func newFrameScreen(ctx context.Context, src io.Reader, g guard, fast *fastCalls, reply func([]byte) (int, error)) *frameScreen {
-	f := &frameScreen{guard: g, fast: fast, ctx: ctx, reply: reply}
+func newFrameScreen(ctx context.Context, src io.Reader, g guard, calls *frameCalls, reply func([]byte) (int, error)) *frameScreen {
+	f := &frameScreen{guard: g, framePath: calls, ctx: ctx, reply: reply}
 	f.Splitter = rawjson.NewSplitter(src, f.pick)
 	return f
 }
@@ -177,7 +177,7 @@ func (f *frameScreen) pick(frame []byte, deep bool) []byte {
 	switch {
 	case deep:
 		return f.judgeDeep(frame)
-	case f.fast.took(frame):
+	case f.framePath.took(frame):
 		return nil
 	}
 	return f.admitFrame(frame)
@@ -293,7 +293,7 @@ func (f *frameScreen) judgeDeep(frame []byte) []byte {
 	}
 	b = append(b, '\n')
 	switch {
-	case j.replace != nil && f.fast.took(b):
+	case j.replace != nil && f.framePath.took(b):
 		return nil // the refusal answers a host call on the frame path
 	case j.replace != nil:
 		return b

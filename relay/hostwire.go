@@ -19,7 +19,7 @@ import (
 
 // hostWire is a host's stdio stream, between it and the firewall's SDK
 // server: its frames are read here first (rawjson.Splitter), so that the
-// host's tools/calls can take the frame path (fastcalls.go), and
+// host's tools/calls can take the frame path (framepath.go), and
 // everything written to the host, the SDK's frames and the frame path's,
 // goes through one lock, a whole frame per write.
 type hostWire struct {
@@ -35,12 +35,12 @@ type hostWire struct {
 	ready   atomic.Bool                       // the host sent notifications/initialized
 
 	mu    sync.Mutex
-	calls map[string]*fastCall // on the frame path, by the host's id as the SDK reads it (idKey)
-	idle  chan struct{}        // closed when calls empties, for drain
+	calls map[string]*frameCall // on the frame path, by the host's id as the SDK reads it (idKey)
+	idle  chan struct{}         // closed when calls empties, for drain
 }
 
 func newHostWire(p *Proxy, in io.ReadCloser, out io.WriteCloser) *hostWire {
-	h := &hostWire{p: p, in: in, out: out, calls: map[string]*fastCall{}}
+	h := &hostWire{p: p, in: in, out: out, calls: map[string]*frameCall{}}
 	h.Splitter = rawjson.NewSplitter(in, h.pick)
 	return h
 }
@@ -146,7 +146,7 @@ func (h *hostWire) link() *link {
 // claim records c under the host's id; false when a call with that id is
 // already in flight on the frame path, which the SDK then answers as it
 // answers any repeated id.
-func (h *hostWire) claim(c *fastCall) bool {
+func (h *hostWire) claim(c *frameCall) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	key := idKey(c.hostID)
@@ -158,7 +158,7 @@ func (h *hostWire) claim(c *fastCall) bool {
 }
 
 // forget drops c from the calls in flight.
-func (h *hostWire) forget(c *fastCall) {
+func (h *hostWire) forget(c *frameCall) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if key := idKey(c.hostID); h.calls[key] == c {
@@ -190,7 +190,7 @@ func (h *hostWire) drain(d time.Duration) bool {
 }
 
 // inFlight is the call the host's id names, nil if none.
-func (h *hostWire) inFlight(id []byte) *fastCall {
+func (h *hostWire) inFlight(id []byte) *frameCall {
 	key := idKey(id)
 	if key == "" {
 		return nil

@@ -182,7 +182,7 @@ func New(cfg Config, eng *engine.Engine, store *review.Store, log *zap.Logger) *
 
 // ServeStdio serves one host over the given streams (the process's stdin
 // and stdout for `mcpx-fw serve`) until the host disconnects or ctx ends.
-// Its tools/calls take the frame path where they can (fastcalls.go).
+// Its tools/calls take the frame path where they can (framepath.go).
 func (p *Proxy) ServeStdio(ctx context.Context, in io.ReadCloser, out io.WriteCloser) error {
 	h := newHostWire(p, in, out)
 	return p.serve(ctx, h.transport(), h)

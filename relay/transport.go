@@ -27,8 +27,8 @@ func (p *Proxy) upstreamTransportFor(u *upstream) mcp.Transport {
 	g := p.guardFor(u)
 	if u.cfg.URL == "" {
 		cmd := command(u.cfg, p.cfg.Hide, p.cfg.ReadOnly)
-		u.fast = newFastCalls(u, g)
-		guarded := &guardedTransport{Transport: &mcp.CommandTransport{Command: cmd}, guard: g, fast: u.fast}
+		u.framePath = newFrameCalls(u, g)
+		guarded := &guardedTransport{Transport: &mcp.CommandTransport{Command: cmd}, guard: g, framePath: u.framePath}
 		return &stderrTransport{Transport: guarded, cmd: cmd, server: u.cfg.Name, log: p.log}
 	}
 	rt := &screeningTransport{base: headerRoundTripper(u.cfg.URL, u.cfg.Headers), server: u.cfg.Name, log: u.log, guard: g}

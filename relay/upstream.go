@@ -31,9 +31,9 @@ type upstream struct {
 
 	// held keeps the admission of each push not yet answered (pushhold.go).
 	held *pushHolds
-	// fast holds the host calls relayed to it on the frame path
-	// (fastcalls.go); nil for a URL upstream, which has none.
-	fast *fastCalls
+	// framePath holds the host calls relayed to it on the frame path
+	// (framepath.go); nil for a URL upstream, which has none.
+	framePath *frameCalls
 
 	mu       sync.Mutex
 	inFlight map[*hostCall]struct{} // host tools/calls now running on it
@@ -63,7 +63,7 @@ func (u *upstream) modern() bool { return isModern(u.era) }
 // runs as a command, speaks a revision before 2026-07-28 (whose answers
 // may ask for input, which the relay must run) and its session is live.
 func (u *upstream) onFramePath() bool {
-	return u.fast != nil && u.fast.stdin != nil && !u.modern() && !u.lost.Load() && !u.closing.Load()
+	return u.framePath != nil && u.framePath.stdin != nil && !u.modern() && !u.lost.Load() && !u.closing.Load()
 }
 
 // connect starts cfg's server and opens a session at the revision the link
@@ -298,11 +298,11 @@ func (p *Proxy) watchUpstream(u *upstream, cs *mcp.ClientSession) {
 		u.metrics.UpstreamLost(u.cfg.Name)
 	}
 	if u.closing.Load() {
-		u.fast.end()
+		u.framePath.end()
 		return
 	}
 	u.lost.Store(true)
-	u.fast.end()
+	u.framePath.end()
 	fields := []zap.Field{zap.String("server", u.cfg.Name)}
 	if err != nil {
 		fields = append(fields, zap.Error(err))

@@ -21,41 +21,41 @@ import (
 // never reach the SDK: the relay writes them to the other side itself.
 //
 // A frame takes the frame path only when it is exactly what the rewrite
-// understands (fastrequest.go, fastreply.go): valid JSON and UTF-8, the
-// members the protocol names and no others, no escapes in their names.
-// Anything else, and every call the firewall must look into (a 2026-07-28
-// host or upstream, an HTTP side, a traced call), goes the full path
-// through the SDK, with the same outcome it always had. An answer the
-// rewrite cannot judge is finished the full path's way on its own
-// goroutine (answerSlowly).
+// understands (framepathrequest.go, framepathanswer.go): valid JSON and
+// UTF-8, the members the protocol names and no others, no escapes in
+// their names. Anything else, and every call the firewall must look into
+// (a 2026-07-28 host or upstream, an HTTP side, a traced call), goes the
+// full path through the SDK, with the same outcome. An answer the rewrite
+// cannot judge is finished the full path's way on its own goroutine
+// (answerSlowly).
 
-// fastCalls are the host calls relayed on the frame path to one upstream
+// frameCalls are the host calls relayed on the frame path to one upstream
 // session, by the id and progress token the upstream was given.
-type fastCalls struct {
+type frameCalls struct {
 	u     *upstream
 	guard guard       // the upstream's raw screen, for answers the rewrite cannot judge
 	stdin *childStdin // set when the command starts (attach)
 
 	mu     sync.Mutex
 	next   uint64
-	calls  map[string]*fastCall // by the id sent upstream
-	tokens map[string]*fastCall // by the progress token sent upstream
-	ended  bool                 // the session is over: no call starts
+	calls  map[string]*frameCall // by the id sent upstream
+	tokens map[string]*frameCall // by the progress token sent upstream
+	ended  bool                  // the session is over: no call starts
 }
 
-func newFastCalls(u *upstream, g guard) *fastCalls {
-	return &fastCalls{u: u, guard: g, calls: map[string]*fastCall{}, tokens: map[string]*fastCall{}}
+func newFrameCalls(u *upstream, g guard) *frameCalls {
+	return &frameCalls{u: u, guard: g, calls: map[string]*frameCall{}, tokens: map[string]*frameCall{}}
 }
 
 // attach gives fc the command's stdin, once it runs.
-func (fc *fastCalls) attach(w *childStdin) {
+func (fc *frameCalls) attach(w *childStdin) {
 	if fc != nil {
 		fc.stdin = w
 	}
 }
 
-// fastCall is one host tools/call relayed on the frame path.
-type fastCall struct {
+// frameCall is one host tools/call relayed on the frame path.
+type frameCall struct {
 	host      *hostWire
 	u         *upstream
 	name      string // the tool, by the upstream's own name
@@ -66,25 +66,25 @@ type fastCall struct {
 	release   []func()
 }
 
-// fastIDPrefix starts the id of every call on the frame path. It never
+// frameIDPrefix starts the id of every call on the frame path. It never
 // collides with the SDK's own ids on the same session, which are numbers;
 // an answer whose frame does not contain it is not looked up.
-const fastIDPrefix = "mcpx-fw-c"
+const frameIDPrefix = "mcpx-fw-c"
 
-// fastMark is what every frame the frame path takes from an upstream
+// frameMark is what every frame the frame path takes from an upstream
 // contains: a call's id, or a progress token (progressRoutes' prefix).
-var fastMark = []byte(`"mcpx-fw-`)
+var frameMark = []byte(`"mcpx-fw-`)
 
 // open registers c under an id of its own, and its progress token; false
 // once the session is over.
-func (fc *fastCalls) open(c *fastCall) bool {
+func (fc *frameCalls) open(c *frameCall) bool {
 	fc.mu.Lock()
 	defer fc.mu.Unlock()
 	if fc.ended {
 		return false
 	}
 	fc.next++
-	c.id = fastIDPrefix + strconv.FormatUint(fc.next, 10)
+	c.id = frameIDPrefix + strconv.FormatUint(fc.next, 10)
 	fc.calls[c.id] = c
 	if c.token != "" {
 		fc.tokens[c.token] = c
@@ -94,7 +94,7 @@ func (fc *fastCalls) open(c *fastCall) bool {
 
 // take removes and returns the call id names, nil if none is in flight:
 // whoever takes a call answers it, once.
-func (fc *fastCalls) take(id string) *fastCall {
+func (fc *frameCalls) take(id string) *frameCall {
 	fc.mu.Lock()
 	defer fc.mu.Unlock()
 	c := fc.calls[id]
@@ -106,7 +106,7 @@ func (fc *fastCalls) take(id string) *fastCall {
 }
 
 // progressOf is the call in flight that was given token.
-func (fc *fastCalls) progressOf(token []byte) *fastCall {
+func (fc *frameCalls) progressOf(token []byte) *frameCall {
 	fc.mu.Lock()
 	defer fc.mu.Unlock()
 	return fc.tokens[string(token)]
@@ -114,14 +114,14 @@ func (fc *fastCalls) progressOf(token []byte) *fastCall {
 
 // end answers every call still in flight with the session's end, and
 // starts no other.
-func (fc *fastCalls) end() {
+func (fc *frameCalls) end() {
 	if fc == nil {
 		return
 	}
 	fc.mu.Lock()
 	fc.ended = true
 	calls := fc.calls
-	fc.calls, fc.tokens = map[string]*fastCall{}, map[string]*fastCall{}
+	fc.calls, fc.tokens = map[string]*frameCall{}, map[string]*frameCall{}
 	fc.mu.Unlock()
 	for _, c := range calls {
 		c.host.answerError(c.hostID, upstreamError(c.u, errSessionEnded))
@@ -132,8 +132,8 @@ func (fc *fastCalls) end() {
 // took relays frame to its host if it answers, or reports progress on, a
 // call in flight on the frame path; false leaves it to the SDK. Only a
 // frame that names one of the firewall's ids or tokens is read at all.
-func (fc *fastCalls) took(frame []byte) bool {
-	if fc == nil || !bytes.Contains(frame, fastMark) {
+func (fc *frameCalls) took(frame []byte) bool {
+	if fc == nil || !bytes.Contains(frame, frameMark) {
 		return false
 	}
 	e, ok := readEnvelope(frame)
@@ -163,7 +163,7 @@ func (fc *fastCalls) took(frame []byte) bool {
 // escapes): read with the SDK's own decoder, a response to a call in
 // flight is answered by answerSlowly. Anything else goes to the SDK as it
 // came, which refuses what it cannot decode as it always did.
-func (fc *fastCalls) tookUnjudged(frame []byte) bool {
+func (fc *frameCalls) tookUnjudged(frame []byte) bool {
 	msg, err := jsonrpc.DecodeMessage(frame)
 	resp, ok := msg.(*jsonrpc.Response)
 	if err != nil || !ok {
@@ -180,7 +180,7 @@ func (fc *fastCalls) tookUnjudged(frame []byte) bool {
 
 // done lets go of what the call held: its place among the upstream's calls
 // in flight, its progress route.
-func (c *fastCall) done() {
+func (c *frameCall) done() {
 	c.host.forget(c)
 	for _, f := range c.release {
 		f()

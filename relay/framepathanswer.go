@@ -58,7 +58,7 @@ func readEnvelope(frame []byte) (envelope, bool) {
 
 // reply is the frame the host gets for the upstream's answer e, rewritten
 // on its bytes; false when the rewrite cannot judge it.
-func (c *fastCall) reply(e envelope) ([]byte, bool) {
+func (c *frameCall) reply(e envelope) ([]byte, bool) {
 	b := make([]byte, 0, len(e.result)+len(e.error)+len(c.hostID)+48)
 	b = append(b, `{"jsonrpc":"2.0","id":`...)
 	b = append(b, c.hostID...)
@@ -214,7 +214,7 @@ func appendPassedError(b, werr []byte) ([]byte, bool) {
 // with the host's own token (relayProgress on bytes): progress, total and
 // message pass, nothing else. False leaves the frame to the SDK, whose
 // handler relays what it can decode of it.
-func (fc *fastCalls) progress(params []byte) bool {
+func (fc *frameCalls) progress(params []byte) bool {
 	var token, progress, total, message []byte
 	ok := rawjson.EachMember(params, func(name, v []byte) bool {
 		var slot *[]byte
@@ -276,7 +276,7 @@ func isNumber(v []byte) bool {
 // not judge, the way the full path answers it: the guard judges it as it
 // judges every response, a -32042 has its URL elicitations decided, and
 // a result is decoded into the SDK's type and rebuilt.
-func (c *fastCall) answerSlowly(frame []byte) {
+func (c *frameCall) answerSlowly(frame []byte) {
 	defer c.done()
 	res, err := c.slowAnswer(frame)
 	if err != nil {
@@ -286,7 +286,7 @@ func (c *fastCall) answerSlowly(frame []byte) {
 	c.host.answerResult(c.hostID, res)
 }
 
-func (c *fastCall) slowAnswer(frame []byte) (mcp.Result, error) {
+func (c *frameCall) slowAnswer(frame []byte) (mcp.Result, error) {
 	msg, err := jsonrpc.DecodeMessage(frame)
 	resp, ok := msg.(*jsonrpc.Response)
 	if err != nil || !ok {
@@ -295,7 +295,7 @@ func (c *fastCall) slowAnswer(frame []byte) (mcp.Result, error) {
 	}
 	ctx, cancel := c.u.link.whileAlive(context.Background())
 	defer cancel()
-	if j := c.u.fast.guard.judge(ctx, resp); j.replace != nil {
+	if j := c.u.framePath.guard.judge(ctx, resp); j.replace != nil {
 		resp = j.replace
 	}
 	if resp.Error != nil {

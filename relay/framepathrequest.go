@@ -77,18 +77,18 @@ func (h *hostWire) callTool(frame []byte) bool {
 	if err != nil || !u.onFramePath() {
 		return false
 	}
-	c := &fastCall{host: h, u: u, name: name, hostID: bytes.Clone(e.id)}
+	c := &frameCall{host: h, u: u, name: name, hostID: bytes.Clone(e.id)}
 	if !h.claim(c) {
 		return false
 	}
-	if !h.routeProgress(c, req.token) || !u.fast.open(c) {
+	if !h.routeProgress(c, req.token) || !u.framePath.open(c) {
 		c.done()
 		return false
 	}
 	c.release = append(c.release, u.track(name, context.Background()))
 	out, ok := toolCallFrame(c, req)
-	if !ok || !u.fast.stdin.tryWrite(out) {
-		if u.fast.take(c.id) == nil {
+	if !ok || !u.framePath.stdin.tryWrite(out) {
+		if u.framePath.take(c.id) == nil {
 			return true // the session ended meanwhile, and end answered the host
 		}
 		c.done()
@@ -101,7 +101,7 @@ func (h *hostWire) callTool(frame []byte) bool {
 // asked for progress (progressRoutes, as the full path does): progress the
 // frame path cannot relay on its bytes then reaches the host through the
 // SDK's handler.
-func (h *hostWire) routeProgress(c *fastCall, token []byte) bool {
+func (h *hostWire) routeProgress(c *frameCall, token []byte) bool {
 	if token == nil {
 		return true
 	}
@@ -121,7 +121,7 @@ func (h *hostWire) routeProgress(c *fastCall, token []byte) bool {
 // and the host's _meta without the protocol's keys, with the firewall's
 // progress token (upstreamMeta); false for a _meta that names a key
 // twice, whose meaning is the decoder's choice.
-func toolCallFrame(c *fastCall, req toolCall) ([]byte, bool) {
+func toolCallFrame(c *frameCall, req toolCall) ([]byte, bool) {
 	b := make([]byte, 0, len(req.args)+len(req.meta)+len(c.name)+128)
 	b = append(b, `{"jsonrpc":"2.0","id":"`...)
 	b = append(b, c.id...)
@@ -154,12 +154,12 @@ func (h *hostWire) cancel(frame []byte) bool {
 		return false
 	}
 	c := h.inFlight(id)
-	if c == nil || c.u.fast.take(c.id) == nil {
+	if c == nil || c.u.framePath.take(c.id) == nil {
 		return false
 	}
 	b := []byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"` + c.id + `"}}` + "\n")
-	if !c.u.fast.stdin.tryWrite(b) {
-		go func() { _, _ = c.u.fast.stdin.Write(b) }()
+	if !c.u.framePath.stdin.tryWrite(b) {
+		go func() { _, _ = c.u.framePath.stdin.Write(b) }()
 	}
 	c.done()
 	return true
