@@ -19,7 +19,8 @@ const maxShedding = 3
 
 // exchange is one host call relayed to a 2026-07-28 upstream, which may
 // answer with input requests instead of a result: tools/call, prompts/get
-// or resources/read (the only requests that may, SPEC-NOTES §4.2).
+// or resources/read (the only requests the 2026-07-28 revision lets an
+// upstream answer so).
 type exchange struct {
 	u      *upstream
 	host   hostView
