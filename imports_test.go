@@ -163,6 +163,14 @@ var layerRules = []layerRule{
 		}),
 	},
 	{
+		name: "relay-leaves-import-no-relay",
+		text: "relay/seal, relay/secret and relay/internal/rawjson import no mcpx-fw package but relay/secret: relay uses them, never the other way",
+		check: forbidImports(func(module string, f goFile, imp string) bool {
+			leaf := under(f.dir, "relay/seal") || under(f.dir, "relay/secret") || under(f.dir, "relay/internal/rawjson")
+			return leaf && hasPathPrefix(imp, module) && !hasPathPrefix(imp, module+"/relay/secret")
+		}),
+	},
+	{
 		name: "opa-plugins-only-in-engine",
 		text: "only engine/... imports OPA's plugin machinery (plugins, plugins/logs, plugins/rest, server, download, bundle)",
 		check: forbidImports(func(_ string, f goFile, imp string) bool {
@@ -292,6 +300,8 @@ func TestImportLayersCatchViolations(t *testing.T) {
 		{"peer-only-in-tests", "relay/demopeer/x.go", `package demopeer; import "example.com/fw/relay/peer"`, `"example.com/fw/relay/peer"`},
 		{"demopeer-sdk-and-stdlib-only", "relay/demopeer/x.go", `package demopeer; import "example.com/fw/engine/review"`, `"example.com/fw/engine/review"`},
 		{"hostcheck-stdlib-only", "cmd/mcpx-fw/hostcheck/x.go", `package hostcheck; import "go.uber.org/zap"`, `"go.uber.org/zap"`},
+		{"relay-leaves-import-no-relay", "relay/seal/x.go", `package seal; import "example.com/fw/relay"`, `"example.com/fw/relay"`},
+		{"relay-leaves-import-no-relay", "relay/internal/rawjson/x_test.go", `package rawjson; import "example.com/fw/relay/seal"`, `"example.com/fw/relay/seal"`},
 		{"relay-not-cmd", "relay/peer/x.go", `package peer; import "example.com/fw/cmd/mcpx-fw"`, `"example.com/fw/cmd/mcpx-fw"`},
 		{"sandbox-stdlib-and-sys-only", "relay/sandbox/x.go", `package sandbox; import "go.uber.org/zap"`, `"go.uber.org/zap"`},
 		{"sandbox-stdlib-and-sys-only", "relay/sandbox/x_linux.go", `package sandbox; import "example.com/fw/engine"`, `"example.com/fw/engine"`},
@@ -321,6 +331,7 @@ func TestImportLayersCatchViolations(t *testing.T) {
 		parseSource(t, "engine/review/x_test.go", `package review_test; import "example.com/fw/engine/review"`),
 		parseSource(t, "validate/x.go", `package validate; import ("encoding/json"; "unicode/utf8")`),
 		parseSource(t, "relay/sandbox/x_linux.go", `package sandbox; import ("os/exec"; "golang.org/x/sys/unix")`),
+		parseSource(t, "relay/seal/x.go", `package seal; import ("example.com/fw/relay/secret"; "encoding/json")`),
 		parseSource(t, "relay/sandbox/x_test.go", `package sandbox_test; import ("github.com/google/go-cmp/cmp"; "example.com/fw/relay/sandbox")`),
 		parseSource(t, "validate/x_test.go", `package validate_test; import ("example.com/fw/validate"; "github.com/google/go-cmp/cmp")`),
 		parseSource(t, "engine/y.go", `package engine; func New() {}; var _ = New`), // New of another package
