@@ -803,7 +803,7 @@ func mustExec(t *testing.T, conn *sql.Conn, q string) {
 }
 
 // checkUnrecordedPass judges a request the policy permits while the store
-// cannot record its decision. DESIGN wants nothing decided that is not
+// cannot record its decision. Nothing should be decided that is not
 // recorded (a budget would not count it), so -32603 is the answer; today
 // the engine delivers it and only logs the failed record (engine.commit:
 // "other recording failures are logged, never turned into a pass"). Both
