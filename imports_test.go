@@ -14,10 +14,11 @@ import (
 	"testing"
 )
 
-// This file enforces the layering of DESIGN §1 on every .go file of the
-// module (tests included, testdata excluded), by parsing the files: who may
-// import the MCP SDK, cobra, viper, and call zap's constructors, and which
-// way the project's packages may depend on each other.
+// This file enforces the layering (ARCHITECTURE.md, Layers) on every .go
+// file of the module (tests included, testdata excluded), by parsing the
+// files: who may import the MCP SDK, cobra, viper, and call zap's
+// constructors, and which way the project's packages may depend on each
+// other.
 
 // goFile is one parsed source file.
 type goFile struct {
@@ -28,7 +29,7 @@ type goFile struct {
 	fset *token.FileSet
 }
 
-// layerRule is one rule of DESIGN §1. check returns one message per
+// layerRule is one rule of the layering. check returns one message per
 // violation, each naming the file, the import (or call) and the rule.
 type layerRule struct {
 	name  string

@@ -46,7 +46,7 @@ type Approval struct {
 // Kind is what an upstream asks of the host: a completion from the
 // user's model, information from the user, or the user's roots. Each has
 // its own validation rules and facts, and the same policy query, queue and
-// logs (DESIGN §2a).
+// logs.
 type Kind string
 
 const (

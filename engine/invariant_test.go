@@ -8,10 +8,11 @@ import (
 	"testing"
 )
 
-// TestDenyIsNeverOverridable is the INV of DESIGN §2 over the golden
-// inputs: for every fixture, stage and configured default, when any deny
-// rule fires, the outcome is a blocker with or without an approval (edited
-// or not), and an approval never removes a deny reason.
+// TestDenyIsNeverOverridable holds the invariant that a blocker is never
+// overridable (ARCHITECTURE.md, Invariants) over the golden inputs: for
+// every fixture, stage and configured default, when any deny rule fires,
+// the outcome is a blocker with or without an approval (edited or not),
+// and an approval never removes a deny reason.
 func TestDenyIsNeverOverridable(t *testing.T) {
 	approvals := map[string]any{
 		"none":     nil,

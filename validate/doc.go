@@ -31,7 +31,7 @@
 // receives when the rule is the first violation, and where the requirement
 // comes from.
 //
-// Wire codes (DESIGN §2 wire mapping, relay/codes.go): a request violation
+// Wire codes (relay's code table, codes.go): a request violation
 // answers a legacy upstream with -32602 and the title as message; a
 // violation in the host's completion answers with -32603 and the message
 // "host returned an invalid completion: <title>" (for an elicitation
@@ -49,71 +49,71 @@
 //	json.syntax  "Malformed JSON"
 //	    eras:   all
 //	    wire:   -32602 (request), -32603 (result)
-//	    source: RFC 8259 §2, §6 (numbers a float64 holds); DESIGN §3 strict parsing
+//	    source: RFC 8259 §2, §6 (numbers a float64 holds); strict parsing
 //	json.duplicate-key  "Duplicate key in JSON object"
 //	    eras:   all
 //	    wire:   -32602 (request), -32603 (result)
-//	    source: RFC 8259 §4 (names SHOULD be unique); DESIGN §3 duplicate keys rejected
+//	    source: RFC 8259 §4 (names SHOULD be unique); duplicate keys rejected
 //	json.utf8  "Invalid UTF-8 in JSON"
 //	    eras:   all
 //	    wire:   -32602 (request), -32603 (result)
-//	    source: RFC 8259 §8.1; DESIGN §3 strict parsing
+//	    source: RFC 8259 §8.1; strict parsing
 //	limits.bytes  "Message too large"
 //	    eras:   all
 //	    wire:   -32602 (request), -32603 (result)
-//	    source: DESIGN §3 size limits (bytes)
+//	    source: size limit limits.max_bytes
 //	limits.depth  "JSON nested too deeply"
 //	    eras:   all
 //	    wire:   -32602 (request), -32603 (result)
-//	    source: DESIGN §3 size limits (depth)
+//	    source: size limit limits.max_depth
 //	limits.messages  "Too many messages"
 //	    eras:   all
 //	    wire:   -32602 (request)
-//	    source: DESIGN §3 messages 1..limit
+//	    source: messages 1..limits.max_messages
 //	limits.blocks  "Too many content blocks"
 //	    eras:   all
 //	    wire:   -32602 (request), -32603 (result)
-//	    source: DESIGN §3 size limits (blocks)
+//	    source: size limit limits.max_blocks
 //	limits.text  "Text content too large"
 //	    eras:   all
 //	    wire:   -32602 (request), -32603 (result)
-//	    source: DESIGN §3 size limits; V10
+//	    source: size limit limits.max_text_bytes; V10
 //	limits.base64  "Binary content too large"
 //	    eras:   all
 //	    wire:   -32602 (request), -32603 (result)
-//	    source: DESIGN §3 size limits; V10
+//	    source: size limit limits.max_base64_bytes; V10
 //	limits.tools  "Too many tools"
 //	    eras:   2025-11-25, 2026-07-28
 //	    wire:   -32602 (request)
-//	    source: DESIGN §3 size limits; schema-2025-11-25 CreateMessageRequestParams.tools
+//	    source: size limit limits.max_tools; schema-2025-11-25 CreateMessageRequestParams.tools
 //	limits.fields  "Too many form fields"
 //	    eras:   all
 //	    wire:   -32602 (request)
-//	    source: DESIGN §3 size limits; schema-2025-11-25 ElicitRequestFormParams.requestedSchema.properties
+//	    source: size limit limits.max_fields; schema-2025-11-25 ElicitRequestFormParams.requestedSchema.properties
 //	limits.enum  "Too many options in a form field"
 //	    eras:   all
 //	    wire:   -32602 (request)
-//	    source: DESIGN §3 size limits; schema-2025-11-25 EnumSchema
+//	    source: size limit limits.max_enum_values; schema-2025-11-25 EnumSchema
 //	limits.label  "Name or label too large"
 //	    eras:   all
 //	    wire:   -32602 (request), -32603 (result)
-//	    source: DESIGN §3 size limits; schema-2025-11-25 PrimitiveSchemaDefinition, ElicitRequestURLParams.elicitationId, Root.name
+//	    source: size limit limits.max_label_bytes; schema-2025-11-25 PrimitiveSchemaDefinition, ElicitRequestURLParams.elicitationId, Root.name
 //	limits.url  "URL too large"
 //	    eras:   2025-11-25, 2026-07-28
 //	    wire:   -32602 (request)
-//	    source: DESIGN §3 size limits; schema-2025-11-25 ElicitRequestURLParams.url
+//	    source: size limit limits.max_url_bytes; schema-2025-11-25 ElicitRequestURLParams.url
 //	limits.roots  "Too many roots"
 //	    eras:   all
 //	    wire:   -32603 (result)
-//	    source: DESIGN §3 size limits; schema ListRootsResult.roots
+//	    source: size limit limits.max_roots; schema ListRootsResult.roots
 //	era.unknown  "Unsupported protocol version"
 //	    eras:   unsupported
 //	    wire:   -32602 (request), -32603 (result)
-//	    source: DESIGN §3 era is the upstream session's protocol; SPEC-NOTES §5
+//	    source: the era is the upstream session's protocol; SPEC-NOTES §5
 //	SMP-01.messages  "messages must be a non-empty array"
 //	    eras:   all
 //	    wire:   -32602 (request)
-//	    source: schema CreateMessageRequestParams.messages; DESIGN §3; V1
+//	    source: schema CreateMessageRequestParams.messages; V1
 //	SMP-01.message  "Invalid sampling message"
 //	    eras:   all
 //	    wire:   -32602 (request)
@@ -181,7 +181,7 @@
 //	SMP-06.unknown-tool  "Tool use names an unknown tool"
 //	    eras:   2025-11-25, 2026-07-28
 //	    wire:   -32602 (request), -32603 (result)
-//	    source: schema-2025-11-25 ToolUseContent.name; DESIGN §3 tool pairing; V9, C1
+//	    source: schema-2025-11-25 ToolUseContent.name; tool_use names a tool the request offers; V9, C1
 //	SMP-07.tools-capability  "Sampling tools capability not declared"
 //	    eras:   2025-11-25, 2026-07-28
 //	    wire:   -32602 (request)
@@ -201,7 +201,7 @@
 //	SMP-08.context-capability  "Sampling context capability not declared"
 //	    eras:   all
 //	    wire:   -32602 (request)
-//	    source: schema-2025-11-25 ClientCapabilities.sampling.context; DESIGN §3; V6
+//	    source: schema-2025-11-25 ClientCapabilities.sampling.context; V6
 //	SMP-09.model-preferences  "Invalid modelPreferences"
 //	    eras:   all
 //	    wire:   -32602 (request)
@@ -209,7 +209,7 @@
 //	SMP-10.unknown-key  "Unknown field"
 //	    eras:   all
 //	    wire:   -32602 (request), -32603 (result)
-//	    source: DESIGN §3 unknown keys rejected; the schema of the era
+//	    source: unknown keys rejected; the schema of the era
 //	SMP-11.system-prompt  "systemPrompt must be a string"
 //	    eras:   all
 //	    wire:   -32602 (request)
@@ -241,19 +241,19 @@
 //	RES-02.model  "Completion model must be a non-empty string"
 //	    eras:   all
 //	    wire:   -32603 (result)
-//	    source: schema CreateMessageResult.model; DESIGN §3 result rules; C1
+//	    source: schema CreateMessageResult.model; never filled in for the answerer; C1
 //	RES-03.tool-use  "Tool use not allowed by the request"
 //	    eras:   2025-11-25, 2026-07-28
 //	    wire:   -32603 (result)
-//	    source: S1125 §Tool Choice Modes (none); DESIGN §3 result rules; C1
+//	    source: S1125 §Tool Choice Modes (none); the result checked against its request; C1
 //	RES-04.tool-required  "Tool use required by the request"
 //	    eras:   2025-11-25, 2026-07-28
 //	    wire:   -32603 (result)
-//	    source: S1125 §Tool Choice Modes (required); DESIGN §3 result rules; C1
+//	    source: S1125 §Tool Choice Modes (required); the result checked against its request; C1
 //	RES-05.stop-reason  "Invalid stopReason"
 //	    eras:   all
 //	    wire:   -32603 (result)
-//	    source: schema-2025-11-25 CreateMessageResult.stopReason; DESIGN §3 result rules; C2
+//	    source: schema-2025-11-25 CreateMessageResult.stopReason; toolUse exactly when the content holds tool_use; C2
 //	ELI-01.message  "Elicitation message must be a non-empty string"
 //	    eras:   all
 //	    wire:   -32602 (request)
@@ -297,7 +297,7 @@
 //	ELI-11.unknown-key  "Unknown field in elicitation"
 //	    eras:   all
 //	    wire:   -32602 (request), -32603 (result)
-//	    source: DESIGN §3 unknown keys rejected; the elicitation schema of the era
+//	    source: unknown keys rejected; the elicitation schema of the era
 //	ELI-12.meta  "Elicitation _meta must be an object"
 //	    eras:   all
 //	    wire:   -32602 (request), -32603 (result)
@@ -337,7 +337,7 @@
 //	RTS-01.unknown-key  "Unknown field in roots"
 //	    eras:   all
 //	    wire:   -32602 (request), -32603 (result)
-//	    source: DESIGN §3 unknown keys rejected; schema ListRootsRequest.params, ListRootsResult, Root
+//	    source: unknown keys rejected; schema ListRootsRequest.params, ListRootsResult, Root
 //	RTS-02.meta  "Roots _meta must be an object"
 //	    eras:   all
 //	    wire:   -32602 (request), -32603 (result)
@@ -361,5 +361,5 @@
 //	RTS-07.duplicate  "Root listed twice"
 //	    eras:   all
 //	    wire:   -32603 (result)
-//	    source: schema ListRootsResult.roots; DESIGN §3 (one URI, one root)
+//	    source: schema ListRootsResult.roots; one URI, one root
 package validate

@@ -21,7 +21,7 @@ import (
 // requested schema; and, where the peer lets the test choose the request,
 // a form asking for a password, an http:// URL and a punycode host.
 //
-// Every answer is the wire table's (DESIGN §2a): a refused push gets
+// Every answer is the code table's (relay's codes.go): a refused push gets
 // {"action":"decline"} (the peers print the action they got), a refused
 // 2026-07-28 input request fails the host's call, and the host is asked
 // only for what passes.

@@ -287,6 +287,19 @@ func (r *faultRig) item(t *testing.T, id string) review.Item {
 	return it
 }
 
+// policyRevision is the revision `mcpx-fw check` compiles from the policy
+// dir as it is now: the one serve's watcher logs once it has reloaded it.
+func (r *faultRig) policyRevision(t *testing.T) string {
+	t.Helper()
+	res := runCLI(t, "check", "--config", r.cfg)
+	_, rest, ok := strings.Cut(res.stdout, "policy revision ")
+	rev, _, _ := strings.Cut(rest, ",")
+	if res.code != 0 || !ok || rev == "" {
+		t.Fatalf("check: exit %d, %q, %q; want its policy revision", res.code, res.stdout, res.stderr)
+	}
+	return rev
+}
+
 // pending waits for a pending review and returns its id. It reads the
 // store directly, so it works when the review CLI cannot start.
 func (r *faultRig) pending(t *testing.T) string {
@@ -307,13 +320,23 @@ func (r *faultRig) pending(t *testing.T) string {
 // settled waits until review id is no longer pending and returns it.
 func (r *faultRig) settled(t *testing.T, id string) review.Item {
 	t.Helper()
-	for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if it := r.item(t, id); it.State != review.StatePending {
-			return it
+	it, ok := r.settledWithin(t, id, 15*time.Second)
+	if !ok {
+		t.Fatalf("review %s still pending after 15s", id)
+	}
+	return it
+}
+
+// settledWithin waits up to d for review id to leave pending, and returns
+// it and whether it did.
+func (r *faultRig) settledWithin(t *testing.T, id string, d time.Duration) (review.Item, bool) {
+	t.Helper()
+	for deadline := time.Now().Add(d); ; time.Sleep(20 * time.Millisecond) {
+		it := r.item(t, id)
+		if it.State != review.StatePending || time.Now().After(deadline) {
+			return it, it.State != review.StatePending
 		}
 	}
-	t.Fatalf("review %s still pending after 15s", id)
-	return review.Item{}
 }
 
 // refuseApproval checks that nobody can approve review id any more.
@@ -525,8 +548,9 @@ func TestFaultHostDisconnects(t *testing.T) {
 			leave()
 
 			if tc.unnoticed {
-				time.Sleep(time.Second)
-				if it := r.item(t, id); it.State == review.StatePending {
+				// A second for serve to settle the review, as it does at
+				// once for a host that cancels or quits.
+				if _, noticed := r.settledWithin(t, id, time.Second); !noticed {
 					t.Logf("relay gap: a crashed HTTP host's review stays pending until its timeout")
 					if res := runCLI(t, "review", "approve", id, "--config", r.cfg); res.code != 0 {
 						t.Fatalf("approve: exit %d: %s", res.code, res.stderr)
@@ -779,7 +803,7 @@ func mustExec(t *testing.T, conn *sql.Conn, q string) {
 }
 
 // checkUnrecordedPass judges a request the policy permits while the store
-// cannot record its decision. DESIGN wants nothing decided that is not
+// cannot record its decision. Nothing should be decided that is not
 // recorded (a budget would not count it), so -32603 is the answer; today
 // the engine delivers it and only logs the failed record (engine.commit:
 // "other recording failures are logged, never turned into a pass"). Both
@@ -800,7 +824,8 @@ func checkUnrecordedPass(t *testing.T, r *faultRig, got *peer.SampleOutcome) {
 // The reload fails, the log says the previous policy keeps deciding, and
 // it does: permitted requests pass, denied ones are denied, escalations
 // wait. An operator cannot approve meanwhile (approving re-decides, and
-// the CLI loads the policy), so the review expires: -32603.
+// the CLI loads the policy), so the review expires: -32603. When the
+// folder is put back, edited, the watcher reloads it and its deny decides.
 func TestFaultPolicyDirDeleted(t *testing.T) {
 	t.Parallel()
 	r := newFaultRig(t, 3*time.Second)
@@ -831,15 +856,9 @@ func TestFaultPolicyDirDeleted(t *testing.T) {
 	}
 	writeFile(t, r.policies, "servers/peer.rego", "package mcpxfw.servers.peer\n\ndeny contains {\"code\": \"closed\", \"message\": \"closed for maintenance\"} if true\n")
 	t.Run("the restored folder is picked up", func(t *testing.T) {
-		time.Sleep(500 * time.Millisecond) // several reload debounces
-		got := faultSample(t.Context(), h, "peer", plainRequest)
-		if got.Error == nil {
-			if len(h.Asked) == asked {
-				t.Error("a completion came back without the host's model being asked")
-			}
-			t.Skipf("engine gap: hot reload stops for good once the policy dir is deleted; the restored folder's deny is not in force")
-		}
-		checkOutcome(t, got, -1, "denied by policy")
+		r.log.wait(t, `"msg":"policy reloaded"`, `"revision":"`+r.policyRevision(t)+`"`)
+		checkOutcome(t, faultSample(t.Context(), h, "peer", plainRequest), -1, "denied by policy")
+		noneAsked(t, h, asked)
 	})
 	r.checkStore(t)
 }

@@ -340,6 +340,8 @@ func runLoad(t *testing.T, topo loadTopology, total int) {
 	// is taken with every path warm.
 	run.round(t, ctx, sessions, len(loadKinds))
 	stopIfFailed()
+	// serve's memory at rest is what is measured, and nothing serve reports
+	// marks the warm-up's garbage collected and its connections closed.
 	time.Sleep(time.Second)
 	before := readProcStatus(t, pid)
 
