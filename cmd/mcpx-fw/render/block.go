@@ -1,4 +1,4 @@
-package main
+package render
 
 import (
 	"encoding/base64"
@@ -153,9 +153,9 @@ func decodedSize(data any) int {
 	return base64.StdEncoding.DecodedLen(len(s))
 }
 
-// contentBlocks is content as a list of block objects: one block, or the
+// ContentBlocks is content as a list of block objects: one block, or the
 // objects of a list.
-func contentBlocks(c any) []map[string]any {
+func ContentBlocks(c any) []map[string]any {
 	switch v := c.(type) {
 	case map[string]any:
 		return []map[string]any{v}
