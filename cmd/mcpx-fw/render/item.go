@@ -47,8 +47,8 @@ func heldWords(it review.Item) string {
 
 // legacyEra reports whether the item's upstream speaks a protocol before
 // 2026-07-28, where a refused elicitation is answered with an action
-// rather than an error (DESIGN §2a). Protocol versions are dates, so they
-// compare as strings.
+// rather than an error. Protocol versions are dates, so they compare as
+// strings.
 func legacyEra(it review.Item) bool {
 	return it.Era == "" || it.Era < "2026-07-28"
 }

@@ -13,7 +13,8 @@ import (
 	"github.com/mcpx-fw/mcpx-fw/engine/review"
 )
 
-// ItemJSON is the machine-readable shape of a review (DESIGN §7).
+// ItemJSON is the machine-readable shape of a review: what list --json,
+// show --json and watch --json print of every item.
 type ItemJSON struct {
 	ID        string          `json:"id"`
 	Server    string          `json:"server"`
