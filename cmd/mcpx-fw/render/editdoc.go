@@ -152,7 +152,7 @@ func blocksNode(content any) *yaml.Node {
 // document (as show lays it out, on one line), and what it is compared
 // with when the buffer comes back.
 func guardedLine(b map[string]any) string {
-	lines := new(view).block(b)
+	lines := contentView{new(view)}.block(b)
 	for i, l := range lines {
 		lines[i] = strings.TrimSpace(l)
 	}

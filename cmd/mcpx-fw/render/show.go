@@ -46,9 +46,9 @@ func Show(out io.Writer, it review.Item, o ShowOptions) {
 		return
 	}
 	v := &view{full: o.Full}
-	v.renderRequest(w, it)
-	v.renderCompletion(w, it)
-	v.renderOperatorWork(w, it)
+	renderRequest(w, v, it)
+	renderCompletion(w, v, it)
+	renderOperatorWork(w, v, it)
 	if v.folded > 0 {
 		fmt.Fprintf(w, "\n%d long value(s) above are folded, each saying how much it hides; to see everything:\n", v.folded)
 		_ = w.whole("  " + o.FullCmd + "\n")
@@ -121,14 +121,14 @@ func kindWords(it review.Item) string {
 
 // renderRequest lays out the request by its kind; a kind this build does
 // not know is shown member by member.
-func (v *view) renderRequest(w io.Writer, it review.Item) {
+func renderRequest(w io.Writer, v *view, it review.Item) {
 	switch ItemKind(it) {
 	case engine.KindSampling:
-		v.request(w, decodeObject(it.Request))
+		samplingView{v}.request(w, decodeObject(it.Request))
 	case engine.KindElicitation:
-		v.elicitation(w, it.Request)
+		elicitView{v}.elicitation(w, it.Request)
 	case engine.KindRoots:
-		v.rootsRequest(w, decodeObject(it.Request))
+		rootsView{v}.rootsRequest(w, decodeObject(it.Request))
 	default:
 		fmt.Fprintln(w, "\nRequest:")
 		writeLines(w, "  ", v.members(decodeObject(it.Request), nil))
@@ -166,7 +166,7 @@ func approvalWords(it review.Item) string {
 }
 
 // renderCompletion shows a held completion after the request it answers.
-func (v *view) renderCompletion(w io.Writer, it review.Item) {
+func renderCompletion(w io.Writer, v *view, it review.Item) {
 	if len(it.Result) == 0 {
 		return
 	}
@@ -178,10 +178,10 @@ func (v *view) renderCompletion(w io.Writer, it review.Item) {
 	case engine.KindSampling:
 	case engine.KindElicitation:
 		fmt.Fprintf(w, "\nAnswer%s:\n", held)
-		v.elicitAnswer(w, it.Request, decodeObject(it.Result))
+		elicitView{v}.elicitAnswer(w, it.Request, decodeObject(it.Result))
 		return
 	case engine.KindRoots:
-		v.roots(w, it, decodeObject(it.Result))
+		rootsView{v}.roots(w, it, decodeObject(it.Result))
 		return
 	default:
 		fmt.Fprintf(w, "\nResult%s:\n", held)
@@ -193,30 +193,19 @@ func (v *view) renderCompletion(w io.Writer, it review.Item) {
 	} else {
 		fmt.Fprintln(w, "\nCompletion:")
 	}
-	v.completion(w, decodeObject(it.Result))
-}
-
-// completion lays out a completion: its role, the model and why it
-// stopped, then its blocks (tool calls with their whole input) and any
-// other member.
-func (v *view) completion(w io.Writer, res map[string]any) {
-	title := fmt.Sprintf("  %s (model %s", v.word(res["role"]), v.word(res["model"]))
-	if sr, ok := res["stopReason"]; ok {
-		title += ", stopReason " + v.word(sr)
-	}
-	v.message(w, title+")", res, "model", "stopReason")
+	samplingView{v}.completion(w, decodeObject(it.Result))
 }
 
 // renderOperatorWork shows what the approver changed, or the completion
 // they wrote. The edit's diff quotes the request's text, so its lines are
 // shown behind the gutter like any other prose an upstream wrote.
-func (v *view) renderOperatorWork(w io.Writer, it review.Item) {
+func renderOperatorWork(w io.Writer, v *view, it review.Item) {
 	if it.EditDiff != "" {
 		fmt.Fprintf(w, "\nEdited by %s before approval (- original, + approved):\n", inert.Line(it.DecidedBy))
 		writeLines(w, "  ", gutter(strings.TrimSuffix(it.EditDiff, "\n")))
 	}
 	if len(it.Answer) > 0 {
 		fmt.Fprintf(w, "\nAnswer written by %s:\n", inert.Line(it.DecidedBy))
-		v.completion(w, decodeObject(it.Answer))
+		samplingView{v}.completion(w, decodeObject(it.Answer))
 	}
 }
