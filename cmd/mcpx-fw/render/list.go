@@ -49,33 +49,33 @@ func Summary(it review.Item) ItemJSON {
 		CreatedAt: it.CreatedAt.UTC(), ExpiresAt: it.ExpiresAt.UTC(), Reasons: reasons}
 }
 
-// listItemJSON is one item of list --json: the summary, and what is left
+// ListItemJSON is one item of list --json: the summary, and what is left
 // of its server's budget (null: the server has no budget).
-type listItemJSON struct {
+type ListItemJSON struct {
 	ItemJSON
 	BudgetLeft *BudgetLeft `json:"budget_left"`
 }
 
-func ListJSON(items []review.Item, budgets map[string]*BudgetLeft) []listItemJSON {
-	out := make([]listItemJSON, len(items))
+func ListJSON(items []review.Item, budgets map[string]*BudgetLeft) []ListItemJSON {
+	out := make([]ListItemJSON, len(items))
 	for i, it := range items {
-		out[i] = listItemJSON{ItemJSON: Summary(it), BudgetLeft: budgets[it.Server]}
+		out[i] = ListItemJSON{ItemJSON: Summary(it), BudgetLeft: budgets[it.Server]}
 	}
 	return out
 }
 
-// showItemJSON is show --json: everything stored, and the cost.
-type showItemJSON struct {
+// ShowItemJSON is show --json: everything stored, and the cost.
+type ShowItemJSON struct {
 	ItemJSON
 	Cost *CostJSON `json:"cost"`
 }
 
-func ShowJSON(it review.Item, c Cost) showItemJSON {
+func ShowJSON(it review.Item, c Cost) ShowItemJSON {
 	j := Summary(it)
 	j.DecisionID, j.Label, j.Era, j.DecidedBy, j.Note = it.DecisionID, it.Label, it.Era, it.DecidedBy, it.Note
 	j.Request, j.Result, j.Parent, j.DecidedAt = it.Request, it.Result, it.Parent, it.DecidedAt
 	j.Edited, j.EditDiff, j.Answer, j.ErasedAt = it.Edited, it.EditDiff, it.Answer, it.ErasedAt
-	return showItemJSON{ItemJSON: j, Cost: costToJSON(c)}
+	return ShowItemJSON{ItemJSON: j, Cost: costToJSON(c)}
 }
 
 // List prints the queue as a table: what waits, from whom, what is
