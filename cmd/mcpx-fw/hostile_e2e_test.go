@@ -360,7 +360,7 @@ func runHostile(t *testing.T, host *peer.Host, cfg string, log *decisionLog, c *
 // reviewAndApprove acts on the next escalation as an operator would: it
 // reads it with review show (as text, as JSON and as the edit document),
 // whose output must carry nothing a terminal could obey or a reader could
-// not see (see obeyable: escape sequences, tabs, direction overrides,
+// not see (see rendertest.Obeyable: escape sequences, tabs, direction overrides,
 // zero-width spaces, invalid UTF-8, piles of combining marks), and whose
 // text must not let the upstream's text pass for show's own rows on a
 // terminal (see forgedRows), then approves it.

@@ -30,7 +30,7 @@ const (
 	// DefaultWidth is the width laid out for when the output is no
 	// terminal and none was asked for.
 	DefaultWidth = 100
-	// MinWidth is the narrowest screen laid out for: enough for an
+	// MinWidth is the narrowest layout cut for: enough for an
 	// indentation, the mark and a few characters on every row.
 	MinWidth = 10
 )
@@ -45,7 +45,7 @@ type Layout struct {
 	WideAmbiguous bool
 }
 
-// cols is the screen's width in columns.
+// cols is the layout's width in columns.
 func (s Layout) cols() int {
 	if s.Width == 0 {
 		return DefaultWidth
@@ -69,7 +69,7 @@ func (s Layout) columns(str string) int {
 // the character before it; two for East Asian wide and fullwidth
 // characters (UAX #11, from golang.org/x/text/width) and for regional
 // indicators (a pair draws one wide flag, and some terminals give each
-// one two columns); two for ambiguous ones on a screen that says so; else
+// one two columns); two for ambiguous ones on a layout that says so; else
 // one.
 func (s Layout) runeColumns(r rune) int {
 	switch {
@@ -183,7 +183,7 @@ func escapeLen(s string) int {
 	return n
 }
 
-// RowWriter lays every line written through it out in rows of its screen
+// RowWriter lays every line written through it out in rows of its layout
 // (see wrap) as the line is complete; Flush writes a last line that has
 // no newline. whole writes a line uncut: for the commands an operator
 // copies, which hold only the firewall's own words, the store's id and the

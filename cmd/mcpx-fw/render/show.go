@@ -14,7 +14,7 @@ import (
 
 // ShowOptions are what show needs besides the item: the time (for the
 // time left), the commands to act, whether to fold long values, the
-// command that shows them whole, the screen its rows are cut for, and the
+// command that shows them whole, the layout its rows are cut for, and the
 // item's cost (nil: not shown).
 type ShowOptions struct {
 	Now     time.Time

@@ -21,7 +21,7 @@ func showOf(t *testing.T, request string, full bool) string {
 	return showOn(t, request, full, Layout{})
 }
 
-// showOn is showOf laid out for the screen s.
+// showOn is showOf laid out for s.
 func showOn(t *testing.T, request string, full bool, s Layout) string {
 	t.Helper()
 	if !json.Valid([]byte(request)) {
