@@ -7,9 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpx-fw/mcpx-fw/engine/review"
-
 	"github.com/mcpx-fw/mcpx-fw/cmd/mcpx-fw/render/rendertest"
+	"github.com/mcpx-fw/mcpx-fw/engine/review"
 )
 
 const urlRequest = `{"mode":"url","message":"Sign in to connect your calendar.","url":"https://auth.example.com/oauth/authorize?client_id=abc","elicitationId":"el-42"}`

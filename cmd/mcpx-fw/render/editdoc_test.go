@@ -6,9 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpx-fw/mcpx-fw/engine/review"
-
 	"github.com/mcpx-fw/mcpx-fw/cmd/mcpx-fw/render/rendertest"
+	"github.com/mcpx-fw/mcpx-fw/engine/review"
 )
 
 // TestEditDocRoundTrip: an unedited document applies back to exactly the

@@ -11,11 +11,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpx-fw/mcpx-fw/cmd/mcpx-fw/render/rendertest"
 	"github.com/mcpx-fw/mcpx-fw/engine"
 	"github.com/mcpx-fw/mcpx-fw/engine/review"
 	"github.com/mcpx-fw/mcpx-fw/validate"
-
-	"github.com/mcpx-fw/mcpx-fw/cmd/mcpx-fw/render/rendertest"
 )
 
 // elicitSeeds are the elicitation and roots documents of the golden show

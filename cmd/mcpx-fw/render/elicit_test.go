@@ -9,9 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpx-fw/mcpx-fw/engine/review"
-
 	"github.com/mcpx-fw/mcpx-fw/cmd/mcpx-fw/render/rendertest"
+	"github.com/mcpx-fw/mcpx-fw/engine/review"
 )
 
 // showItem renders it as review show does, on a screen of width.

@@ -13,10 +13,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/mcpx-fw/mcpx-fw/cmd/mcpx-fw/inert"
+	"github.com/mcpx-fw/mcpx-fw/cmd/mcpx-fw/render/rendertest"
 	"github.com/mcpx-fw/mcpx-fw/engine/review"
 	"github.com/mcpx-fw/mcpx-fw/validate"
-
-	"github.com/mcpx-fw/mcpx-fw/cmd/mcpx-fw/render/rendertest"
 )
 
 // maxFuzzSeed keeps the fixtures of megabytes (limits, floods) out of the

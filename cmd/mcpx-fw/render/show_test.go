@@ -10,9 +10,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/mcpx-fw/mcpx-fw/engine/review"
-
 	"github.com/mcpx-fw/mcpx-fw/cmd/mcpx-fw/render/rendertest"
+	"github.com/mcpx-fw/mcpx-fw/engine/review"
 )
 
 // showOf renders a pending request-stage review holding request.

@@ -7,10 +7,9 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/mcpx-fw/mcpx-fw/cmd/mcpx-fw/render/rendertest"
 	"github.com/mcpx-fw/mcpx-fw/engine"
 	"github.com/mcpx-fw/mcpx-fw/validate"
-
-	"github.com/mcpx-fw/mcpx-fw/cmd/mcpx-fw/render/rendertest"
 )
 
 // TestShowHostWarningsAgreeWithFacts: review show warns of a punycode
