@@ -98,6 +98,21 @@ var layerRules = []layerRule{
 		}),
 	},
 	{
+		name: "render-no-cli-frameworks",
+		text: "cmd/mcpx-fw/render imports neither cobra, viper, zap (its tests may) nor the relay: it lays out what package main reads and hands it",
+		check: forbidImports(func(module string, f goFile, imp string) bool {
+			return under(f.dir, "cmd/mcpx-fw/render") && (under(imp, cobraPath) || under(imp, viperPath) ||
+				under(imp, module+"/relay") || !f.test && under(imp, zapPath))
+		}),
+	},
+	{
+		name: "rendertest-only-for-tests",
+		text: "only tests import cmd/mcpx-fw/render/rendertest: its checks and fixtures never ship in mcpx-fw",
+		check: forbidImports(func(module string, f goFile, imp string) bool {
+			return hasPathPrefix(imp, module+"/cmd/mcpx-fw/render/rendertest") && !f.test
+		}),
+	},
+	{
 		name: "no-templates",
 		text: "no mcpx-fw package imports text/template or html/template: a binary that can run a template keeps every exported method of every type it links, megabytes resident in every serve",
 		check: forbidImports(func(_ string, f goFile, imp string) bool {
@@ -267,6 +282,10 @@ func TestImportLayersCatchViolations(t *testing.T) {
 		mention         string // what the message must name besides file and rule
 	}{
 		{"console-no-cli-frameworks", "cmd/mcpx-fw/console/x.go", `package console; import _ "github.com/spf13/cobra"`, `"github.com/spf13/cobra"`},
+		{"render-no-cli-frameworks", "cmd/mcpx-fw/render/x.go", `package render; import _ "github.com/spf13/viper"`, `"github.com/spf13/viper"`},
+		{"render-no-cli-frameworks", "cmd/mcpx-fw/render/x.go", `package render; import "go.uber.org/zap"`, `"go.uber.org/zap"`},
+		{"render-no-cli-frameworks", "cmd/mcpx-fw/render/rendertest/x.go", `package rendertest; import "example.com/fw/relay"`, `"example.com/fw/relay"`},
+		{"rendertest-only-for-tests", "cmd/mcpx-fw/x.go", `package main; import "example.com/fw/cmd/mcpx-fw/render/rendertest"`, `"example.com/fw/cmd/mcpx-fw/render/rendertest"`},
 		{"no-templates", "cmd/mcpx-fw/console/x.go", `package console; import "html/template"`, `"html/template"`},
 		{"no-templates", "engine/x.go", `package engine; import tt "text/template"`, `"text/template"`},
 		{"sdk-only-in-relay", "engine/x.go", `package engine; import _ "github.com/modelcontextprotocol/go-sdk/mcp"`, `"github.com/modelcontextprotocol/go-sdk/mcp"`},
@@ -338,6 +357,7 @@ func TestImportLayersCatchViolations(t *testing.T) {
 		parseSource(t, "engine/y.go", `package engine; func New() {}; var _ = New`), // New of another package
 		parseSource(t, "engine/review/pgtest/x.go", `package pgtest; import ("os/exec"; "testing")`),
 		parseSource(t, "cmd/mcpx-fw/x_test.go", `package main; import "example.com/fw/engine/review/pgtest"`),
+		parseSource(t, "cmd/mcpx-fw/render/x_test.go", `package render; import ("go.uber.org/zap"; "example.com/fw/cmd/mcpx-fw/render/rendertest")`),
 		parseSource(t, "cmd/mcpx-fw/x_test.go", `package main; import "example.com/fw/relay/peer"`),
 		parseSource(t, "cmd/mcpx-fw/x_test.go", `package main; import "example.com/fw/relay/sandbox/sandboxtest"`),
 		parseSource(t, "relay/peer/x.go", `package peer; import ("example.com/fw/relay/demopeer"; "example.com/fw/engine/review")`),

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mcpx-fw/mcpx-fw/cmd/mcpx-fw/inert"
+	"github.com/mcpx-fw/mcpx-fw/cmd/mcpx-fw/render"
 	"github.com/mcpx-fw/mcpx-fw/engine/review"
 )
 
@@ -141,7 +142,7 @@ func auditKinds(ctx context.Context, st *review.Store, entries []review.AuditEnt
 		}
 		kinds[e.ItemID] = ""
 		if it, err := st.Get(ctx, e.ItemID); err == nil {
-			kinds[e.ItemID] = string(itemKind(it))
+			kinds[e.ItemID] = string(render.ItemKind(it))
 		}
 	}
 	return kinds

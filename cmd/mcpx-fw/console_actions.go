@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mcpx-fw/mcpx-fw/cmd/mcpx-fw/console"
+	"github.com/mcpx-fw/mcpx-fw/cmd/mcpx-fw/render"
 	"github.com/mcpx-fw/mcpx-fw/engine/review"
 )
 
@@ -38,7 +39,7 @@ func (a consoleActions) Queue(ctx context.Context) ([]console.Summary, error) {
 // consoleSummary is the queue row of it; the console renders every
 // string through inert.
 func consoleSummary(it review.Item) console.Summary {
-	return console.Summary{ID: it.ID, Server: it.Server, Label: it.Label, Kind: string(itemKind(it)), Stage: it.Stage,
+	return console.Summary{ID: it.ID, Server: it.Server, Label: it.Label, Kind: string(render.ItemKind(it)), Stage: it.Stage,
 		State: string(it.State), Reasons: rawReasons(it.Reasons), ExpiresAt: it.ExpiresAt}
 }
 
@@ -59,7 +60,7 @@ func (a consoleActions) Review(ctx context.Context, id string) (console.Review, 
 		return console.Review{}, err
 	}
 	var show bytes.Buffer
-	renderShow(&show, it, showOptions{now: time.Now(), full: true, screen: screen{width: consoleWidth}})
+	render.Show(&show, it, render.ShowOptions{Now: time.Now(), Full: true, Layout: render.Layout{Width: consoleWidth}})
 	rv := console.Review{Summary: consoleSummary(it), DecisionID: it.DecisionID, Show: consoleShow(show.String()),
 		Revision: a.rt.engine.Revision(), Decided: approvalOf(it)}
 	rv.Doc, rv.DocNote = consoleDoc(it)
@@ -101,10 +102,10 @@ func consoleDoc(it review.Item) (doc, note string) {
 	if it.State != review.StatePending {
 		return "", ""
 	}
-	if err := editRefusal(it); err != nil {
+	if err := render.EditRefusal(it); err != nil {
 		return "", err.Error()
 	}
-	b, err := editDoc(it, editable(it))
+	b, err := render.EditDoc(it, render.Editable(it))
 	if err != nil {
 		return "", "the item cannot be shown as a document: " + err.Error()
 	}
@@ -143,11 +144,11 @@ func consoleEdit(it review.Item, doc string) (*review.Edit, error) {
 	if doc == "" {
 		return nil, nil
 	}
-	if err := editRefusal(it); err != nil {
+	if err := render.EditRefusal(it); err != nil {
 		return nil, err
 	}
-	original := editable(it)
-	want, err := editDoc(it, original)
+	original := render.Editable(it)
+	want, err := render.EditDoc(it, original)
 	if err != nil {
 		return nil, err
 	}
@@ -155,11 +156,11 @@ func consoleEdit(it review.Item, doc string) (*review.Edit, error) {
 	if bytes.Equal(bytes.TrimSpace(buf), bytes.TrimSpace(want)) {
 		return nil, nil
 	}
-	value, err := applyEdit(it, original, buf)
+	value, err := render.ApplyEdit(it, original, buf)
 	if err != nil {
 		return nil, fmt.Errorf("%s: the edit is refused: %w; the review is still pending", it.ID, err)
 	}
-	if equalJSON(value, original) {
+	if render.EqualJSON(value, original) {
 		return nil, nil
 	}
 	return editDiff(it, original, value)

@@ -14,6 +14,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/mcpx-fw/mcpx-fw/cmd/mcpx-fw/render"
+	"github.com/mcpx-fw/mcpx-fw/cmd/mcpx-fw/render/rendertest"
 	"github.com/mcpx-fw/mcpx-fw/relay/peer"
 )
 
@@ -58,7 +60,7 @@ func TestReviewShowsCostAndBudget(t *testing.T) {
 	used := 3 + 40 + estimated + 300       // the plain request settled, the held one reserved
 	n := strconv.Itoa
 
-	show := joinRows(inertRun(t, "review", "show", id, "--config", cfg))
+	show := rendertest.JoinRows(inertRun(t, "review", "show", id, "--config", cfg))
 	for _, want := range []string{
 		`(?m)^Tokens:   ~` + n(estimated) + ` to read \(estimated\) \+ maxTokens 300 = ` + n(estimated+300) + ` reserved$`,
 		`(?m)^Usage of peer now, against its budget:$`,
@@ -85,10 +87,10 @@ func TestReviewShowsCostAndBudget(t *testing.T) {
 		!regexp.MustCompile(`(?m)^`+id+` +peer +sampling +request +pending +\S+ +`+n(1000-used)+` tok/hour, 1 req/minute +asks-for-secrets$`).MatchString(list) {
 		t.Errorf("list does not show the budget left:\n%s", list)
 	}
-	wantLeft := &budgetLeft{Tokens: &limitLeft{Window: "hour", Left: int64(1000 - used), Budget: 1000}, Requests: &limitLeft{Window: "minute", Left: 1, Budget: 3}}
+	wantLeft := &render.BudgetLeft{Tokens: &render.LimitLeft{Window: "hour", Left: int64(1000 - used), Budget: 1000}, Requests: &render.LimitLeft{Window: "minute", Left: 1, Budget: 3}}
 	var items []struct {
-		ID         string      `json:"id"`
-		BudgetLeft *budgetLeft `json:"budget_left"`
+		ID         string             `json:"id"`
+		BudgetLeft *render.BudgetLeft `json:"budget_left"`
 	}
 	if err := json.Unmarshal([]byte(inertRun(t, "review", "list", "--json", "--config", cfg)), &items); err != nil || len(items) != 1 {
 		t.Fatalf("list --json: %d items, %v", len(items), err)
@@ -97,13 +99,13 @@ func TestReviewShowsCostAndBudget(t *testing.T) {
 		t.Errorf("list --json budget_left (-want +got):\n%s", diff)
 	}
 	var shown struct {
-		ID   string    `json:"id"`
-		Cost *costJSON `json:"cost"`
+		ID   string           `json:"id"`
+		Cost *render.CostJSON `json:"cost"`
 	}
 	if err := json.Unmarshal([]byte(inertRun(t, "review", "show", id, "--json", "--config", cfg)), &shown); err != nil {
 		t.Fatal(err)
 	}
-	wantCost := &costJSON{EstimatedTokens: int64(estimated), MaxTokens: 300, ReservedTokens: int64(estimated + 300), BudgetLeft: wantLeft, Windows: []windowJSON{
+	wantCost := &render.CostJSON{EstimatedTokens: int64(estimated), MaxTokens: 300, ReservedTokens: int64(estimated + 300), BudgetLeft: wantLeft, Windows: []render.WindowJSON{
 		{Name: "minute", Seconds: 60, Requests: 2, Tokens: int64(used), BudgetRequests: 3},
 		{Name: "hour", Seconds: 3600, Requests: 2, Tokens: int64(used), BudgetTokens: 1000},
 		{Name: "day", Seconds: 86400, Requests: 2, Tokens: int64(used)},
@@ -193,7 +195,7 @@ func TestApproveHeldRequestWithinBudget(t *testing.T) {
 	if got := <-done; got == nil || got.Error != nil {
 		t.Fatalf("the upstream got %+v, want the completion", got)
 	}
-	var shown struct{ Cost *costJSON }
+	var shown struct{ Cost *render.CostJSON }
 	if err := json.Unmarshal([]byte(inertRun(t, "review", "show", id, "--json", "--config", cfg)), &shown); err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpx-fw/mcpx-fw/cmd/mcpx-fw/render/rendertest"
 	"github.com/mcpx-fw/mcpx-fw/engine/review"
 )
 
@@ -78,7 +79,7 @@ func pendingForm(t *testing.T) (string, *review.Store, review.Item) {
 	t.Helper()
 	cfg := testConfig(t, repoPath(t, "policies"), time.Minute, peerServer("peer", 1000))
 	st := openStore(t, cfg)
-	it := kindItem(t, "elicitation", nameForm, "")
+	it := rendertest.KindItem(t, "elicitation", nameForm, "")
 	it.Context = json.RawMessage(`{"kind":"elicitation","server":{"name":"peer","label":"Test peer","protocol":"2025-11-25"},` +
 		`"host":{"protocol":"2025-11-25","capabilities":{"elicitation":{"form":{}}}}}`)
 	it, err := st.Add(t.Context(), it, time.Minute)

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/mcpx-fw/mcpx-fw/cmd/mcpx-fw/render"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
@@ -33,7 +35,7 @@ func cmdGolden(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(err)
 	if got != string(want) {
 		ts.Fatalf("stdout differs from %s (run go test -run TestScripts -update to accept):\n%s",
-			path, lineDiff(string(want), got))
+			path, render.LineDiff(string(want), got))
 	}
 }
 

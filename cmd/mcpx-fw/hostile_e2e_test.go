@@ -18,6 +18,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpx-fw/mcpx-fw/cmd/mcpx-fw/render"
+	"github.com/mcpx-fw/mcpx-fw/cmd/mcpx-fw/render/rendertest"
 	"github.com/mcpx-fw/mcpx-fw/relay/peer"
 	"github.com/mcpx-fw/mcpx-fw/validate"
 )
@@ -358,7 +360,7 @@ func runHostile(t *testing.T, host *peer.Host, cfg string, log *decisionLog, c *
 // reviewAndApprove acts on the next escalation as an operator would: it
 // reads it with review show (as text, as JSON and as the edit document),
 // whose output must carry nothing a terminal could obey or a reader could
-// not see (see obeyable: escape sequences, tabs, direction overrides,
+// not see (see rendertest.Obeyable: escape sequences, tabs, direction overrides,
 // zero-width spaces, invalid UTF-8, piles of combining marks), and whose
 // text must not let the upstream's text pass for show's own rows on a
 // terminal (see forgedRows), then approves it.
@@ -367,13 +369,13 @@ func reviewAndApprove(t *testing.T, cfg, name string) {
 	forms := []struct {
 		args  []string
 		width int // the terminal the text is laid out for; 0 for the other forms
-	}{{nil, defaultWidth}, {[]string{"--width", "80"}, 80}, {[]string{"--json"}, 0}, {[]string{"--edit-doc"}, 0}}
+	}{{nil, render.DefaultWidth}, {[]string{"--width", "80"}, 80}, {[]string{"--json"}, 0}, {[]string{"--edit-doc"}, 0}}
 	for _, form := range forms {
 		show := runCLI(t, append([]string{"review", "show", id, "--config", cfg}, form.args...)...)
 		if show.code != 0 {
 			t.Errorf("%s: review show %s %s: exit %d: %s", name, id, form.args, show.code, show.stderr)
 		}
-		if bad := obeyable(show.stdout); bad != "" {
+		if bad := rendertest.Obeyable(show.stdout); bad != "" {
 			t.Errorf("%s: review show %s prints %s as it is", name, form.args, bad)
 		}
 		if form.width == 0 {
@@ -402,12 +404,12 @@ var showHeads = []string{"Review ", "Why it needs review:", "Messages (", "To de
 // command to act on a review other than id.
 func forgedRows(out, id string, width int) string {
 	for i, l := range strings.Split(out, "\n") {
-		if n := termColumns(l, false); n > width && !commandFor(l, id) {
+		if n := rendertest.TermColumns(l, false); n > width && !commandFor(l, id) {
 			return fmt.Sprintf("line %d is %d columns wide: %.200q", i+1, n, l)
 		}
 	}
 	counts := map[string]int{}
-	for _, row := range termRows(out, width) {
+	for _, row := range rendertest.TermRows(out, width) {
 		row = strings.TrimLeft(row, " ")
 		for _, head := range showHeads {
 			if strings.HasPrefix(row, head) {

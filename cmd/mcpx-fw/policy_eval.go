@@ -88,7 +88,7 @@ func policyEval(c *cobra.Command, f evalFlags, path string) error {
 	if f.server == "" {
 		return usageError{fmt.Errorf("--server is required\nTry: mcpx-fw policy eval --server NAME %s", path)}
 	}
-	scr, err := screenFor(c)
+	scr, err := layoutFor(c)
 	if err != nil {
 		return err
 	}
@@ -114,7 +114,7 @@ func policyEval(c *cobra.Command, f evalFlags, path string) error {
 	if f.json {
 		return writeJSON(c.OutOrStdout(), evalJSON(kind, v, input))
 	}
-	w := scr.rows(c.OutOrStdout())
+	w := scr.Rows(c.OutOrStdout())
 	return errors.Join(printEval(w, rt, f.server, kind, v, input), w.Flush())
 }
 
@@ -299,4 +299,14 @@ func printEval(w io.Writer, rt *runtime, server string, kind engine.Kind, v engi
 		fmt.Fprintln(w, "error:     ", inert.Line(v.Err.Error()))
 	}
 	return nil
+}
+
+// hasAny reports whether m holds any of keys.
+func hasAny[V any](m map[string]V, keys ...string) bool {
+	for _, k := range keys {
+		if _, ok := m[k]; ok {
+			return true
+		}
+	}
+	return false
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpx-fw/mcpx-fw/cmd/mcpx-fw/render/rendertest"
 	"github.com/mcpx-fw/mcpx-fw/engine/review"
 	"github.com/mcpx-fw/mcpx-fw/relay/peer"
 )
@@ -228,15 +229,15 @@ func inertRun(t *testing.T, args ...string) string {
 	if r.code != 0 {
 		t.Fatalf("%s: exit %d: %s", args, r.code, r.stderr)
 	}
-	checkInertOutput(t, strings.Join(args, " "), r.stdout)
-	checkInertOutput(t, strings.Join(args, " ")+" (stderr)", r.stderr)
+	rendertest.CheckInert(t, strings.Join(args, " "), r.stdout)
+	rendertest.CheckInert(t, strings.Join(args, " ")+" (stderr)", r.stderr)
 	return r.stdout
 }
 
 // mustShow fails t when out, its rows joined back into lines, lacks want.
 func mustShow(t *testing.T, what, out, want string) {
 	t.Helper()
-	if !strings.Contains(joinRows(out), want) {
+	if !strings.Contains(rendertest.JoinRows(out), want) {
 		t.Errorf("%s does not show %q:\n%.3000s", what, want, out)
 	}
 }

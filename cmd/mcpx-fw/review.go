@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mcpx-fw/mcpx-fw/cmd/mcpx-fw/inert"
+	"github.com/mcpx-fw/mcpx-fw/cmd/mcpx-fw/render"
 	"github.com/mcpx-fw/mcpx-fw/engine"
 	"github.com/mcpx-fw/mcpx-fw/engine/review"
 )
@@ -56,7 +57,7 @@ func reviewListCommand() *cobra.Command {
 		Short: "List pending reviews (--all for decided ones too)",
 		Args:  args(0, "mcpx-fw review list [--all] [--server NAME] [--json]"),
 		RunE: func(c *cobra.Command, _ []string) error {
-			scr, err := screenFor(c)
+			scr, err := layoutFor(c)
 			if err != nil {
 				return err
 			}
@@ -70,10 +71,10 @@ func reviewListCommand() *cobra.Command {
 					return err
 				}
 				if asJSON {
-					return writeJSON(c.OutOrStdout(), listJSON(items, budgets))
+					return writeJSON(c.OutOrStdout(), render.ListJSON(items, budgets))
 				}
-				w := scr.rows(c.OutOrStdout())
-				renderList(w, items, budgets, time.Now())
+				w := scr.Rows(c.OutOrStdout())
+				render.List(w, items, budgets, time.Now())
 				return w.Flush()
 			})
 		},
@@ -116,7 +117,7 @@ that start with ┆ under its indentation: the terminal never wraps a line
 itself, so no text can reach the start of a row unmarked.`,
 		Args: args(1, "mcpx-fw review show rv-… [--full | --json | --edit-doc]"),
 		RunE: func(c *cobra.Command, a []string) error {
-			scr, err := screenFor(c)
+			scr, err := layoutFor(c)
 			if err != nil {
 				return err
 			}
@@ -133,11 +134,11 @@ itself, so no text can reach the start of a row unmarked.`,
 					return err
 				}
 				if asJSON {
-					return writeJSON(c.OutOrStdout(), showJSON(it, cost))
+					return writeJSON(c.OutOrStdout(), render.ShowJSON(it, cost))
 				}
 				answers := rt.cfg.Servers[it.Server].OperatorAnswer
-				renderShow(c.OutOrStdout(), it, showOptions{now: time.Now(), acts: actionsFor(it, configFlag(c), answers),
-					full: full, fullCmd: reviewCmd("show", it, configFlag(c), " --full"), screen: scr, cost: &cost})
+				render.Show(c.OutOrStdout(), it, render.ShowOptions{Now: time.Now(), Actions: render.Actions(it, configFlag(c), answers),
+					Full: full, FullCmd: render.ReviewCommand("show", it, configFlag(c), " --full"), Layout: scr, Cost: &cost})
 				return nil
 			})
 		},
@@ -155,10 +156,10 @@ func writeEditDoc(w io.Writer, it review.Item) error {
 	if it.State != review.StatePending {
 		return withCode(exitFailure, &review.DecidedError{Item: it})
 	}
-	if err := editRefusal(it); err != nil {
+	if err := render.EditRefusal(it); err != nil {
 		return withCode(exitFailure, err)
 	}
-	doc, err := editDoc(it, editable(it))
+	doc, err := render.EditDoc(it, render.Editable(it))
 	if err != nil {
 		return err
 	}
@@ -202,7 +203,7 @@ func getItem(ctx context.Context, rt *runtime, id string) (review.Item, error) {
 
 func notReviewable(d review.Decision) error {
 	if d.Outcome == engine.OutcomeBlocker.String() {
-		return fmt.Errorf("%s is a blocker (%s): nobody may approve it; the request itself must change", d.ID, reasonCodes(d.Reasons))
+		return fmt.Errorf("%s is a blocker (%s): nobody may approve it; the request itself must change", d.ID, render.ReasonCodes(d.Reasons))
 	}
 	return fmt.Errorf("%s was decided %q and has no review to act on", d.ID, d.Outcome)
 }
@@ -213,16 +214,6 @@ func decideError(err error) error {
 		return withCode(exitFailure, err)
 	}
 	return err
-}
-
-// reasonCodes lists the reasons' codes, each through inert.Word (a policy
-// may build a code from request text; quoted, it cannot pass for two).
-func reasonCodes(rs []review.Reason) string {
-	codes := make([]string, len(rs))
-	for i, r := range rs {
-		codes[i] = inert.Word(r.Code)
-	}
-	return strings.Join(codes, ", ")
 }
 
 // operator is who made a decision: the OS user running the CLI.

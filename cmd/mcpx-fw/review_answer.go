@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/mcpx-fw/mcpx-fw/cmd/mcpx-fw/render"
 	"github.com/mcpx-fw/mcpx-fw/engine"
 	"github.com/mcpx-fw/mcpx-fw/engine/review"
 )
@@ -67,8 +68,8 @@ func answerable(rt *runtime, it review.Item) error {
 	switch {
 	case it.State != review.StatePending:
 		return withCode(exitFailure, &review.DecidedError{Item: it})
-	case itemKind(it) != engine.KindSampling:
-		return withCode(exitFailure, fmt.Errorf("%s is %s, which the host answers: an operator writes only completions (sampling); approve it or reject it", it.ID, itemKind(it)))
+	case render.ItemKind(it) != engine.KindSampling:
+		return withCode(exitFailure, fmt.Errorf("%s is %s, which the host answers: an operator writes only completions (sampling); approve it or reject it", it.ID, render.ItemKind(it)))
 	case it.Stage != review.StageRequest:
 		return withCode(exitFailure, fmt.Errorf("%s holds a completion already; change it with: mcpx-fw review approve %s --edit", it.ID, it.ID))
 	case !rt.cfg.Servers[it.Server].OperatorAnswer:

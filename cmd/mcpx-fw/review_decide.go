@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"strings"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/mcpx-fw/mcpx-fw/cmd/mcpx-fw/render"
 	"github.com/mcpx-fw/mcpx-fw/engine"
 	"github.com/mcpx-fw/mcpx-fw/engine/review"
 )
@@ -104,7 +104,7 @@ func approvedWords(id string, e *review.Edit, o approveOptions) string {
 // kind: a model answers a prompt, the user an elicitation, the host a roots
 // request.
 func nextStep(it review.Item) string {
-	who, what := answerWords(itemKind(it))
+	who, what := answerWords(render.ItemKind(it))
 	if it.Stage == review.StageResult {
 		return "serve checks " + what + " once more and returns it to the upstream"
 	}
@@ -130,11 +130,11 @@ func approvable(it review.Item) error {
 		return withCode(exitFailure, &review.DecidedError{Item: it})
 	}
 	switch {
-	case it.Stage != review.StageRequest || hostOffers(it):
-	case itemKind(it) == engine.KindSampling:
+	case it.Stage != review.StageRequest || render.HostOffers(it):
+	case render.ItemKind(it) == engine.KindSampling:
 		return withCode(exitFailure, fmt.Errorf("%s: the host cannot sample, so approving gets no answer; write one: mcpx-fw review answer %s --text \"…\"", it.ID, it.ID))
 	default:
-		return withCode(exitFailure, fmt.Errorf("%s: the host did not declare %s, so approving gets no answer; reject it: mcpx-fw review reject %s", it.ID, itemKind(it), it.ID))
+		return withCode(exitFailure, fmt.Errorf("%s: the host did not declare %s, so approving gets no answer; reject it: mcpx-fw review reject %s", it.ID, render.ItemKind(it), it.ID))
 	}
 	return nil
 }
@@ -160,22 +160,11 @@ func reviewRejectCommand() *cobra.Command {
 	return c
 }
 
-// itemRequest is the request an item holds, as the engine saw it (its
-// kind included).
-func itemRequest(it review.Item) (engine.Request, error) {
-	var s engine.Request
-	if err := json.Unmarshal(it.Context, &s); err != nil {
-		return s, fmt.Errorf("%s: stored context unreadable: %w", it.ID, err)
-	}
-	s.Params = it.Request
-	return s, nil
-}
-
 // recheck runs the policy on a pending item as if approved, on the
 // operator's edit when there is one, so the CLI refuses what serve would
 // refuse anyway; serve re-decides again itself.
 func recheck(ctx context.Context, rt *runtime, it review.Item, e *review.Edit) error {
-	s, err := itemRequest(it)
+	s, err := render.ItemRequest(it)
 	if err != nil {
 		return err
 	}

@@ -7,12 +7,12 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"reflect"
 	goruntime "runtime"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/mcpx-fw/mcpx-fw/cmd/mcpx-fw/render"
 	"github.com/mcpx-fw/mcpx-fw/engine/review"
 )
 
@@ -25,11 +25,11 @@ import (
 // lost; given back with --edit-file, it is read as the editor's is, and
 // removed once approved.
 func editItem(c *cobra.Command, stateDir string, it review.Item, file string) (e *review.Edit, kept string, err error) {
-	if err := editRefusal(it); err != nil {
+	if err := render.EditRefusal(it); err != nil {
 		return nil, "", withCode(exitFailure, err)
 	}
-	original := editable(it)
-	doc, err := editDoc(it, original)
+	original := render.Editable(it)
+	doc, err := render.EditDoc(it, original)
 	if err != nil {
 		return nil, "", fmt.Errorf("%s: %w", it.ID, err)
 	}
@@ -50,11 +50,11 @@ func editItem(c *cobra.Command, stateDir string, it review.Item, file string) (e
 	if bytes.Equal(buf, doc) {
 		return unchanged()
 	}
-	value, err := applyEdit(it, original, buf)
+	value, err := render.ApplyEdit(it, original, buf)
 	if err != nil {
 		return nil, "", keepEdit(withCode(exitFailure, fmt.Errorf("%s: the edit is refused: %w; the review is still pending", it.ID, err)), it, kept)
 	}
-	if equalJSON(value, original) {
+	if render.EqualJSON(value, original) {
 		return unchanged()
 	}
 	if e, err = editDiff(it, original, value); err != nil {
@@ -66,15 +66,15 @@ func editItem(c *cobra.Command, stateDir string, it review.Item, file string) (e
 // editDiff is the edit that replaces original with value, with the line
 // diff of their documents that show prints.
 func editDiff(it review.Item, original, value json.RawMessage) (*review.Edit, error) {
-	before, err := editBody(it, original)
+	before, err := render.EditBody(it, original)
 	if err != nil {
 		return nil, err
 	}
-	after, err := editBody(it, value)
+	after, err := render.EditBody(it, value)
 	if err != nil {
 		return nil, err
 	}
-	return &review.Edit{Value: value, Diff: lineDiff(string(before), string(after))}, nil
+	return &review.Edit{Value: value, Diff: render.LineDiff(string(before), string(after))}, nil
 }
 
 // keepEdit adds to err where the operator's refused edit is kept and how
@@ -84,15 +84,6 @@ func keepEdit(err error, it review.Item, kept string) error {
 		return err
 	}
 	return fmt.Errorf("%w\nYour edit is kept in %s; fix it and run: mcpx-fw review approve %s --edit-file %s", err, kept, it.ID, kept)
-}
-
-// editable is what an edit replaces: the request, or at the result stage
-// the completion.
-func editable(it review.Item) json.RawMessage {
-	if it.Stage == review.StageResult {
-		return it.Result
-	}
-	return it.Request
 }
 
 // readEdit returns the edited document: file's content ("-" for stdin), or
@@ -160,9 +151,4 @@ func editorCommand(path string) *exec.Cmd {
 	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	return cmd
-}
-
-func equalJSON(a, b []byte) bool {
-	var x, y any
-	return json.Unmarshal(a, &x) == nil && json.Unmarshal(b, &y) == nil && reflect.DeepEqual(x, y)
 }

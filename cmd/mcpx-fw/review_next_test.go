@@ -1,6 +1,10 @@
 package main
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/mcpx-fw/mcpx-fw/cmd/mcpx-fw/render/rendertest"
+)
 
 // The approve command's last words say who answers next, in the words of
 // the item's kind: an approved elicitation goes to the user, not a model.
@@ -15,7 +19,7 @@ func TestNextStepNamesTheKind(t *testing.T) {
 		{"roots", "", "serve checks the request once more and the host answers it"},
 		{"roots", `{"roots":[]}`, "serve checks the roots list once more and returns it to the upstream"},
 	} {
-		if got := nextStep(kindItem(t, tc.kind, `{}`, tc.result)); got != tc.want {
+		if got := nextStep(rendertest.KindItem(t, tc.kind, `{}`, tc.result)); got != tc.want {
 			t.Errorf("%s, result %q: %q, want %q", tc.kind, tc.result, got, tc.want)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/mcpx-fw/mcpx-fw/cmd/mcpx-fw/render"
 	"github.com/mcpx-fw/mcpx-fw/engine"
 	"github.com/mcpx-fw/mcpx-fw/engine/review"
 )
@@ -59,7 +60,7 @@ func answerItem(ctx context.Context, rt *runtime, id string, completion json.Raw
 	if err := answerable(rt, it); err != nil {
 		return it, err
 	}
-	s, err := itemRequest(it)
+	s, err := render.ItemRequest(it)
 	if err != nil {
 		return it, err
 	}

@@ -3,16 +3,14 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"os/signal"
 	"syscall"
-	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/mcpx-fw/mcpx-fw/cmd/mcpx-fw/inert"
+	"github.com/mcpx-fw/mcpx-fw/cmd/mcpx-fw/render"
 	"github.com/mcpx-fw/mcpx-fw/engine/review"
 )
 
@@ -36,15 +34,15 @@ label, parent, decision_id and the commands to act.`,
 			ctx, stop := signal.NotifyContext(c.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			c.SetContext(ctx)
-			scr, err := screenFor(c)
+			scr, err := layoutFor(c)
 			if err != nil {
 				return err
 			}
 			return withStore(c, func(ctx context.Context, rt *runtime) error {
 				printed := 0
 				err := rt.store.Watch(ctx, review.Filter{Server: server}, func(it review.Item) error {
-					acts := actionsFor(it, configFlag(c), rt.cfg.Servers[it.Server].OperatorAnswer)
-					show := reviewCmd("show", it, configFlag(c), "")
+					acts := render.Actions(it, configFlag(c), rt.cfg.Servers[it.Server].OperatorAnswer)
+					show := render.ReviewCommand("show", it, configFlag(c), "")
 					if err := printArrival(c.OutOrStdout(), scr, it, show, acts, asJSON); err != nil {
 						return err
 					}
@@ -69,30 +67,20 @@ label, parent, decision_id and the commands to act.`,
 
 // arrivalJSON is one line of watch --json.
 type arrivalJSON struct {
-	itemJSON
+	render.ItemJSON
 	Commands map[string]string `json:"commands"`
 }
 
-// printArrival prints one new item: a JSON line, or a short block with
-// the reasons and the commands, its rows cut for the screen s but for the
-// commands, printed whole to be copied. Every string of the item goes
-// through inert.
-func printArrival(out io.Writer, s screen, it review.Item, show string, acts []action, asJSON bool) error {
-	if asJSON {
-		j := arrivalJSON{itemJSON: summary(it), Commands: map[string]string{"show": show}}
-		j.DecisionID, j.Label, j.Parent = it.DecisionID, it.Label, it.Parent
-		for _, a := range acts {
-			j.Commands[a.Name] = a.Command
-		}
-		return writeJSONLine(out, j)
+// printArrival prints one new item: a JSON line, or the block
+// render.Arrival lays out for the layout l.
+func printArrival(out io.Writer, l render.Layout, it review.Item, show string, acts []render.Action, asJSON bool) error {
+	if !asJSON {
+		return render.Arrival(out, l, it, show, acts)
 	}
-	w := s.rows(out)
-	fmt.Fprintf(w, "%s  %s (%s)  %s %s  expires %s\n", inert.Word(it.ID), inert.Line(it.Server), inert.Line(it.Label),
-		inert.Word(string(itemKind(it))), inert.Word(it.Stage), it.ExpiresAt.Local().Format(time.TimeOnly))
-	writeLines(w, fmt.Sprintf("  %-8s ", "why:"), reasonLines(it.Reasons))
-	commands := fmt.Sprintf("  %-8s %s\n", "look:", show)
+	j := arrivalJSON{ItemJSON: render.Summary(it), Commands: map[string]string{"show": show}}
+	j.DecisionID, j.Label, j.Parent = it.DecisionID, it.Label, it.Parent
 	for _, a := range acts {
-		commands += fmt.Sprintf("  %-8s %s\n", a.Name+":", a.Command)
+		j.Commands[a.Name] = a.Command
 	}
-	return w.whole(commands + "\n")
+	return writeJSONLine(out, j)
 }

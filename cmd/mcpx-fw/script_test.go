@@ -19,6 +19,7 @@ import (
 	"go.uber.org/zap"
 	_ "modernc.org/sqlite" // the "sqlite" driver, for tampering with the store
 
+	"github.com/mcpx-fw/mcpx-fw/cmd/mcpx-fw/render"
 	"github.com/mcpx-fw/mcpx-fw/engine/review"
 	"github.com/mcpx-fw/mcpx-fw/relay/peer"
 )
@@ -128,7 +129,7 @@ func echoAnswer(_ context.Context, params json.RawMessage) (json.RawMessage, err
 	_ = json.Unmarshal(params, &p)
 	var last string
 	for _, m := range p.Messages {
-		for _, b := range contentBlocks(decodeAny(m.Content)) {
+		for _, b := range render.ContentBlocks(decodeAny(m.Content)) {
 			if s, ok := b["text"].(string); ok {
 				last = s
 			}

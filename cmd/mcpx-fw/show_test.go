@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpx-fw/mcpx-fw/cmd/mcpx-fw/render/rendertest"
 )
 
 // richRequest has everything show must render: a system prompt, settings,
@@ -57,7 +59,7 @@ func TestReviewShowRendersTheWholeRequest(t *testing.T) {
 		`annotations: {"idempotentHint":false,"readOnlyHint":true,"title":"Dictionary lookup"}`,
 		"mcpx-fw review approve " + id + " --config " + cfg, "mcpx-fw review reject " + id,
 	} {
-		if !strings.Contains(joinRows(show.stdout), want) {
+		if !strings.Contains(rendertest.JoinRows(show.stdout), want) {
 			t.Errorf("show is missing %q:\n%s", want, show.stdout)
 		}
 	}

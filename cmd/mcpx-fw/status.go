@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/mcpx-fw/mcpx-fw/cmd/mcpx-fw/render"
 	"github.com/mcpx-fw/mcpx-fw/engine/telemetry"
 )
 
@@ -200,4 +201,24 @@ func storeStatus(ctx context.Context, cfg *Config) (telemetry.Status, error) {
 	m := newMetrics(cfg)
 	m.SetSources(src)
 	return m.StoreStatus(ctx), nil
+}
+
+// errNotReady: serve answered, and is not ready (exit 1).
+var errNotReady = errors.New("serve is not ready")
+
+// printStatus writes st as JSON or for a person; live says it came from a
+// running serve (else from the store alone). A serve that is not ready is
+// errNotReady, after the status is printed.
+func printStatus(w io.Writer, st telemetry.Status, asJSON, live bool) error {
+	if asJSON {
+		if err := writeJSON(w, st); err != nil {
+			return err
+		}
+	} else {
+		render.Status(w, st, live)
+	}
+	if live && !st.Ready {
+		return withCode(exitFailure, errNotReady)
+	}
+	return nil
 }

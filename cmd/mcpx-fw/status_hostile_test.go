@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpx-fw/mcpx-fw/cmd/mcpx-fw/render/rendertest"
 	"github.com/mcpx-fw/mcpx-fw/engine/telemetry"
 )
 
@@ -42,7 +43,7 @@ func TestStatusFromHostileListener(t *testing.T) {
 	if res.code != 1 || !strings.Contains(res.stdout, "ready: NO") {
 		t.Fatalf("status: exit %d, want 1 and ready: NO:\n%s\n%s", res.code, res.stdout, res.stderr)
 	}
-	checkInertOutput(t, "status", res.stdout)
+	rendertest.CheckInert(t, "status", res.stdout)
 	for _, line := range strings.Split(res.stdout, "\n") {
 		if strings.HasPrefix(strings.TrimSpace(line), "ready: yes") {
 			t.Errorf("a value from the listener printed a line of its own: %q\n%s", line, res.stdout)
@@ -50,7 +51,7 @@ func TestStatusFromHostileListener(t *testing.T) {
 	}
 
 	res = runCLI(t, "status", "--json", "--config", cfg, "--addr", addr)
-	checkInertOutput(t, "status --json", res.stdout)
+	rendertest.CheckInert(t, "status --json", res.stdout)
 	var got telemetry.Status
 	if err := json.Unmarshal([]byte(res.stdout), &got); err != nil {
 		t.Fatalf("status --json is not JSON: %v\n%s", err, res.stdout)

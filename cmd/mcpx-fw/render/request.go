@@ -1,4 +1,4 @@
-package main
+package render
 
 import (
 	"fmt"
@@ -9,6 +9,11 @@ import (
 	"github.com/mcpx-fw/mcpx-fw/cmd/mcpx-fw/inert"
 )
 
+// samplingView lays out a sampling request and a completion: settings,
+// the system prompt, messages and tools offered. It touches nothing but
+// the fold count of its view.
+type samplingView struct{ *view }
+
 // requestShown are the request members request lays out by name; any
 // other member is shown after the tools, so the operator sees everything
 // the host's model (or the host) gets.
@@ -17,7 +22,7 @@ var requestShown = []string{"maxTokens", "includeContext", "temperature", "stopS
 
 // request lays out sampling params: the settings the model runs with, the
 // system prompt, every message, the tools offered, and any other member.
-func (v *view) request(w io.Writer, req map[string]any) {
+func (v samplingView) request(w io.Writer, req map[string]any) {
 	v.settings(w, req)
 	if sp, ok := req["systemPrompt"]; ok && sp != "" {
 		fmt.Fprintln(w, "\nSystem prompt:")
@@ -42,7 +47,7 @@ func (v *view) request(w io.Writer, req map[string]any) {
 
 // settings is the line of maxTokens, includeContext, temperature and stop
 // sequences, then the model preferences and metadata.
-func (v *view) settings(w io.Writer, req map[string]any) {
+func (v samplingView) settings(w io.Writer, req map[string]any) {
 	fmt.Fprintf(w, "\nmaxTokens: %s   includeContext: %s", v.word(orNone(req["maxTokens"])), v.word(orNone(req["includeContext"])))
 	for _, k := range []string{"temperature", "stopSequences"} {
 		if val, ok := req[k]; ok {
@@ -58,27 +63,18 @@ func (v *view) settings(w io.Writer, req map[string]any) {
 	}
 }
 
-// prose is text an upstream wrote, as gutter lines; a value of another
-// type as a value.
-func (v *view) prose(key string, val any) []string {
-	if s, ok := val.(string); ok {
-		return gutter(s)
-	}
-	return v.member(key, key, val, 1)
-}
-
 // message lays out one message under its title line (which shows its
 // role): its blocks, then every member but role, content and skip.
-func (v *view) message(w io.Writer, title string, msg map[string]any, skip ...string) {
+func (v samplingView) message(w io.Writer, title string, msg map[string]any, skip ...string) {
 	fmt.Fprintln(w, title+":")
-	lines := v.blocks(msg["content"])
+	lines := contentView{v.view}.blocks(msg["content"])
 	lines = append(lines, v.members(msg, nil, slices.Concat(skip, []string{"role", "content"})...)...)
 	writeLines(w, "      ", lines)
 }
 
 // tools lays out the tools offered to the model, each whole: name,
 // description, schemas, annotations and the rest.
-func (v *view) tools(w io.Writer, req map[string]any) {
+func (v samplingView) tools(w io.Writer, req map[string]any) {
 	tools, _ := req["tools"].([]any)
 	if len(tools) == 0 {
 		fmt.Fprint(w, "\nTools offered: none")
@@ -96,7 +92,7 @@ func (v *view) tools(w io.Writer, req map[string]any) {
 
 // toolChoice is the mode, "auto (default)" when none is given, or the
 // whole toolChoice when it holds more than a mode.
-func (v *view) toolChoice(tc any) string {
+func (v samplingView) toolChoice(tc any) string {
 	m, isMap := tc.(map[string]any)
 	mode, isString := m["mode"].(string)
 	switch {
@@ -115,7 +111,7 @@ var toolFirst = []string{"title", "inputSchema", "outputSchema", "annotations"}
 
 // tool is one tool offered: "- name: description" (a description of more
 // than one line under it), then its other members.
-func (v *view) tool(t any) []string {
+func (v samplingView) tool(t any) []string {
 	tm, ok := t.(map[string]any)
 	if !ok {
 		return v.member("-", "", t, 1)
@@ -132,6 +128,17 @@ func (v *view) tool(t any) []string {
 	}
 	lines = append(lines, v.members(tm, toolFirst, "name", "description")...)
 	return append([]string{head}, indentLines(lines, "    ")...)
+}
+
+// completion lays out a completion: its role, the model and why it
+// stopped, then its blocks (tool calls with their whole input) and any
+// other member.
+func (v samplingView) completion(w io.Writer, res map[string]any) {
+	title := fmt.Sprintf("  %s (model %s", v.word(res["role"]), v.word(res["model"]))
+	if sr, ok := res["stopReason"]; ok {
+		title += ", stopReason " + v.word(sr)
+	}
+	v.message(w, title+")", res, "model", "stopReason")
 }
 
 func writeLines(w io.Writer, pad string, lines []string) {

@@ -1,4 +1,4 @@
-package main
+package render
 
 import (
 	"encoding/base64"
@@ -29,13 +29,17 @@ func gutter(s string) []string {
 	return lines
 }
 
+// contentView lays out the content of a message or a tool result, block
+// by block. It touches nothing but the fold count of its view.
+type contentView struct{ *view }
+
 // blockFirst is the order in which a block's members are shown before the
 // others (sorted): what names and describes it, then what qualifies it.
 var blockFirst = []string{"name", "title", "description", "mimeType", "size", "structuredContent", "annotations"}
 
 // blocks lays out a message's (or tool result's) content: one block or a
 // list of them, or as a value whatever stands where blocks belong.
-func (v *view) blocks(content any) []string {
+func (v contentView) blocks(content any) []string {
 	switch c := content.(type) {
 	case nil:
 		return nil
@@ -59,7 +63,7 @@ func (v *view) blocks(content any) []string {
 // and size (never the bytes), tool calls and results with their ids,
 // embedded resources with their text; then every member it has that the
 // layout did not show, so nothing the model gets is left out.
-func (v *view) block(b map[string]any) []string {
+func (v contentView) block(b map[string]any) []string {
 	switch b["type"] {
 	case "text":
 		if s, ok := b["text"].(string); ok {
@@ -84,14 +88,14 @@ func (v *view) block(b map[string]any) []string {
 
 // headed is a block's head line, then its body and its members but skip,
 // indented under it.
-func (v *view) headed(head string, b map[string]any, body []string, skip ...string) []string {
+func (v contentView) headed(head string, b map[string]any, body []string, skip ...string) []string {
 	out := append([]string{head}, indentLines(body, "  ")...)
 	return append(out, indentLines(v.members(b, blockFirst, skip...), "  ")...)
 }
 
 // text is a text block: its text alone, or under a [text] head when the
 // block has more (annotations, _meta).
-func (v *view) text(b map[string]any, s string) []string {
+func (v contentView) text(b map[string]any, s string) []string {
 	if len(b) == 2 {
 		return gutter(s)
 	}
@@ -99,7 +103,7 @@ func (v *view) text(b map[string]any, s string) []string {
 }
 
 // toolUse is a tool call: the tool, the call's id and its input whole.
-func (v *view) toolUse(b map[string]any) []string {
+func (v contentView) toolUse(b map[string]any) []string {
 	head := fmt.Sprintf("[tool_use %s id=%s] input", v.word(b["name"]), v.word(b["id"]))
 	out := v.member(head, "input", b["input"], 0)
 	return append(out, indentLines(v.members(b, blockFirst, "type", "name", "id", "input"), "  ")...)
@@ -107,7 +111,7 @@ func (v *view) toolUse(b map[string]any) []string {
 
 // toolResult is a tool's result: the call it answers, whether it failed,
 // its content blocks, then its structured content and the rest.
-func (v *view) toolResult(b map[string]any) []string {
+func (v contentView) toolResult(b map[string]any) []string {
 	head := fmt.Sprintf("[tool_result for %s%s]", v.word(b["toolUseId"]), errorMark(b))
 	skip := []string{"type", "toolUseId", "content"}
 	if _, ok := b["isError"].(bool); ok {
@@ -125,7 +129,7 @@ func errorMark(b map[string]any) string {
 
 // resource is an embedded resource: its URI and type, its text whole (or
 // the size of its blob), then the rest of it and of the block.
-func (v *view) resource(b, r map[string]any) []string {
+func (v contentView) resource(b, r map[string]any) []string {
 	head := "[resource " + v.word(r["uri"])
 	if m, ok := r["mimeType"]; ok {
 		head += ", " + v.word(m)
@@ -153,9 +157,9 @@ func decodedSize(data any) int {
 	return base64.StdEncoding.DecodedLen(len(s))
 }
 
-// contentBlocks is content as a list of block objects: one block, or the
+// ContentBlocks is content as a list of block objects: one block, or the
 // objects of a list.
-func contentBlocks(c any) []map[string]any {
+func ContentBlocks(c any) []map[string]any {
 	switch v := c.(type) {
 	case map[string]any:
 		return []map[string]any{v}

@@ -1,4 +1,11 @@
-package main
+// Package rendertest holds what the tests of the renderer and of the CLI
+// that prints with it share: a check that output holds nothing a terminal
+// could obey, a model of how a terminal draws and wraps rows, and review
+// items as the firewall stores them. It is written from the Unicode tables
+// and the store's types, not from package render (which it cannot import:
+// render's own tests import it), so that it checks render rather than
+// repeating it.
+package rendertest
 
 import (
 	"fmt"
@@ -9,7 +16,7 @@ import (
 	"github.com/mcpx-fw/mcpx-fw/cmd/mcpx-fw/inert"
 )
 
-// obeyable returns a description of the first character of s that a
+// Obeyable returns a description of the first character of s that a
 // terminal could obey or a reader could not see, or "" when there is
 // none: invalid UTF-8, a control other than newline (tab included), a
 // format character (bidi controls, zero-width characters, tags), a
@@ -18,7 +25,7 @@ import (
 // combining mark (Mn, Me) past inert.MaxMarks in a row, which would draw
 // over the lines around it. It is written from the Unicode tables, not
 // from package inert, so that it checks inert rather than repeating it.
-func obeyable(s string) string {
+func Obeyable(s string) string {
 	marks := 0
 	for i := 0; i < len(s); {
 		r, n := utf8.DecodeRuneInString(s[i:])
@@ -40,10 +47,10 @@ func obeyable(s string) string {
 	return ""
 }
 
-// checkInertOutput fails t when out holds anything obeyable.
-func checkInertOutput(t *testing.T, what, out string) {
+// CheckInert fails t when out holds anything obeyable.
+func CheckInert(t testing.TB, what, out string) {
 	t.Helper()
-	if bad := obeyable(out); bad != "" {
+	if bad := Obeyable(out); bad != "" {
 		t.Errorf("%s prints %s as it is:\n%.2000s", what, bad, out)
 	}
 }

@@ -1,7 +1,6 @@
-package main
+package render
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -13,33 +12,13 @@ import (
 	"github.com/mcpx-fw/mcpx-fw/engine/telemetry"
 )
 
-// errNotReady: serve answered, and is not ready (exit 1).
-var errNotReady = errors.New("serve is not ready")
-
-// printStatus writes st as JSON or for a person; live says it came from a
-// running serve (else from the store alone). A serve that is not ready is
-// errNotReady, after the status is printed.
-func printStatus(w io.Writer, st telemetry.Status, asJSON, live bool) error {
-	if asJSON {
-		if err := writeJSON(w, st); err != nil {
-			return err
-		}
-	} else {
-		renderStatus(w, st, live)
-	}
-	if live && !st.Ready {
-		return withCode(exitFailure, errNotReady)
-	}
-	return nil
-}
-
-// renderStatus lays st out for a person. st may come from a listener that
+// Status lays st out for a person. st may come from a listener that
 // is not the operator's serve (a spoofed address, a compromised host) and
 // a status string may quote what a peer said (a store's error), so every
 // string in it passes through inert at the field: a name through Word, a
 // text through Line, which keeps it on its one line, so a value cannot
 // start a line that reads as the status's own ("ready: yes").
-func renderStatus(w io.Writer, st telemetry.Status, live bool) {
+func Status(w io.Writer, st telemetry.Status, live bool) {
 	if live {
 		renderReady(w, st)
 		renderPolicy(w, st.Policy)
@@ -72,7 +51,7 @@ func renderPolicy(w io.Writer, p *telemetry.Policy) {
 	if p == nil {
 		return
 	}
-	fmt.Fprintf(w, "policy: revision %s from %s %s, deciding since %s\n", inert.Word(p.Revision), inert.Word(p.Source), inert.Line(p.Location), ago(p.LoadedAt))
+	fmt.Fprintf(w, "policy: revision %s from %s %s, deciding since %s\n", inert.Word(p.Revision), inert.Word(p.Source), inert.Line(p.Location), Ago(p.LoadedAt))
 	words := make([]string, 0, len(p.Reloads))
 	for r, n := range p.Reloads {
 		words = append(words, fmt.Sprintf("%s %d", inert.Word(r), n))
@@ -80,7 +59,7 @@ func renderPolicy(w io.Writer, p *telemetry.Policy) {
 	sort.Strings(words)
 	fmt.Fprintf(w, "  load attempts: %s\n", strings.Join(words, ", "))
 	if p.LastError != "" {
-		fmt.Fprintf(w, "  last reload FAILED %s (revision %s keeps deciding): %s\n", ago(p.LastErrorAt), inert.Word(p.Revision), inert.Line(p.LastError))
+		fmt.Fprintf(w, "  last reload FAILED %s (revision %s keeps deciding): %s\n", Ago(p.LastErrorAt), inert.Word(p.Revision), inert.Line(p.LastError))
 	}
 }
 
@@ -145,7 +124,7 @@ func renderStore(w io.Writer, s telemetry.StoreStatus) {
 }
 
 // ago is t and how long ago it was, to the second.
-func ago(t time.Time) string {
+func Ago(t time.Time) string {
 	if t.IsZero() {
 		return "never"
 	}

@@ -1,4 +1,4 @@
-package main
+package render
 
 import (
 	"fmt"
@@ -8,9 +8,13 @@ import (
 	"github.com/mcpx-fw/mcpx-fw/engine/review"
 )
 
+// rootsView lays out a request for the host's roots and the list the
+// host answers with. It touches nothing but the fold count of its view.
+type rootsView struct{ *view }
+
 // rootsRequest lays out a request for the host's roots: it asks for
 // nothing but the list, so only what else it holds is shown.
-func (v *view) rootsRequest(w io.Writer, req map[string]any) {
+func (v rootsView) rootsRequest(w io.Writer, req map[string]any) {
 	fmt.Fprintln(w, "\nThe upstream asks for the host's roots (the folders and files the host lets servers see);")
 	fmt.Fprintln(w, "the list the host answers with is checked by the policy again before the upstream gets it.")
 	if rest := v.members(req, nil); len(rest) > 0 {
@@ -22,7 +26,7 @@ func (v *view) rootsRequest(w io.Writer, req map[string]any) {
 // roots lays out the host's roots as the upstream would get them: each
 // root's URI and name, whole, then anything else a root or the result
 // holds.
-func (v *view) roots(w io.Writer, it review.Item, res map[string]any) {
+func (v rootsView) roots(w io.Writer, it review.Item, res map[string]any) {
 	list, isList := res["roots"].([]any)
 	held := ""
 	if it.State == review.StatePending {
@@ -52,7 +56,7 @@ func (v *view) roots(w io.Writer, it review.Item, res map[string]any) {
 
 // rootText is a root's uri or name quoted whole (never folded: it is what
 // the upstream may reach).
-func (v *view) rootText(rm map[string]any, key string) string {
+func (v rootsView) rootText(rm map[string]any, key string) string {
 	if s, ok := rm[key].(string); ok {
 		return inert.Quote(s)
 	}

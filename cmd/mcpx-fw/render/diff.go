@@ -1,21 +1,21 @@
-package main
+package render
 
 import (
 	"strings"
 )
 
-// diffContext is how many unchanged lines lineDiff keeps around a change.
+// diffContext is how many unchanged lines LineDiff keeps around a change.
 const diffContext = 2
 
 // maxDiffCells bounds the work of the line matching; past it the changed
 // middle is shown as removed and added whole, which is still correct.
 const maxDiffCells = 4_000_000
 
-// lineDiff shows how b differs from a, line by line: "- " removed, "+ "
+// LineDiff shows how b differs from a, line by line: "- " removed, "+ "
 // added, "  " unchanged context, "…" for unchanged lines left out. It is
 // what show prints for an edit, so a reviewer sees what the approver
 // changed without reading both versions. "" when they are equal.
-func lineDiff(a, b string) string {
+func LineDiff(a, b string) string {
 	x, y := strings.Split(strings.TrimSuffix(a, "\n"), "\n"), strings.Split(strings.TrimSuffix(b, "\n"), "\n")
 	pre := commonPrefix(x, y)
 	suf := commonSuffix(x[pre:], y[pre:])

@@ -1,4 +1,4 @@
-package main
+package render
 
 import (
 	"bytes"
@@ -10,17 +10,18 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/mcpx-fw/mcpx-fw/cmd/mcpx-fw/render/rendertest"
 	"github.com/mcpx-fw/mcpx-fw/engine/review"
 )
 
 // showOf renders a pending request-stage review holding request.
 func showOf(t *testing.T, request string, full bool) string {
 	t.Helper()
-	return showOn(t, request, full, screen{})
+	return showOn(t, request, full, Layout{})
 }
 
-// showOn is showOf laid out for the screen s.
-func showOn(t *testing.T, request string, full bool, s screen) string {
+// showOn is showOf laid out for s.
+func showOn(t *testing.T, request string, full bool, s Layout) string {
 	t.Helper()
 	if !json.Valid([]byte(request)) {
 		t.Fatalf("not JSON: %s", request)
@@ -30,8 +31,8 @@ func showOn(t *testing.T, request string, full bool, s screen) string {
 		Stage: review.StageRequest, Era: "2025-11-25", State: review.StatePending, CreatedAt: at, ExpiresAt: at.Add(time.Minute),
 		Reasons: []review.Reason{{Code: "tools-offered", Message: "the request offers 1 tool(s) to the model"}}, Request: json.RawMessage(request)}
 	var b bytes.Buffer
-	renderShow(&b, it, showOptions{now: at, acts: actionsFor(it, "", false), full: full, fullCmd: "mcpx-fw review show rv-0000000000000001 --full",
-		screen: s})
+	Show(&b, it, ShowOptions{Now: at, Actions: Actions(it, "", false), Full: full, FullCmd: "mcpx-fw review show rv-0000000000000001 --full",
+		Layout: s})
 	return b.String()
 }
 
@@ -84,15 +85,15 @@ func TestShowRowsCannotPassForLayout(t *testing.T) {
 		  {"role":"user","content":{"type":"tool_result","toolUseId":%[1]q,"content":[{"type":"resource_link","uri":%[1]q,"name":"n"}]}}],
 		 "tools":[{"name":%[1]q,"description":%[1]q,"inputSchema":{"type":"object"}}]}`, f)
 		for _, width := range []int{40, 80, 100, 133} {
-			out := showOn(t, req, true, screen{width: width})
+			out := showOn(t, req, true, Layout{Width: width})
 			for i, l := range strings.Split(out, "\n") {
 				command := strings.HasPrefix(strings.TrimLeft(l, " "), "mcpx-fw review ") // whole, to be copied
-				if n := termColumns(l, false); n > width && !command {
+				if n := rendertest.TermColumns(l, false); n > width && !command {
 					t.Fatalf("width %d: line %d is %d columns wide: the terminal wraps it itself:\n%s", width, i+1, n, l)
 				}
 			}
 			counts := map[string]int{}
-			for _, row := range termRows(out, width) {
+			for _, row := range rendertest.TermRows(out, width) {
 				for _, head := range []string{"Why it needs review:", "To decide", "mcpx-fw review approve"} {
 					if strings.HasPrefix(strings.TrimLeft(row, " "), head) {
 						counts[head]++
@@ -116,12 +117,12 @@ func TestWatchRowsCannotPassForLayout(t *testing.T) {
 	it := review.Item{ID: "rv-0000000000000001", Server: "peer", Label: "Test peer", Stage: review.StageRequest, State: review.StatePending,
 		CreatedAt: at, ExpiresAt: at.Add(time.Minute), Reasons: []review.Reason{{Code: "asks-for-secrets", Message: forged}}}
 	var b bytes.Buffer
-	acts := actionsFor(it, "", false)
-	if err := printArrival(&b, screen{width: 60}, it, reviewCmd("show", it, "", ""), acts, false); err != nil {
+	acts := Actions(it, "", false)
+	if err := Arrival(&b, Layout{Width: 60}, it, ReviewCommand("show", it, "", ""), acts); err != nil {
 		t.Fatal(err)
 	}
 	approvals := 0
-	for _, row := range termRows(b.String(), 60) {
+	for _, row := range rendertest.TermRows(b.String(), 60) {
 		if strings.Contains(row, "mcpx-fw review approve") && !strings.Contains(row, "┆") {
 			approvals++
 		}
@@ -141,7 +142,7 @@ func TestShowEditDiffIsProse(t *testing.T) {
 		Request: json.RawMessage(`{"maxTokens":1,"messages":[]}`), Edited: json.RawMessage(`{}`),
 		EditDiff: "  messages:\n-   - text: hi\n+   - text: |\nCompletion:\n┆ held by the firewall\n"}
 	var b bytes.Buffer
-	renderShow(&b, it, showOptions{now: at})
+	Show(&b, it, ShowOptions{Now: at})
 	_, diff, _ := strings.Cut(b.String(), "approved):\n")
 	want := "  │   messages:\n  │ -   - text: hi\n  │ +   - text: |\n  │ Completion:\n  │ ┆ held by the firewall\n"
 	if diff != want {
@@ -169,7 +170,7 @@ func TestShowFolds(t *testing.T) {
 	 "tools":[{"name":"t","description":%q,"inputSchema":{"type":"object","properties":{%q:{"type":"string","description":%q,
 	   "default":%q,"enum":[%s]}}}}]}`, deep, long, prop, long, "x"+long, strings.Join(enum, ","))
 
-	wide := screen{width: 1 << 20} // no line is cut into rows: the values read whole
+	wide := Layout{Width: 1 << 20} // no line is cut into rows: the values read whole
 	out := showOn(t, req, false, wide)
 	for _, want := range []string{
 		"- t: " + long, // the tool's description, whole

@@ -1,7 +1,6 @@
-package main
+package render
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -9,38 +8,17 @@ import (
 	"strings"
 
 	"github.com/mcpx-fw/mcpx-fw/cmd/mcpx-fw/inert"
-	"github.com/mcpx-fw/mcpx-fw/validate"
 )
 
-// elicitation lays out an elicitation request as the user will meet it:
-// the message, then every field of the form or the URL the user is sent
-// to, then any other member, so the operator sees all the host gets.
-func (v *view) elicitation(w io.Writer, raw json.RawMessage) {
-	req := decodeObject(raw)
-	fmt.Fprintln(w, "\nMessage (the user reads it):")
-	if m, ok := req["message"]; ok {
-		writeLines(w, "  ", v.prose("message", m))
-	} else {
-		fmt.Fprintln(w, "  (none)")
-	}
-	skip := []string{"mode", "message"}
-	if validate.ElicitationMode(req) == "url" {
-		v.urlSection(w, req)
-		skip = append(skip, "url", "elicitationId")
-	} else {
-		v.form(w, raw, req)
-		skip = append(skip, "requestedSchema")
-	}
-	if rest := v.members(req, nil, skip...); len(rest) > 0 {
-		fmt.Fprintln(w, "\nOther members of the request:")
-		writeLines(w, "  ", rest)
-	}
-}
+// formView lays out the form of an elicitation (its requestedSchema) as
+// the user will meet it: each field with its type, constraints, texts and
+// choices. It touches nothing but the fold count of its view.
+type formView struct{ *view }
 
 // form lays out requestedSchema: each property in the order the upstream
 // wrote them (the order the host shows them in), then whatever else the
 // schema holds.
-func (v *view) form(w io.Writer, raw json.RawMessage, req map[string]any) {
+func (v formView) form(w io.Writer, raw json.RawMessage, req map[string]any) {
 	schema, isMap := req["requestedSchema"].(map[string]any)
 	if !isMap {
 		fmt.Fprintln(w, "\nForm: none")
@@ -66,7 +44,7 @@ func (v *view) form(w io.Writer, raw json.RawMessage, req map[string]any) {
 // schemaRest lays out what a schema holds besides its properties, the
 // names they require and type object (its own title and description,
 // say), and names a required field it lacks.
-func (v *view) schemaRest(schema, props map[string]any) []string {
+func (v formView) schemaRest(schema, props map[string]any) []string {
 	var skip []string
 	if _, ok := schema["properties"].(map[string]any); ok {
 		skip = append(skip, "properties")
@@ -100,7 +78,7 @@ var constraintKeys = []string{"format", "minLength", "maxLength", "minimum", "ma
 // field lays out one property: "[n] name: type, required" with its
 // constraints, then its title, description, default and choices, then
 // any other member.
-func (v *view) field(n int, name string, p any, required bool) []string {
+func (v formView) field(n int, name string, p any, required bool) []string {
 	head := fmt.Sprintf("[%d] %s", n, inert.Word(name))
 	pm, isMap := p.(map[string]any)
 	if !isMap {
@@ -135,7 +113,7 @@ func (v *view) field(n int, name string, p any, required bool) []string {
 
 // fieldType is a property's type as the user will meet it: a choice of
 // one or several when it offers values to pick.
-func (v *view) fieldType(pm map[string]any) string {
+func (v formView) fieldType(pm map[string]any) string {
 	t := "(no type)"
 	if val, ok := pm["type"]; ok {
 		t = v.word(val)
@@ -154,7 +132,7 @@ func (v *view) fieldType(pm map[string]any) string {
 // (SEP-1330: enum, enum with enumNames, oneOf/anyOf of const and title,
 // and for multi-select the same under items), and names the members it
 // showed.
-func (v *view) choices(pm map[string]any) ([]string, []string) {
+func (v formView) choices(pm map[string]any) ([]string, []string) {
 	var out, used []string
 	if list, ok := pm["enum"].([]any); ok {
 		titles, hasTitles := pm["enumNames"].([]any)
@@ -198,7 +176,7 @@ func (v *view) choices(pm map[string]any) ([]string, []string) {
 
 // choiceList lays out enum values, each with its title when titles (a
 // legacy enumNames list) gives one.
-func (v *view) choiceList(label string, values, titles []any) []string {
+func (v formView) choiceList(label string, values, titles []any) []string {
 	out := []string{fmt.Sprintf("%s (%d):", label, len(values))}
 	shown, rest := v.choiceFold(len(values))
 	for i := range shown {
@@ -216,7 +194,7 @@ func (v *view) choiceList(label string, values, titles []any) []string {
 
 // constChoices lays out oneOf/anyOf choices: each const and its title,
 // and any other member of the choice.
-func (v *view) constChoices(label string, list []any) []string {
+func (v formView) constChoices(label string, list []any) []string {
 	out := []string{fmt.Sprintf("%s (%d):", label, len(list))}
 	shown, rest := v.choiceFold(len(list))
 	for i := range shown {
@@ -240,7 +218,7 @@ func (v *view) constChoices(label string, list []any) []string {
 
 // choiceFold is how many of n choices are shown and the fold line for
 // the rest: past foldItems, unless the view is full.
-func (v *view) choiceFold(n int) (int, []string) {
+func (v formView) choiceFold(n int) (int, []string) {
 	if v.full || n <= foldItems {
 		return n, nil
 	}
@@ -249,151 +227,7 @@ func (v *view) choiceFold(n int) (int, []string) {
 }
 
 // choiceValue is a choice's value or title on one line, never folded.
-func (v *view) choiceValue(val any) string {
+func (v formView) choiceValue(val any) string {
 	s, _ := v.fit(val, "title", flatDepth)
 	return s
-}
-
-// elicitAnswer lays out the answer a user gave, each value against the
-// field it fills, in the form's order; values for no field follow. These
-// are the user's data: shown here so the operator sees what the upstream
-// will get, never logged.
-func (v *view) elicitAnswer(w io.Writer, request json.RawMessage, res map[string]any) {
-	fmt.Fprintf(w, "  action: %s\n", v.word(orNone(res["action"])))
-	content, isMap := res["content"].(map[string]any)
-	if c, ok := res["content"]; ok && !isMap {
-		writeLines(w, "  ", v.member("content", "content", c, 1))
-	}
-	req := decodeObject(request)
-	schema, _ := req["requestedSchema"].(map[string]any)
-	props, _ := schema["properties"].(map[string]any)
-	if isMap || res["action"] == "accept" {
-		fmt.Fprintln(w, "  content:")
-		for i, name := range propertyOrder(request, props) {
-			label := fmt.Sprintf("[%d] %s", i+1, inert.Word(name))
-			if val, ok := content[name]; ok {
-				lines := v.member(label, "", val, 1)
-				if t := choiceTitles(props[name], val); t != "" && len(lines) == 1 {
-					lines[0] += " — " + t
-				}
-				writeLines(w, "    ", lines)
-			} else {
-				fmt.Fprintf(w, "    %s: (not given)\n", label)
-			}
-		}
-		for _, k := range orderedKeys(content, nil, nil) {
-			if _, ok := props[k]; !ok {
-				writeLines(w, "    ", v.member("not a field of the form: "+inert.Word(k), "", content[k], 1))
-			}
-		}
-	}
-	if rest := v.members(res, nil, "action", "content"); len(rest) > 0 {
-		writeLines(w, "  ", rest)
-	}
-}
-
-// propertyOrder is the names of props in the order the request wrote
-// them (a map forgets it, and the host shows the fields in it); a name
-// the raw order does not give (it cannot be read) follows, sorted.
-func propertyOrder(raw json.RawMessage, props map[string]any) []string {
-	var req, schema map[string]json.RawMessage
-	_ = json.Unmarshal(raw, &req)
-	_ = json.Unmarshal(req["requestedSchema"], &schema)
-	seen := make(map[string]bool, len(props))
-	var out []string
-	for _, k := range objectKeys(schema["properties"]) {
-		if _, ok := props[k]; ok && !seen[k] {
-			seen[k] = true
-			out = append(out, k)
-		}
-	}
-	for _, k := range orderedKeys(props, nil, nil) {
-		if !seen[k] {
-			out = append(out, k)
-		}
-	}
-	return out
-}
-
-// objectKeys is the keys of a JSON object in the order written; nil when
-// raw is not an object.
-func objectKeys(raw json.RawMessage) []string {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return nil
-	}
-	var keys []string
-	for dec.More() {
-		t, err := dec.Token()
-		if err != nil {
-			return keys
-		}
-		k, _ := t.(string)
-		var skip json.RawMessage
-		if dec.Decode(&skip) != nil {
-			return keys
-		}
-		keys = append(keys, k)
-	}
-	return keys
-}
-
-func requiredList(r any) []string {
-	list, _ := r.([]any)
-	var out []string
-	for _, e := range list {
-		if s, ok := e.(string); ok {
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
-func requiredSet(r any) map[string]bool {
-	set := map[string]bool{}
-	for _, s := range requiredList(r) {
-		set[s] = true
-	}
-	return set
-}
-
-// hasAny reports whether m holds any of keys, decoded or raw alike.
-func hasAny[V any](m map[string]V, keys ...string) bool {
-	for _, k := range keys {
-		if _, ok := m[k]; ok {
-			return true
-		}
-	}
-	return false
-}
-
-// choiceTitles names the titles of the choices a value picks (one, or
-// each of a multi-select), so the operator reads the answer as the user
-// saw it; "" when the field has no titled choices.
-func choiceTitles(p, val any) string {
-	pm, _ := p.(map[string]any)
-	choices := titledChoices(pm)
-	if len(choices) == 0 {
-		return ""
-	}
-	picked, isList := val.([]any)
-	if !isList {
-		picked = []any{val}
-	}
-	byValue := make(map[string]string, len(choices))
-	for _, c := range choices {
-		if _, ok := byValue[c.value]; !ok {
-			byValue[c.value] = c.title
-		}
-	}
-	var titles []string
-	for _, e := range picked {
-		if t, ok := byValue[shapeLine(e)]; ok {
-			titles = append(titles, inert.Quote(t))
-		}
-	}
-	if len(titles) == 0 {
-		return ""
-	}
-	return "title " + strings.Join(titles, ", ")
 }

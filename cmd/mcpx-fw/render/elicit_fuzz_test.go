@@ -1,4 +1,4 @@
-package main
+package render
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpx-fw/mcpx-fw/cmd/mcpx-fw/render/rendertest"
 	"github.com/mcpx-fw/mcpx-fw/engine"
 	"github.com/mcpx-fw/mcpx-fw/engine/review"
 	"github.com/mcpx-fw/mcpx-fw/validate"
@@ -20,8 +21,8 @@ import (
 // tests, each with an answer, and the stored elicitation fixtures.
 func elicitSeeds() [][2]string {
 	return [][2]string{
-		{formRequest, formAnswer},
-		{formRequest, `{"action":"decline"}`},
+		{rendertest.FormRequest, rendertest.FormAnswer},
+		{rendertest.FormRequest, `{"action":"decline"}`},
 		{`{"mode":"url","message":"m","url":"https://user@xn--pypal-4ve.com:8443/a?b#c","elicitationId":"e"}`, `{"action":"accept"}`},
 		{`{"mode":"url","message":"m","url":"https://ex\u0430mple.\u4f8b\u3048.jp/\u202e","elicitationId":"e"}`, `{"action":"cancel"}`},
 		{`{"message":"m","url":"javascript:alert(1)"}`, `{"action":"accept","content":{"x":"\u001b[2J"}}`},
@@ -38,7 +39,7 @@ func elicitFixtures(t testing.TB) [][2]string {
 	t.Helper()
 	var out [][2]string
 	for _, dir := range []string{"elicitation", "roots", filepath.Join("hostile", "elicitation")} {
-		root := filepath.Join("..", "..", "testdata", "requests", dir)
+		root := filepath.Join("..", "..", "..", "testdata", "requests", dir)
 		err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 			if err != nil || d.IsDir() || !strings.HasSuffix(path, ".json") {
 				return err
@@ -84,24 +85,24 @@ func checkRenderElicitation(t *testing.T, request, result []byte, text string, p
 		if pick&0x40 != 0 {
 			it.Context = []byte(`{"kind":"roots"}`)
 		}
-		s := screen{width: minWidth + 3*int(pick>>2&0xf), wideAmbiguous: pick&0x80 != 0}
+		s := Layout{Width: MinWidth + 3*int(pick>>2&0xf), WideAmbiguous: pick&0x80 != 0}
 		for _, full := range []bool{false, true} {
-			show := func(s screen) string {
+			show := func(s Layout) string {
 				var out bytes.Buffer
-				renderShow(&out, it, showOptions{now: it.CreatedAt, full: full, acts: actionsFor(it, "", true), fullCmd: "show --full", screen: s})
+				Show(&out, it, ShowOptions{Now: it.CreatedAt, Full: full, Actions: Actions(it, "", true), FullCmd: "show --full", Layout: s})
 				return out.String()
 			}
 			out := show(s)
-			checkInertOutput(t, "show", out)
+			rendertest.CheckInert(t, "show", out)
 			if sunk := sinkOf([]byte(out)); sunk != out {
 				t.Fatalf("show relies on the sink: it changed\n%q\nto\n%q", out, sunk)
 			}
-			checkShowRows(t, s, out, show(screen{width: 1 << 30}))
+			checkShowRows(t, s, out, show(Layout{Width: 1 << 30}))
 		}
 		var out bytes.Buffer
-		renderList(&out, []review.Item{it}, nil, it.CreatedAt)
-		_ = printArrival(&out, s, it, "show", actionsFor(it, "", false), false)
-		checkInertOutput(t, "list and watch", out.String())
+		List(&out, []review.Item{it}, nil, it.CreatedAt)
+		_ = Arrival(&out, s, it, "show", Actions(it, "", false))
+		rendertest.CheckInert(t, "list and watch", out.String())
 		fuzzElicitEditDoc(t, it)
 	}
 }
@@ -109,23 +110,23 @@ func checkRenderElicitation(t *testing.T, request, result []byte, text string, p
 // fuzzElicitEditDoc: the edit document of an elicitation request holds
 // nothing obeyable and, unchanged, applies back to exactly a request validate.Elicitation accepts.
 func fuzzElicitEditDoc(t *testing.T, it review.Item) {
-	if it.Stage != review.StageRequest || itemKind(it) != engine.KindElicitation {
+	if it.Stage != review.StageRequest || ItemKind(it) != engine.KindElicitation {
 		return
 	}
-	doc, err := editDoc(it, it.Request)
+	doc, err := EditDoc(it, it.Request)
 	if err != nil {
 		return // not an object: approve --edit refuses it too
 	}
-	checkInertOutput(t, "the edit document", string(doc))
+	rendertest.CheckInert(t, "the edit document", string(doc))
 	opt := validate.Options{Era: "2025-11-25", Caps: validate.Capabilities{Form: true, URL: true}}
 	if _, vs := validate.Elicitation(it.Request, opt); len(vs) > 0 || !json.Valid(it.Request) {
 		return
 	}
-	got, err := applyEdit(it, it.Request, doc)
+	got, err := ApplyEdit(it, it.Request, doc)
 	if err != nil {
 		t.Fatalf("the unchanged edit document is refused: %v\n%s", err, doc)
 	}
-	if !equalJSON(it.Request, got) {
+	if !EqualJSON(it.Request, got) {
 		t.Fatalf("the unchanged edit document changes the request:\n%s\n%s\ndocument:\n%s", it.Request, got, doc)
 	}
 }

@@ -1,4 +1,4 @@
-package main
+package render
 
 import (
 	"encoding/json"
@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpx-fw/mcpx-fw/cmd/mcpx-fw/render/rendertest"
 	"github.com/mcpx-fw/mcpx-fw/engine/review"
 )
 
@@ -31,18 +32,18 @@ func TestEditDocRoundTrip(t *testing.T) {
 		}
 		raw, _ := json.Marshal(req)
 		it := review.Item{ID: "rv-0000000000000001", Stage: review.StageRequest, Request: raw}
-		doc, err := editDoc(it, raw)
+		doc, err := EditDoc(it, raw)
 		if err != nil {
 			t.Fatalf("%q: %v", text, err)
 		}
-		got, err := applyEdit(it, raw, doc)
+		got, err := ApplyEdit(it, raw, doc)
 		if err != nil {
 			t.Fatalf("%q: applying the unchanged document: %v\n%s", text, err, doc)
 		}
 		if !sameJSON(t, raw, got) {
 			t.Errorf("%q: round trip changed the request:\n%s\n%s\ndocument:\n%s", text, raw, got, doc)
 		}
-		if bad := obeyable(string(doc)); bad != "" {
+		if bad := rendertest.Obeyable(string(doc)); bad != "" {
 			t.Errorf("%q: the document holds %s as it is:\n%s", text, bad, doc)
 		}
 	}
@@ -67,15 +68,15 @@ func TestEditDocKeepsHostileText(t *testing.T) {
 		}}
 	raw, _ := json.Marshal(req)
 	it := review.Item{ID: "rv-0000000000000001", Stage: review.StageRequest, Request: raw}
-	doc, err := editDoc(it, raw)
+	doc, err := EditDoc(it, raw)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if bad := obeyable(string(doc)); bad != "" {
+	if bad := rendertest.Obeyable(string(doc)); bad != "" {
 		t.Fatalf("the document holds %s as it is:\n%s", bad, doc)
 	}
 	edited := strings.Replace(string(doc), "text: plain", "text: edited", 1)
-	got, err := applyEdit(it, raw, []byte(edited))
+	got, err := ApplyEdit(it, raw, []byte(edited))
 	if err != nil {
 		t.Fatalf("the edit is refused: %v\n%s", err, edited)
 	}
@@ -92,7 +93,7 @@ func TestApplyEditRefusals(t *testing.T) {
 	 {"role":"assistant","content":[{"type":"tool_use","id":"c1","name":"lookup","input":{"q":"png"}}]},
 	 {"role":"user","content":[{"type":"tool_result","toolUseId":"c1","content":[{"type":"text","text":"a format"}]}]}]}`)
 	it := review.Item{ID: "rv-0000000000000001", Stage: review.StageRequest, Request: raw}
-	doc, err := editDoc(it, raw)
+	doc, err := EditDoc(it, raw)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,13 +111,13 @@ func TestApplyEditRefusals(t *testing.T) {
 			if edited == string(doc) {
 				t.Fatalf("%q is not in the document:\n%s", tc.from, doc)
 			}
-			if _, err := applyEdit(it, raw, []byte(edited)); err == nil || !strings.Contains(err.Error(), tc.want) {
+			if _, err := ApplyEdit(it, raw, []byte(edited)); err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("err = %v; want it to contain %q", err, tc.want)
 			}
 		})
 	}
 	edited := strings.Replace(string(doc), "What is this?", "What format is this?", 1)
-	got, err := applyEdit(it, raw, []byte(edited))
+	got, err := ApplyEdit(it, raw, []byte(edited))
 	if err != nil || !strings.Contains(string(got), `"text":"What format is this?"`) || !strings.Contains(string(got), `"tools"`) {
 		t.Errorf("text edit = %s, %v; want the new text and everything else kept", got, err)
 	}
@@ -126,11 +127,11 @@ func TestLineDiff(t *testing.T) {
 	a := "1\n2\n3\n4\n5\n6\n7\n8\n9\n"
 	b := "1\n2\n3\nfour\n5\n6\n7\n8\n9\n10\n"
 	want := "…\n  2\n  3\n- 4\n+ four\n  5\n  6\n…\n  8\n  9\n+ 10\n"
-	if got := lineDiff(a, b); got != want {
-		t.Errorf("lineDiff:\n%s\nwant:\n%s", got, want)
+	if got := LineDiff(a, b); got != want {
+		t.Errorf("LineDiff:\n%s\nwant:\n%s", got, want)
 	}
-	if got := lineDiff(a, a); got != "" {
-		t.Errorf("lineDiff of equal texts = %q", got)
+	if got := LineDiff(a, a); got != "" {
+		t.Errorf("LineDiff of equal texts = %q", got)
 	}
 }
 
@@ -152,7 +153,7 @@ func sameJSON(t *testing.T, a, b []byte) bool {
 func TestApplyEditYAMLErrorInert(t *testing.T) {
 	raw := json.RawMessage(`{"maxTokens":300,"messages":[{"role":"user","content":{"type":"text","text":"hi"}}]}`)
 	it := review.Item{ID: "rv-0000000000000001", Stage: review.StageRequest, Request: raw}
-	doc, err := editDoc(it, raw)
+	doc, err := EditDoc(it, raw)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +161,7 @@ func TestApplyEditYAMLErrorInert(t *testing.T) {
 	if edited == string(doc) {
 		t.Fatalf("maxTokens is not in the document:\n%s", doc)
 	}
-	_, err = applyEdit(it, raw, []byte(edited))
+	_, err = ApplyEdit(it, raw, []byte(edited))
 	if err == nil {
 		t.Fatal("a string maxTokens was accepted")
 	}

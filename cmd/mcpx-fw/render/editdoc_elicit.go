@@ -1,4 +1,4 @@
-package main
+package render
 
 import (
 	"bytes"
@@ -25,7 +25,7 @@ import (
 // JSON, so nothing else can change whatever the buffer says, and a shape
 // line that differs is refused naming the field.
 
-// elicitDoc is the editable part of an elicitation request.
+// elicitDoc is the Editable part of an elicitation request.
 type elicitDoc struct {
 	Message string `yaml:"message"`
 	// Shape is the mode and, in URL mode, the URL and its id: guarded.
@@ -34,7 +34,7 @@ type elicitDoc struct {
 }
 
 // fieldDoc is one field of a form: its name and shape guarded, its texts
-// editable.
+// Editable.
 type fieldDoc struct {
 	Name        string      `yaml:"name"`
 	Shape       string      `yaml:"shape"`
@@ -43,7 +43,7 @@ type fieldDoc struct {
 	Choices     []choiceDoc `yaml:"choices,omitempty"`
 }
 
-// choiceDoc is one titled choice: its value guarded, its title editable.
+// choiceDoc is one titled choice: its value guarded, its title Editable.
 type choiceDoc struct {
 	Value string  `yaml:"value"`
 	Title *string `yaml:"title"`
@@ -62,13 +62,13 @@ Only the message may change; the "shape" line (the mode, the URL, its id)
 must stay as it is. Save and quit to approve your edit; leave it unchanged
 to approve it as it is; empty the file to cancel.`
 
-// editRefusal says why an item has no edit document: a roots list, or
+// EditRefusal says why an item has no edit document: a roots list, or
 // the answer a user gave, is approved or rejected as it is.
-func editRefusal(it review.Item) error {
+func EditRefusal(it review.Item) error {
 	switch {
-	case itemKind(it) == engine.KindRoots:
+	case ItemKind(it) == engine.KindRoots:
 		return fmt.Errorf("%s: a roots request or list cannot be edited: approve it as it is or reject it", it.ID)
-	case itemKind(it) == engine.KindElicitation && it.Stage == review.StageResult:
+	case ItemKind(it) == engine.KindElicitation && it.Stage == review.StageResult:
 		return fmt.Errorf("%s: the user's answer cannot be edited: approve it as it is or reject it", it.ID)
 	}
 	return nil

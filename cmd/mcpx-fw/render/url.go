@@ -1,4 +1,4 @@
-package main
+package render
 
 import (
 	"errors"
@@ -16,7 +16,7 @@ import (
 // show and the form it looks up, and a warning for each way the URL may
 // mislead. Nothing is a link: the URL is text through inert, like
 // everything else the upstream wrote.
-func (v *view) urlSection(w io.Writer, req map[string]any) {
+func (v elicitView) urlSection(w io.Writer, req map[string]any) {
 	fmt.Fprintln(w, "\nURL (if the user agrees, their browser opens it; shown as text, not as a link):")
 	s, isString := req["url"].(string)
 	if !isString {

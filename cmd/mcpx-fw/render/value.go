@@ -1,4 +1,4 @@
-package main
+package render
 
 import (
 	"encoding/json"
@@ -18,6 +18,9 @@ import (
 // plain items is folded, and the fold says how much it hides; folded
 // counts the folds so that show can say so and name --full. Keys (a
 // schema's property names) and the members in wholeKeys are never folded.
+// The layouts of each kind's sections (samplingView, contentView,
+// elicitView, formView, rootsView) wrap one view, and share its fold
+// count: it is the only state any of them touches.
 type view struct {
 	full   bool
 	folded int
@@ -198,6 +201,15 @@ func (v *view) str(s, key string) string {
 		n++
 	}
 	return inert.Quote(s)
+}
+
+// prose is text an upstream wrote, as gutter lines; a value of another
+// type as a value.
+func (v *view) prose(key string, val any) []string {
+	if s, ok := val.(string); ok {
+		return gutter(s)
+	}
+	return v.member(key, key, val, 1)
 }
 
 // word is a plain value shown bare where a sentence names it (a role, a

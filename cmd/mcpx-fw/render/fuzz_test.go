@@ -1,4 +1,4 @@
-package main
+package render
 
 import (
 	"bytes"
@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/mcpx-fw/mcpx-fw/cmd/mcpx-fw/inert"
+	"github.com/mcpx-fw/mcpx-fw/cmd/mcpx-fw/render/rendertest"
 	"github.com/mcpx-fw/mcpx-fw/engine/review"
 	"github.com/mcpx-fw/mcpx-fw/validate"
 )
@@ -26,7 +27,7 @@ const maxFuzzSeed = 64 << 10
 func renderSeeds(t testing.TB) (requests, results [][]byte) {
 	t.Helper()
 	for _, kind := range []string{"requests", "results"} {
-		root := filepath.Join("..", "..", "testdata", kind)
+		root := filepath.Join("..", "..", "..", "testdata", kind)
 		err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 			if err != nil || d.IsDir() || !strings.HasSuffix(path, ".json") {
 				return err
@@ -90,19 +91,19 @@ func FuzzRenderShow(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, request, result []byte, text string, pick uint8) {
 		it := fuzzItem(request, result, text, pick)
-		s := screen{width: minWidth + 3*int(pick>>2), wideAmbiguous: pick&0x80 != 0}
+		s := Layout{Width: MinWidth + 3*int(pick>>2), WideAmbiguous: pick&0x80 != 0}
 		for _, full := range []bool{false, true} {
-			show := func(s screen) string {
+			show := func(s Layout) string {
 				var out bytes.Buffer
-				renderShow(&out, it, showOptions{now: it.CreatedAt, full: full, acts: actionsFor(it, "", true), fullCmd: "show --full", screen: s})
+				Show(&out, it, ShowOptions{Now: it.CreatedAt, Full: full, Actions: Actions(it, "", true), FullCmd: "show --full", Layout: s})
 				return out.String()
 			}
 			out := show(s)
-			checkInertOutput(t, "show", out)
+			rendertest.CheckInert(t, "show", out)
 			if sunk := sinkOf([]byte(out)); sunk != out {
 				t.Fatalf("show relies on the sink: it changed\n%q\nto\n%q", out, sunk)
 			}
-			checkShowRows(t, s, out, show(screen{width: 1 << 30}))
+			checkShowRows(t, s, out, show(Layout{Width: 1 << 30}))
 		}
 		fuzzEditDoc(t, it)
 	})
@@ -115,15 +116,15 @@ func FuzzRenderShow(f *testing.F) {
 // indentation and the continuation mark, and the rows read back as the
 // line. Since no line of show starts with the mark, every row of a line
 // of prose starts with the gutter or the mark.
-func checkShowRows(t *testing.T, s screen, out, uncut string) {
+func checkShowRows(t *testing.T, s Layout, out, uncut string) {
 	t.Helper()
 	for i, row := range strings.Split(out, "\n") {
 		command := strings.HasPrefix(strings.TrimLeft(row, " "), "mcpx-fw review ")
-		if n := termColumns(row, s.wideAmbiguous); n > s.cols() && !command {
+		if n := rendertest.TermColumns(row, s.WideAmbiguous); n > s.cols() && !command {
 			t.Fatalf("row %d is %d columns wide on a screen of %d: %q", i+1, n, s.cols(), row)
 		}
 	}
-	if diff := cmp.Diff(strings.Split(uncut, "\n"), strings.Split(joinRows(out), "\n")); diff != "" {
+	if diff := cmp.Diff(strings.Split(uncut, "\n"), strings.Split(rendertest.JoinRows(out), "\n")); diff != "" {
 		t.Fatalf("the rows do not read back as show's lines (-lines +rows):\n%s", diff)
 	}
 }
@@ -159,20 +160,20 @@ func fuzzEditDoc(t *testing.T, it review.Item) {
 	if it.Stage != review.StageRequest {
 		return
 	}
-	doc, err := editDoc(it, it.Request)
+	doc, err := EditDoc(it, it.Request)
 	if err != nil {
 		return // not an object: approve --edit refuses it too
 	}
-	checkInertOutput(t, "the edit document", string(doc))
+	rendertest.CheckInert(t, "the edit document", string(doc))
 	_, vs := validate.Request(it.Request, validate.Options{Era: "2025-11-25", Caps: validate.Capabilities{Tools: true, Context: true}})
 	if len(vs) > 0 {
 		return
 	}
-	got, err := applyEdit(it, it.Request, doc)
+	got, err := ApplyEdit(it, it.Request, doc)
 	if err != nil {
 		t.Fatalf("the unchanged edit document is refused: %v\n%s", err, doc)
 	}
-	if !equalJSON(canonicalEdit(it.Request), canonicalEdit(got)) {
+	if !EqualJSON(canonicalEdit(it.Request), canonicalEdit(got)) {
 		t.Fatalf("the unchanged edit document changes the request:\n%s\n%s\ndocument:\n%s", it.Request, got, doc)
 	}
 }

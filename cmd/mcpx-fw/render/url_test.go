@@ -1,4 +1,4 @@
-package main
+package render
 
 import (
 	"encoding/json"
@@ -7,6 +7,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/mcpx-fw/mcpx-fw/cmd/mcpx-fw/render/rendertest"
 	"github.com/mcpx-fw/mcpx-fw/engine"
 	"github.com/mcpx-fw/mcpx-fw/validate"
 )
@@ -18,7 +19,7 @@ import (
 // URL. The facts are taken from the engine's own input document, through
 // Preview on the shipped policies.
 func TestShowHostWarningsAgreeWithFacts(t *testing.T) {
-	e, err := engine.New(t.Context(), engine.Config{Policy: engine.PolicyConfig{Dir: "../../policies"}}, nil, zap.NewNop())
+	e, err := engine.New(t.Context(), engine.Config{Policy: engine.PolicyConfig{Dir: "../../../policies"}}, nil, zap.NewNop())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +60,7 @@ func TestShowHostWarningsAgreeWithFacts(t *testing.T) {
 			if !ok {
 				t.Fatalf("no URL facts for %q (the request was refused?): %v", h.host, input["violations"])
 			}
-			show := showItem(kindItem(t, "elicitation", string(req), ""), false, 400)
+			show := showItem(rendertest.KindItem(t, "elicitation", string(req), ""), false, 400)
 			warned := map[string]bool{
 				"punycode":     strings.Contains(show, "Warning: the host is written in punycode") || strings.Contains(show, "Warning: the host is an international name"),
 				"mixed_script": strings.Contains(show, "Warning: the host mixes scripts"),

@@ -1,4 +1,4 @@
-package main
+package render
 
 import (
 	"fmt"
@@ -12,20 +12,20 @@ import (
 	"github.com/mcpx-fw/mcpx-fw/validate"
 )
 
-// showOptions are what show needs besides the item: the time (for the
+// ShowOptions are what show needs besides the item: the time (for the
 // time left), the commands to act, whether to fold long values, the
-// command that shows them whole, the screen its rows are cut for, and the
+// command that shows them whole, the layout its rows are cut for, and the
 // item's cost (nil: not shown).
-type showOptions struct {
-	now     time.Time
-	acts    []action
-	full    bool
-	fullCmd string
-	screen  screen
-	cost    *itemCost
+type ShowOptions struct {
+	Now     time.Time
+	Actions []Action
+	Full    bool
+	FullCmd string
+	Layout  Layout
+	Cost    *Cost
 }
 
-// renderShow prints everything a person needs to decide: who asks (the
+// Show prints everything a person needs to decide: who asks (the
 // configured name and label, not what the server claims), why it was
 // escalated, the whole request as the host's model gets it (and at stage
 // two the completion beside it), what an operator changed or wrote, what
@@ -34,10 +34,10 @@ type showOptions struct {
 // out behind the gutter mark; every line but the commands is cut into rows
 // of the screen, so the terminal never wraps one holding upstream text
 // itself.
-func renderShow(out io.Writer, it review.Item, o showOptions) {
-	w := o.screen.rows(out)
+func Show(out io.Writer, it review.Item, o ShowOptions) {
+	w := o.Layout.Rows(out)
 	defer w.Flush()
-	renderHeader(w, it, o.now)
+	renderHeader(w, it, o.Now)
 	fmt.Fprintln(w, "\nWhy it needs review:")
 	writeLines(w, "  - ", reasonLines(it.Reasons))
 	if !it.ErasedAt.IsZero() {
@@ -45,19 +45,19 @@ func renderShow(out io.Writer, it review.Item, o showOptions) {
 			it.ErasedAt.Format(time.RFC3339))
 		return
 	}
-	v := &view{full: o.full}
-	v.renderRequest(w, it)
-	v.renderCompletion(w, it)
-	v.renderOperatorWork(w, it)
+	v := &view{full: o.Full}
+	renderRequest(w, v, it)
+	renderCompletion(w, v, it)
+	renderOperatorWork(w, v, it)
 	if v.folded > 0 {
 		fmt.Fprintf(w, "\n%d long value(s) above are folded, each saying how much it hides; to see everything:\n", v.folded)
-		_ = w.whole("  " + o.fullCmd + "\n")
+		_ = w.whole("  " + o.FullCmd + "\n")
 	}
-	if o.cost != nil {
-		renderCost(w, it, *o.cost)
+	if o.Cost != nil {
+		renderCost(w, it, *o.Cost)
 	}
 	if it.State == review.StatePending {
-		renderActions(w, it, o.acts)
+		renderActions(w, it, o.Actions)
 	}
 }
 
@@ -66,7 +66,7 @@ func renderShow(out io.Writer, it review.Item, o showOptions) {
 func renderHeader(w io.Writer, it review.Item, now time.Time) {
 	fmt.Fprintf(w, "Review %s  (decision %s)\n", inert.Word(it.ID), inert.Word(it.DecisionID))
 	fmt.Fprintf(w, "Server:   %s — %s\n", inert.Line(it.Server), inert.Line(it.Label))
-	if itemKind(it) != engine.KindSampling {
+	if ItemKind(it) != engine.KindSampling {
 		fmt.Fprintf(w, "Kind:     %s\n", kindWords(it))
 	}
 	fmt.Fprintf(w, "Stage:    %s   Protocol: %s   State: %s\n", stageWords(it), inert.Word(it.Era), inert.Word(string(it.State)))
@@ -102,7 +102,7 @@ func stageWords(it review.Item) string {
 // kindWords say what the upstream asks of the host, and for elicitation
 // in which mode.
 func kindWords(it review.Item) string {
-	switch k := itemKind(it); k {
+	switch k := ItemKind(it); k {
 	case engine.KindElicitation:
 		switch mode := validate.ElicitationMode(decodeObject(it.Request)); mode {
 		case "form":
@@ -121,14 +121,14 @@ func kindWords(it review.Item) string {
 
 // renderRequest lays out the request by its kind; a kind this build does
 // not know is shown member by member.
-func (v *view) renderRequest(w io.Writer, it review.Item) {
-	switch itemKind(it) {
+func renderRequest(w io.Writer, v *view, it review.Item) {
+	switch ItemKind(it) {
 	case engine.KindSampling:
-		v.request(w, decodeObject(it.Request))
+		samplingView{v}.request(w, decodeObject(it.Request))
 	case engine.KindElicitation:
-		v.elicitation(w, it.Request)
+		elicitView{v}.elicitation(w, it.Request)
 	case engine.KindRoots:
-		v.rootsRequest(w, decodeObject(it.Request))
+		rootsView{v}.rootsRequest(w, decodeObject(it.Request))
 	default:
 		fmt.Fprintln(w, "\nRequest:")
 		writeLines(w, "  ", v.members(decodeObject(it.Request), nil))
@@ -166,7 +166,7 @@ func approvalWords(it review.Item) string {
 }
 
 // renderCompletion shows a held completion after the request it answers.
-func (v *view) renderCompletion(w io.Writer, it review.Item) {
+func renderCompletion(w io.Writer, v *view, it review.Item) {
 	if len(it.Result) == 0 {
 		return
 	}
@@ -174,14 +174,14 @@ func (v *view) renderCompletion(w io.Writer, it review.Item) {
 	if it.State == review.StatePending {
 		held = " (held: the upstream gets it only if you approve)"
 	}
-	switch itemKind(it) {
+	switch ItemKind(it) {
 	case engine.KindSampling:
 	case engine.KindElicitation:
 		fmt.Fprintf(w, "\nAnswer%s:\n", held)
-		v.elicitAnswer(w, it.Request, decodeObject(it.Result))
+		elicitView{v}.elicitAnswer(w, it.Request, decodeObject(it.Result))
 		return
 	case engine.KindRoots:
-		v.roots(w, it, decodeObject(it.Result))
+		rootsView{v}.roots(w, it, decodeObject(it.Result))
 		return
 	default:
 		fmt.Fprintf(w, "\nResult%s:\n", held)
@@ -193,30 +193,19 @@ func (v *view) renderCompletion(w io.Writer, it review.Item) {
 	} else {
 		fmt.Fprintln(w, "\nCompletion:")
 	}
-	v.completion(w, decodeObject(it.Result))
-}
-
-// completion lays out a completion: its role, the model and why it
-// stopped, then its blocks (tool calls with their whole input) and any
-// other member.
-func (v *view) completion(w io.Writer, res map[string]any) {
-	title := fmt.Sprintf("  %s (model %s", v.word(res["role"]), v.word(res["model"]))
-	if sr, ok := res["stopReason"]; ok {
-		title += ", stopReason " + v.word(sr)
-	}
-	v.message(w, title+")", res, "model", "stopReason")
+	samplingView{v}.completion(w, decodeObject(it.Result))
 }
 
 // renderOperatorWork shows what the approver changed, or the completion
 // they wrote. The edit's diff quotes the request's text, so its lines are
 // shown behind the gutter like any other prose an upstream wrote.
-func (v *view) renderOperatorWork(w io.Writer, it review.Item) {
+func renderOperatorWork(w io.Writer, v *view, it review.Item) {
 	if it.EditDiff != "" {
 		fmt.Fprintf(w, "\nEdited by %s before approval (- original, + approved):\n", inert.Line(it.DecidedBy))
 		writeLines(w, "  ", gutter(strings.TrimSuffix(it.EditDiff, "\n")))
 	}
 	if len(it.Answer) > 0 {
 		fmt.Fprintf(w, "\nAnswer written by %s:\n", inert.Line(it.DecidedBy))
-		v.completion(w, decodeObject(it.Answer))
+		samplingView{v}.completion(w, decodeObject(it.Answer))
 	}
 }

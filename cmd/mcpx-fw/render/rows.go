@@ -1,4 +1,4 @@
-package main
+package render
 
 import (
 	"bytes"
@@ -17,46 +17,46 @@ import (
 // there, outside the gutter, and pass for show's own layout. So what a
 // person reads is cut into rows before it is printed, none wider than the
 // screen, and every row a line runs on to starts with the line's own
-// indentation and contMark: no character of the line ever reaches the
+// indentation and ContMark: no character of the line ever reaches the
 // start of a row that is not the line's own start. Long runs of spaces are
 // cut like anything else, so padding cannot move text to a row's start.
 
-// contMark starts every row that continues a line cut at the screen's
+// ContMark starts every row that continues a line cut at the screen's
 // width, under the line's indentation. show's own lines never start with
 // it, and it reads as the gutter (│) going on.
-const contMark = "┆"
+const ContMark = "┆"
 
 const (
-	// defaultWidth is the width laid out for when the output is no
+	// DefaultWidth is the width laid out for when the output is no
 	// terminal and none was asked for.
-	defaultWidth = 100
-	// minWidth is the narrowest screen laid out for: enough for an
+	DefaultWidth = 100
+	// MinWidth is the narrowest layout cut for: enough for an
 	// indentation, the mark and a few characters on every row.
-	minWidth = 10
+	MinWidth = 10
 )
 
-// screen is what text is laid out for: how many columns a row holds, and
+// Layout is what text is laid out for: how many columns a row holds, and
 // whether East Asian ambiguous-width characters (Greek, Cyrillic, box
 // drawing, many symbols) take two of them, as terminals in Chinese,
-// Japanese and Korean locales may draw them. The zero screen is
-// defaultWidth columns wide.
-type screen struct {
-	width         int
-	wideAmbiguous bool
+// Japanese and Korean locales may draw them. The zero Layout is
+// DefaultWidth columns wide.
+type Layout struct {
+	Width         int
+	WideAmbiguous bool
 }
 
-// cols is the screen's width in columns.
-func (s screen) cols() int {
-	if s.width == 0 {
-		return defaultWidth
+// cols is the layout's width in columns.
+func (s Layout) cols() int {
+	if s.Width == 0 {
+		return DefaultWidth
 	}
-	return max(s.width, minWidth)
+	return max(s.Width, MinWidth)
 }
 
 // columns is how many columns s takes on the screen. It never counts
 // fewer than a terminal draws: an undercount would let a row run past the
 // edge, which is the very thing the rows are cut for.
-func (s screen) columns(str string) int {
+func (s Layout) columns(str string) int {
 	n := 0
 	for _, r := range str {
 		n += s.runeColumns(r)
@@ -69,9 +69,9 @@ func (s screen) columns(str string) int {
 // the character before it; two for East Asian wide and fullwidth
 // characters (UAX #11, from golang.org/x/text/width) and for regional
 // indicators (a pair draws one wide flag, and some terminals give each
-// one two columns); two for ambiguous ones on a screen that says so; else
+// one two columns); two for ambiguous ones on a layout that says so; else
 // one.
-func (s screen) runeColumns(r rune) int {
+func (s Layout) runeColumns(r rune) int {
 	switch {
 	case r < utf8.RuneSelf:
 		return 1
@@ -84,7 +84,7 @@ func (s screen) runeColumns(r rune) int {
 	case width.EastAsianWide, width.EastAsianFullwidth:
 		return 2
 	case width.EastAsianAmbiguous:
-		if s.wideAmbiguous {
+		if s.WideAmbiguous {
 			return 2
 		}
 	}
@@ -94,20 +94,20 @@ func (s screen) runeColumns(r rune) int {
 // wrap cuts one line (without its newline) into rows no wider than the
 // screen. The first row starts as the line does; each further row starts
 // with the line's indentation (capped at half the screen, so every row
-// has room) and contMark, then the line goes on. A row ends after its
+// has room) and ContMark, then the line goes on. A row ends after its
 // last space when that leaves it at least half full, else where the next
 // character would not fit; nothing of the line is dropped or changed, so
 // the rows read in order are the line. A character and the marks on it,
 // and an escape inert wrote (\u202e), are never cut apart unless a row
 // cannot hold them whole.
-func (s screen) wrap(line string) []string {
+func (s Layout) wrap(line string) []string {
 	width := s.cols()
 	if s.columns(line) <= width {
 		return []string{line}
 	}
 	indent := len(line) - len(strings.TrimLeft(line, " "))
-	mark := s.columns(contMark + " ")
-	cont := strings.Repeat(" ", max(0, min(indent, width/2-mark))) + contMark + " "
+	mark := s.columns(ContMark + " ")
+	cont := strings.Repeat(" ", max(0, min(indent, width/2-mark))) + ContMark + " "
 	var rows []string
 	prefix, from := "", 0 // the row's prefix, and where its part of line starts
 	used, room := 0, width
@@ -140,7 +140,7 @@ func (s screen) wrap(line string) []string {
 // and must not be cut: an escape as inert writes it (\\, \", \t, \n, \r,
 // \xNN, \uNNNN, \UNNNNNNNN), or a character with the combining marks on
 // it.
-func (s screen) unit(str string) (int, int) {
+func (s Layout) unit(str string) (int, int) {
 	if n := escapeLen(str); n > 0 {
 		return n, n
 	}
@@ -183,21 +183,21 @@ func escapeLen(s string) int {
 	return n
 }
 
-// rowWriter lays every line written through it out in rows of its screen
+// RowWriter lays every line written through it out in rows of its layout
 // (see wrap) as the line is complete; Flush writes a last line that has
 // no newline. whole writes a line uncut: for the commands an operator
 // copies, which hold only the firewall's own words, the store's id and the
 // operator's config path, and must stay one line to be copied whole.
-type rowWriter struct {
+type RowWriter struct {
 	w    io.Writer
-	s    screen
+	s    Layout
 	line []byte
 }
 
-// rows returns a writer that lays out for s what it writes to w.
-func (s screen) rows(w io.Writer) *rowWriter { return &rowWriter{w: w, s: s} }
+// Rows returns a writer that lays out for s what it writes to w.
+func (s Layout) Rows(w io.Writer) *RowWriter { return &RowWriter{w: w, s: s} }
 
-func (rw *rowWriter) Write(p []byte) (int, error) {
+func (rw *RowWriter) Write(p []byte) (int, error) {
 	n := len(p)
 	for {
 		i := bytes.IndexByte(p, '\n')
@@ -214,7 +214,7 @@ func (rw *rowWriter) Write(p []byte) (int, error) {
 }
 
 // Flush writes the line written so far, when it has no newline yet.
-func (rw *rowWriter) Flush() error {
+func (rw *RowWriter) Flush() error {
 	if len(rw.line) == 0 {
 		return nil
 	}
@@ -222,7 +222,7 @@ func (rw *rowWriter) Flush() error {
 }
 
 // whole writes s (whole lines) as it is, after what was written before.
-func (rw *rowWriter) whole(s string) error {
+func (rw *RowWriter) whole(s string) error {
 	if err := rw.Flush(); err != nil {
 		return err
 	}
@@ -230,7 +230,7 @@ func (rw *rowWriter) whole(s string) error {
 	return err
 }
 
-func (rw *rowWriter) writeLine(end string) error {
+func (rw *RowWriter) writeLine(end string) error {
 	rows := rw.s.wrap(string(rw.line))
 	rw.line = rw.line[:0]
 	_, err := io.WriteString(rw.w, strings.Join(rows, "\n")+end)

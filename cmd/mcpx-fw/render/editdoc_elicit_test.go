@@ -1,14 +1,13 @@
-package main
+package render
 
 import (
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
+	"github.com/mcpx-fw/mcpx-fw/cmd/mcpx-fw/render/rendertest"
 	"github.com/mcpx-fw/mcpx-fw/engine/review"
 )
 
@@ -17,21 +16,21 @@ const urlRequest = `{"mode":"url","message":"Sign in to connect your calendar.",
 // TestElicitEditDocGolden pins the edit document of a form and of a URL
 // request; roots and a user's answer have none, and say so.
 func TestElicitEditDocGolden(t *testing.T) {
-	for name, req := range map[string]string{"elicit-form.yaml": formRequest, "elicit-url.yaml": urlRequest} {
+	for name, req := range map[string]string{"elicit-form.yaml": rendertest.FormRequest, "elicit-url.yaml": urlRequest} {
 		t.Run(name, func(t *testing.T) {
-			it := kindItem(t, "elicitation", req, "")
-			doc, err := editDoc(it, it.Request)
+			it := rendertest.KindItem(t, "elicitation", req, "")
+			doc, err := EditDoc(it, it.Request)
 			if err != nil {
 				t.Fatal(err)
 			}
-			checkInertOutput(t, "the edit document", string(doc))
+			rendertest.CheckInert(t, "the edit document", string(doc))
 			checkGolden(t, filepath.Join("editdoc", name), string(doc))
 		})
 	}
-	for _, it := range []review.Item{kindItem(t, "roots", `{}`, ""), kindItem(t, "roots", `{}`, `{"roots":[]}`),
-		kindItem(t, "elicitation", formRequest, formAnswer)} {
-		if _, err := editDoc(it, editable(it)); err == nil || !strings.Contains(err.Error(), "cannot be edited: approve it as it is or reject it") {
-			t.Errorf("%s at the %s stage: the edit document is %v, want a refusal", itemKind(it), it.Stage, err)
+	for _, it := range []review.Item{rendertest.KindItem(t, "roots", `{}`, ""), rendertest.KindItem(t, "roots", `{}`, `{"roots":[]}`),
+		rendertest.KindItem(t, "elicitation", rendertest.FormRequest, rendertest.FormAnswer)} {
+		if _, err := EditDoc(it, Editable(it)); err == nil || !strings.Contains(err.Error(), "cannot be edited: approve it as it is or reject it") {
+			t.Errorf("%s at the %s stage: the edit document is %v, want a refusal", ItemKind(it), it.Stage, err)
 		}
 	}
 }
@@ -43,14 +42,14 @@ func TestElicitEditRoundTrip(t *testing.T) {
 	h := func(s string) string { b, _ := json.Marshal(s + hostile); return string(b) }
 	hostileForm := `{"message":` + h("m") + `,"requestedSchema":{"type":"object","properties":{"z":{"type":"string","title":` + h("t") +
 		`},"a":{"type":"string","oneOf":[{"const":` + h("c") + `,"title":` + h("ct") + `}]},` + h("k") + `:{"type":"string","enum":["x"],"enumNames":[` + h("en") + `]}},"required":["z"]}}`
-	for _, req := range []string{formRequest, urlRequest, hostileForm} {
-		it := kindItem(t, "elicitation", req, "")
-		doc, err := editDoc(it, it.Request)
+	for _, req := range []string{rendertest.FormRequest, urlRequest, hostileForm} {
+		it := rendertest.KindItem(t, "elicitation", req, "")
+		doc, err := EditDoc(it, it.Request)
 		if err != nil {
 			t.Fatal(err)
 		}
-		checkInertOutput(t, "the edit document", string(doc))
-		got, err := applyEdit(it, it.Request, doc)
+		rendertest.CheckInert(t, "the edit document", string(doc))
+		got, err := ApplyEdit(it, it.Request, doc)
 		if err != nil {
 			t.Fatalf("the unchanged document is refused: %v\n%s", err, doc)
 		}
@@ -59,17 +58,17 @@ func TestElicitEditRoundTrip(t *testing.T) {
 		}
 	}
 
-	it := kindItem(t, "elicitation", formRequest, "")
-	doc, _ := editDoc(it, it.Request)
+	it := rendertest.KindItem(t, "elicitation", rendertest.FormRequest, "")
+	doc, _ := EditDoc(it, it.Request)
 	edited := strings.NewReplacer("Please tell us about yourself.", "Tell us a little.", `title: Full name`, `title: Your name`,
 		"As on your passport", "Any name you like", "title: Green", "title: Verde", "title: Pro plan", "title: Paid plan",
 		"title: Beta", "title: B").Replace(string(doc))
-	got, err := applyEdit(it, it.Request, []byte(edited))
+	got, err := ApplyEdit(it, it.Request, []byte(edited))
 	if err != nil {
 		t.Fatalf("a text edit is refused: %v\n%s", err, edited)
 	}
 	want := strings.NewReplacer("Please tell us about yourself.", "Tell us a little.", `"Full name"`, `"Your name"`,
-		"As on your passport", "Any name you like", `"Green"`, `"Verde"`, `"Pro plan"`, `"Paid plan"`, `"Beta"`, `"B"`).Replace(formRequest)
+		"As on your passport", "Any name you like", `"Green"`, `"Verde"`, `"Pro plan"`, `"Paid plan"`, `"Beta"`, `"B"`).Replace(rendertest.FormRequest)
 	if !sameJSON(t, json.RawMessage(want), got) {
 		t.Errorf("the edit gave\n%s\nwant\n%s", got, want)
 	}
@@ -90,10 +89,10 @@ func TestElicitEditRoundTrip(t *testing.T) {
 // URL) is refused in one line naming the field or key; the message and
 // texts alone may change.
 func TestElicitEditShapeRefused(t *testing.T) {
-	form := kindItem(t, "elicitation", formRequest, "")
-	formDoc, _ := editDoc(form, form.Request)
-	url := kindItem(t, "elicitation", urlRequest, "")
-	urlDoc, _ := editDoc(url, url.Request)
+	form := rendertest.KindItem(t, "elicitation", rendertest.FormRequest, "")
+	formDoc, _ := EditDoc(form, form.Request)
+	url := rendertest.KindItem(t, "elicitation", urlRequest, "")
+	urlDoc, _ := EditDoc(url, url.Request)
 	cases := []struct {
 		name, old, new, want string
 		url                  bool
@@ -119,7 +118,7 @@ func TestElicitEditShapeRefused(t *testing.T) {
 			if !strings.Contains(doc, c.old) {
 				t.Fatalf("the document lacks %q:\n%s", c.old, doc)
 			}
-			_, err := applyEdit(it, it.Request, []byte(strings.Replace(doc, c.old, c.new, 1)))
+			_, err := ApplyEdit(it, it.Request, []byte(strings.Replace(doc, c.old, c.new, 1)))
 			if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
 				t.Errorf("the edit gives %v; want one line with %q", err, c.want)
 			}
@@ -127,69 +126,8 @@ func TestElicitEditShapeRefused(t *testing.T) {
 	}
 	// Removing a field.
 	cut := regexp.MustCompile(`(?s)  - name: birthday\n.*?(  - name: age)`).ReplaceAllString(string(formDoc), "$1")
-	if _, err := applyEdit(form, form.Request, []byte(cut)); err == nil || !strings.Contains(err.Error(), "the form has 11 fields and the edit 10") {
+	if _, err := ApplyEdit(form, form.Request, []byte(cut)); err == nil || !strings.Contains(err.Error(), "the form has 11 fields and the edit 10") {
 		t.Errorf("removing a field gives %v", err)
-	}
-}
-
-// TestElicitEditRefusedIsKept: approve --edit on a form whose edit changes
-// its shape refuses it naming the field, leaves the review pending, and
-// keeps the edit in its file, naming the file and the command that tries
-// it again; --edit on roots is refused with a clear line.
-func TestElicitEditRefusedIsKept(t *testing.T) {
-	cfg := testConfig(t, repoPath(t, "policies"), time.Minute, peerServer("peer", 1000))
-	st := openStore(t, cfg)
-	form, err := st.Add(t.Context(), kindItem(t, "elicitation", formRequest, ""), time.Minute)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("TMPDIR", t.TempDir())
-	t.Setenv("VISUAL", "")
-	t.Setenv("EDITOR", `sed -i 's/"maxLength":100,/"maxLength":5000,/; s/Please tell us/Kindly tell us/'`)
-	res := runCLI(t, "review", "approve", form.ID, "--edit", "--config", cfg)
-	if res.code != 1 || !strings.Contains(res.stderr, `the edit is refused: field 1 ("name"): its shape changed (maxLength)`) {
-		t.Fatalf("approve --edit: exit %d, %s", res.code, res.stderr)
-	}
-	m := regexp.MustCompile(`Your edit is kept in (\S+); fix it and run: mcpx-fw review approve ` + form.ID + ` --edit-file (\S+)`).FindStringSubmatch(res.stderr)
-	if m == nil || m[1] != m[2] {
-		t.Fatalf("the refusal does not say where the edit is kept:\n%s", res.stderr)
-	}
-	kept, err := os.ReadFile(m[1])
-	if err != nil || !strings.Contains(string(kept), "Kindly tell us") || !strings.Contains(string(kept), `"maxLength":5000`) {
-		t.Errorf("the kept file does not hold the edit: %v\n%s", err, kept)
-	}
-	if it, _ := st.Get(t.Context(), form.ID); it.State != review.StatePending {
-		t.Errorf("after the refused edit the review is %s", it.State)
-	}
-
-	roots, err := st.Add(t.Context(), kindItem(t, "roots", `{}`, ""), time.Minute)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res = runCLI(t, "review", "approve", roots.ID, "--edit", "--config", cfg)
-	if res.code != 1 || !strings.Contains(res.stderr, "a roots request or list cannot be edited: approve it as it is or reject it") {
-		t.Errorf("approve --edit on roots: exit %d, %s", res.code, res.stderr)
-	}
-}
-
-// TestAnswerRefusesElicitation: review answer writes completions, which
-// only a sampling request takes; an elicitation or roots review is
-// refused, and stays pending.
-func TestAnswerRefusesElicitation(t *testing.T) {
-	cfg := testConfig(t, repoPath(t, "policies"), time.Minute, peerServer("peer", 1000)+"    operator_answer: true\n")
-	st := openStore(t, cfg)
-	for _, kind := range []string{"elicitation", "roots"} {
-		it, err := st.Add(t.Context(), kindItem(t, kind, formRequest, ""), time.Minute)
-		if err != nil {
-			t.Fatal(err)
-		}
-		res := runCLI(t, "review", "answer", it.ID, "--text", "hello", "--config", cfg)
-		if res.code != 1 || !strings.Contains(res.stderr, "is "+kind+", which the host answers") {
-			t.Errorf("answer on %s: exit %d, %s", kind, res.code, res.stderr)
-		}
-		if got, _ := st.Get(t.Context(), it.ID); got.State != review.StatePending {
-			t.Errorf("after the refused answer the %s review is %s", kind, got.State)
-		}
 	}
 }
 

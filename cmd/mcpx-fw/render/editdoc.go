@@ -1,10 +1,11 @@
-package main
+package render
 
 import (
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -16,10 +17,10 @@ import (
 
 // The edit document is what `review approve --edit` opens in the editor:
 // YAML, because multi-line prompt text reads and edits naturally in a
-// literal block. Only text is editable. Blocks the operator must not
+// literal block. Only text is Editable. Blocks the operator must not
 // change (tool calls, tool results, images, audio) appear as "guarded"
 // lines for context; the edit is applied to the original JSON, so nothing
-// outside the editable fields can change, whatever the buffer says.
+// outside the Editable fields can change, whatever the buffer says.
 //
 // The file holds no raw control or invisible character (the editor is a
 // terminal program too): a string holding one is written double-quoted,
@@ -29,7 +30,7 @@ import (
 // means the character it replaced, so an unchanged document reads back as
 // the original, byte for byte.
 
-// requestDoc is the editable part of a sampling request.
+// requestDoc is the Editable part of a sampling request.
 type requestDoc struct {
 	SystemPrompt  string       `yaml:"systemPrompt"`
 	MaxTokens     int64        `yaml:"maxTokens"`
@@ -42,14 +43,14 @@ type messageDoc struct {
 	Content []blockDoc `yaml:"content"`
 }
 
-// blockDoc is one content block: editable text, or a guarded rendering of
+// blockDoc is one content block: Editable text, or a guarded rendering of
 // anything else.
 type blockDoc struct {
 	Text    *string `yaml:"text,omitempty"`
 	Guarded *string `yaml:"guarded,omitempty"`
 }
 
-// resultDoc is the editable part of a completion.
+// resultDoc is the Editable part of a completion.
 type resultDoc struct {
 	Content []blockDoc `yaml:"content"`
 }
@@ -67,15 +68,15 @@ correct it); "guarded" blocks (tool calls, images, audio) must stay as they
 are. Save and quit to approve your edit; leave it unchanged to approve the
 completion as it is; empty the file to cancel.`
 
-// editDoc renders the editable document for it: its request, or its
+// EditDoc renders the Editable document for it: its request, or its
 // completion at the result stage, under a comment saying what may change.
 // value is the JSON to render (the item's own, or an edit of it).
-func editDoc(it review.Item, value json.RawMessage) ([]byte, error) {
+func EditDoc(it review.Item, value json.RawMessage) ([]byte, error) {
 	return renderEditDoc(it, value, true)
 }
 
-// editBody is editDoc without the comment: what a diff compares.
-func editBody(it review.Item, value json.RawMessage) ([]byte, error) {
+// EditBody is EditDoc without the comment: what a diff compares.
+func EditBody(it review.Item, value json.RawMessage) ([]byte, error) {
 	return renderEditDoc(it, value, false)
 }
 
@@ -86,11 +87,11 @@ func renderEditDoc(it review.Item, value json.RawMessage, help bool) ([]byte, er
 	}
 	var root *yaml.Node
 	var v view
-	if err := editRefusal(it); err != nil {
+	if err := EditRefusal(it); err != nil {
 		return nil, err
 	}
 	switch {
-	case itemKind(it) == engine.KindElicitation:
+	case ItemKind(it) == engine.KindElicitation:
 		root = elicitNode(it, value, obj)
 	case it.Stage == review.StageResult:
 		root = mapping("content", blocksNode(obj["content"]))
@@ -136,7 +137,7 @@ func requestNode(req map[string]any) *yaml.Node {
 
 func blocksNode(content any) *yaml.Node {
 	var out []*yaml.Node
-	for _, b := range contentBlocks(content) {
+	for _, b := range ContentBlocks(content) {
 		if b["type"] == "text" {
 			s, _ := b["text"].(string)
 			out = append(out, mapping("text", text(s)))
@@ -151,7 +152,7 @@ func blocksNode(content any) *yaml.Node {
 // document (as show lays it out, on one line), and what it is compared
 // with when the buffer comes back.
 func guardedLine(b map[string]any) string {
-	lines := new(view).block(b)
+	lines := contentView{new(view)}.block(b)
 	for i, l := range lines {
 		lines[i] = strings.TrimSpace(l)
 	}
@@ -185,18 +186,18 @@ func sequence(items ...*yaml.Node) *yaml.Node {
 	return &yaml.Node{Kind: yaml.SequenceNode, Content: items}
 }
 
-// applyEdit reads an edited document and applies it to the original value
-// of it, returning the new JSON. Anything outside the editable fields that
+// ApplyEdit reads an edited document and applies it to the original value
+// of it, returning the new JSON. Anything outside the Editable fields that
 // differs is refused, naming where.
-func applyEdit(it review.Item, original json.RawMessage, buf []byte) (json.RawMessage, error) {
+func ApplyEdit(it review.Item, original json.RawMessage, buf []byte) (json.RawMessage, error) {
 	obj, err := decodeJSON(original)
 	if err != nil {
 		return nil, err
 	}
-	if err := editRefusal(it); err != nil {
+	if err := EditRefusal(it); err != nil {
 		return nil, err
 	}
-	if itemKind(it) == engine.KindElicitation {
+	if ItemKind(it) == engine.KindElicitation {
 		if err := checkElicitKeys(buf); err != nil {
 			return nil, err
 		}
@@ -259,7 +260,7 @@ func setOrDrop(obj map[string]any, key string, v any, keep bool) {
 // applyBlocks writes edited text into the original blocks (which content
 // holds by reference) and checks that guarded blocks are untouched.
 func applyBlocks(where string, content any, edited []blockDoc) error {
-	blocks := contentBlocks(content)
+	blocks := ContentBlocks(content)
 	if len(edited) != len(blocks) {
 		return fmt.Errorf("%s has %d content blocks and the edit %d: blocks cannot be added or removed", where, len(blocks), len(edited))
 	}
@@ -287,4 +288,20 @@ func decodeJSON(raw json.RawMessage) (map[string]any, error) {
 		return nil, fmt.Errorf("the stored JSON is not an object: %v", err)
 	}
 	return obj, nil
+}
+
+// Editable is what an edit replaces: the request, or at the result stage
+// the completion.
+func Editable(it review.Item) json.RawMessage {
+	if it.Stage == review.StageResult {
+		return it.Result
+	}
+	return it.Request
+}
+
+// EqualJSON reports whether a and b hold the same JSON value: an edit
+// that leaves it so changed nothing.
+func EqualJSON(a, b []byte) bool {
+	var x, y any
+	return json.Unmarshal(a, &x) == nil && json.Unmarshal(b, &y) == nil && reflect.DeepEqual(x, y)
 }
