@@ -173,11 +173,11 @@ func (s *Store) sweepContinuations(ctx context.Context) (int64, error) {
 // Store's other writes, with storage failures named (see writeOne). It
 // takes no store-wide lock on PostgreSQL: continuations touch neither the
 // audit chain nor the queue.
-func (s *Store) execOne(ctx context.Context, q string, args ...any) error {
+func (s *storage) execOne(ctx context.Context, q string, args ...any) error {
 	return s.execOneResult(ctx, nil, q, args...)
 }
 
-func (s *Store) execOneResult(ctx context.Context, fn func(sql.Result), q string, args ...any) error {
+func (s *storage) execOneResult(ctx context.Context, fn func(sql.Result), q string, args ...any) error {
 	start := time.Now()
 	s.wmu.Lock()
 	defer s.wmu.Unlock()

@@ -177,7 +177,7 @@ func (s *Store) insertEntry(ctx context.Context, tx *writeTx, e Entry, opened It
 // failures as a COMMIT's (committed), since the statement is its own
 // commit. Waiting for another process's write lock happens inside the
 // statement, so all of its time counts as waited.
-func (s *Store) writeOne(ctx context.Context, stmt *sql.Stmt, args []any) error {
+func (s *storage) writeOne(ctx context.Context, stmt *sql.Stmt, args []any) error {
 	start := time.Now()
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
