@@ -49,7 +49,7 @@ type Store struct {
 	PollInterval time.Duration
 
 	// PolicyRevision names the policy in force, for the audit entries this
-	// Store writes (see audit.go). Default: none ("" in the entries); set it
+	// Store writes (auditChain). Default: none ("" in the entries); set it
 	// before the first write.
 	PolicyRevision func() string
 
@@ -65,6 +65,8 @@ type Store struct {
 
 	// storage is the database and its writes, which every part shares.
 	storage
+	// auditChain is the audit log every transition appends to.
+	auditChain
 
 	// owner names this process in the items it opens; alive reports whether
 	// an owner's process (or lease) still runs, reading what it must
@@ -177,7 +179,7 @@ func isBusy(err error) bool {
 }
 
 func newStore(db *db, path string, log *zap.Logger) *Store {
-	return &Store{
+	s := &Store{
 		PollInterval: DefaultPollInterval,
 		storage:      storage{db: db, path: path, log: log},
 		owner:        selfToken(),
@@ -187,6 +189,8 @@ func newStore(db *db, path string, log *zap.Logger) *Store {
 		changed:      make(chan struct{}),
 		listenReady:  make(chan struct{}),
 	}
+	s.auditChain = auditChain{storage: &s.storage, policy: &s.PolicyRevision}
+	return s
 }
 
 // Close closes the database. Waits in progress fail with an error. On
