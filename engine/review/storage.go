@@ -58,6 +58,38 @@ func (s *storage) write(ctx context.Context, fn func(tx *writeTx) error) error {
 	return s.commit(tx)
 }
 
+// writeOne runs one prepared statement as its own transaction. Like
+// write, it queues behind this Store's other writes; it names its
+// failures as a COMMIT's (committed), since the statement is its own
+// commit. Waiting for another process's write lock happens inside the
+// statement, so all of its time counts as waited.
+func (s *storage) writeOne(ctx context.Context, stmt *sql.Stmt, args []any) error {
+	start := time.Now()
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	_, err := stmt.ExecContext(ctx, args...)
+	return s.committed(err, time.Since(start))
+}
+
+// execOne runs one statement as its own transaction, queued behind this
+// Store's other writes, with storage failures named (see writeOne). It
+// takes no store-wide lock on PostgreSQL: continuations touch neither the
+// audit chain nor the queue.
+func (s *storage) execOne(ctx context.Context, q string, args ...any) error {
+	return s.execOneResult(ctx, nil, q, args...)
+}
+
+func (s *storage) execOneResult(ctx context.Context, fn func(sql.Result), q string, args ...any) error {
+	start := time.Now()
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	r, err := s.db.ExecContext(ctx, q, args...)
+	if err == nil && fn != nil {
+		fn(r)
+	}
+	return s.committed(err, time.Since(start))
+}
+
 // commit commits tx (see committed).
 func (s *storage) commit(tx *writeTx) error {
 	return s.committed(tx.Commit(), 0)

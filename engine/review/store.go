@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -67,6 +66,8 @@ type Store struct {
 	storage
 	// auditChain is the audit log every transition appends to.
 	auditChain
+	// continuations are the requests a retry may resume.
+	continuations
 
 	// owner names this process in the items it opens; alive reports whether
 	// an owner's process (or lease) still runs, reading what it must
@@ -116,10 +117,6 @@ type Store struct {
 	// heartbeatStop ends the heartbeat without releasing the lease: what
 	// a crash does, for tests.
 	heartbeatStop context.CancelFunc
-
-	// contSweep is when PutContinuation next sweeps expired continuations
-	// (Unix nanoseconds; continuation.go).
-	contSweep atomic.Int64
 }
 
 // Open opens (creating if needed) the review queue in dir. The dir is made
@@ -190,6 +187,7 @@ func newStore(db *db, path string, log *zap.Logger) *Store {
 		listenReady:  make(chan struct{}),
 	}
 	s.auditChain = auditChain{storage: &s.storage, policy: &s.PolicyRevision}
+	s.continuations.storage = &s.storage
 	return s
 }
 

@@ -172,19 +172,6 @@ func (s *Store) insertEntry(ctx context.Context, tx *writeTx, e Entry, opened It
 	return err
 }
 
-// writeOne runs one prepared statement as its own transaction. Like
-// write, it queues behind this Store's other writes; it names its
-// failures as a COMMIT's (committed), since the statement is its own
-// commit. Waiting for another process's write lock happens inside the
-// statement, so all of its time counts as waited.
-func (s *storage) writeOne(ctx context.Context, stmt *sql.Stmt, args []any) error {
-	start := time.Now()
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
-	_, err := stmt.ExecContext(ctx, args...)
-	return s.committed(err, time.Since(start))
-}
-
 // insertDecision stores a decision with its usage; the database adds the
 // usage to the server's buckets in the same statement (migration 4).
 const insertDecision = `INSERT INTO decisions (` + decisionColumns + `) VALUES (?,?,?,?,?,?,?,?,?,?,?)`
