@@ -50,6 +50,7 @@ func OpenURL(ctx context.Context, rawURL string, log *zap.Logger, opts ...OpenOp
 	sqlDB.SetMaxIdleConns(maxConns())
 	s := newStore(&db{DB: sqlDB, binder: newBinder(dialectPostgres)}, shown, log.Named("review"))
 	s.connURL, s.lease, s.owner, s.PollInterval = u.String(), DefaultLease, newLeaseID(), DefaultListenPollInterval
+	s.leases.id = s.owner
 	s.alive = leaseAlive
 	for _, o := range opts {
 		o(s)

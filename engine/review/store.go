@@ -99,24 +99,14 @@ type Store struct {
 	changeMu sync.Mutex
 	changed  chan struct{}
 
-	// On PostgreSQL: connURL is store.url as given (with its password,
-	// never shown), for the listener's own connection; lease is how long
-	// this Store's lease lasts unrenewed (lease.go). bgCtx ends at Close,
-	// which waits for bg: the listener and the lease's heartbeat.
-	connURL     string
-	lease       time.Duration
-	bgCtx       context.Context
-	bgStop      context.CancelFunc
-	bg          sync.WaitGroup
-	closeOnce   sync.Once
+	// replica is what a Store on PostgreSQL shares with other replicas;
+	// leases is its lease there.
+	replica
+	leases
+
 	listenOnce  sync.Once
 	readyOnce   sync.Once
 	listenReady chan struct{}
-	// leaseDB is the lease's own connection (lease.go's openLeaseDB).
-	leaseDB *db
-	// heartbeatStop ends the heartbeat without releasing the lease: what
-	// a crash does, for tests.
-	heartbeatStop context.CancelFunc
 }
 
 // Open opens (creating if needed) the review queue in dir. The dir is made
@@ -188,6 +178,7 @@ func newStore(db *db, path string, log *zap.Logger) *Store {
 	}
 	s.auditChain = auditChain{storage: &s.storage, policy: &s.PolicyRevision}
 	s.continuations.storage = &s.storage
+	s.leases = leases{storage: &s.storage, replica: &s.replica, abandon: s.AbandonOrphans}
 	return s
 }
 
