@@ -80,8 +80,8 @@ type Store struct {
 	insertMu sync.Mutex
 	insert   *sql.Stmt
 
-	waitMu  sync.Mutex
-	waiters map[string]*waitSlot
+	// wakeups wake this Store's waiters and whoever waits on Changed.
+	wakeups
 	// blocked, when set (by tests, before the first Wait), is called each
 	// time a Wait has read its item pending and blocks.
 	blocked func(id string)
@@ -89,24 +89,16 @@ type Store struct {
 	// serverLocks queues this Store's charges to one server (charge.go).
 	serverLocks serverLocks
 
-	// dues holds, for each item this Store opened and nobody has waited
-	// out yet, its deadline on the monotonic clock (see Wait).
-	dueMu sync.Mutex
-	dues  map[string]time.Time
-
-	// changed is closed and replaced at every change this Store learns of
-	// at once (Changed, listen.go).
-	changeMu sync.Mutex
-	changed  chan struct{}
+	// dues are the deadlines, on the monotonic clock, of the items this
+	// Store opened.
+	dues dues
 
 	// replica is what a Store on PostgreSQL shares with other replicas;
 	// leases is its lease there.
 	replica
 	leases
-
-	listenOnce  sync.Once
-	readyOnce   sync.Once
-	listenReady chan struct{}
+	// listener wakes this Store's waiters on other replicas' changes.
+	listener
 }
 
 // Open opens (creating if needed) the review queue in dir. The dir is made
@@ -171,13 +163,12 @@ func newStore(db *db, path string, log *zap.Logger) *Store {
 		storage:      storage{db: db, path: path, log: log},
 		owner:        selfToken(),
 		alive:        aliveByPID,
-		waiters:      make(map[string]*waitSlot),
-		dues:         make(map[string]time.Time),
-		changed:      make(chan struct{}),
-		listenReady:  make(chan struct{}),
+		wakeups:      newWakeups(),
+		dues:         dues{m: make(map[string]time.Time)},
 	}
 	s.auditChain = auditChain{storage: &s.storage, policy: &s.PolicyRevision}
 	s.continuations.storage = &s.storage
+	s.listener = listener{storage: &s.storage, replica: &s.replica, wakeups: &s.wakeups, listenReady: make(chan struct{})}
 	s.leases = leases{storage: &s.storage, replica: &s.replica, abandon: s.AbandonOrphans}
 	return s
 }
