@@ -68,6 +68,8 @@ type Store struct {
 	auditChain
 	// continuations are the requests a retry may resume.
 	continuations
+	// retention erases what is kept no longer.
+	retention
 
 	// owner names this process in the items it opens; alive reports whether
 	// an owner's process (or lease) still runs, reading what it must
@@ -169,6 +171,7 @@ func newStore(db *db, path string, log *zap.Logger) *Store {
 	s.auditChain = auditChain{storage: &s.storage, policy: &s.PolicyRevision}
 	s.continuations.storage = &s.storage
 	s.listener = listener{storage: &s.storage, replica: &s.replica, wakeups: &s.wakeups, listenReady: make(chan struct{})}
+	s.retention = retention{storage: &s.storage, audit: &s.auditChain, conts: &s.continuations, closeDue: s.sweep}
 	s.leases = leases{storage: &s.storage, replica: &s.replica, abandon: s.AbandonOrphans}
 	return s
 }
