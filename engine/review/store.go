@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"sync"
 	"time"
 
 	"go.uber.org/zap"
@@ -70,6 +69,8 @@ type Store struct {
 	continuations
 	// retention erases what is kept no longer.
 	retention
+	// ledger records decisions and their charges.
+	ledger
 
 	// owner names this process in the items it opens; alive reports whether
 	// an owner's process (or lease) still runs, reading what it must
@@ -78,18 +79,11 @@ type Store struct {
 	owner string
 	alive func(ctx context.Context, q rowReader, owner string) bool
 
-	// insert is insertDecision, prepared on first use (insertstmt.go).
-	insertMu sync.Mutex
-	insert   *sql.Stmt
-
 	// wakeups wake this Store's waiters and whoever waits on Changed.
 	wakeups
 	// blocked, when set (by tests, before the first Wait), is called each
 	// time a Wait has read its item pending and blocks.
 	blocked func(id string)
-
-	// serverLocks queues this Store's charges to one server (charge.go).
-	serverLocks serverLocks
 
 	// dues are the deadlines, on the monotonic clock, of the items this
 	// Store opened.
@@ -172,6 +166,7 @@ func newStore(db *db, path string, log *zap.Logger) *Store {
 	s.continuations.storage = &s.storage
 	s.listener = listener{storage: &s.storage, replica: &s.replica, wakeups: &s.wakeups, listenReady: make(chan struct{})}
 	s.retention = retention{storage: &s.storage, audit: &s.auditChain, conts: &s.continuations, closeDue: s.sweep}
+	s.ledger = ledger{storage: &s.storage, opening: s.opening, openItem: s.openItem, opened: s.opened}
 	s.leases = leases{storage: &s.storage, replica: &s.replica, abandon: s.AbandonOrphans}
 	return s
 }
@@ -189,12 +184,7 @@ func (s *Store) Close() error {
 			s.releaseLease()
 		})
 	}
-	s.insertMu.Lock()
-	if s.insert != nil {
-		s.insert.Close()
-		s.insert = nil
-	}
-	s.insertMu.Unlock()
+	s.closeInsert()
 	return s.db.Close()
 }
 
