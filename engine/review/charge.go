@@ -52,7 +52,7 @@ func (r *UsageReader) Charge(ctx context.Context, server string, decide func(map
 // counted against itself. With reservation "" it is Charge.
 func (r *UsageReader) ChargeFor(ctx context.Context, server, reservation string, decide func(map[string]Usage) (Entry, error)) (Item, error) {
 	l := r.ledger
-	unlock, err := l.serverLocks.lock(ctx, server)
+	unlock, err := l.serverLocks.Take(ctx, server)
 	if err != nil {
 		return Item{}, fmt.Errorf("usage of %s: %w", server, err)
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"sync"
+
+	"github.com/mcpx-fw/mcpx-fw/engine/review/internal/turn"
 )
 
 // ledger is the decisions table and the usage the database sums from it:
@@ -19,7 +21,7 @@ type ledger struct {
 	insert   *sql.Stmt
 
 	// serverLocks queues this Store's charges to one server (charge.go).
-	serverLocks serverLocks
+	serverLocks turn.Turns
 
 	// opening checks an entry and makes the item it opens, before anything
 	// is written; openItem writes that item inside the entry's write, with

@@ -124,7 +124,7 @@ func (l *ledger) commitCharged(ctx context.Context, p pendingEntry) error {
 		return nil
 	}
 	server := p.entry.Decision.Server
-	unlock, err := l.serverLocks.lock(ctx, server)
+	unlock, err := l.serverLocks.Take(ctx, server)
 	if err != nil {
 		return p.failed(err)
 	}
