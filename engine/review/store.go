@@ -61,6 +61,10 @@ type Store struct {
 	// write.
 	Opened func(Opened)
 
+	// The parts (see the package doc) are embedded, so their exported
+	// methods are the Store's; a part's own methods reach only its fields
+	// and the parts it was given in newStore.
+	//
 	// storage is the database and its writes, which every part shares.
 	storage
 	// auditChain is the audit log every transition appends to.
@@ -153,6 +157,8 @@ func isBusy(err error) bool {
 	return errors.As(err, &se) && se.Code()&0xff == sqliteBusy
 }
 
+// newStore makes a Store and gives each part what it may touch: pointers
+// to the parts it shares, and the queue's steps it needs, as funcs.
 func newStore(db *db, path string, log *zap.Logger) *Store {
 	s := &Store{
 		PollInterval: DefaultPollInterval,
@@ -164,7 +170,8 @@ func newStore(db *db, path string, log *zap.Logger) *Store {
 	}
 	s.auditChain = auditChain{storage: &s.storage, policy: &s.PolicyRevision}
 	s.continuations.storage = &s.storage
-	s.listener = listener{storage: &s.storage, replica: &s.replica, wakeups: &s.wakeups, listenReady: make(chan struct{})}
+	s.listener = listener{storage: &s.storage, replica: &s.replica, wakeups: &s.wakeups,
+		listenReady: make(chan struct{})}
 	s.retention = retention{storage: &s.storage, audit: &s.auditChain, conts: &s.continuations, closeDue: s.sweep}
 	s.ledger = ledger{storage: &s.storage, opening: s.opening, openItem: s.openItem, opened: s.opened}
 	s.leases = leases{storage: &s.storage, replica: &s.replica, abandon: s.AbandonOrphans}
