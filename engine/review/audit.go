@@ -130,14 +130,25 @@ func transitionEvent(it Item, from State) Event {
 	return EventApproved
 }
 
+// auditChain is the audit log: it appends entries inside the write that
+// makes the transition they record, each holding the hash of the one
+// before, and reads and verifies them. It touches the audit and
+// audit_head tables only.
+type auditChain struct {
+	*storage
+	// policy is the Store's PolicyRevision, read at each append (it may be
+	// set after Open, before the first write).
+	policy *func() string
+}
+
 // appendAudit chains e to the head and writes both inside tx. The caller
 // holds the write lock, so the head cannot move underneath.
-func (s *Store) appendAudit(ctx context.Context, tx *writeTx, e AuditEntry) error {
+func (a *auditChain) appendAudit(ctx context.Context, tx *writeTx, e AuditEntry) error {
 	head, err := auditHead(ctx, tx)
 	if err != nil {
 		return err
 	}
-	e.Seq, e.Prev, e.PolicyRevision = head.Seq+1, head.Hash, s.revision()
+	e.Seq, e.Prev, e.PolicyRevision = head.Seq+1, head.Hash, a.revision()
 	e.At = e.At.UTC()
 	e.Hash = e.chainHash()
 	_, err = tx.ExecContext(ctx, `INSERT INTO audit (`+auditColumns+`) VALUES
@@ -153,11 +164,12 @@ func (s *Store) appendAudit(ctx context.Context, tx *writeTx, e AuditEntry) erro
 	return err
 }
 
-func (s *Store) revision() string {
-	if s.PolicyRevision == nil {
+// revision names the policy in force, for the entry being appended.
+func (a *auditChain) revision() string {
+	if *a.policy == nil {
 		return ""
 	}
-	return s.PolicyRevision()
+	return (*a.policy)()
 }
 
 // ChainHead is where the audit chain ends: the last entry's number and
@@ -201,8 +213,8 @@ type AuditFilter struct {
 }
 
 // Audit returns the entries f selects, oldest first.
-func (s *Store) Audit(ctx context.Context, f AuditFilter) ([]AuditEntry, error) {
-	rows, err := s.db.QueryContext(ctx, "SELECT "+auditColumns+` FROM audit
+func (a *auditChain) Audit(ctx context.Context, f AuditFilter) ([]AuditEntry, error) {
+	rows, err := a.db.QueryContext(ctx, "SELECT "+auditColumns+` FROM audit
 		WHERE at >= ? AND (? = '' OR server = ?) AND (? = '' OR item_id = ?) ORDER BY seq`,
 		toNanos(f.Since), f.Server, f.Server, f.ItemID, f.ItemID)
 	if err != nil {

@@ -28,12 +28,12 @@ func (e *ChainError) Error() string {
 // chain cut back and rebuilt with fresh hashes by someone who can write the
 // file. Compare the head with one noted earlier (or shipped elsewhere with
 // mcpx-fw audit --json) to catch that too.
-func (s *Store) VerifyAudit(ctx context.Context) (ChainHead, int, error) {
-	head, err := auditHead(ctx, s.db)
+func (a *auditChain) VerifyAudit(ctx context.Context) (ChainHead, int, error) {
+	head, err := auditHead(ctx, a.db)
 	if err != nil {
 		return ChainHead{}, 0, err
 	}
-	rows, err := s.db.QueryContext(ctx, "SELECT "+auditColumns+" FROM audit ORDER BY seq")
+	rows, err := a.db.QueryContext(ctx, "SELECT "+auditColumns+" FROM audit ORDER BY seq")
 	if err != nil {
 		return ChainHead{}, 0, fmt.Errorf("read audit log: %w", err)
 	}

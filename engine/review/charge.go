@@ -51,23 +51,23 @@ func (r *UsageReader) Charge(ctx context.Context, server string, decide func(map
 // first decision saw the usage without its own, so that a request is never
 // counted against itself. With reservation "" it is Charge.
 func (r *UsageReader) ChargeFor(ctx context.Context, server, reservation string, decide func(map[string]Usage) (Entry, error)) (Item, error) {
-	s := r.store
-	unlock, err := s.serverLocks.lock(ctx, server)
+	l := r.ledger
+	unlock, err := l.serverLocks.Take(ctx, server)
 	if err != nil {
 		return Item{}, fmt.Errorf("usage of %s: %w", server, err)
 	}
 	defer unlock()
 	v := usageView{r: r, server: server, except: reservation}
-	if s.db.dialect != dialectPostgres {
+	if l.db.dialect != dialectPostgres {
 		return v.chargeChecked(ctx, decide)
 	}
-	p, err := s.chargeLocked(ctx, server, v.readIn, func(usage map[string]Usage) (pendingEntry, error) {
-		return s.chargeEntry(ctx, server, usage, decide)
+	p, err := l.chargeLocked(ctx, server, v.readIn, func(usage map[string]Usage) (pendingEntry, error) {
+		return l.chargeEntry(ctx, server, usage, decide)
 	})
 	if err != nil {
 		return Item{}, err
 	}
-	s.opened(p)
+	l.opened(p)
 	return p.item, nil
 }
 
@@ -122,17 +122,17 @@ func (v usageView) readIn(ctx context.Context, tx *writeTx, server string, at ti
 // server at the same moment.
 func (v usageView) chargeChecked(ctx context.Context, decide func(map[string]Usage) (Entry, error)) (Item, error) {
 	r, server := v.r, v.server
-	s := r.store
-	at := s.now()
+	l := r.ledger
+	at := l.now()
 	sums, err := r.scan(r.stmt.QueryRowContext(ctx, r.args(server, at)...), server)
 	if err != nil {
 		return Item{}, err
 	}
-	usage, err := v.seen(ctx, s.db, sums, at)
+	usage, err := v.seen(ctx, l.db, sums, at)
 	if err != nil {
 		return Item{}, err
 	}
-	p, err := s.chargeEntry(ctx, server, usage, decide)
+	p, err := l.chargeEntry(ctx, server, usage, decide)
 	if err != nil {
 		return Item{}, err
 	}
@@ -150,7 +150,7 @@ func (v usageView) chargeChecked(ctx context.Context, decide func(map[string]Usa
 	if p, err = v.chargeInWrite(ctx, wctx, at, sums, p, decide); err != nil {
 		return Item{}, err
 	}
-	s.opened(p)
+	l.opened(p)
 	return p.item, nil
 }
 
@@ -160,12 +160,12 @@ func (v usageView) chargeChecked(ctx context.Context, decide func(map[string]Usa
 // wctx.
 func (v usageView) chargeInWrite(ctx, wctx context.Context, at time.Time, sums []int64, p pendingEntry, decide func(map[string]Usage) (Entry, error)) (pendingEntry, error) {
 	r, server := v.r, v.server
-	s := r.store
-	insert, err := s.insertStmt(wctx)
+	l := r.ledger
+	insert, err := l.insertStmt(wctx)
 	if err != nil {
-		return pendingEntry{}, p.failed(s.storageError(err, 0))
+		return pendingEntry{}, p.failed(l.storageError(err, 0))
 	}
-	err = s.write(wctx, func(tx *writeTx) error {
+	err = l.write(wctx, func(tx *writeTx) error {
 		now, err := r.scan(tx.StmtContext(wctx, r.stmt).QueryRowContext(wctx, r.args(server, at)...), server)
 		if err != nil {
 			return err
@@ -175,11 +175,11 @@ func (v usageView) chargeInWrite(ctx, wctx context.Context, at time.Time, sums [
 			if err != nil {
 				return err
 			}
-			if p, err = s.chargeEntry(ctx, server, usage, decide); err != nil {
+			if p, err = l.chargeEntry(ctx, server, usage, decide); err != nil {
 				return errDecide{err}
 			}
 		}
-		return s.insertEntry(wctx, tx, p.entry, p.item, insert)
+		return l.insertEntry(wctx, tx, p.entry, p.item, insert)
 	})
 	if de, ok := errors.AsType[errDecide](err); ok {
 		return pendingEntry{}, de.err
@@ -196,10 +196,10 @@ func (v usageView) chargeInWrite(ctx, wctx context.Context, at time.Time, sums [
 // SQLite runs as one write transaction begun before its first read, so the
 // check and the insert see the same database.
 func (r *UsageReader) insertUnchanged(ctx context.Context, e Entry, server string, at time.Time, sums []int64) (bool, error) {
-	s := r.store
+	l := r.ledger
 	stmt, err := r.unchangedStmt(ctx)
 	if err != nil {
-		return false, s.storageError(err, 0)
+		return false, l.storageError(err, 0)
 	}
 	args := decisionArgs(e.Decision, e.Usage)
 	for _, v := range sums {
@@ -207,11 +207,11 @@ func (r *UsageReader) insertUnchanged(ctx context.Context, e Entry, server strin
 	}
 	args = append(args, r.args(server, at)...)
 	start := time.Now()
-	s.wmu.Lock()
+	l.wmu.Lock()
 	res, err := stmt.ExecContext(ctx, args...)
-	s.wmu.Unlock()
+	l.wmu.Unlock()
 	if err != nil {
-		return false, s.storageError(err, time.Since(start))
+		return false, l.storageError(err, time.Since(start))
 	}
 	n, err := res.RowsAffected()
 	return n == 1, err
@@ -225,7 +225,7 @@ func (r *UsageReader) unchangedStmt(ctx context.Context) (*sql.Stmt, error) {
 	if r.unchanged != nil {
 		return r.unchanged, nil
 	}
-	stmt, err := r.store.db.PrepareContext(ctx, r.insertUnchangedSQL())
+	stmt, err := r.ledger.db.PrepareContext(ctx, r.insertUnchangedSQL())
 	if err != nil {
 		return nil, err
 	}
@@ -262,26 +262,26 @@ func (e errDecide) Error() string { return e.err.Error() }
 // holding a connection: waiters filling the pool could otherwise starve
 // the holder. The global write lock, needed only when the entry opens a
 // review, is taken after the server's, always in that order.
-func (s *Store) chargeLocked(ctx context.Context, server string, read usageRead, decide func(map[string]Usage) (pendingEntry, error)) (pendingEntry, error) {
-	insert, err := s.insertStmt(ctx)
+func (l *ledger) chargeLocked(ctx context.Context, server string, read usageRead, decide func(map[string]Usage) (pendingEntry, error)) (pendingEntry, error) {
+	insert, err := l.insertStmt(ctx)
 	if err != nil {
-		return pendingEntry{}, fmt.Errorf("usage of %s: %w", server, s.unavailable("charge", err))
+		return pendingEntry{}, fmt.Errorf("usage of %s: %w", server, l.unavailable("charge", err))
 	}
 	// The transaction outlives ctx: a decision made is recorded even when
 	// its request is cancelled meanwhile (database/sql rolls back a
 	// transaction whose context ends).
-	sqlTx, err := s.begin(context.WithoutCancel(ctx))
+	sqlTx, err := l.begin(context.WithoutCancel(ctx))
 	if err != nil {
-		return pendingEntry{}, fmt.Errorf("usage of %s: %w", server, s.unavailable("charge", err))
+		return pendingEntry{}, fmt.Errorf("usage of %s: %w", server, l.unavailable("charge", err))
 	}
-	tx := &writeTx{Tx: sqlTx, binder: s.db.binder}
+	tx := &writeTx{Tx: sqlTx, binder: l.db.binder}
 	defer tx.Rollback()
 	if err := lockServer(ctx, tx, server); err != nil {
-		return pendingEntry{}, fmt.Errorf("usage of %s: %w", server, s.unavailable("charge", err))
+		return pendingEntry{}, fmt.Errorf("usage of %s: %w", server, l.unavailable("charge", err))
 	}
 	var seen map[string]Usage
 	if read != nil {
-		if seen, err = read(ctx, tx, server, s.now()); err != nil {
+		if seen, err = read(ctx, tx, server, l.now()); err != nil {
 			return pendingEntry{}, err
 		}
 	}
@@ -291,8 +291,8 @@ func (s *Store) chargeLocked(ctx context.Context, server string, read usageRead,
 	}
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
 	defer cancel()
-	if err := s.writeLocked(wctx, tx, p, insert); err != nil {
-		return pendingEntry{}, p.failed(s.unavailable("charge", err))
+	if err := l.writeLocked(wctx, tx, p, insert); err != nil {
+		return pendingEntry{}, p.failed(l.unavailable("charge", err))
 	}
 	return p, nil
 }
@@ -302,20 +302,20 @@ type usageRead func(ctx context.Context, tx *writeTx, server string, at time.Tim
 
 // writeLocked writes p inside tx, which holds its server's lock, and
 // commits.
-func (s *Store) writeLocked(ctx context.Context, tx *writeTx, p pendingEntry, insert *sql.Stmt) error {
+func (l *ledger) writeLocked(ctx context.Context, tx *writeTx, p pendingEntry, insert *sql.Stmt) error {
 	if p.item.ID != "" {
-		if err := s.lockWrites(ctx, tx); err != nil {
+		if err := l.lockWrites(ctx, tx); err != nil {
 			return err
 		}
 	}
-	if err := s.insertEntry(ctx, tx, p.entry, p.item, insert); err != nil {
+	if err := l.insertEntry(ctx, tx, p.entry, p.item, insert); err != nil {
 		return err
 	}
-	return s.commit(tx)
+	return l.commit(tx)
 }
 
 // chargeEntry runs decide on usage and readies its entry for the write.
-func (s *Store) chargeEntry(ctx context.Context, server string, usage map[string]Usage, decide func(map[string]Usage) (Entry, error)) (pendingEntry, error) {
+func (l *ledger) chargeEntry(ctx context.Context, server string, usage map[string]Usage, decide func(map[string]Usage) (Entry, error)) (pendingEntry, error) {
 	e, err := decide(usage)
 	if err != nil {
 		return pendingEntry{}, err
@@ -323,7 +323,7 @@ func (s *Store) chargeEntry(ctx context.Context, server string, usage map[string
 	if e.Decision.Server != server {
 		return pendingEntry{}, fmt.Errorf("commit decision %s: it is %q's, charged in %q's turn", e.Decision.ID, e.Decision.Server, server)
 	}
-	return s.opening(ctx, e)
+	return l.opening(ctx, e)
 }
 
 // serverLockClass is the first key of every server's advisory lock on

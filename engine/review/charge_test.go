@@ -39,8 +39,10 @@ func TestChargeExactAcrossReplicas(t *testing.T) {
 	const replicas, perReplica, fit, cost = 3, 16, 7, 1000
 	dir := stateDir(t)
 	readers := make([]*UsageReader, replicas)
+	stores := make([]*Store, replicas)
 	for i := range readers {
-		r, err := openStore(t, dir).UsageReader(t.Context(), usageWindows)
+		stores[i] = openStore(t, dir)
+		r, err := stores[i].UsageReader(t.Context(), usageWindows)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -60,12 +62,12 @@ func TestChargeExactAcrossReplicas(t *testing.T) {
 					t.Errorf("Charge(%s): %v", id, err)
 					return
 				}
-				if d, err := r.store.Decision(t.Context(), id); err != nil || d.Outcome != outcome || d.ReviewID != it.ID {
+				if d, err := stores[ri].Decision(t.Context(), id); err != nil || d.Outcome != outcome || d.ReviewID != it.ID {
 					t.Errorf("%s stored as %+v (%v), decided %s with review %q", id, d, err, outcome, it.ID)
 				}
 				map[string]*atomic.Int64{"pass": &passed, "escalate": &escalated, "blocker": &denied}[outcome].Add(1)
 				if n%4 == 0 {
-					if _, err := r.store.Commit(t.Context(), Entry{
+					if _, err := stores[ri].Commit(t.Context(), Entry{
 						Decision: Decision{ID: id + "-screened", Server: "a", Stage: StageRequest, Outcome: "blocker"},
 						Usage:    Usage{Requests: 1},
 					}); err != nil {
@@ -89,7 +91,7 @@ func TestChargeExactAcrossReplicas(t *testing.T) {
 	if got := passed.Load() + escalated.Load(); got != fit || denied.Load() != total-fit {
 		t.Errorf("%d passed and %d held of %d (%d denied), want exactly %d to fit", passed.Load(), escalated.Load(), total, denied.Load(), fit)
 	}
-	s := readers[0].store
+	s := stores[0]
 	got, err := s.UsageIn(t.Context(), "a", usageWindows, now())
 	if err != nil {
 		t.Fatal(err)

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -54,22 +55,33 @@ type Continuation struct {
 	Payload []byte
 }
 
+// continuations is the store of requests a retry may resume: one row per
+// nonce, taken at most once across every process sharing the store. It
+// touches the continuations table only, and takes no store-wide lock on
+// PostgreSQL.
+type continuations struct {
+	*storage
+	// sweepAt is when PutContinuation next sweeps expired continuations
+	// (Unix nanoseconds).
+	sweepAt atomic.Int64
+}
+
 // PutContinuation stores c, sweeping the rows that have expired first
 // when the last sweep is contSweepEvery old. A nonce is random and used
 // once, so a second put of one nonce is an error.
-func (s *Store) PutContinuation(ctx context.Context, c Continuation) error {
+func (cs *continuations) PutContinuation(ctx context.Context, c Continuation) error {
 	switch {
 	case c.Nonce == "" || c.Server == "" || c.Call == "" || c.Expires.IsZero():
 		return errors.New("put continuation: nonce, server, call and expiry are required")
 	case len(c.Payload) > MaxContinuationBytes:
 		return fmt.Errorf("put continuation: %w: %d bytes, over %d", ErrContinuationTooLarge, len(c.Payload), MaxContinuationBytes)
 	}
-	s.sweepContinuationsDue(ctx)
+	cs.sweepContinuationsDue(ctx)
 	payload := c.Payload
 	if payload == nil {
 		payload = []byte{} // NOT NULL: an empty payload is still a payload
 	}
-	err := s.execOne(ctx, `INSERT INTO continuations (nonce, server, call_digest, expires_at, payload)
+	err := cs.execOne(ctx, `INSERT INTO continuations (nonce, server, call_digest, expires_at, payload)
 		VALUES (?,?,?,?,?)`, c.Nonce, c.Server, c.Call, toNanos(c.Expires), payload)
 	if err != nil {
 		return fmt.Errorf("put continuation: %w", err)
@@ -82,31 +94,31 @@ func (s *Store) PutContinuation(ctx context.Context, c Continuation) error {
 // RETURNING, on both backends), so one-time use holds across every
 // process sharing the store. A nonce presented with another server or call
 // than its row's finds nothing and leaves the row for its own call.
-func (s *Store) TakeContinuation(ctx context.Context, nonce, server, call string) ([]byte, error) {
+func (cs *continuations) TakeContinuation(ctx context.Context, nonce, server, call string) ([]byte, error) {
 	var payload []byte
 	start := time.Now()
-	s.wmu.Lock()
-	err := s.db.QueryRowContext(ctx, `DELETE FROM continuations
+	cs.wmu.Lock()
+	err := cs.db.QueryRowContext(ctx, `DELETE FROM continuations
 		WHERE nonce = ? AND server = ? AND call_digest = ? AND expires_at > ?
-		RETURNING payload`, nonce, server, call, s.now().UnixNano()).Scan(&payload)
-	s.wmu.Unlock()
+		RETURNING payload`, nonce, server, call, cs.now().UnixNano()).Scan(&payload)
+	cs.wmu.Unlock()
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("take continuation: %w", ErrContinuationGone)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("take continuation: %w", s.committed(err, time.Since(start)))
+		return nil, fmt.Errorf("take continuation: %w", cs.committed(err, time.Since(start)))
 	}
 	return payload, nil
 }
 
 // HeldContinuations reports which of nonces still have a live row: the
 // ones not yet taken by any process and not expired.
-func (s *Store) HeldContinuations(ctx context.Context, nonces []string) (map[string]bool, error) {
+func (cs *continuations) HeldContinuations(ctx context.Context, nonces []string) (map[string]bool, error) {
 	held := make(map[string]bool, len(nonces))
 	const batch = 500 // well under either database's limit on bound parameters
 	for len(nonces) > 0 {
 		n := min(batch, len(nonces))
-		if err := s.heldBatch(ctx, nonces[:n], held); err != nil {
+		if err := cs.heldBatch(ctx, nonces[:n], held); err != nil {
 			return nil, fmt.Errorf("held continuations: %w", err)
 		}
 		nonces = nonces[n:]
@@ -114,14 +126,14 @@ func (s *Store) HeldContinuations(ctx context.Context, nonces []string) (map[str
 	return held, nil
 }
 
-func (s *Store) heldBatch(ctx context.Context, nonces []string, held map[string]bool) error {
+func (cs *continuations) heldBatch(ctx context.Context, nonces []string, held map[string]bool) error {
 	q := "SELECT nonce FROM continuations WHERE expires_at > ? AND nonce IN (?" + repeatPlaceholder(len(nonces)-1) + ")"
 	args := make([]any, 0, len(nonces)+1)
-	args = append(args, s.now().UnixNano())
+	args = append(args, cs.now().UnixNano())
 	for _, n := range nonces {
 		args = append(args, n)
 	}
-	rows, err := s.db.QueryContext(ctx, q, args...)
+	rows, err := cs.db.QueryContext(ctx, q, args...)
 	if err != nil {
 		return err
 	}
@@ -148,42 +160,23 @@ func repeatPlaceholder(n int) string {
 // sweepContinuationsDue sweeps when the last sweep of this Store is
 // contSweepEvery old. A failed sweep is logged, and fails no put: the
 // rows it left are never taken, and the next sweep deletes them.
-func (s *Store) sweepContinuationsDue(ctx context.Context) {
-	now := s.now()
-	next := s.contSweep.Load()
-	if now.UnixNano() < next || !s.contSweep.CompareAndSwap(next, now.Add(contSweepEvery).UnixNano()) {
+func (cs *continuations) sweepContinuationsDue(ctx context.Context) {
+	now := cs.now()
+	next := cs.sweepAt.Load()
+	if now.UnixNano() < next || !cs.sweepAt.CompareAndSwap(next, now.Add(contSweepEvery).UnixNano()) {
 		return
 	}
-	if _, err := s.sweepContinuations(ctx); err != nil {
-		s.log.Warn("expired continuations not swept", zap.Error(err))
+	if _, err := cs.sweepContinuations(ctx); err != nil {
+		cs.log.Warn("expired continuations not swept", zap.Error(err))
 	}
 }
 
 // sweepContinuations deletes the rows that have expired, and returns how
 // many: no retry can resume them, and they hold requests' text.
-func (s *Store) sweepContinuations(ctx context.Context) (int64, error) {
+func (cs *continuations) sweepContinuations(ctx context.Context) (int64, error) {
 	var n int64
-	err := s.execOneResult(ctx, func(r sql.Result) {
+	err := cs.execOneResult(ctx, func(r sql.Result) {
 		n, _ = r.RowsAffected()
-	}, "DELETE FROM continuations WHERE expires_at <= ?", s.now().UnixNano())
+	}, "DELETE FROM continuations WHERE expires_at <= ?", cs.now().UnixNano())
 	return n, err
-}
-
-// execOne runs one statement as its own transaction, queued behind this
-// Store's other writes, with storage failures named (see writeOne). It
-// takes no store-wide lock on PostgreSQL: continuations touch neither the
-// audit chain nor the queue.
-func (s *Store) execOne(ctx context.Context, q string, args ...any) error {
-	return s.execOneResult(ctx, nil, q, args...)
-}
-
-func (s *Store) execOneResult(ctx context.Context, fn func(sql.Result), q string, args ...any) error {
-	start := time.Now()
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
-	r, err := s.db.ExecContext(ctx, q, args...)
-	if err == nil && fn != nil {
-		fn(r)
-	}
-	return s.committed(err, time.Since(start))
 }

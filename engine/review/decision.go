@@ -28,16 +28,16 @@ type Decision struct {
 // RecordDecision stores d; a zero CreatedAt means now. The write is
 // detached from ctx's cancellation: a request the upstream cancelled still
 // had its decision made, and the record must say so.
-func (s *Store) RecordDecision(ctx context.Context, d Decision) error {
+func (l *ledger) RecordDecision(ctx context.Context, d Decision) error {
 	if d.ID == "" || d.Outcome == "" {
 		return fmt.Errorf("record decision %q: id and outcome are required", d.ID)
 	}
 	if d.CreatedAt.IsZero() {
-		d.CreatedAt = s.now()
+		d.CreatedAt = l.now()
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
 	defer cancel()
-	err := s.write(ctx, func(tx *writeTx) error {
+	err := l.write(ctx, func(tx *writeTx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO decisions (id, server, stage,
 			outcome, reasons, review_id, created_at) VALUES (?,?,?,?,?,?,?)`,
 			d.ID, d.Server, d.Stage, d.Outcome, encodeReasons(d.Reasons),
@@ -51,11 +51,11 @@ func (s *Store) RecordDecision(ctx context.Context, d Decision) error {
 }
 
 // Decision returns the recorded decision with this id; ErrNotFound if none.
-func (s *Store) Decision(ctx context.Context, id string) (Decision, error) {
+func (l *ledger) Decision(ctx context.Context, id string) (Decision, error) {
 	var d Decision
 	var reasons string
 	var created int64
-	err := s.db.QueryRowContext(ctx, `SELECT id, server, stage, outcome,
+	err := l.db.QueryRowContext(ctx, `SELECT id, server, stage, outcome,
 		reasons, review_id, created_at FROM decisions WHERE id = ?`, id).
 		Scan(&d.ID, &d.Server, &d.Stage, &d.Outcome, &reasons, &d.ReviewID, &created)
 	if errors.Is(err, sql.ErrNoRows) {

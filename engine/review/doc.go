@@ -19,7 +19,7 @@
 // (ApproveEdited) or a completion they wrote (Answer); the firewall
 // re-decides and forwards that instead of the original, which is kept.
 //
-// Every transition also appends one entry to the audit log (audit.go): who,
+// Every transition also appends one entry to the audit log (auditChain): who,
 // when, which decision and policy revision, digests of what was approved,
 // and the outcome, each entry holding the hash of the one before, so
 // VerifyAudit can name an entry edited, inserted or deleted behind the
@@ -38,12 +38,36 @@
 // (OpenURL), which several serve replicas share: every query is written
 // once and a dialect adapts it (dialect.go, postgres.go); contract.go lists
 // what both backends keep, and the tests run once on each. There a Store
-// owns its waits by lease rather than by process id (lease.go), and every
+// owns its waits by lease rather than by process id (leases), and every
 // transition is announced at commit to the replicas that listen
-// (listen.go), so a decision made anywhere wakes its waiter at once.
+// (listener), so a decision made anywhere wakes its waiter at once.
 //
-// review owns its schema and its file. It imports no other mcpx-fw package
-// (not engine, relay, cmd or validate) and no MCP SDK: engine, relay and cmd
-// use it, never the other way round. Prompt text is never logged; log lines
-// carry ids and sizes only.
+// The Store is the queue's state machine (queue.go, settle.go, decide.go,
+// wait.go) with parts around it, each a type in its own file holding only
+// the state it needs, so a method's receiver says what it may touch:
+//
+//   - storage (storage.go): the database, the write lock, the clock and the
+//     log; every part shares it, and it knows nothing of items.
+//   - auditChain (audit.go): appends, reads and verifies the audit log.
+//   - ledger (ledger.go, usage.go, charge.go): decisions, their charges and
+//     usage; what an entry opens in the queue it reaches through three
+//     named steps of the Store.
+//   - retention (prune.go): erases finished items' text and expired
+//     continuations, through the audit chain and the queue's sweep.
+//   - continuations (continuation.go): requests a retry may resume.
+//   - leases (lease.go) and listener (listen.go), on PostgreSQL, sharing
+//     replica (replica.go): the lease and its heartbeat, and the LISTEN
+//     connection that wakes waiters.
+//   - wakeups (wakeups.go) and dues (dues.go): in memory, the waiters'
+//     wake-up channels and the monotonic deadlines of items this Store
+//     opened.
+//
+// A part that needs nothing of the store is a package under internal/
+// (internal/turn: a server's turn among this process's charges), and
+// imports no mcpx-fw package.
+//
+// review owns its schema and its file. It imports no mcpx-fw package but
+// its own parts (not engine, relay, cmd or validate) and no MCP SDK:
+// engine, relay and cmd use it, never the other way round. Prompt text is
+// never logged; log lines carry ids and sizes only.
 package review

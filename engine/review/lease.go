@@ -40,6 +40,25 @@ const leaseReleaseTimeout = 5 * time.Second
 // because the state machine and the write lock allow one close. A live
 // Store's items are never touched, since its lease never runs out.
 
+// leases is this Store's lease on PostgreSQL: taking it, renewing it on
+// its own connection, releasing it at Close, and the heartbeat that sweeps
+// the items of leases that ran out. It touches the leases table and its
+// own connection; the sweep itself is the queue's (abandon).
+type leases struct {
+	*storage
+	*replica
+	// id is the lease's id: the owner token of every item this Store
+	// opens.
+	id string
+	// leaseDB is the lease's own connection (openLeaseDB).
+	leaseDB *db
+	// heartbeatStop ends the heartbeat without releasing the lease: what
+	// a crash does, for tests.
+	heartbeatStop context.CancelFunc
+	// abandon is the heartbeat's sweep: the Store's AbandonOrphans.
+	abandon func(context.Context) (int, error)
+}
+
 // newLeaseID returns a fresh owner token for a lease.
 func newLeaseID() string {
 	b := make([]byte, 12)
@@ -78,22 +97,22 @@ func openLeaseDB(connURL string) (*db, error) {
 
 // takeLease opens the lease's connection, writes this Store's lease and
 // starts its heartbeat.
-func (s *Store) takeLease(ctx context.Context) error {
-	ldb, err := openLeaseDB(s.connURL)
+func (l *leases) takeLease(ctx context.Context) error {
+	ldb, err := openLeaseDB(l.connURL)
 	if err != nil {
 		return err
 	}
 	_, err = ldb.ExecContext(ctx, `INSERT INTO leases (id, holder, taken_at, expires_at)
 		VALUES (?, ?, clock_timestamp(), clock_timestamp() + make_interval(secs => ?))`,
-		s.owner, leaseHolder(), s.lease.Seconds())
+		l.id, leaseHolder(), l.lease.Seconds())
 	if err != nil {
 		ldb.Close()
 		return err
 	}
-	s.leaseDB = ldb
-	hbCtx, stop := context.WithCancel(s.bgCtx)
-	s.heartbeatStop = stop
-	s.bg.Go(func() { s.heartbeat(hbCtx) })
+	l.leaseDB = ldb
+	hbCtx, stop := context.WithCancel(l.bgCtx)
+	l.heartbeatStop = stop
+	l.bg.Go(func() { l.heartbeat(hbCtx) })
 	return nil
 }
 
@@ -104,8 +123,8 @@ func (s *Store) takeLease(ctx context.Context) error {
 // write lock, behind every replica's writes, and a renewal queued behind
 // it would let a live replica's lease run out under load, and the other
 // replicas abandon its reviews.
-func (s *Store) heartbeat(ctx context.Context) {
-	tick := time.NewTicker(s.lease / 3)
+func (l *leases) heartbeat(ctx context.Context) {
+	tick := time.NewTicker(l.lease / 3)
 	defer tick.Stop()
 	var sweeping atomic.Bool
 	for {
@@ -114,25 +133,25 @@ func (s *Store) heartbeat(ctx context.Context) {
 			return
 		case <-tick.C:
 		}
-		if err := s.renewLease(ctx); err != nil && ctx.Err() == nil {
-			s.log.Warn("review store lease not renewed", zap.String("backend", s.Backend()),
-				zap.String("store", s.path), zap.Error(err))
+		if err := l.renewLease(ctx); err != nil && ctx.Err() == nil {
+			l.log.Warn("review store lease not renewed", zap.String("backend", l.Backend()),
+				zap.String("store", l.path), zap.Error(err))
 			continue
 		}
 		if sweeping.CompareAndSwap(false, true) {
-			s.bg.Go(func() {
+			l.bg.Go(func() {
 				defer sweeping.Store(false)
-				s.sweepDeadLeases(ctx)
+				l.sweepDeadLeases(ctx)
 			})
 		}
 	}
 }
 
-// sweepDeadLeases is the heartbeat's sweep (AbandonOrphans).
-func (s *Store) sweepDeadLeases(ctx context.Context) {
-	if _, err := s.AbandonOrphans(ctx); err != nil && ctx.Err() == nil {
-		s.log.Warn("review store sweep of dead leases failed", zap.String("backend", s.Backend()),
-			zap.String("store", s.path), zap.Error(err))
+// sweepDeadLeases is the heartbeat's sweep (abandon).
+func (l *leases) sweepDeadLeases(ctx context.Context) {
+	if _, err := l.abandon(ctx); err != nil && ctx.Err() == nil {
+		l.log.Warn("review store sweep of dead leases failed", zap.String("backend", l.Backend()),
+			zap.String("store", l.path), zap.Error(err))
 	}
 }
 
@@ -143,11 +162,11 @@ func (s *Store) sweepDeadLeases(ctx context.Context) {
 // many minutes after the lease ran out; one that times out closes its
 // connection, and the next try, at once, dials another. leaseTries tries
 // still end within lease/3, before the next renewal is due.
-func (s *Store) renewLease(ctx context.Context) error {
+func (l *leases) renewLease(ctx context.Context) error {
 	var err error
 	for range leaseTries {
-		tctx, cancel := context.WithTimeout(ctx, s.lease/8)
-		err = s.renewLeaseOnce(tctx)
+		tctx, cancel := context.WithTimeout(ctx, l.lease/8)
+		err = l.renewLeaseOnce(tctx)
 		cancel()
 		if err == nil || ctx.Err() != nil || !errors.Is(err, context.DeadlineExceeded) {
 			break
@@ -160,34 +179,34 @@ func (s *Store) renewLease(ctx context.Context) error {
 // renewal (the database was out of reach for longer than the lease) is
 // taken again under the same id: other replicas may have abandoned some
 // of its items meanwhile, and those stay abandoned; the rest go on.
-func (s *Store) renewLeaseOnce(ctx context.Context) error {
-	res, err := s.leaseDB.ExecContext(ctx, `UPDATE leases SET expires_at = clock_timestamp() + make_interval(secs => ?)
-		WHERE id = ? AND expires_at > clock_timestamp()`, s.lease.Seconds(), s.owner)
+func (l *leases) renewLeaseOnce(ctx context.Context) error {
+	res, err := l.leaseDB.ExecContext(ctx, `UPDATE leases SET expires_at = clock_timestamp() + make_interval(secs => ?)
+		WHERE id = ? AND expires_at > clock_timestamp()`, l.lease.Seconds(), l.id)
 	if err != nil {
-		return s.unavailable("renew lease", err)
+		return l.unavailable("renew lease", err)
 	}
 	if n, err := res.RowsAffected(); err == nil && n == 1 {
 		return nil
 	}
-	s.log.Warn("review store lease had run out: other replicas may have abandoned the reviews this one held; taking it again",
-		zap.String("backend", s.Backend()), zap.String("store", s.path), zap.Duration("lease", s.lease))
-	_, err = s.leaseDB.ExecContext(ctx, `INSERT INTO leases (id, holder, taken_at, expires_at)
+	l.log.Warn("review store lease had run out: other replicas may have abandoned the reviews this one held; taking it again",
+		zap.String("backend", l.Backend()), zap.String("store", l.path), zap.Duration("lease", l.lease))
+	_, err = l.leaseDB.ExecContext(ctx, `INSERT INTO leases (id, holder, taken_at, expires_at)
 		VALUES (?, ?, clock_timestamp(), clock_timestamp() + make_interval(secs => ?))
 		ON CONFLICT (id) DO UPDATE SET expires_at = excluded.expires_at`,
-		s.owner, leaseHolder(), s.lease.Seconds())
-	return s.unavailable("renew lease", err)
+		l.id, leaseHolder(), l.lease.Seconds())
+	return l.unavailable("renew lease", err)
 }
 
 // releaseLease deletes the lease at Close, so other replicas abandon this
 // Store's remaining items at their next sweep, and closes the lease's
 // connection.
-func (s *Store) releaseLease() {
-	defer s.leaseDB.Close()
+func (l *leases) releaseLease() {
+	defer l.leaseDB.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), leaseReleaseTimeout)
 	defer cancel()
-	if _, err := s.leaseDB.ExecContext(ctx, "DELETE FROM leases WHERE id = ?", s.owner); err != nil {
-		s.log.Warn("review store lease not released; other replicas abandon its reviews when it runs out",
-			zap.String("backend", s.Backend()), zap.String("store", s.path), zap.Error(err))
+	if _, err := l.leaseDB.ExecContext(ctx, "DELETE FROM leases WHERE id = ?", l.id); err != nil {
+		l.log.Warn("review store lease not released; other replicas abandon its reviews when it runs out",
+			zap.String("backend", l.Backend()), zap.String("store", l.path), zap.Error(err))
 	}
 }
 
@@ -206,8 +225,8 @@ func leaseAlive(ctx context.Context, q rowReader, owner string) bool {
 
 // dropDeadLeases deletes the leases that ran out and own no open item any
 // more: what is left of replicas that are gone.
-func (s *Store) dropDeadLeases(ctx context.Context) error {
-	_, err := s.db.ExecContext(ctx, `DELETE FROM leases WHERE expires_at <= clock_timestamp()
+func (l *leases) dropDeadLeases(ctx context.Context) error {
+	_, err := l.db.ExecContext(ctx, `DELETE FROM leases WHERE expires_at <= clock_timestamp()
 		AND NOT EXISTS (SELECT 1 FROM items WHERE items.owner = leases.id
 			AND items.state IN ('pending', 'approved'))`)
 	return err

@@ -3,6 +3,7 @@ package review
 import (
 	"context"
 	"errors"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -27,6 +28,18 @@ const (
 	listenBackoffMax = 5 * time.Second
 )
 
+// listener is, on PostgreSQL, this Store's LISTEN connection: it wakes
+// the waiters of every item whose transition any replica or CLI commits.
+// It touches its own connection and the wake-ups, never a table.
+type listener struct {
+	*storage
+	*replica
+	*wakeups
+	listenOnce  sync.Once
+	readyOnce   sync.Once
+	listenReady chan struct{}
+}
+
 // Changed returns a channel that is closed at the next committed change of
 // any item this Store learns of at once: on PostgreSQL every replica's and
 // every CLI's (the listener), on SQLite only this Store's own (decisions
@@ -37,19 +50,9 @@ const (
 // channel before it reads, so a change made during the read is not
 // missed. The channel is also closed after the listener reconnects, since
 // notifications sent while it was away are lost.
-func (s *Store) Changed() <-chan struct{} {
-	s.startListening(context.Background())
-	s.changeMu.Lock()
-	defer s.changeMu.Unlock()
-	return s.changed
-}
-
-// signalChanged closes the channel Changed handed out and makes a new one.
-func (s *Store) signalChanged() {
-	s.changeMu.Lock()
-	defer s.changeMu.Unlock()
-	close(s.changed)
-	s.changed = make(chan struct{})
+func (l *listener) Changed() <-chan struct{} {
+	l.startListening(context.Background())
+	return l.current()
 }
 
 // startListening starts the Store's listener on its first use (a Store
@@ -58,15 +61,15 @@ func (s *Store) signalChanged() {
 // waiter that reads its item after this misses no notification of a
 // later change. Without a listener (SQLite, or a closed Store) it returns
 // at once.
-func (s *Store) startListening(ctx context.Context) {
-	if s.db.dialect != dialectPostgres || s.bgCtx.Err() != nil {
+func (l *listener) startListening(ctx context.Context) {
+	if l.db.dialect != dialectPostgres || l.bgCtx.Err() != nil {
 		return // SQLite, or a closed Store
 	}
-	s.listenOnce.Do(func() {
-		s.bg.Go(func() { s.listen(s.bgCtx) })
+	l.listenOnce.Do(func() {
+		l.bg.Go(func() { l.listen(l.bgCtx) })
 	})
 	select {
-	case <-s.listenReady:
+	case <-l.listenReady:
 	case <-ctx.Done():
 	}
 }
@@ -75,28 +78,28 @@ func (s *Store) startListening(ctx context.Context) {
 // Store's waiters on each notified item, until the Store closes. A lost
 // connection is dialled again with backoff; once listening again, it wakes
 // every waiter, because what was notified meanwhile is gone.
-func (s *Store) listen(ctx context.Context) {
+func (l *listener) listen(ctx context.Context) {
 	ready := func() {
-		s.readyOnce.Do(func() { close(s.listenReady) })
+		l.readyOnce.Do(func() { close(l.listenReady) })
 	}
 	defer ready()
 	backoff := listenBackoffMin
 	for attempt := 0; ctx.Err() == nil; attempt++ {
-		err := s.listenOnceConn(ctx, func() {
+		err := l.listenOnceConn(ctx, func() {
 			ready()
 			backoff = listenBackoffMin
 			if attempt > 0 {
-				s.log.Info("review store listener reconnected; waking every waiter",
-					zap.String("backend", s.Backend()), zap.String("store", s.path))
-				s.wakeAll()
+				l.log.Info("review store listener reconnected; waking every waiter",
+					zap.String("backend", l.Backend()), zap.String("store", l.path))
+				l.wakeAll()
 			}
 		})
 		if ctx.Err() != nil {
 			return
 		}
 		ready() // the first attempt failed: waiters poll until it works
-		s.log.Warn("review store listener lost its connection; waits fall back to polling until it is back",
-			zap.String("backend", s.Backend()), zap.String("store", s.path),
+		l.log.Warn("review store listener lost its connection; waits fall back to polling until it is back",
+			zap.String("backend", l.Backend()), zap.String("store", l.path),
 			zap.Duration("retry_in", backoff), zap.Error(err))
 		select {
 		case <-ctx.Done():
@@ -113,8 +116,8 @@ func (s *Store) listen(ctx context.Context) {
 // delivers nothing and reports no error until the kernel gives up, many
 // minutes later; so after each lease/3 without a notification the
 // listener pings, and one unanswered within lease/8 counts as lost.
-func (s *Store) listenOnceConn(ctx context.Context, listening func()) error {
-	conn, err := pgx.Connect(ctx, s.connURL)
+func (l *listener) listenOnceConn(ctx context.Context, listening func()) error {
+	conn, err := pgx.Connect(ctx, l.connURL)
 	if err != nil {
 		return err // listen logs it, with when it tries again
 	}
@@ -128,16 +131,16 @@ func (s *Store) listenOnceConn(ctx context.Context, listening func()) error {
 	}
 	listening()
 	for {
-		wctx, cancel := context.WithTimeout(ctx, s.lease/3)
+		wctx, cancel := context.WithTimeout(ctx, l.lease/3)
 		n, err := conn.WaitForNotification(wctx)
 		cancel()
 		switch {
 		case err == nil:
-			s.notify(n.Payload)
+			l.notify(n.Payload)
 		case ctx.Err() != nil:
 			return nil
 		case errors.Is(err, context.DeadlineExceeded): // quiet: is anyone there?
-			pctx, cancel := context.WithTimeout(ctx, s.lease/8)
+			pctx, cancel := context.WithTimeout(ctx, l.lease/8)
 			err := conn.Ping(pctx)
 			cancel()
 			if err != nil && ctx.Err() == nil {
@@ -147,15 +150,4 @@ func (s *Store) listenOnceConn(ctx context.Context, listening func()) error {
 			return err
 		}
 	}
-}
-
-// wakeAll wakes every waiter of this Store to re-read its item.
-func (s *Store) wakeAll() {
-	s.waitMu.Lock()
-	for id, slot := range s.waiters {
-		close(slot.ch)
-		delete(s.waiters, id)
-	}
-	s.waitMu.Unlock()
-	s.signalChanged()
 }

@@ -24,7 +24,7 @@ func (s *Store) opened(p pendingEntry) {
 	if it.ID == "" {
 		return
 	}
-	s.setDue(it.ID, p.due)
+	s.dues.set(it.ID, p.due)
 	s.log.Info("review opened", append(itemFields(it),
 		zap.Int("request_bytes", len(it.Request)),
 		zap.Int("result_bytes", len(it.Result)),

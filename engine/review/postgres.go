@@ -50,6 +50,7 @@ func OpenURL(ctx context.Context, rawURL string, log *zap.Logger, opts ...OpenOp
 	sqlDB.SetMaxIdleConns(maxConns())
 	s := newStore(&db{DB: sqlDB, binder: newBinder(dialectPostgres)}, shown, log.Named("review"))
 	s.connURL, s.lease, s.owner, s.PollInterval = u.String(), DefaultLease, newLeaseID(), DefaultListenPollInterval
+	s.leases.id = s.owner
 	s.alive = leaseAlive
 	for _, o := range opts {
 		o(s)
@@ -135,7 +136,7 @@ func openError(shown string, err error) error {
 // turn, see Charge) waiting one connect timeout per try before it fails.
 // Any other failure, and every failure after BEGIN, is the caller's: a
 // write is never run twice.
-func (s *Store) begin(ctx context.Context) (*sql.Tx, error) {
+func (s *storage) begin(ctx context.Context) (*sql.Tx, error) {
 	tx, err := s.db.BeginTx(ctx, nil)
 	for range maxConns() {
 		var ce *pgconn.ConnectError
@@ -173,7 +174,7 @@ const writeLockKey = 0x6d6370786677
 // lock does for SQLite. It is coarse; decisions without a review
 // (writeOne) do not take it, and the usage buckets they touch are updated
 // by one atomic upsert each.
-func (s *Store) lockWrites(ctx context.Context, tx *writeTx) error {
+func (s *storage) lockWrites(ctx context.Context, tx *writeTx) error {
 	if s.db.dialect != dialectPostgres {
 		return nil
 	}
@@ -185,7 +186,7 @@ func (s *Store) lockWrites(ctx context.Context, tx *writeTx) error {
 // lock, so replicas starting together apply each migration once. The
 // version lives in schema_version, PostgreSQL's stand-in for SQLite's
 // user_version; both backends count the same migrations.
-func (s *Store) migratePostgres(ctx context.Context) error {
+func (s *storage) migratePostgres(ctx context.Context) error {
 	return s.write(ctx, func(tx *writeTx) error {
 		// Looked up rather than CREATE … IF NOT EXISTS, which needs the
 		// right to create in the schema even when the table is there: a
@@ -236,7 +237,7 @@ func schemaTooOld(have, step int, err error) error {
 
 // SchemaVersion returns how many migrations the store's database has:
 // what `mcpx-fw check` compares with what this binary knows.
-func (s *Store) SchemaVersion(ctx context.Context) (int, error) {
+func (s *storage) SchemaVersion(ctx context.Context) (int, error) {
 	q := "PRAGMA user_version"
 	if s.db.dialect == dialectPostgres {
 		q = "SELECT version FROM schema_version WHERE one = 1"
@@ -249,7 +250,7 @@ func (s *Store) SchemaVersion(ctx context.Context) (int, error) {
 }
 
 // Backend names the database behind the store: "sqlite" or "postgres".
-func (s *Store) Backend() string { return s.db.dialect.String() }
+func (s *storage) Backend() string { return s.db.dialect.String() }
 
 // pgStateMoves is the state machine the items table enforces, as in
 // SQLite's items_state_moves trigger.

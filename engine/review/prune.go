@@ -15,6 +15,19 @@ const NoteErased = "prompt and completion text erased after the retention period
 // hourly prune never holds the write lock long enough to stall a decision.
 const pruneBatch = 200
 
+// retention erases the text of finished items and the continuations that
+// expired, each erasure recorded in the audit chain. It touches the items'
+// text and erased_at, the continuations table (through conts) and the
+// audit chain; closing what is due first is the queue's (closeDue).
+type retention struct {
+	*storage
+	audit *auditChain
+	conts *continuations
+	// closeDue closes the items that are due, so they count as finished:
+	// the Store's sweep.
+	closeDue func(context.Context) ([]Item, error)
+}
+
 // Prune erases the prompt and completion text (request, result, the
 // operator's edit, diff and answer) of every item that finished more than
 // retain ago, and writes one audit entry per item. Ids, states, reasons,
@@ -29,19 +42,19 @@ const pruneBatch = 200
 // linger in free pages or old page images. On PostgreSQL the erased text
 // stays in dead row versions until VACUUM reclaims them (autovacuum, or the
 // server's own retention).
-func (s *Store) Prune(ctx context.Context, retain time.Duration) (int, error) {
-	if _, err := s.sweepContinuations(ctx); err != nil {
+func (r *retention) Prune(ctx context.Context, retain time.Duration) (int, error) {
+	if _, err := r.conts.sweepContinuations(ctx); err != nil {
 		return 0, fmt.Errorf("prune: continuations: %w", err)
 	}
 	if retain <= 0 {
 		return 0, nil
 	}
-	if _, err := s.sweep(ctx); err != nil { // close what is due first, so it can count as finished
+	if _, err := r.closeDue(ctx); err != nil { // close what is due first, so it can count as finished
 		return 0, fmt.Errorf("prune: %w", err)
 	}
 	total := 0
 	for {
-		n, err := s.pruneOnce(ctx, s.now().Add(-retain))
+		n, err := r.pruneOnce(ctx, r.now().Add(-retain))
 		total += n
 		if err != nil {
 			return total, fmt.Errorf("prune: %w", err)
@@ -50,27 +63,27 @@ func (s *Store) Prune(ctx context.Context, retain time.Duration) (int, error) {
 			break
 		}
 	}
-	if total > 0 && s.db.dialect == dialectSQLite {
-		if _, err := s.db.ExecContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)"); err != nil {
+	if total > 0 && r.db.dialect == dialectSQLite {
+		if _, err := r.db.ExecContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)"); err != nil {
 			return total, fmt.Errorf("prune: checkpoint: %w", err)
 		}
 	}
 	if total > 0 {
-		s.log.Info("review text erased", zap.Int("items", total), zap.Duration("retain", retain))
+		r.log.Info("review text erased", zap.Int("items", total), zap.Duration("retain", retain))
 	}
 	return total, nil
 }
 
 // pruneOnce erases up to pruneBatch items that finished before cutoff.
-func (s *Store) pruneOnce(ctx context.Context, cutoff time.Time) (int, error) {
+func (r *retention) pruneOnce(ctx context.Context, cutoff time.Time) (int, error) {
 	n := 0
-	err := s.write(ctx, func(tx *writeTx) error {
+	err := r.write(ctx, func(tx *writeTx) error {
 		items, err := erasable(ctx, tx, cutoff)
 		if err != nil {
 			return err
 		}
 		for _, it := range items {
-			if err := s.erase(ctx, tx, it); err != nil {
+			if err := r.erase(ctx, tx, it); err != nil {
 				return err
 			}
 		}
@@ -96,11 +109,11 @@ func erasable(ctx context.Context, tx *writeTx, cutoff time.Time) ([]Item, error
 
 // erase writes the audit entry (with the digests of what it erases) and
 // clears the text.
-func (s *Store) erase(ctx context.Context, tx *writeTx, it Item) error {
-	t := s.now()
+func (r *retention) erase(ctx context.Context, tx *writeTx, it Item) error {
+	t := r.now()
 	e := itemEntry(it, EventErased, t)
 	e.Detail = NoteErased
-	if err := s.appendAudit(ctx, tx, e); err != nil {
+	if err := r.audit.appendAudit(ctx, tx, e); err != nil {
 		return err
 	}
 	_, err := tx.ExecContext(ctx, `UPDATE items SET request = NULL, result = NULL,

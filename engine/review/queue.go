@@ -76,6 +76,15 @@ func (s *Store) fresh(it Item, timeout time.Duration) Item {
 	return it
 }
 
+// openItem writes an item an entry opens, inside the entry's write: the
+// item, its first history row and its audit entry.
+func (s *Store) openItem(ctx context.Context, tx *writeTx, it Item) error {
+	if err := insertItem(ctx, tx, it); err != nil {
+		return err
+	}
+	return s.record(ctx, tx, it.ID, "", StatePending, "", "", it.CreatedAt)
+}
+
 // insertItem writes a new item, linked to its parent as lineage says.
 func insertItem(ctx context.Context, tx *writeTx, it Item) error {
 	it = lineage(ctx, it)

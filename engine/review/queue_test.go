@@ -140,34 +140,35 @@ func TestListFiltersAndOrder(t *testing.T) {
 
 // PendingIDs names exactly the items List lists, closing due ones first.
 func TestPendingIDsMatchList(t *testing.T) {
-	s := openStore(t, stateDir(t))
-	var ids []string
-	for range 4 {
-		ids = append(ids, mustAdd(t, s, sampleItem("a"), time.Hour).ID)
-	}
-	expiring := mustAdd(t, s, sampleItem("a"), time.Millisecond).ID
-	if _, err := s.Approve(t.Context(), ids[1], "alice", ""); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Reject(t.Context(), ids[3], "alice", "no"); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(10 * time.Millisecond)
-	got, err := s.PendingIDs(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := map[string]bool{ids[0]: true, ids[2]: true}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("PendingIDs (-want +got):\n%s", diff)
-	}
-	if it := mustGet(t, s, expiring); it.State != StateExpired {
-		t.Errorf("the due item is %s, want expired", it.State)
-	}
-	items, err := s.List(t.Context(), Filter{})
-	if err != nil || len(items) != len(want) {
-		t.Errorf("List gave %d items, %v; PendingIDs %d", len(items), err, len(want))
-	}
+	inBubble(t, func(t *testing.T, s *Store) {
+		var ids []string
+		for range 4 {
+			ids = append(ids, mustAdd(t, s, sampleItem("a"), time.Hour).ID)
+		}
+		expiring := mustAdd(t, s, sampleItem("a"), time.Millisecond).ID
+		if _, err := s.Approve(t.Context(), ids[1], "alice", ""); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Reject(t.Context(), ids[3], "alice", "no"); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(10 * time.Millisecond)
+		got, err := s.PendingIDs(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]bool{ids[0]: true, ids[2]: true}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("PendingIDs (-want +got):\n%s", diff)
+		}
+		if it := mustGet(t, s, expiring); it.State != StateExpired {
+			t.Errorf("the due item is %s, want expired", it.State)
+		}
+		items, err := s.List(t.Context(), Filter{})
+		if err != nil || len(items) != len(want) {
+			t.Errorf("List gave %d items, %v; PendingIDs %d", len(items), err, len(want))
+		}
+	})
 }
 
 func TestItemJSONNamesMatchTheCLI(t *testing.T) {

@@ -82,7 +82,7 @@ func now() time.Time {
 // now is this Store's wall-clock reading: now(), or s.clock's when a test
 // set one to make the wall clock jump. Deadlines this process waits for
 // are also kept on the monotonic clock (see Wait), which no jump moves.
-func (s *Store) now() time.Time {
+func (s *storage) now() time.Time {
 	if s.clock != nil {
 		return s.clock().UTC().Round(0)
 	}

@@ -237,7 +237,7 @@ END;
 // migrate brings the schema up to date in one transaction. The write lock
 // makes concurrent first opens by several processes safe: the second one
 // sees the first one's user_version and applies nothing.
-func (s *Store) migrate(ctx context.Context) error {
+func (s *storage) migrate(ctx context.Context) error {
 	if s.db.dialect == dialectPostgres {
 		return s.migratePostgres(ctx)
 	}

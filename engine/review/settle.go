@@ -234,7 +234,7 @@ func (s *Store) AbandonOrphans(ctx context.Context) (int, error) {
 
 // closed wakes local waiters and logs an item the queue closed itself.
 func (s *Store) closed(it Item) {
-	s.takeDue(it.ID)
+	s.dues.take(it.ID)
 	s.notify(it.ID)
 	s.log.Info("review closed", append(itemFields(it), zap.String("note", noteOf(it)))...)
 }

@@ -5,16 +5,12 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
 	"runtime"
-	"sync"
-	"sync/atomic"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgconn"
 	"go.uber.org/zap"
 	"modernc.org/sqlite" // registers the "sqlite" driver
 )
@@ -51,7 +47,7 @@ type Store struct {
 	PollInterval time.Duration
 
 	// PolicyRevision names the policy in force, for the audit entries this
-	// Store writes (see audit.go). Default: none ("" in the entries); set it
+	// Store writes (auditChain). Default: none ("" in the entries); set it
 	// before the first write.
 	PolicyRevision func() string
 
@@ -65,11 +61,20 @@ type Store struct {
 	// write.
 	Opened func(Opened)
 
-	db *db
-	// path is the SQLite file, or the PostgreSQL URL without its password:
-	// what error messages and `mcpx-fw check` name.
-	path string
-	log  *zap.Logger
+	// The parts (see the package doc) are embedded, so their exported
+	// methods are the Store's; a part's own methods reach only its fields
+	// and the parts it was given in newStore.
+	//
+	// storage is the database and its writes, which every part shares.
+	storage
+	// auditChain is the audit log every transition appends to.
+	auditChain
+	// continuations are the requests a retry may resume.
+	continuations
+	// retention erases what is kept no longer.
+	retention
+	// ledger records decisions and their charges.
+	ledger
 
 	// owner names this process in the items it opens; alive reports whether
 	// an owner's process (or lease) still runs, reading what it must
@@ -78,59 +83,22 @@ type Store struct {
 	owner string
 	alive func(ctx context.Context, q rowReader, owner string) bool
 
-	// clock is the wall clock, nil for time.Now: a field so tests can make
-	// it jump, as an NTP step or an operator's date command would.
-	clock func() time.Time
-
-	// wmu serialises this Store's write transactions, so goroutines of one
-	// process queue here instead of spinning in SQLite's busy handler.
-	wmu sync.Mutex
-
-	// insert is insertDecision, prepared on first use (insertstmt.go).
-	insertMu sync.Mutex
-	insert   *sql.Stmt
-
-	waitMu  sync.Mutex
-	waiters map[string]*waitSlot
+	// wakeups wake this Store's waiters and whoever waits on Changed.
+	wakeups
 	// blocked, when set (by tests, before the first Wait), is called each
 	// time a Wait has read its item pending and blocks.
 	blocked func(id string)
 
-	// serverLocks queues this Store's charges to one server (charge.go).
-	serverLocks serverLocks
+	// dues are the deadlines, on the monotonic clock, of the items this
+	// Store opened.
+	dues dues
 
-	// dues holds, for each item this Store opened and nobody has waited
-	// out yet, its deadline on the monotonic clock (see Wait).
-	dueMu sync.Mutex
-	dues  map[string]time.Time
-
-	// changed is closed and replaced at every change this Store learns of
-	// at once (Changed, listen.go).
-	changeMu sync.Mutex
-	changed  chan struct{}
-
-	// On PostgreSQL: connURL is store.url as given (with its password,
-	// never shown), for the listener's own connection; lease is how long
-	// this Store's lease lasts unrenewed (lease.go). bgCtx ends at Close,
-	// which waits for bg: the listener and the lease's heartbeat.
-	connURL     string
-	lease       time.Duration
-	bgCtx       context.Context
-	bgStop      context.CancelFunc
-	bg          sync.WaitGroup
-	closeOnce   sync.Once
-	listenOnce  sync.Once
-	readyOnce   sync.Once
-	listenReady chan struct{}
-	// leaseDB is the lease's own connection (lease.go's openLeaseDB).
-	leaseDB *db
-	// heartbeatStop ends the heartbeat without releasing the lease: what
-	// a crash does, for tests.
-	heartbeatStop context.CancelFunc
-
-	// contSweep is when PutContinuation next sweeps expired continuations
-	// (Unix nanoseconds; continuation.go).
-	contSweep atomic.Int64
+	// replica is what a Store on PostgreSQL shares with other replicas;
+	// leases is its lease there.
+	replica
+	leases
+	// listener wakes this Store's waiters on other replicas' changes.
+	listener
 }
 
 // Open opens (creating if needed) the review queue in dir. The dir is made
@@ -172,7 +140,7 @@ const openRetry = 20 * time.Millisecond
 // waiting while holding a read lock could deadlock) when another
 // connection holds the write lock. Once the database is in WAL mode the
 // busy timeout covers every wait.
-func (s *Store) migrateWhenFree() error {
+func (s *storage) migrateWhenFree() error {
 	deadline := time.Now().Add(busyTimeout)
 	for {
 		err := s.migrate(context.Background())
@@ -189,19 +157,25 @@ func isBusy(err error) bool {
 	return errors.As(err, &se) && se.Code()&0xff == sqliteBusy
 }
 
+// newStore makes a Store and gives each part what it may touch: pointers
+// to the parts it shares, and the queue's steps it needs, as funcs.
 func newStore(db *db, path string, log *zap.Logger) *Store {
-	return &Store{
+	s := &Store{
 		PollInterval: DefaultPollInterval,
-		db:           db,
-		path:         path,
-		log:          log,
+		storage:      storage{db: db, path: path, log: log},
 		owner:        selfToken(),
 		alive:        aliveByPID,
-		waiters:      make(map[string]*waitSlot),
-		dues:         make(map[string]time.Time),
-		changed:      make(chan struct{}),
-		listenReady:  make(chan struct{}),
+		wakeups:      newWakeups(),
+		dues:         dues{m: make(map[string]time.Time)},
 	}
+	s.auditChain = auditChain{storage: &s.storage, policy: &s.PolicyRevision}
+	s.continuations.storage = &s.storage
+	s.listener = listener{storage: &s.storage, replica: &s.replica, wakeups: &s.wakeups,
+		listenReady: make(chan struct{})}
+	s.retention = retention{storage: &s.storage, audit: &s.auditChain, conts: &s.continuations, closeDue: s.sweep}
+	s.ledger = ledger{storage: &s.storage, opening: s.opening, openItem: s.openItem, opened: s.opened}
+	s.leases = leases{storage: &s.storage, replica: &s.replica, abandon: s.AbandonOrphans}
+	return s
 }
 
 // Close closes the database. Waits in progress fail with an error. On
@@ -217,17 +191,12 @@ func (s *Store) Close() error {
 			s.releaseLease()
 		})
 	}
-	s.insertMu.Lock()
-	if s.insert != nil {
-		s.insert.Close()
-		s.insert = nil
-	}
-	s.insertMu.Unlock()
+	s.closeInsert()
 	return s.db.Close()
 }
 
 // Path returns the database file, for error messages and `mcpx-fw check`.
-func (s *Store) Path() string { return s.path }
+func (s *storage) Path() string { return s.path }
 
 // dsn asks for WAL (readers never block the writer), a busy timeout (other
 // processes hold the write lock briefly) and BEGIN IMMEDIATE for every
@@ -291,123 +260,4 @@ func checkPrivate(path, what string) error {
 			what, path, perm, path)
 	}
 	return nil
-}
-
-// write runs fn in one IMMEDIATE transaction (on PostgreSQL: one that
-// holds the store-wide write lock, see lockWrites) and commits it when fn
-// returns nil. Outcomes that must still commit (an expiry applied before a
-// refused approval) are reported through fn's closure, not its error.
-// Storage failures come back named (see storageError).
-func (s *Store) write(ctx context.Context, fn func(tx *writeTx) error) error {
-	start := time.Now()
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
-	sqlTx, err := s.begin(ctx)
-	if err != nil {
-		return s.storageError(err, time.Since(start))
-	}
-	tx := &writeTx{Tx: sqlTx, binder: s.db.binder}
-	if err := s.lockWrites(ctx, tx); err != nil {
-		return s.storageError(errors.Join(err, ignoreDone(tx.Rollback())), time.Since(start))
-	}
-	if err := fn(tx); err != nil {
-		return s.storageError(errors.Join(err, ignoreDone(tx.Rollback())), 0)
-	}
-	return s.commit(tx)
-}
-
-// commit commits tx (see committed).
-func (s *Store) commit(tx *writeTx) error {
-	return s.committed(tx.Commit(), 0)
-}
-
-// committed names the failure of a write that commits as it ends: a
-// COMMIT, or a statement run on its own, which PostgreSQL commits when it
-// ends. One whose connection was lost after it was sent may or may not
-// have taken effect: it is reported as ErrOutcomeUnknown, logged, and
-// never retried. Other failures are named by storageError (waited is its).
-func (s *Store) committed(err error, waited time.Duration) error {
-	if s.ambiguousCommit(err) {
-		s.log.Error("review store lost its connection during COMMIT: whether the write took effect is unknown; it is not retried",
-			zap.String("backend", s.Backend()), zap.String("store", s.path), zap.Error(err))
-		return fmt.Errorf("review store %s (%s): %w: %w", s.path, s.Backend(), ErrOutcomeUnknown, s.unavailable("commit", err))
-	}
-	return s.storageError(err, waited)
-}
-
-// ambiguousCommit reports a commit (see committed) that failed because the
-// connection to the PostgreSQL server was lost after it was sent: the
-// server may have committed. One that pgx never sent (SafeToRetry) was
-// not committed.
-func (s *Store) ambiguousCommit(err error) bool {
-	return err != nil && s.db.dialect == dialectPostgres && connectionLost(err) && !pgconn.SafeToRetry(err)
-}
-
-// SQLite's primary result codes for the failures an operator can act on.
-const (
-	sqliteReadOnly = 8  // SQLITE_READONLY
-	sqliteIOErr    = 10 // SQLITE_IOERR: a write failed (disk full, file size limit, I/O error)
-	sqliteFull     = 13 // SQLITE_FULL
-	sqliteBusy     = 5  // SQLITE_BUSY: another connection holds the write lock
-)
-
-// storageError names a write that failed for a reason outside the queue,
-// in words that say what to look at: "disk I/O error (778)" alone does not.
-// waited is how long the write waited for the write lock (0 once it had
-// it): giving up on the lock shows as SQLITE_BUSY or, when the caller's
-// deadline came first, as that deadline. Other errors pass unchanged.
-func (s *Store) storageError(err error, waited time.Duration) error {
-	if err == nil {
-		return nil
-	}
-	if s.db.dialect == dialectPostgres && unreachable(err) {
-		return s.unavailable("write", err)
-	}
-	var se *sqlite.Error
-	code := 0
-	if errors.As(err, &se) {
-		code = se.Code() & 0xff // the primary code of an extended one
-	}
-	switch {
-	case code == sqliteBusy || waited > 0 && errors.Is(err, context.DeadlineExceeded):
-		return fmt.Errorf("review store %s is locked: another process held its write lock for %s (database is locked): %w",
-			s.path, waited.Round(time.Millisecond), err)
-	case code == sqliteIOErr || code == sqliteFull:
-		return fmt.Errorf("review store %s could not be written (disk full, file size limit or I/O error): %w", s.path, err)
-	case code == sqliteReadOnly:
-		return fmt.Errorf("review store %s is read-only: %w", s.path, err)
-	}
-	return err
-}
-
-// checkDecidable refuses to open a review that no operator could decide:
-// the queue's files are no longer readable and writable by this account
-// (the state dir was made read-only), so `mcpx-fw review approve` could
-// not open them, and the review would only sit out its timeout. This
-// process keeps writing through the files it already has open, so the
-// refusal itself is recorded.
-func (s *Store) checkDecidable() error {
-	if s.db.dialect != dialectSQLite {
-		return nil // a server: whether an operator can reach it is `mcpx-fw check`'s question
-	}
-	dir := filepath.Dir(s.path)
-	for _, p := range []string{s.path, s.path + "-wal", s.path + "-shm"} {
-		err := accessRW(p)
-		if p != s.path && errors.Is(err, fs.ErrNotExist) {
-			err = accessRW(dir) // SQLite creates it when the next process opens the queue
-			p = dir
-		}
-		if err != nil {
-			return fmt.Errorf("review store %s is not writable (%v): no operator could decide a review; make the state dir and its files writable by this account again",
-				p, err)
-		}
-	}
-	return nil
-}
-
-func ignoreDone(err error) error {
-	if errors.Is(err, sql.ErrTxDone) {
-		return nil
-	}
-	return err
 }

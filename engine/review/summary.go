@@ -52,7 +52,7 @@ var errProbeDone = errors.New("write probe done")
 // a standby or a read-only transaction default on PostgreSQL), and rolls
 // it back. Readiness asks it; ctx bounds how long it may wait for another
 // writer, so a dead store fails the probe instead of hanging it.
-func (s *Store) Writable(ctx context.Context) error {
+func (s *storage) Writable(ctx context.Context) error {
 	tx, err := s.begin(ctx) // on PostgreSQL, past connections a restart cut
 	if err != nil {
 		return s.probeError(err)
@@ -70,6 +70,6 @@ func (s *Store) Writable(ctx context.Context) error {
 }
 
 // probeError names the store a failed probe was made of.
-func (s *Store) probeError(err error) error {
+func (s *storage) probeError(err error) error {
 	return fmt.Errorf("review store %s (%s) is not writable: %w", s.path, s.Backend(), s.storageError(err, 0))
 }

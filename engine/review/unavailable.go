@@ -32,7 +32,7 @@ var ErrOutcomeUnknown = errors.New("outcome unknown: the connection was lost dur
 // and what failed, when err says the PostgreSQL server is out of reach;
 // any other error passes unchanged. The store's name never carries its
 // password (OpenURL redacts it).
-func (s *Store) unavailable(op string, err error) error {
+func (s *storage) unavailable(op string, err error) error {
 	if err == nil || s.db.dialect != dialectPostgres || errors.Is(err, ErrUnavailable) || !unreachable(err) {
 		return err
 	}

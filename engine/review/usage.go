@@ -57,17 +57,17 @@ func (e Entry) charges() bool { return e.Usage != (Usage{}) || e.Settles != nil 
 // cancellation. It returns the opened item (the zero Item without one).
 // A decision made on the server's usage is committed with Charge instead,
 // which reads that usage in the same step.
-func (s *Store) Commit(ctx context.Context, e Entry) (Item, error) {
-	p, err := s.opening(ctx, e)
+func (l *ledger) Commit(ctx context.Context, e Entry) (Item, error) {
+	p, err := l.opening(ctx, e)
 	if err != nil {
 		return Item{}, err
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
 	defer cancel()
-	if err := s.commitCharged(ctx, p); err != nil {
+	if err := l.commitCharged(ctx, p); err != nil {
 		return Item{}, err
 	}
-	s.opened(p)
+	l.opened(p)
 	return p.item, nil
 }
 
@@ -116,20 +116,20 @@ func (p pendingEntry) failed(err error) error {
 // write needs no turn: every charge there that was decided on usage reads
 // it again inside its own write transaction, under the file's write lock,
 // and so sees this one whenever it lands.
-func (s *Store) commitCharged(ctx context.Context, p pendingEntry) error {
-	if !p.entry.charges() || s.db.dialect != dialectPostgres {
-		if err := s.commitWrite(ctx, p.entry, p.item); err != nil {
+func (l *ledger) commitCharged(ctx context.Context, p pendingEntry) error {
+	if !p.entry.charges() || l.db.dialect != dialectPostgres {
+		if err := l.commitWrite(ctx, p.entry, p.item); err != nil {
 			return p.failed(err)
 		}
 		return nil
 	}
 	server := p.entry.Decision.Server
-	unlock, err := s.serverLocks.lock(ctx, server)
+	unlock, err := l.serverLocks.Take(ctx, server)
 	if err != nil {
 		return p.failed(err)
 	}
 	defer unlock()
-	_, err = s.chargeLocked(ctx, server, nil, func(map[string]Usage) (pendingEntry, error) { return p, nil })
+	_, err = l.chargeLocked(ctx, server, nil, func(map[string]Usage) (pendingEntry, error) { return p, nil })
 	return err
 }
 
@@ -139,28 +139,25 @@ func (s *Store) commitCharged(ctx context.Context, p pendingEntry) error {
 // inside it, so it needs no BEGIN and COMMIT around it: two fewer calls
 // into the driver for nearly every decision. An entry that opens a review
 // writes its item, history and decision in one transaction.
-func (s *Store) commitWrite(ctx context.Context, e Entry, opened Item) error {
-	insert, err := s.insertStmt(ctx)
+func (l *ledger) commitWrite(ctx context.Context, e Entry, opened Item) error {
+	insert, err := l.insertStmt(ctx)
 	if err != nil {
-		return s.storageError(err, 0)
+		return l.storageError(err, 0)
 	}
 	if opened.ID == "" && e.Settles == nil {
-		return s.writeOne(ctx, insert, decisionArgs(e.Decision, e.Usage))
+		return l.writeOne(ctx, insert, decisionArgs(e.Decision, e.Usage))
 	}
-	return s.write(ctx, func(tx *writeTx) error {
-		return s.insertEntry(ctx, tx, e, opened, insert)
+	return l.write(ctx, func(tx *writeTx) error {
+		return l.insertEntry(ctx, tx, e, opened, insert)
 	})
 }
 
 // insertEntry writes the entry inside tx: the item it opens, with its
 // first history row and audit entry, its settlement, then the decision and
 // its usage.
-func (s *Store) insertEntry(ctx context.Context, tx *writeTx, e Entry, opened Item, insert *sql.Stmt) error {
+func (l *ledger) insertEntry(ctx context.Context, tx *writeTx, e Entry, opened Item, insert *sql.Stmt) error {
 	if opened.ID != "" {
-		if err := insertItem(ctx, tx, opened); err != nil {
-			return err
-		}
-		if err := s.record(ctx, tx, opened.ID, "", StatePending, "", "", opened.CreatedAt); err != nil {
+		if err := l.openItem(ctx, tx, opened); err != nil {
 			return err
 		}
 	}
@@ -170,19 +167,6 @@ func (s *Store) insertEntry(ctx context.Context, tx *writeTx, e Entry, opened It
 	}
 	_, err = tx.StmtContext(ctx, insert).ExecContext(ctx, decisionArgs(e.Decision, u)...)
 	return err
-}
-
-// writeOne runs one prepared statement as its own transaction. Like
-// write, it queues behind this Store's other writes; it names its
-// failures as a COMMIT's (committed), since the statement is its own
-// commit. Waiting for another process's write lock happens inside the
-// statement, so all of its time counts as waited.
-func (s *Store) writeOne(ctx context.Context, stmt *sql.Stmt, args []any) error {
-	start := time.Now()
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
-	_, err := stmt.ExecContext(ctx, args...)
-	return s.committed(err, time.Since(start))
 }
 
 // insertDecision stores a decision with its usage; the database adds the
@@ -205,9 +189,9 @@ func decisionArgs(d Decision, u Usage) []any {
 // read. Every window is in the answer, all zeros when nothing was recorded.
 // A caller reading the same windows for every decision should use a
 // UsageReader, which prepares the query once.
-func (s *Store) UsageIn(ctx context.Context, server string, windows map[string]time.Duration, at time.Time) (map[string]Usage, error) {
+func (l *ledger) UsageIn(ctx context.Context, server string, windows map[string]time.Duration, at time.Time) (map[string]Usage, error) {
 	q := newUsageQuery(windows)
-	return q.read(s.db.QueryRowContext(ctx, q.query, q.args(server, at)...), server)
+	return q.read(l.db.QueryRowContext(ctx, q.query, q.args(server, at)...), server)
 }
 
 // UsageReader sums usage over a fixed set of windows with a statement
@@ -215,8 +199,8 @@ func (s *Store) UsageIn(ctx context.Context, server string, windows map[string]t
 // engine reads usage before every decision. It is safe for concurrent use.
 type UsageReader struct {
 	usageQuery
-	stmt  *sql.Stmt
-	store *Store
+	stmt   *sql.Stmt
+	ledger *ledger
 
 	// unchanged is Charge's conditional insert on SQLite, prepared on
 	// first use (charge.go).
@@ -226,19 +210,19 @@ type UsageReader struct {
 
 // UsageReader prepares the read of windows. The statement lives as long as
 // the Store.
-func (s *Store) UsageReader(ctx context.Context, windows map[string]time.Duration) (*UsageReader, error) {
+func (l *ledger) UsageReader(ctx context.Context, windows map[string]time.Duration) (*UsageReader, error) {
 	q := newUsageQuery(windows)
-	stmt, err := s.db.PrepareContext(ctx, q.query)
+	stmt, err := l.db.PrepareContext(ctx, q.query)
 	if err != nil {
 		return nil, fmt.Errorf("prepare usage read: %w", err)
 	}
-	return &UsageReader{usageQuery: q, stmt: stmt, store: s}, nil
+	return &UsageReader{usageQuery: q, stmt: stmt, ledger: l}, nil
 }
 
 // Read sums the server's usage over each window ending at at.
 func (r *UsageReader) Read(ctx context.Context, server string, at time.Time) (map[string]Usage, error) {
 	args := r.args(server, at)
-	row := r.store.db.readRow(ctx, r.query, func() *sql.Row { return r.stmt.QueryRowContext(ctx, args...) })
+	row := r.ledger.db.readRow(ctx, r.query, func() *sql.Row { return r.stmt.QueryRowContext(ctx, args...) })
 	return r.read(row, server)
 }
 

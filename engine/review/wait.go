@@ -43,7 +43,7 @@ func (s *Store) Wait(ctx context.Context, id string) (Item, error) {
 	tick := time.NewTicker(s.pollInterval())
 	defer tick.Stop()
 	// The deadline on the monotonic clock; zero until the first read if unknown.
-	w := &waiting{it: Item{ID: id}, due: s.takeDue(id)}
+	w := &waiting{it: Item{ID: id}, due: s.dues.take(id)}
 	for {
 		if ctx.Err() != nil {
 			return s.cancelled(ctx, id)
@@ -200,61 +200,4 @@ func (s *Store) closePending(ctx context.Context, id string, c closing) (Item, b
 		s.closed(it)
 	}
 	return it, closed, nil
-}
-
-// setDue remembers the monotonic deadline of an item this Store opened.
-func (s *Store) setDue(id string, due time.Time) {
-	s.dueMu.Lock()
-	defer s.dueMu.Unlock()
-	s.dues[id] = due
-}
-
-// takeDue returns, and forgets, the monotonic deadline of an item this
-// Store opened; zero for any other. The item's waiter takes it once.
-func (s *Store) takeDue(id string) time.Time {
-	s.dueMu.Lock()
-	defer s.dueMu.Unlock()
-	due := s.dues[id]
-	delete(s.dues, id)
-	return due
-}
-
-// waitSlot is the wake-up channel shared by this Store's waiters on one
-// item; refs counts them so the last one out removes it from the map.
-type waitSlot struct {
-	ch   chan struct{}
-	refs int
-}
-
-func (s *Store) subscribe(id string) *waitSlot {
-	s.waitMu.Lock()
-	defer s.waitMu.Unlock()
-	slot := s.waiters[id]
-	if slot == nil {
-		slot = &waitSlot{ch: make(chan struct{})}
-		s.waiters[id] = slot
-	}
-	slot.refs++
-	return slot
-}
-
-func (s *Store) unsubscribe(id string, slot *waitSlot) {
-	s.waitMu.Lock()
-	defer s.waitMu.Unlock()
-	slot.refs--
-	if slot.refs == 0 && s.waiters[id] == slot {
-		delete(s.waiters, id)
-	}
-}
-
-// notify wakes this Store's waiters on id after a committed change, and
-// whoever waits on Changed.
-func (s *Store) notify(id string) {
-	s.waitMu.Lock()
-	if slot := s.waiters[id]; slot != nil {
-		close(slot.ch)
-		delete(s.waiters, id)
-	}
-	s.waitMu.Unlock()
-	s.signalChanged()
 }

@@ -12,33 +12,35 @@ import (
 // from another process: the waiter sees the decision by polling.
 func TestWaitSeesAnotherProcessDecide(t *testing.T) {
 	dir := stateDir(t)
-	serve, cli := openStore(t, dir), openStore(t, dir)
-	serve.PollInterval = 20 * time.Millisecond
-	it := mustAdd(t, serve, sampleItem("everything"), time.Hour)
+	synctest.Test(t, func(t *testing.T) {
+		serve, cli := openStore(t, dir), openStore(t, dir)
+		serve.PollInterval = 20 * time.Millisecond
+		it := mustAdd(t, serve, sampleItem("everything"), time.Hour)
 
-	type result struct {
-		it  Item
-		err error
-	}
-	done := make(chan result, 1)
-	go func() {
-		got, err := serve.Wait(t.Context(), it.ID)
-		done <- result{got, err}
-	}()
-	time.Sleep(30 * time.Millisecond) // let the waiter settle into polling
-	start := time.Now()
-	if _, err := cli.Approve(t.Context(), it.ID, "alice", ""); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case r := <-done:
-		if r.err != nil || r.it.State != StateApproved || r.it.DecidedBy != "alice" {
-			t.Fatalf("Wait: %s by %q, %v; want approved by alice", r.it.State, r.it.DecidedBy, r.err)
+		type result struct {
+			it  Item
+			err error
 		}
-		t.Logf("waiter saw the decision after %v", time.Since(start))
-	case <-time.After(time.Second):
-		t.Fatal("waiter did not see another process's approval within a second")
-	}
+		done := make(chan result, 1)
+		go func() {
+			got, err := serve.Wait(t.Context(), it.ID)
+			done <- result{got, err}
+		}()
+		synctest.Wait() // the waiter has read its item pending and polls
+		start := time.Now()
+		if _, err := cli.Approve(t.Context(), it.ID, "alice", ""); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case r := <-done:
+			if r.err != nil || r.it.State != StateApproved || r.it.DecidedBy != "alice" {
+				t.Fatalf("Wait: %s by %q, %v; want approved by alice", r.it.State, r.it.DecidedBy, r.err)
+			}
+			t.Logf("waiter saw the decision after %v", time.Since(start))
+		case <-time.After(time.Second):
+			t.Fatal("waiter did not see another process's approval within a second")
+		}
+	})
 }
 
 // TestWaitWakesAtOnceInProcess: a decision through the waiter's own Store
