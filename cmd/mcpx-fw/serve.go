@@ -242,7 +242,7 @@ func relayConfig(rt *runtime) (relay.Config, error) {
 		return relay.Config{}, err
 	}
 	rc := relay.Config{HostTimeout: cfg.Sampling.HostTimeout, MaxRounds: cfg.Limits.MaxRounds, SealKey: key, Version: version,
-		Hide: rt.isolation.hide, ReadOnly: rt.isolation.readOnly, Limits: cfg.Limits.RelayLimits(), HTTP: cfg.HTTP.RelayHTTP()}
+		Hide: rt.isolation.hide, ReadOnly: rt.isolation.readOnly, Limits: cfg.Limits.RelayLimits(), HTTP: cfg.HTTP.HTTPOptions}
 	rc.MaxBridged, rc.MaxBridgedPerServer = cfg.Limits.MaxBridgedCalls, cfg.Limits.MaxBridgedCallsPerServer
 	rc.BridgeWait = cfg.Limits.BridgeWait
 	rc.Metrics = rt.metrics
@@ -259,8 +259,7 @@ func relayConfig(rt *runtime) (relay.Config, error) {
 		}
 		rc.Upstreams = append(rc.Upstreams, relay.Upstream{Name: name, Label: label, Command: s.Command, Env: env, Dir: s.Dir,
 			Isolated: rt.isolation.isolated[name], URL: s.URL, Headers: headers, Protocol: s.Protocol, OperatorAnswer: s.OperatorAnswer,
-			Sampling: s.Sampling, Elicitation: relay.ElicitationConfig{Enabled: s.Elicitation.Enabled, AllowedHosts: s.Elicitation.AllowedHosts},
-			Roots: relay.RootsConfig{Enabled: s.Roots.Enabled, Allow: s.Roots.Allow}})
+			Sampling: s.Sampling, Elicitation: s.Elicitation, Roots: s.Roots})
 	}
 	return rc, nil
 }

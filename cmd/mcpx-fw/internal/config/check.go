@@ -182,12 +182,12 @@ func (h HTTP) check(bad func(string, string, ...any), maxBytes int) {
 	positive(bad, "http.session_timeout", h.SessionTimeout)
 	positive(bad, "http.read_timeout", h.ReadTimeout)
 	positive(bad, "http.idle_timeout", h.IdleTimeout)
-	for key, v := range map[string]int{"max_sessions": h.MaxSessions, "max_header_bytes": h.MaxHeaderBytes, "max_body_bytes": h.MaxBodyBytes} {
+	for key, v := range map[string]int64{"max_sessions": int64(h.MaxSessions), "max_header_bytes": int64(h.MaxHeaderBytes), "max_body_bytes": h.MaxBodyBytes} {
 		if v <= 0 {
 			bad("http."+key, "must be positive")
 		}
 	}
-	if h.MaxBodyBytes > 0 && maxBytes > 0 && h.MaxBodyBytes <= maxBytes {
+	if h.MaxBodyBytes > 0 && maxBytes > 0 && h.MaxBodyBytes <= int64(maxBytes) {
 		bad("http.max_body_bytes", "%d is not above limits.max_bytes (%d): a host's answer of the largest size allowed would be refused", h.MaxBodyBytes, maxBytes)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"maps"
 	"slices"
 	"time"
+
+	"github.com/mcpx-fw/mcpx-fw/relay"
 )
 
 // Config is the whole configuration file. Every field has a default (see
@@ -124,47 +126,28 @@ type Server struct {
 	// Sampling offers the server sampling when the host can sample; false
 	// never offers it (its sampling requests are refused). Default true
 	// when the key is absent (applyRawServers).
-	Sampling    bool        `mapstructure:"sampling"`
-	Elicitation Elicitation `mapstructure:"elicitation"`
-	Roots       Roots       `mapstructure:"roots"`
-}
-
-// Elicitation is a server's elicitation: section.
-type Elicitation struct {
-	// Enabled offers the server elicitation when the host declared it, in
-	// the modes the host declared; default true when the key is absent.
-	Enabled bool `mapstructure:"enabled"`
-	// AllowedHosts are URL-mode hosts that need no review; policies read
-	// them as data.mcpxfw.config.servers[name].elicitation.allowed_hosts.
-	// Default none: every URL is reviewed.
-	AllowedHosts []string `mapstructure:"allowed_hosts"`
-}
-
-// Roots is a server's roots: section.
-type Roots struct {
-	// Enabled offers the server roots when the host declared them; default
-	// true when the key is absent.
-	Enabled bool `mapstructure:"enabled"`
-	// Allow are URI prefixes of the host's roots the server may see;
-	// policies read them as data.mcpxfw.config.servers[name].roots.allow.
-	// Default none: the host's list unchanged.
-	Allow []string `mapstructure:"allow"`
+	Sampling bool `mapstructure:"sampling"`
+	// Elicitation is what the server may ask the user through the host;
+	// enabled defaults to true when the key is absent (applyRawServers).
+	Elicitation relay.ElicitationConfig `mapstructure:"elicitation"`
+	// Roots is what the server may learn of the host's roots; enabled
+	// defaults to true when the key is absent (applyRawServers).
+	Roots relay.RootsConfig `mapstructure:"roots"`
 }
 
 // HTTP is the http: section, for `serve --http`. Every key defaults
-// to the value in config.example.yaml (relay.DefaultHTTPOptions).
+// to the value in config.example.yaml.
 type HTTP struct {
 	// AllowRemote lets `serve --http` listen on an address other
 	// machines can reach; default false (loopback only).
 	AllowRemote bool `mapstructure:"allow_remote"`
-	// SessionTimeout closes a host session idle this long, and its
-	// upstreams; default 30m.
-	SessionTimeout time.Duration `mapstructure:"session_timeout"`
-	MaxSessions    int           `mapstructure:"max_sessions"`     // host sessions open at once; default 32
-	ReadTimeout    time.Duration `mapstructure:"read_timeout"`     // to send one request's body; default 30s
-	IdleTimeout    time.Duration `mapstructure:"idle_timeout"`     // keep-alive connection idle; default 2m
-	MaxHeaderBytes int           `mapstructure:"max_header_bytes"` // one request's headers; default 64 KiB
-	MaxBodyBytes   int           `mapstructure:"max_body_bytes"`   // one request's body; default 8 MiB
+	// The rest are the relay's own options, keyed by their tags; defaults
+	// (relay.DefaultHTTPOptions): session_timeout 30m (a host session idle
+	// this long is closed, and its upstreams), max_sessions 32 (host
+	// sessions open at once), read_timeout 30s (to send one request's
+	// body), idle_timeout 2m (a keep-alive connection), max_header_bytes
+	// 64 KiB and max_body_bytes 8 MiB (one request's).
+	relay.HTTPOptions `mapstructure:",squash"`
 }
 
 // Metrics is the metrics: section: the operations listener serving

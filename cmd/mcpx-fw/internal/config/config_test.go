@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/mcpx-fw/mcpx-fw/cmd/mcpx-fw/internal/config/configtest"
+	"github.com/mcpx-fw/mcpx-fw/relay"
 )
 
 // exampleConfigPath is the documented example at the repository root.
@@ -43,8 +44,8 @@ func defaultConfig(stateHome, base string) Config {
 		MaxFields: 100, MaxEnumValues: 500, MaxLabelBytes: 16 << 10, MaxURLBytes: 8 << 10, MaxRoots: 1000,
 		MaxInFlight: 48, MaxPendingReviews: 32, MaxHeldBytes: 16 << 20,
 		MaxInFlightPerHost: 24, MaxPendingReviewsPerHost: 16, MaxHeldBytesPerHost: 8 << 20}
-	c.HTTP = HTTP{SessionTimeout: 30 * time.Minute, MaxSessions: 32, ReadTimeout: 30 * time.Second,
-		IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10, MaxBodyBytes: 8 << 20}
+	c.HTTP = HTTP{HTTPOptions: relay.HTTPOptions{SessionTimeout: 30 * time.Minute, MaxSessions: 32, ReadTimeout: 30 * time.Second,
+		IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10, MaxBodyBytes: 8 << 20}}
 	c.Limits.MaxBridgedCalls, c.Limits.MaxBridgedCallsPerServer, c.Limits.BridgeWait = 64, 16, time.Minute
 	c.DecisionLog.Sink = "stderr"
 	c.DecisionLog.Service = DecisionLogService{Resource: "/logs", BufferSizeLimitEvents: 10000,
@@ -73,7 +74,7 @@ func TestConfigExample(t *testing.T) {
 		Label:     "Everything reference server",
 		Protocol:  "auto",
 		MaxTokens: 4096,
-		Sampling:  true, Elicitation: Elicitation{Enabled: true}, Roots: Roots{Enabled: true},
+		Sampling:  true, Elicitation: relay.ElicitationConfig{Enabled: true}, Roots: relay.RootsConfig{Enabled: true},
 	}}
 	want.path = path
 	if diff := cmp.Diff(want, *got, cmp.AllowUnexported(Config{}), cmpopts.EquateEmpty()); diff != "" {
@@ -350,12 +351,17 @@ func TestConfigExampleDocumentsEveryKey(t *testing.T) {
 }
 
 // structKeys lists the dotted mapstructure keys of a struct type; a map of
-// structs contributes "<prefix>.*.<key>".
+// structs contributes "<prefix>.*.<key>", and a squashed embedded struct
+// its keys at the prefix.
 func structKeys(typ reflect.Type, prefix string) []string {
 	var keys []string
 	for i := range typ.NumField() {
 		f := typ.Field(i)
-		tag := strings.Split(f.Tag.Get("mapstructure"), ",")[0]
+		tag, opts, _ := strings.Cut(f.Tag.Get("mapstructure"), ",")
+		if f.Anonymous && opts == "squash" { // its keys are the section's own
+			keys = append(keys, structKeys(f.Type, prefix)...)
+			continue
+		}
 		if tag == "" || tag == "-" {
 			continue
 		}

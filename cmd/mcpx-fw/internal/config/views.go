@@ -11,12 +11,6 @@ func (l Limits) RelayLimits() relay.Limits {
 		HostInFlight: l.MaxInFlightPerHost, HostPendingReviews: l.MaxPendingReviewsPerHost, HostHeldBytes: int64(l.MaxHeldBytesPerHost)}
 }
 
-// RelayHTTP is the relay's view of the http: section.
-func (h HTTP) RelayHTTP() relay.HTTPOptions {
-	return relay.HTTPOptions{SessionTimeout: h.SessionTimeout, MaxSessions: h.MaxSessions, ReadTimeout: h.ReadTimeout,
-		IdleTimeout: h.IdleTimeout, MaxHeaderBytes: h.MaxHeaderBytes, MaxBodyBytes: int64(h.MaxBodyBytes)}
-}
-
 // ValidateLimits is the structural part of the limits, for the engine.
 func (l Limits) ValidateLimits() validate.Limits {
 	return validate.Limits{MaxBytes: l.MaxBytes, MaxDepth: l.MaxDepth, MaxMessages: l.MaxMessages, MaxBlocks: l.MaxBlocks,
