@@ -144,7 +144,7 @@ func (rt *runtime) engineConfig(dlog io.Writer) (engine.Config, error) {
 			Bundle:  bundle,
 		},
 		ReviewTimeout:  rt.cfg.Review.Timeout,
-		Limits:         rt.cfg.Limits.ValidateLimits(),
+		Limits:         rt.cfg.Limits.Limits,
 		DecisionLog:    dlog,
 		IncludeContent: rt.cfg.DecisionLog.IncludeContent,
 		UsageWindows:   rt.cfg.Usage.Windows,

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/mcpx-fw/mcpx-fw/relay"
+	"github.com/mcpx-fw/mcpx-fw/validate"
 )
 
 // Config is the whole configuration file. Every field has a default (see
@@ -170,19 +171,11 @@ type Metrics struct {
 type Limits struct {
 	// MaxRounds caps the rounds of input requests (2026-07-28) or bridged
 	// pushes in one host call.
-	MaxRounds      int `mapstructure:"max_rounds"`
-	MaxBytes       int `mapstructure:"max_bytes"`        // whole params or result
-	MaxDepth       int `mapstructure:"max_depth"`        // JSON nesting
-	MaxMessages    int `mapstructure:"max_messages"`     // messages in one request
-	MaxBlocks      int `mapstructure:"max_blocks"`       // content blocks in one message
-	MaxTextBytes   int `mapstructure:"max_text_bytes"`   // one text field
-	MaxBase64Bytes int `mapstructure:"max_base64_bytes"` // one base64 field
-	MaxTools       int `mapstructure:"max_tools"`        // tools offered in one request
-	MaxFields      int `mapstructure:"max_fields"`       // fields of one elicitation form
-	MaxEnumValues  int `mapstructure:"max_enum_values"`  // options of one form field
-	MaxLabelBytes  int `mapstructure:"max_label_bytes"`  // one field name, title, option, root name
-	MaxURLBytes    int `mapstructure:"max_url_bytes"`    // an elicitation URL
-	MaxRoots       int `mapstructure:"max_roots"`        // roots in one list
+	MaxRounds int `mapstructure:"max_rounds"`
+	// The structural caps of one request or result: max_bytes through
+	// max_roots, keyed by validate.Limits' tags, which say each one's
+	// meaning and default.
+	validate.Limits `mapstructure:",squash"`
 
 	// Bridged calls (a 2026-07-28 host calling a server that pushes its
 	// sampling) each hold an upstream session of their own, a process for

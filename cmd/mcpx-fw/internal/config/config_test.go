@@ -15,6 +15,7 @@ import (
 
 	"github.com/mcpx-fw/mcpx-fw/cmd/mcpx-fw/internal/config/configtest"
 	"github.com/mcpx-fw/mcpx-fw/relay"
+	"github.com/mcpx-fw/mcpx-fw/validate"
 )
 
 // exampleConfigPath is the documented example at the repository root.
@@ -39,9 +40,9 @@ func defaultConfig(stateHome, base string) Config {
 	c.Sampling.HostTimeout = 5 * time.Minute
 	c.Console.Addr = defaultConsoleAddr
 	c.Isolation.Default = defaultIsolation()
-	c.Limits = Limits{MaxRounds: 8, MaxBytes: 4 << 20, MaxDepth: 32, MaxMessages: 1000, MaxBlocks: 100,
+	c.Limits = Limits{MaxRounds: 8, Limits: validate.Limits{MaxBytes: 4 << 20, MaxDepth: 32, MaxMessages: 1000, MaxBlocks: 100,
 		MaxTextBytes: 1 << 20, MaxBase64Bytes: 3 << 20, MaxTools: 128,
-		MaxFields: 100, MaxEnumValues: 500, MaxLabelBytes: 16 << 10, MaxURLBytes: 8 << 10, MaxRoots: 1000,
+		MaxFields: 100, MaxEnumValues: 500, MaxLabelBytes: 16 << 10, MaxURLBytes: 8 << 10, MaxRoots: 1000},
 		MaxInFlight: 48, MaxPendingReviews: 32, MaxHeldBytes: 16 << 20,
 		MaxInFlightPerHost: 24, MaxPendingReviewsPerHost: 16, MaxHeldBytesPerHost: 8 << 20}
 	c.HTTP = HTTP{HTTPOptions: relay.HTTPOptions{SessionTimeout: 30 * time.Minute, MaxSessions: 32, ReadTimeout: 30 * time.Second,
