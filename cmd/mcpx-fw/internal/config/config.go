@@ -217,7 +217,10 @@ type Budget struct {
 // defaultConfigFile is read when --config is not given, if it exists.
 const defaultConfigFile = "mcpx-fw.yaml"
 
-// ServerNames are the configured servers' names, sorted.
+// ServerNames are the configured servers' names, sorted; empty, never
+// nil, when there are none.
 func (c *Config) ServerNames() []string {
-	return slices.Sorted(maps.Keys(c.Servers))
+	names := slices.AppendSeq(make([]string, 0, len(c.Servers)), maps.Keys(c.Servers))
+	slices.Sort(names)
+	return names
 }
