@@ -217,8 +217,8 @@ func safeCodes(codes []string) []string {
 }
 
 // safeWord is s when it is a safeCode, else withheldCode. Review ids,
-// server names (config.go's serverName) and stages always are; checking
-// them too keeps this the one gate.
+// server names (config's serverName) and stages always are; checking them
+// too keeps this the one gate.
 func safeWord(s string) string {
 	if safeCode.MatchString(s) {
 		return s

@@ -13,8 +13,8 @@ type Notify struct {
 	// check refuse to start when it is not on PATH.
 	Desktop bool `mapstructure:"desktop"`
 	// Command is a command and its arguments, run without a shell for
-	// each review with the review's facts in its environment (notifyEnv);
-	// [] is off.
+	// each review with the review's facts in its environment
+	// (cmd/mcpx-fw's notifyEnv); [] is off.
 	Command []string `mapstructure:"command"`
 	// Timeout is how long one run may take before it is killed, with
 	// everything it started.
@@ -27,7 +27,7 @@ type Notify struct {
 	MaxQueued  int `mapstructure:"max_queued"`
 	// MaxPerMinute bounds how often one server's reviews are announced:
 	// past it in any minute they are held and announced together, as one
-	// run naming the latest and how many more (see pacer).
+	// run naming the latest and how many more (cmd/mcpx-fw's pacer).
 	MaxPerMinute int `mapstructure:"max_per_minute"`
 }
 
