@@ -31,20 +31,20 @@ type HTTPOptions struct {
 	// ending its session must not hold them forever. A request in progress
 	// (a tool call, a push to the host) keeps the session alive; an open
 	// event stream alone does not, so hosts that idle longer should ping.
-	SessionTimeout time.Duration // http.session_timeout
+	SessionTimeout time.Duration `mapstructure:"session_timeout"`
 	// MaxSessions caps the host sessions open at once; an initialize past
 	// it is refused (-32603).
-	MaxSessions int // http.max_sessions
+	MaxSessions int `mapstructure:"max_sessions"`
 	// ReadTimeout bounds reading each request's body, once its headers
 	// are read; it stops counting once the body is read, so a long call or
 	// event stream is not cut.
-	ReadTimeout time.Duration // http.read_timeout
+	ReadTimeout time.Duration `mapstructure:"read_timeout"`
 	// IdleTimeout closes a keep-alive connection idle this long.
-	IdleTimeout time.Duration // http.idle_timeout
+	IdleTimeout time.Duration `mapstructure:"idle_timeout"`
 	// MaxHeaderBytes caps a request's headers.
-	MaxHeaderBytes int // http.max_header_bytes
+	MaxHeaderBytes int `mapstructure:"max_header_bytes"`
 	// MaxBodyBytes caps a request's body (413 past it).
-	MaxBodyBytes int64 // http.max_body_bytes
+	MaxBodyBytes int64 `mapstructure:"max_body_bytes"`
 }
 
 // DefaultHTTPOptions are the HTTP limits unless configured. The body cap

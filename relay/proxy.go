@@ -56,26 +56,31 @@ type Upstream struct {
 	Roots RootsConfig
 }
 
-// ElicitationConfig is one server's elicitation settings.
+// ElicitationConfig is one server's elicitation settings: its
+// elicitation: section in cmd's config file.
 type ElicitationConfig struct {
 	// Enabled offers elicitation to the server when the host declared it,
 	// with the modes (form, url) the host declared; false never offers it.
-	Enabled bool
+	// cmd's default is true.
+	Enabled bool `mapstructure:"enabled"`
 	// AllowedHosts are the URL-mode hosts policies let through without a
 	// review (data.mcpxfw.config.servers[name].elicitation.allowed_hosts);
 	// empty: every URL is reviewed.
-	AllowedHosts []string
+	AllowedHosts []string `mapstructure:"allowed_hosts"`
 }
 
-// RootsConfig is one server's roots settings.
+// RootsConfig is one server's roots settings: its roots: section in
+// cmd's config file.
 type RootsConfig struct {
 	// Enabled offers roots to the server when the host declared them (with
 	// listChanged as the host declared it); false never offers them.
-	Enabled bool
-	// Allow are the URI prefixes the server may see of the host's roots;
-	// a root outside every prefix is left out of its list. Empty: the
-	// host's list as the policy passes it.
-	Allow []string
+	// cmd's default is true.
+	Enabled bool `mapstructure:"enabled"`
+	// Allow are the URI prefixes the server may see of the host's roots
+	// (data.mcpxfw.config.servers[name].roots.allow); a root outside every
+	// prefix is left out of its list. Empty: the host's list as the policy
+	// passes it.
+	Allow []string `mapstructure:"allow"`
 }
 
 // Config is what the relay needs besides its collaborators.

@@ -3,20 +3,21 @@ package validate
 // Limits bound what one request or result may cost to parse and to forward.
 // They are structural caps that keep the firewall itself safe; budgets such
 // as a maximum maxTokens are policy and do not belong here. A zero or
-// negative field takes its value from DefaultLimits.
+// negative field takes its value from DefaultLimits. Their tags are the
+// keys of cmd's limits: section.
 type Limits struct {
-	MaxBytes       int // whole params or result, in bytes; default 4 MiB
-	MaxDepth       int // nesting of objects and arrays, the root counting 1; default 32
-	MaxMessages    int // entries of messages; default 1000
-	MaxBlocks      int // content blocks in one message or one tool_result; default 100
-	MaxTextBytes   int // bytes of one text field (a text block, systemPrompt); default 1 MiB
-	MaxBase64Bytes int // encoded bytes of one base64 field (data, blob); default 3 MiB
-	MaxTools       int // entries of tools; default 128
-	MaxFields      int // properties of an elicitation form; default 100
-	MaxEnumValues  int // options of one form field (enum, oneOf, items); default 500
-	MaxLabelBytes  int // bytes of one field name, title, description, option, elicitationId or root name; default 16 KiB
-	MaxURLBytes    int // bytes of an elicitation URL; default 8 KiB
-	MaxRoots       int // entries of a roots list; default 1000
+	MaxBytes       int `mapstructure:"max_bytes"`        // whole params or result, in bytes; default 4 MiB
+	MaxDepth       int `mapstructure:"max_depth"`        // nesting of objects and arrays, the root counting 1; default 32
+	MaxMessages    int `mapstructure:"max_messages"`     // entries of messages; default 1000
+	MaxBlocks      int `mapstructure:"max_blocks"`       // content blocks in one message or one tool_result; default 100
+	MaxTextBytes   int `mapstructure:"max_text_bytes"`   // bytes of one text field (a text block, systemPrompt); default 1 MiB
+	MaxBase64Bytes int `mapstructure:"max_base64_bytes"` // encoded bytes of one base64 field (data, blob); default 3 MiB
+	MaxTools       int `mapstructure:"max_tools"`        // entries of tools; default 128
+	MaxFields      int `mapstructure:"max_fields"`       // properties of an elicitation form; default 100
+	MaxEnumValues  int `mapstructure:"max_enum_values"`  // options of one form field (enum, oneOf, items); default 500
+	MaxLabelBytes  int `mapstructure:"max_label_bytes"`  // bytes of one field name, title, description, option, elicitationId or root name; default 16 KiB
+	MaxURLBytes    int `mapstructure:"max_url_bytes"`    // bytes of an elicitation URL; default 8 KiB
+	MaxRoots       int `mapstructure:"max_roots"`        // entries of a roots list; default 1000
 }
 
 // DefaultLimits returns the limits used where Options.Limits leaves a field

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpx-fw/mcpx-fw/cmd/mcpx-fw/internal/config"
 	"github.com/mcpx-fw/mcpx-fw/cmd/mcpx-fw/render"
 	"github.com/mcpx-fw/mcpx-fw/engine"
 	"github.com/mcpx-fw/mcpx-fw/engine/review"
@@ -52,7 +53,7 @@ func serverWindows(ctx context.Context, rt *runtime, server string) ([]render.Co
 // measures it (budget_windows in policies/mcpxfw/global.rego):
 // hourly_tokens limits the tokens charged in the hour, burst_per_minute
 // the requests in the minute. No other window has a limit.
-func windowBudget(b BudgetConfig, window string) (requests, tokens int64) {
+func windowBudget(b config.Budget, window string) (requests, tokens int64) {
 	switch window {
 	case "hour":
 		return 0, int64(b.HourlyTokens)

@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"go.uber.org/zap"
 
+	"github.com/mcpx-fw/mcpx-fw/cmd/mcpx-fw/internal/config"
 	"github.com/mcpx-fw/mcpx-fw/cmd/mcpx-fw/render"
 	"github.com/mcpx-fw/mcpx-fw/engine/review"
 )
@@ -19,7 +20,7 @@ import (
 // TestWindowBudget: servers.<name>.budget is measured in the windows the
 // shipped policy measures it in.
 func TestWindowBudget(t *testing.T) {
-	b := BudgetConfig{HourlyTokens: 5000, BurstPerMinute: 4}
+	b := config.Budget{HourlyTokens: 5000, BurstPerMinute: 4}
 	cases := []struct {
 		window           string
 		requests, tokens int64
@@ -35,7 +36,7 @@ func TestWindowBudget(t *testing.T) {
 			if r != c.requests || tk != c.tokens {
 				t.Errorf("windowBudget(%s) = %d requests, %d tokens; want %d, %d", c.window, r, tk, c.requests, c.tokens)
 			}
-			if r, tk := windowBudget(BudgetConfig{}, c.window); r != 0 || tk != 0 {
+			if r, tk := windowBudget(config.Budget{}, c.window); r != 0 || tk != 0 {
 				t.Errorf("no budget: windowBudget(%s) = %d, %d", c.window, r, tk)
 			}
 		})
@@ -58,7 +59,7 @@ func TestWindowBudgetIsThePolicys(t *testing.T) {
 	if err := json.Unmarshal(m[1], &windows); err != nil {
 		t.Fatalf("budget_windows %s: %v", m[1], err)
 	}
-	keys := map[string]BudgetConfig{"hourly_tokens": {HourlyTokens: 1}, "burst_per_minute": {BurstPerMinute: 1}}
+	keys := map[string]config.Budget{"hourly_tokens": {HourlyTokens: 1}, "burst_per_minute": {BurstPerMinute: 1}}
 	if len(windows) != len(keys) {
 		t.Fatalf("budget_windows has %d keys (%s), windowBudget knows %d", len(windows), m[1], len(keys))
 	}
@@ -96,7 +97,7 @@ func TestCostOf(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	cfg := &Config{Servers: map[string]ServerConfig{"peer": {Budget: BudgetConfig{HourlyTokens: 1000, BurstPerMinute: 3}}, "free": {}}}
+	cfg := &config.Config{Servers: map[string]config.Server{"peer": {Budget: config.Budget{HourlyTokens: 1000, BurstPerMinute: 3}}, "free": {}}}
 	cfg.Usage.Windows = map[string]time.Duration{"day": 24 * time.Hour}
 	rt := &runtime{cfg: cfg, store: st}
 

@@ -9,26 +9,9 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/mcpx-fw/mcpx-fw/cmd/mcpx-fw/internal/config"
 	"github.com/mcpx-fw/mcpx-fw/relay/sandbox"
 )
-
-// The words of isolation.default and servers.<name>.isolation.
-const (
-	isolationNamespaces = "namespaces" // user, mount, PID and IPC namespaces (Linux)
-	isolationNone       = "none"       // the command runs as serve does, seeing what serve sees
-)
-
-var isolationModes = []string{isolationNamespaces, isolationNone}
-
-// defaultIsolation is isolation.default unless configured: namespaces where
-// the build can isolate (Linux), none elsewhere, where there is nothing to
-// isolate with.
-func defaultIsolation() string {
-	if sandbox.Supported {
-		return isolationNamespaces
-	}
-	return isolationNone
-}
 
 // isolationPlan is how each upstream runs, decided once at start-up.
 type isolationPlan struct {
@@ -45,16 +28,16 @@ type isolationPlan struct {
 // keeps an upstream from approving its own escalation, and a config that
 // asks for it must not get less without anyone choosing so. The choice is
 // one word: isolation: none, for a server or for all (isolation.default).
-func planIsolation(cfg *Config) (isolationPlan, error) {
+func planIsolation(cfg *config.Config) (isolationPlan, error) {
 	plan := isolationPlan{isolated: map[string]bool{}, why: map[string]string{}}
 	var want []string
-	for _, name := range sortedServerNames(cfg) {
+	for _, name := range cfg.ServerNames() {
 		s := cfg.Servers[name]
-		mode, key := cfg.isolationOf(name, s)
+		mode, key := cfg.IsolationOf(name, s)
 		switch {
 		case s.URL != "":
 			plan.why[name] = "an HTTP upstream runs elsewhere"
-		case mode == isolationNone:
+		case mode == config.IsolationNone:
 			plan.why[name] = key + " is none"
 		default:
 			want = append(want, name)
@@ -80,17 +63,9 @@ func planIsolation(cfg *Config) (isolationPlan, error) {
 	return plan, nil
 }
 
-// isolationOf is a server's isolation word and the key that set it.
-func (c *Config) isolationOf(name string, s ServerConfig) (mode, key string) {
-	if s.Isolation != "" {
-		return s.Isolation, "servers." + name + ".isolation"
-	}
-	return c.Isolation.Default, "isolation.default"
-}
-
 // log says, per upstream, whether it runs isolated and, if not, why: a
 // command server that is not isolated is a warning.
-func (p isolationPlan) log(log *zap.Logger, cfg *Config) {
+func (p isolationPlan) log(log *zap.Logger, cfg *config.Config) {
 	if len(p.hide) > 0 {
 		log.Info("isolated upstreams cannot reach these paths", zap.Strings("paths", p.hide))
 	}
@@ -100,7 +75,7 @@ func (p isolationPlan) log(log *zap.Logger, cfg *Config) {
 	for _, g := range p.exposedByWhy() {
 		log.Info("isolated upstreams can still write these paths", zap.String("why", g.why), zap.Strings("paths", g.paths))
 	}
-	for _, name := range sortedServerNames(cfg) {
+	for _, name := range cfg.ServerNames() {
 		switch {
 		case p.isolated[name]:
 			log.Info("upstream isolation", zap.String("server", name), zap.Bool("isolated", true), zap.String("how", isolatedHow))
@@ -118,7 +93,7 @@ const isolatedHow = "user, mount, PID and IPC namespaces, its own /tmp"
 // describe is one line per server for `mcpx-fw check`, after a line of
 // what isolated upstreams cannot change and one per reason they can still
 // write an entry point.
-func (p isolationPlan) describe(cfg *Config) []string {
+func (p isolationPlan) describe(cfg *config.Config) []string {
 	var out []string
 	if len(p.readOnly) > 0 {
 		out = append(out, "read-only for isolated upstreams: "+strings.Join(homeRelative(p.readOnly), ", "))
@@ -126,7 +101,7 @@ func (p isolationPlan) describe(cfg *Config) []string {
 	for _, g := range p.exposedByWhy() {
 		out = append(out, fmt.Sprintf("isolated upstreams can still write (%s): %s", g.why, strings.Join(homeRelative(g.paths), ", ")))
 	}
-	for _, name := range sortedServerNames(cfg) {
+	for _, name := range cfg.ServerNames() {
 		if p.isolated[name] {
 			out = append(out, fmt.Sprintf("server %s: isolated (%s)", name, isolatedHow))
 		} else {
@@ -147,15 +122,15 @@ func (p isolationPlan) describe(cfg *Config) []string {
 // resolved too: the log names what is covered, and the launcher, which
 // resolves each itself, keeps the links on the way from being pointed
 // elsewhere (a config given by a link to a forged one).
-func protectedPaths(cfg *Config) []string {
+func protectedPaths(cfg *config.Config) []string {
 	paths := []string{cfg.StateDir, cfg.Policy.Dir}
 	for _, secret := range []string{cfg.Seal.KeyFile, cfg.Metrics.TokenFile} {
 		if secret != "" {
 			paths = append(paths, secret)
 		}
 	}
-	if cfg.path != "" {
-		paths = append(paths, cfg.path)
+	if cfg.Path() != "" {
+		paths = append(paths, cfg.Path())
 	}
 	for _, sink := range []string{cfg.Log.File, cfg.DecisionLog.Sink} {
 		if sink != "" && sink != "stderr" && sink != "off" {
@@ -184,7 +159,7 @@ func protectedPaths(cfg *Config) []string {
 // it (the review CLI is this binary); and what of those cannot be kept,
 // and why. A path hidden already (or inside one) is left out: it cannot
 // be reached at all.
-func readOnlyPaths(cfg *Config, hide []string) ([]string, []sandbox.Unguarded) {
+func readOnlyPaths(cfg *config.Config, hide []string) ([]string, []sandbox.Unguarded) {
 	extra := slices.Clone(cfg.Isolation.ReadOnly)
 	if exe, err := os.Executable(); err == nil && sandbox.Writable(exe) {
 		extra = append(extra, exe)

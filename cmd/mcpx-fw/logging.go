@@ -7,11 +7,13 @@ import (
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
+
+	"github.com/mcpx-fw/mcpx-fw/cmd/mcpx-fw/internal/config"
 )
 
 // newLogger builds the JSON service logger. It writes to stderr by default:
 // stdout carries the MCP protocol when serving over stdio.
-func newLogger(cfg *Config) (*zap.Logger, func(), error) {
+func newLogger(cfg *config.Config) (*zap.Logger, func(), error) {
 	level, err := zapcore.ParseLevel(cfg.Log.Level)
 	if err != nil {
 		return nil, nil, fmt.Errorf("log.level: %w", err)

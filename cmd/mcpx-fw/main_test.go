@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpx-fw/mcpx-fw/cmd/mcpx-fw/internal/config"
 	"github.com/mcpx-fw/mcpx-fw/engine/review"
 	"github.com/mcpx-fw/mcpx-fw/relay/sandbox"
 	"github.com/mcpx-fw/mcpx-fw/relay/sandbox/sandboxtest"
@@ -121,7 +122,7 @@ func runQuiet(ctx context.Context, args ...string) cliResult {
 // second process would.
 func openStore(t *testing.T, cfg string) *review.Store {
 	t.Helper()
-	c, err := loadConfig(cfg)
+	c, err := config.Load(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

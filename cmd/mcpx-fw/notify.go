@@ -11,73 +11,20 @@ import (
 	"sync"
 	"time"
 
-	"github.com/spf13/viper"
 	"go.uber.org/zap"
 
+	"github.com/mcpx-fw/mcpx-fw/cmd/mcpx-fw/internal/config"
 	"github.com/mcpx-fw/mcpx-fw/engine/review"
 	"github.com/mcpx-fw/mcpx-fw/relay/sandbox"
 )
 
-// NotifyConfig is review.notify: how serve announces each review it opens
-// to a person who is not watching the queue. Off by default.
-type NotifyConfig struct {
-	// Desktop runs notify-send (libnotify) for each review; serve and
-	// check refuse to start when it is not on PATH.
-	Desktop bool `mapstructure:"desktop"`
-	// Command is a command and its arguments, run without a shell for
-	// each review with the review's facts in its environment (notifyEnv);
-	// [] is off.
-	Command []string `mapstructure:"command"`
-	// Timeout is how long one run may take before it is killed, with
-	// everything it started.
-	Timeout time.Duration `mapstructure:"timeout"`
-	// MaxRunning bounds the notifications running at once, MaxQueued the
-	// ones waiting; past both a review is not announced (counted and
-	// logged), so an upstream flooding escalations cannot fork-bomb the
-	// machine.
-	MaxRunning int `mapstructure:"max_running"`
-	MaxQueued  int `mapstructure:"max_queued"`
-	// MaxPerMinute bounds how often one server's reviews are announced:
-	// past it in any minute they are held and announced together, as one
-	// run naming the latest and how many more (see pacer).
-	MaxPerMinute int `mapstructure:"max_per_minute"`
-}
-
-func setNotifyDefaults(v *viper.Viper) {
-	v.SetDefault("review.notify.desktop", false)
-	v.SetDefault("review.notify.command", []string{})
-	v.SetDefault("review.notify.timeout", "10s")
-	v.SetDefault("review.notify.max_running", 2)
-	v.SetDefault("review.notify.max_queued", 16)
-	v.SetDefault("review.notify.max_per_minute", 6)
-}
-
-func (n NotifyConfig) check(bad func(string, string, ...any)) {
-	if len(n.Command) > 0 && n.Command[0] == "" {
-		bad("review.notify.command", "the command's first element is empty")
-	}
-	positive(bad, "review.notify.timeout", n.Timeout)
-	if n.MaxRunning < 1 {
-		bad("review.notify.max_running", "must be at least 1")
-	}
-	if n.MaxQueued < 0 {
-		bad("review.notify.max_queued", "must be 0 or more")
-	}
-	if n.MaxPerMinute < 1 {
-		bad("review.notify.max_per_minute", "must be at least 1")
-	}
-}
-
-// on is whether any notification is configured.
-func (n NotifyConfig) on() bool { return n.Desktop || len(n.Command) > 0 }
-
 // notifySend is the desktop notifier review.notify.desktop runs.
 const notifySend = "notify-send"
 
-// lookPaths fails, as a command server's missing command does, when what
+// lookNotifyPaths fails, as a command server's missing command does, when what
 // review.notify runs is not there: a notification configured but never
 // shown leaves reviews to expire unseen, which is worse than not starting.
-func (n NotifyConfig) lookPaths() error {
+func lookNotifyPaths(n config.Notify) error {
 	if n.Desktop {
 		if _, err := exec.LookPath(notifySend); err != nil {
 			return fmt.Errorf("review.notify.desktop: %s not found on PATH (install libnotify-bin, or set review.notify.desktop: false)", notifySend)
@@ -104,7 +51,7 @@ type note struct {
 // store's Opened hook only paces and queues (never blocking), and
 // MaxRunning workers run what is queued, each run bounded by Timeout.
 type notifier struct {
-	cfg   NotifyConfig
+	cfg   config.Notify
 	log   *zap.Logger
 	pace  *pacer
 	queue chan note
@@ -117,7 +64,7 @@ type notifier struct {
 
 // startNotifier starts cfg's workers; stop (after the engine's last
 // decision) kills what still runs and waits for them.
-func startNotifier(ctx context.Context, cfg NotifyConfig, log *zap.Logger) (n *notifier, stop func()) {
+func startNotifier(ctx context.Context, cfg config.Notify, log *zap.Logger) (n *notifier, stop func()) {
 	ctx, cancel := context.WithCancel(ctx)
 	n = &notifier{cfg: cfg, log: log.Named("notify"), queue: make(chan note, cfg.MaxQueued)}
 	n.pace = newPacer(cfg.MaxPerMinute, n.enqueue)
@@ -270,8 +217,8 @@ func safeCodes(codes []string) []string {
 }
 
 // safeWord is s when it is a safeCode, else withheldCode. Review ids,
-// server names (config.go's serverName) and stages always are; checking
-// them too keeps this the one gate.
+// server names (config's serverName) and stages always are; checking them
+// too keeps this the one gate.
 func safeWord(s string) string {
 	if safeCode.MatchString(s) {
 		return s

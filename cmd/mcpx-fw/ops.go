@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/mcpx-fw/mcpx-fw/cmd/mcpx-fw/hostcheck"
+	"github.com/mcpx-fw/mcpx-fw/cmd/mcpx-fw/internal/config"
 	"github.com/mcpx-fw/mcpx-fw/engine"
 	"github.com/mcpx-fw/mcpx-fw/engine/review"
 	"github.com/mcpx-fw/mcpx-fw/engine/telemetry"
@@ -21,9 +22,9 @@ import (
 
 // newMetrics makes the metrics for cfg: its servers and usage windows are
 // the only server and window label values.
-func newMetrics(cfg *Config) *telemetry.Metrics {
-	windows, _ := engine.UsageWindows(cfg.Usage.Windows) // checked by loadConfig
-	return telemetry.New(telemetry.Options{Servers: sortedServerNames(cfg), Windows: slices.Sorted(maps.Keys(windows))})
+func newMetrics(cfg *config.Config) *telemetry.Metrics {
+	windows, _ := engine.UsageWindows(cfg.Usage.Windows) // checked by config.Load
+	return telemetry.New(telemetry.Options{Servers: cfg.ServerNames(), Windows: slices.Sorted(maps.Keys(windows))})
 }
 
 // wireMetrics points rt.metrics at what it reads at scrape time: the
@@ -42,7 +43,7 @@ func wireMetrics(ctx context.Context, rt *runtime) error {
 
 // storeSources are the Sources the store alone answers: what `mcpx-fw
 // status` reads when no serve does.
-func storeSources(ctx context.Context, cfg *Config, store *review.Store) (telemetry.Sources, error) {
+func storeSources(ctx context.Context, cfg *config.Config, store *review.Store) (telemetry.Sources, error) {
 	windows, err := engine.UsageWindows(cfg.Usage.Windows)
 	if err != nil {
 		return telemetry.Sources{}, err

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/mcpx-fw/mcpx-fw/cmd/mcpx-fw/internal/config"
+	"github.com/mcpx-fw/mcpx-fw/cmd/mcpx-fw/internal/config/configtest"
 	"github.com/mcpx-fw/mcpx-fw/engine/telemetry"
 )
 
@@ -16,10 +18,10 @@ import (
 // isolated upstream cannot reach (an upstream that read it would read the
 // full status).
 func TestOpsTokenFileConfig(t *testing.T) {
-	cleanConfigEnv(t)
-	path := writeConfigFile(t, "state_dir: state\nmetrics:\n  addr: 127.0.0.1:0\n  token_file: secrets/ops.token\n")
+	configtest.CleanEnv(t)
+	path := configtest.WriteFile(t, "state_dir: state\nmetrics:\n  addr: 127.0.0.1:0\n  token_file: secrets/ops.token\n")
 	file := writeFile(t, filepath.Dir(path), "secrets/ops.token", opsTokenValue+"\r\n")
-	cfg, err := loadConfig(path)
+	cfg, err := config.Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}

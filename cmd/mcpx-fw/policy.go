@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/mcpx-fw/mcpx-fw/cmd/mcpx-fw/internal/config"
 	"github.com/mcpx-fw/mcpx-fw/engine"
 )
 
@@ -58,7 +59,7 @@ func policyDirs(c *cobra.Command, dirs []string) ([]string, error) {
 	if len(dirs) > 0 {
 		return dirs, nil
 	}
-	cfg, err := loadConfig(configFlag(c))
+	cfg, err := config.Load(configFlag(c))
 	if err != nil {
 		return nil, err
 	}

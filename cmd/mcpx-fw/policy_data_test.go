@@ -5,14 +5,17 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/mcpx-fw/mcpx-fw/cmd/mcpx-fw/internal/config"
+	"github.com/mcpx-fw/mcpx-fw/cmd/mcpx-fw/internal/config/configtest"
 )
 
 // The configuration policies see: budgets only where set, so a rule about
 // a limit nobody configured does not fire; the default max_tokens cap where
 // the entry is silent, and no cap where it says 0.
 func TestPolicyDataBudgets(t *testing.T) {
-	cleanConfigEnv(t)
-	cfg, err := loadConfig(writeConfigFile(t, `servers:
+	configtest.CleanEnv(t)
+	cfg, err := config.Load(configtest.WriteFile(t, `servers:
   github-mcp:
     command: [cat]
     max_tokens: 4096
@@ -39,7 +42,7 @@ usage:
 	want := map[string]any{"default": "review", "servers": map[string]any{
 		"github-mcp": with(map[string]any{"label": "", "max_tokens": 4096,
 			"budget": map[string]any{"hourly_tokens": 20000, "burst_per_minute": 10}}),
-		"notes": with(map[string]any{"label": "", "max_tokens": defaultMaxTokens, "budget": map[string]any{"burst_per_minute": 3}}),
+		"notes": with(map[string]any{"label": "", "max_tokens": config.DefaultMaxTokens, "budget": map[string]any{"burst_per_minute": 3}}),
 		"plain": with(map[string]any{"label": ""}),
 	}}
 	if diff := cmp.Diff(want, policyData(cfg)); diff != "" {
@@ -64,9 +67,9 @@ func TestPolicyDataConfigErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cleanConfigEnv(t)
-			_, err := loadConfig(writeConfigFile(t, tt.content))
-			wantConfigError(t, err, tt.want...)
+			configtest.CleanEnv(t)
+			_, err := config.Load(configtest.WriteFile(t, tt.content))
+			configtest.WantError(t, err, tt.want...)
 		})
 	}
 }
@@ -74,8 +77,8 @@ func TestPolicyDataConfigErrors(t *testing.T) {
 // A server's elicitation.allowed_hosts and roots.allow reach the policies
 // as written, under data.mcpxfw.config.servers[name].
 func TestPolicyDataElicitationRoots(t *testing.T) {
-	cleanConfigEnv(t)
-	cfg, err := loadConfig(writeConfigFile(t, `servers:
+	configtest.CleanEnv(t)
+	cfg, err := config.Load(configtest.WriteFile(t, `servers:
   docs:
     command: [cat]
     elicitation: {allowed_hosts: [auth.example.com, example.org]}

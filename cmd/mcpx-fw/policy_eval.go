@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mcpx-fw/mcpx-fw/cmd/mcpx-fw/inert"
+	"github.com/mcpx-fw/mcpx-fw/cmd/mcpx-fw/internal/config"
 	"github.com/mcpx-fw/mcpx-fw/engine"
 	"github.com/mcpx-fw/mcpx-fw/validate"
 )
@@ -239,7 +240,7 @@ func evalStage(flag string, f evalFile) (engine.Stage, error) {
 
 // serverLabel is the label serve gives a server: its configured label, or
 // its name.
-func serverLabel(cfg *Config, name string) string {
+func serverLabel(cfg *config.Config, name string) string {
 	if s, ok := cfg.Servers[name]; ok && s.Label != "" {
 		return s.Label
 	}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpx-fw/mcpx-fw/cmd/mcpx-fw/internal/config"
 	"github.com/mcpx-fw/mcpx-fw/relay/peer"
 )
 
@@ -209,7 +210,7 @@ func TestReplicaFreshStateDir(t *testing.T) {
 	if err != nil || out.Error != nil {
 		t.Fatalf("sample through serve with a fresh state dir: %+v, %v", out, err)
 	}
-	c, err := loadConfig(cfg)
+	c, err := config.Load(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

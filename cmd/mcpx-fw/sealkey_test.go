@@ -7,6 +7,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/mcpx-fw/mcpx-fw/cmd/mcpx-fw/internal/config"
+	"github.com/mcpx-fw/mcpx-fw/cmd/mcpx-fw/internal/config/configtest"
 )
 
 // TestSealKeyFile: seal.key_file, relative to the config file, is the key
@@ -25,8 +28,8 @@ func TestSealKeyFile(t *testing.T) {
 		{"readable by others", 0o644, []string{"seal.key_file", "keys/shared.key", "chmod 600"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cleanConfigEnv(t)
-			path := writeConfigFile(t, "state_dir: state\nseal:\n  key_file: keys/shared.key\n")
+			configtest.CleanEnv(t)
+			path := configtest.WriteFile(t, "state_dir: state\nseal:\n  key_file: keys/shared.key\n")
 			file := filepath.Join(filepath.Dir(path), "keys", "shared.key")
 			if err := os.Mkdir(filepath.Dir(file), 0o700); err != nil {
 				t.Fatal(err)
@@ -37,7 +40,7 @@ func TestSealKeyFile(t *testing.T) {
 			if err := os.Chmod(file, tc.perm); err != nil {
 				t.Fatal(err)
 			}
-			cfg, err := loadConfig(path)
+			cfg, err := config.Load(path)
 			if err != nil {
 				t.Fatal(err)
 			}

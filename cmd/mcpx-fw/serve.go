@@ -8,12 +8,12 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
-	"sort"
 	"syscall"
 
 	"github.com/spf13/cobra"
 	"go.uber.org/zap"
 
+	"github.com/mcpx-fw/mcpx-fw/cmd/mcpx-fw/internal/config"
 	"github.com/mcpx-fw/mcpx-fw/relay"
 	"github.com/mcpx-fw/mcpx-fw/relay/sandbox"
 	"github.com/mcpx-fw/mcpx-fw/relay/seal"
@@ -193,7 +193,7 @@ func startServing(ctx context.Context, configPath string) (*runtime, error) {
 	plan, err := planIsolation(rt.cfg)
 	if err != nil {
 		rt.close()
-		return nil, fmt.Errorf("config %s: %w", displayPath(rt.cfg.path), err)
+		return nil, fmt.Errorf("config %s: %w", rt.cfg.DisplayPath(), err)
 	}
 	plan.log(rt.log, rt.cfg)
 	rt.isolation = plan
@@ -208,37 +208,28 @@ func startServing(ctx context.Context, configPath string) (*runtime, error) {
 // there. Only serve and check need any of it,
 // so the review commands work from a shell without the upstreams'
 // credentials.
-func checkServers(cfg *Config) error {
-	if _, err := cfg.Tracing.headers(); err != nil {
-		return fmt.Errorf("config %s: %w", displayPath(cfg.path), err)
+func checkServers(cfg *config.Config) error {
+	if _, err := cfg.Tracing.Headers(); err != nil {
+		return fmt.Errorf("config %s: %w", cfg.DisplayPath(), err)
 	}
-	if err := cfg.Review.Notify.lookPaths(); err != nil {
-		return fmt.Errorf("config %s: %w", displayPath(cfg.path), err)
+	if err := lookNotifyPaths(cfg.Review.Notify); err != nil {
+		return fmt.Errorf("config %s: %w", cfg.DisplayPath(), err)
 	}
-	for _, name := range sortedServerNames(cfg) {
+	for _, name := range cfg.ServerNames() {
 		s := cfg.Servers[name]
-		_, herr := expandHeaders(name, s.Headers)
-		_, eerr := expandEnv(name, s.Env)
+		_, herr := config.ExpandHeaders(name, s.Headers)
+		_, eerr := config.ExpandEnv(name, s.Env)
 		if err := errors.Join(herr, eerr); err != nil {
-			return fmt.Errorf("config %s: %w", displayPath(cfg.path), err)
+			return fmt.Errorf("config %s: %w", cfg.DisplayPath(), err)
 		}
 		if s.URL != "" {
 			continue
 		}
 		if _, err := exec.LookPath(s.Command[0]); err != nil {
-			return fmt.Errorf("config %s: servers.%s.command: %q not found", displayPath(cfg.path), name, s.Command[0])
+			return fmt.Errorf("config %s: servers.%s.command: %q not found", cfg.DisplayPath(), name, s.Command[0])
 		}
 	}
 	return nil
-}
-
-func sortedServerNames(cfg *Config) []string {
-	names := make([]string, 0, len(cfg.Servers))
-	for n := range cfg.Servers {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
 }
 
 // relayConfig is the relay's view of the config, with ${VAR} in header and
@@ -252,25 +243,24 @@ func relayConfig(rt *runtime) (relay.Config, error) {
 		return relay.Config{}, err
 	}
 	rc := relay.Config{HostTimeout: cfg.Sampling.HostTimeout, MaxRounds: cfg.Limits.MaxRounds, SealKey: key, Version: version,
-		Hide: rt.isolation.hide, ReadOnly: rt.isolation.readOnly, Limits: cfg.Limits.relayLimits(), HTTP: cfg.HTTP.relayHTTP()}
+		Hide: rt.isolation.hide, ReadOnly: rt.isolation.readOnly, Limits: cfg.Limits.RelayLimits(), HTTP: cfg.HTTP.HTTPOptions}
 	rc.MaxBridged, rc.MaxBridgedPerServer = cfg.Limits.MaxBridgedCalls, cfg.Limits.MaxBridgedCallsPerServer
 	rc.BridgeWait = cfg.Limits.BridgeWait
 	rc.Metrics = rt.metrics
-	for _, name := range sortedServerNames(cfg) {
+	for _, name := range cfg.ServerNames() {
 		s := cfg.Servers[name]
 		label := s.Label
 		if label == "" {
 			label = name
 		}
-		headers, herr := expandHeaders(name, s.Headers)
-		env, eerr := expandEnv(name, s.Env)
+		headers, herr := config.ExpandHeaders(name, s.Headers)
+		env, eerr := config.ExpandEnv(name, s.Env)
 		if err := errors.Join(herr, eerr); err != nil {
-			return relay.Config{}, fmt.Errorf("config %s: %w", displayPath(cfg.path), err)
+			return relay.Config{}, fmt.Errorf("config %s: %w", cfg.DisplayPath(), err)
 		}
 		rc.Upstreams = append(rc.Upstreams, relay.Upstream{Name: name, Label: label, Command: s.Command, Env: env, Dir: s.Dir,
 			Isolated: rt.isolation.isolated[name], URL: s.URL, Headers: headers, Protocol: s.Protocol, OperatorAnswer: s.OperatorAnswer,
-			Sampling: s.Sampling, Elicitation: relay.ElicitationConfig{Enabled: s.Elicitation.Enabled, AllowedHosts: s.Elicitation.AllowedHosts},
-			Roots: relay.RootsConfig{Enabled: s.Roots.Enabled, Allow: s.Roots.Allow}})
+			Sampling: s.Sampling, Elicitation: s.Elicitation, Roots: s.Roots})
 	}
 	return rc, nil
 }
@@ -278,11 +268,11 @@ func relayConfig(rt *runtime) (relay.Config, error) {
 // sealKey is the key that seals the requestState given to 2026-07-28
 // hosts: seal.key_file, which every replica behind one address shares, or
 // else seal.key in the state dir (0600, made on first use).
-func sealKey(cfg *Config) ([]byte, error) {
+func sealKey(cfg *config.Config) ([]byte, error) {
 	if cfg.Seal.KeyFile != "" {
 		key, err := seal.LoadKeyFile(cfg.Seal.KeyFile)
 		if err != nil {
-			return nil, fmt.Errorf("config %s: seal.key_file: %w", displayPath(cfg.path), err)
+			return nil, fmt.Errorf("config %s: seal.key_file: %w", cfg.DisplayPath(), err)
 		}
 		return key, nil
 	}

@@ -7,6 +7,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/mcpx-fw/mcpx-fw/cmd/mcpx-fw/internal/config"
 	"github.com/mcpx-fw/mcpx-fw/engine"
 	"github.com/mcpx-fw/mcpx-fw/engine/review"
 	"github.com/mcpx-fw/mcpx-fw/engine/telemetry"
@@ -15,7 +16,7 @@ import (
 // runtime is everything serve's start-up path builds; check builds the same
 // and stops, and the review commands use it to re-decide on approve.
 type runtime struct {
-	cfg      *Config
+	cfg      *config.Config
 	log      *zap.Logger
 	store    *review.Store
 	engine   *engine.Engine
@@ -46,7 +47,7 @@ func startOperator(ctx context.Context, configPath string) (*runtime, error) {
 }
 
 func startRuntime(ctx context.Context, configPath string, operator bool) (*runtime, error) {
-	cfg, err := loadConfig(configPath)
+	cfg, err := config.Load(configPath)
 	if err != nil {
 		return nil, err
 	}
@@ -90,7 +91,7 @@ func (rt *runtime) open(ctx context.Context) error {
 	}
 	if !rt.operator && rt.cfg.Metrics.TokenFile != "" {
 		if rt.opsToken, err = loadOpsToken(rt.cfg.Metrics.TokenFile); err != nil {
-			return fmt.Errorf("config %s: %w", displayPath(rt.cfg.path), err)
+			return fmt.Errorf("config %s: %w", rt.cfg.DisplayPath(), err)
 		}
 	}
 	if !rt.operator {
@@ -114,7 +115,7 @@ func (rt *runtime) open(ctx context.Context) error {
 // review.notify asks for it. Only serve (and check) opens reviews to
 // announce: an operator's command never does.
 func (rt *runtime) startNotifier(ctx context.Context) {
-	if !rt.cfg.Review.Notify.on() {
+	if !rt.cfg.Review.Notify.On() {
 		return
 	}
 	n, stop := startNotifier(ctx, rt.cfg.Review.Notify, rt.log)
@@ -131,9 +132,9 @@ func (rt *runtime) policyError(err error) error {
 }
 
 func (rt *runtime) engineConfig(dlog io.Writer) (engine.Config, error) {
-	bundle, err := rt.cfg.Policy.Bundle.engineBundle(rt.cfg.StateDir, !rt.operator)
+	bundle, err := rt.cfg.Policy.Bundle.EngineBundle(rt.cfg.StateDir, !rt.operator)
 	if err != nil {
-		return engine.Config{}, fmt.Errorf("config %s: %w", displayPath(rt.cfg.path), err)
+		return engine.Config{}, fmt.Errorf("config %s: %w", rt.cfg.DisplayPath(), err)
 	}
 	cfg := engine.Config{
 		Policy: engine.PolicyConfig{
@@ -143,7 +144,7 @@ func (rt *runtime) engineConfig(dlog io.Writer) (engine.Config, error) {
 			Bundle:  bundle,
 		},
 		ReviewTimeout:  rt.cfg.Review.Timeout,
-		Limits:         rt.cfg.Limits.validateLimits(),
+		Limits:         rt.cfg.Limits.Limits,
 		DecisionLog:    dlog,
 		IncludeContent: rt.cfg.DecisionLog.IncludeContent,
 		UsageWindows:   rt.cfg.Usage.Windows,
@@ -177,7 +178,7 @@ func (rt *runtime) startDecisionLogService(ctx context.Context, cfg *engine.Conf
 
 // policyData is the server configuration policies see as
 // data.mcpxfw.config.
-func policyData(cfg *Config) map[string]any {
+func policyData(cfg *config.Config) map[string]any {
 	servers := map[string]any{}
 	for name, s := range cfg.Servers {
 		server := map[string]any{"label": s.Label}
@@ -205,7 +206,7 @@ func listOrEmpty(list []string) []string {
 
 // budgetData is a server's budget as policies see it: only the limits set,
 // so a rule about an unset limit does not fire.
-func budgetData(b BudgetConfig) map[string]any {
+func budgetData(b config.Budget) map[string]any {
 	out := map[string]any{}
 	if b.HourlyTokens > 0 {
 		out["hourly_tokens"] = b.HourlyTokens
@@ -225,7 +226,7 @@ func (rt *runtime) close() {
 // openReviewStore opens the review store config names: the PostgreSQL database
 // of store.url, or else the SQLite file in state_dir. The URL is never
 // printed: OpenURL's errors name it without its password.
-func openReviewStore(ctx context.Context, cfg *Config, log *zap.Logger) (*review.Store, error) {
+func openReviewStore(ctx context.Context, cfg *config.Config, log *zap.Logger) (*review.Store, error) {
 	if cfg.Store.URL != "" {
 		st, err := review.OpenURL(ctx, cfg.Store.URL, log, review.WithLease(cfg.Store.Lease))
 		if err != nil {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/mcpx-fw/mcpx-fw/cmd/mcpx-fw/internal/config"
 	"github.com/mcpx-fw/mcpx-fw/cmd/mcpx-fw/render"
 	"github.com/mcpx-fw/mcpx-fw/engine/telemetry"
 )
@@ -67,7 +68,7 @@ Examples:
 const statusTimeout = 10 * time.Second
 
 func runStatus(c *cobra.Command, asJSON bool, addr string) error {
-	cfg, err := loadConfig(configFlag(c))
+	cfg, err := config.Load(configFlag(c))
 	if err != nil {
 		return err
 	}
@@ -107,14 +108,14 @@ type statusAsk struct {
 
 // statusAsker reads the config's token, if any: a token file that cannot
 // be used stops status at once, with one line saying why.
-func statusAsker(cfg *Config, addr string) (statusAsk, error) {
+func statusAsker(cfg *config.Config, addr string) (statusAsk, error) {
 	ask := statusAsk{addr: addr, tokenFile: cfg.Metrics.TokenFile}
 	if ask.tokenFile == "" || addr == "" {
 		return ask, nil
 	}
 	token, err := loadOpsToken(ask.tokenFile)
 	if err != nil {
-		return ask, fmt.Errorf("config %s: %w", displayPath(cfg.path), err)
+		return ask, fmt.Errorf("config %s: %w", cfg.DisplayPath(), err)
 	}
 	ask.token = token
 	return ask, nil
@@ -180,7 +181,7 @@ func (a statusAsk) failed(err error) error {
 }
 
 // storeStatus is what the store alone knows, read as serve reads it.
-func storeStatus(ctx context.Context, cfg *Config) (telemetry.Status, error) {
+func storeStatus(ctx context.Context, cfg *config.Config) (telemetry.Status, error) {
 	if cfg.Log.Level != "debug" {
 		cfg.Log.Level = "warn"
 	}

@@ -1,4 +1,4 @@
-package main
+package config
 
 import (
 	"time"
@@ -8,9 +8,9 @@ import (
 	"github.com/mcpx-fw/mcpx-fw/engine/policybundle"
 )
 
-// BundleConfig is policy.bundle: the policy as an OPA bundle from a bundle
+// Bundle is policy.bundle: the policy as an OPA bundle from a bundle
 // service, polled as OPA polls it, instead of policy.dir.
-type BundleConfig struct {
+type Bundle struct {
 	// URL is the service's base URL; "" (default) keeps policy.dir with
 	// hot reload.
 	URL      string `mapstructure:"url"`
@@ -52,18 +52,18 @@ func setBundleDefaults(v *viper.Viper) {
 	v.SetDefault("policy.bundle.size_limit_bytes", policybundle.DefaultSizeLimitBytes)
 }
 
-// engineBundle is the engine's view of policy.bundle, nil when off, with
+// EngineBundle is the engine's view of policy.bundle, nil when off, with
 // ${VAR} in its headers and token read from the environment. Unset
 // variables are an error for serve and check; an operator's command
 // (strict false) decides with the persisted bundle and needs no
 // credentials, so for it they stay empty.
-func (b BundleConfig) engineBundle(stateDir string, strict bool) (*policybundle.Config, error) {
+func (b Bundle) EngineBundle(stateDir string, strict bool) (*policybundle.Config, error) {
 	c := b.config(stateDir)
 	if c == nil {
 		return nil, nil
 	}
 	var err error
-	c.Headers, c.BearerToken, err = expandService("policy.bundle", c.Headers, c.BearerToken)
+	c.Headers, c.BearerToken, err = ExpandService("policy.bundle", c.Headers, c.BearerToken)
 	if err != nil && strict {
 		return nil, err
 	}
@@ -71,7 +71,7 @@ func (b BundleConfig) engineBundle(stateDir string, strict bool) (*policybundle.
 }
 
 // config is policy.bundle as written, nil when off.
-func (b BundleConfig) config(stateDir string) *policybundle.Config {
+func (b Bundle) config(stateDir string) *policybundle.Config {
 	if b.URL == "" {
 		return nil
 	}
@@ -84,7 +84,7 @@ func (b BundleConfig) config(stateDir string) *policybundle.Config {
 }
 
 // check names the first problem with policy.bundle, when it is on.
-func (b BundleConfig) check(bad func(string, string, ...any)) {
+func (b Bundle) check(bad func(string, string, ...any)) {
 	if b.URL == "" {
 		return
 	}

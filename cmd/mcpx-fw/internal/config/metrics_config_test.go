@@ -1,11 +1,15 @@
-package main
+package config
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/mcpx-fw/mcpx-fw/cmd/mcpx-fw/internal/config/configtest"
+)
 
 // TestMetricsAddrRemote: metrics.addr is loopback only unless
 // metrics.allow_remote, as http.allow_remote is for serve --http.
 func TestMetricsAddrRemote(t *testing.T) {
-	cleanConfigEnv(t)
+	configtest.CleanEnv(t)
 	for _, tc := range []struct {
 		name, content string
 		want          []string // substrings of the error; none: accepted
@@ -20,14 +24,14 @@ func TestMetricsAddrRemote(t *testing.T) {
 		{"off by default", "", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := loadConfig(writeConfigFile(t, tc.content))
+			_, err := Load(configtest.WriteFile(t, tc.content))
 			if tc.want == nil {
 				if err != nil {
-					t.Fatalf("loadConfig: %v", err)
+					t.Fatalf("Load: %v", err)
 				}
 				return
 			}
-			wantConfigError(t, err, tc.want...)
+			configtest.WantError(t, err, tc.want...)
 		})
 	}
 }

@@ -1,4 +1,4 @@
-package main
+package config
 
 import (
 	"errors"
@@ -37,10 +37,10 @@ func checkServiceHeaders(bad func(string, string, ...any), key string, headers m
 	}
 }
 
-// expandService is a service's headers and bearer token with every ${VAR}
+// ExpandService is a service's headers and bearer token with every ${VAR}
 // read from the environment; prefix is the service's key, such as
 // policy.bundle. Its errors name the key and the variable, never a value.
-func expandService(prefix string, headers map[string]string, token string) (map[string]string, string, error) {
+func ExpandService(prefix string, headers map[string]string, token string) (map[string]string, string, error) {
 	h, herr := expandHeaderValues(prefix+".headers.", headers)
 	t, terr := expandHeaderValues(prefix+".credentials.bearer.", map[string]string{"token": token})
 	return h, t["token"], errors.Join(herr, terr)

@@ -1,4 +1,4 @@
-package main
+package config
 
 import (
 	"os"
@@ -12,47 +12,16 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/mcpx-fw/mcpx-fw/cmd/mcpx-fw/internal/config/configtest"
+	"github.com/mcpx-fw/mcpx-fw/relay"
+	"github.com/mcpx-fw/mcpx-fw/validate"
 )
 
 // exampleConfigPath is the documented example at the repository root.
-const exampleConfigPath = "../../config.example.yaml"
+const exampleConfigPath = "../../../../config.example.yaml"
 
-// configEnv is every MCPXFW_* variable these tests rely on being unset.
-var configEnv = []string{
-	"MCPXFW_STATE_DIR", "MCPXFW_POLICY_DIR", "MCPXFW_POLICY_DEFAULT", "MCPXFW_POLICY_TIMEOUT",
-	"MCPXFW_REVIEW_TIMEOUT", "MCPXFW_REVIEW_RETAIN", "MCPXFW_SAMPLING_HOST_TIMEOUT", "MCPXFW_DECISION_LOG_SINK",
-	"MCPXFW_DECISION_LOG_INCLUDE_CONTENT", "MCPXFW_LOG_LEVEL", "MCPXFW_LOG_FILE", "MCPXFW_HTTP_ALLOW_REMOTE",
-	"MCPXFW_ISOLATION_DEFAULT", "MCPXFW_STORE_URL",
-	"MCPXFW_HTTP_SESSION_TIMEOUT", "MCPXFW_HTTP_MAX_SESSIONS", "MCPXFW_HTTP_READ_TIMEOUT", "MCPXFW_HTTP_IDLE_TIMEOUT",
-	"MCPXFW_HTTP_MAX_HEADER_BYTES", "MCPXFW_HTTP_MAX_BODY_BYTES", "MCPXFW_LIMITS_MAX_IN_FLIGHT",
-	"MCPXFW_LIMITS_MAX_PENDING_REVIEWS", "MCPXFW_LIMITS_MAX_HELD_BYTES", "MCPXFW_LIMITS_MAX_IN_FLIGHT_PER_HOST",
-	"MCPXFW_LIMITS_MAX_PENDING_REVIEWS_PER_HOST", "MCPXFW_LIMITS_MAX_HELD_BYTES_PER_HOST",
-}
-
-// cleanConfigEnv clears MCPXFW_* and pins XDG_STATE_HOME, so the default
-// state dir is known; it returns that state home.
-func cleanConfigEnv(t *testing.T) string {
-	t.Helper()
-	for _, k := range configEnv {
-		t.Setenv(k, "")
-	}
-	home := t.TempDir()
-	t.Setenv("XDG_STATE_HOME", home)
-	return home
-}
-
-// writeConfigFile writes a config file named mcpx-fw.yaml in a new folder
-// and returns its path.
-func writeConfigFile(t *testing.T, content string) string {
-	t.Helper()
-	p := filepath.Join(t.TempDir(), "mcpx-fw.yaml")
-	if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
-// defaultConfig is what loadConfig returns with no file, from folder base.
+// defaultConfig is what Load returns with no file, from folder base.
 // Servers is nil or empty; the comparisons equate the two.
 func defaultConfig(stateHome, base string) Config {
 	var c Config
@@ -67,20 +36,20 @@ func defaultConfig(stateHome, base string) Config {
 	c.Policy.Bundle.SizeLimitBytes = 32 << 20
 	c.Review.Timeout = 10 * time.Minute
 	c.Review.Retain = 7 * 24 * time.Hour
-	c.Review.Notify = NotifyConfig{Command: []string{}, Timeout: 10 * time.Second, MaxRunning: 2, MaxQueued: 16, MaxPerMinute: 6}
+	c.Review.Notify = Notify{Command: []string{}, Timeout: 10 * time.Second, MaxRunning: 2, MaxQueued: 16, MaxPerMinute: 6}
 	c.Sampling.HostTimeout = 5 * time.Minute
 	c.Console.Addr = defaultConsoleAddr
 	c.Isolation.Default = defaultIsolation()
-	c.Limits = LimitsConfig{MaxRounds: 8, MaxBytes: 4 << 20, MaxDepth: 32, MaxMessages: 1000, MaxBlocks: 100,
+	c.Limits = Limits{MaxRounds: 8, Limits: validate.Limits{MaxBytes: 4 << 20, MaxDepth: 32, MaxMessages: 1000, MaxBlocks: 100,
 		MaxTextBytes: 1 << 20, MaxBase64Bytes: 3 << 20, MaxTools: 128,
-		MaxFields: 100, MaxEnumValues: 500, MaxLabelBytes: 16 << 10, MaxURLBytes: 8 << 10, MaxRoots: 1000,
+		MaxFields: 100, MaxEnumValues: 500, MaxLabelBytes: 16 << 10, MaxURLBytes: 8 << 10, MaxRoots: 1000},
 		MaxInFlight: 48, MaxPendingReviews: 32, MaxHeldBytes: 16 << 20,
 		MaxInFlightPerHost: 24, MaxPendingReviewsPerHost: 16, MaxHeldBytesPerHost: 8 << 20}
-	c.HTTP = HTTPConfig{SessionTimeout: 30 * time.Minute, MaxSessions: 32, ReadTimeout: 30 * time.Second,
-		IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10, MaxBodyBytes: 8 << 20}
+	c.HTTP = HTTP{HTTPOptions: relay.HTTPOptions{SessionTimeout: 30 * time.Minute, MaxSessions: 32, ReadTimeout: 30 * time.Second,
+		IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10, MaxBodyBytes: 8 << 20}}
 	c.Limits.MaxBridgedCalls, c.Limits.MaxBridgedCallsPerServer, c.Limits.BridgeWait = 64, 16, time.Minute
 	c.DecisionLog.Sink = "stderr"
-	c.DecisionLog.Service = DecisionLogServiceConfig{Resource: "/logs", BufferSizeLimitEvents: 10000,
+	c.DecisionLog.Service = DecisionLogService{Resource: "/logs", BufferSizeLimitEvents: 10000,
 		MinDelay: 5 * time.Minute, MaxDelay: 10 * time.Minute, Headers: map[string]string{}}
 	c.Tracing.SampleRatio = 1
 	c.Log.Level = "info"
@@ -90,23 +59,23 @@ func defaultConfig(stateHome, base string) Config {
 // TestConfigExample pins every value config.example.yaml states: the
 // defaults of setDefaults plus the one example server.
 func TestConfigExample(t *testing.T) {
-	stateHome := cleanConfigEnv(t)
+	stateHome := configtest.CleanEnv(t)
 	path, err := filepath.Abs(exampleConfigPath)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := loadConfig(path)
+	got, err := Load(path)
 	if err != nil {
-		t.Fatalf("loadConfig(config.example.yaml): %v", err)
+		t.Fatalf("Load(config.example.yaml): %v", err)
 	}
 	want := defaultConfig(stateHome, filepath.Dir(path))
-	want.Servers = map[string]ServerConfig{"everything": {
+	want.Servers = map[string]Server{"everything": {
 		Command:   []string{"npx", "-y", "@modelcontextprotocol/server-everything"},
 		Env:       map[string]string{},
 		Label:     "Everything reference server",
 		Protocol:  "auto",
 		MaxTokens: 4096,
-		Sampling:  true, Elicitation: ElicitationConfig{Enabled: true}, Roots: RootsConfig{Enabled: true},
+		Sampling:  true, Elicitation: relay.ElicitationConfig{Enabled: true}, Roots: relay.RootsConfig{Enabled: true},
 	}}
 	want.path = path
 	if diff := cmp.Diff(want, *got, cmp.AllowUnexported(Config{}), cmpopts.EquateEmpty()); diff != "" {
@@ -117,11 +86,11 @@ func TestConfigExample(t *testing.T) {
 // TestConfigDefaults: no --config and no mcpx-fw.yaml in the working folder
 // gives setDefaults' values, paths resolved against the working folder.
 func TestConfigDefaults(t *testing.T) {
-	stateHome := cleanConfigEnv(t)
+	stateHome := configtest.CleanEnv(t)
 	t.Chdir(t.TempDir())
-	got, err := loadConfig("")
+	got, err := Load("")
 	if err != nil {
-		t.Fatalf("loadConfig(\"\"): %v", err)
+		t.Fatalf("Load(\"\"): %v", err)
 	}
 	wd, err := os.Getwd()
 	if err != nil {
@@ -136,12 +105,12 @@ func TestConfigDefaults(t *testing.T) {
 // TestConfigWorkingFolderFile: without --config, mcpx-fw.yaml in the
 // working folder is read.
 func TestConfigWorkingFolderFile(t *testing.T) {
-	cleanConfigEnv(t)
-	path := writeConfigFile(t, "review:\n  timeout: 42s\n")
+	configtest.CleanEnv(t)
+	path := configtest.WriteFile(t, "review:\n  timeout: 42s\n")
 	t.Chdir(filepath.Dir(path))
-	got, err := loadConfig("")
+	got, err := Load("")
 	if err != nil {
-		t.Fatalf("loadConfig(\"\"): %v", err)
+		t.Fatalf("Load(\"\"): %v", err)
 	}
 	if got.Review.Timeout != 42*time.Second {
 		t.Errorf("review.timeout = %v, want 42s from ./mcpx-fw.yaml", got.Review.Timeout)
@@ -217,9 +186,9 @@ func TestConfigErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cleanConfigEnv(t)
-			_, err := loadConfig(writeConfigFile(t, tt.content))
-			wantConfigError(t, err, tt.want...)
+			configtest.CleanEnv(t)
+			_, err := Load(configtest.WriteFile(t, tt.content))
+			configtest.WantError(t, err, tt.want...)
 		})
 	}
 }
@@ -239,23 +208,11 @@ func TestConfigEnvErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.env, func(t *testing.T) {
-			cleanConfigEnv(t)
+			configtest.CleanEnv(t)
 			t.Setenv(tt.env, tt.value)
-			_, err := loadConfig(writeConfigFile(t, ""))
-			wantConfigError(t, err, tt.want...)
+			_, err := Load(configtest.WriteFile(t, ""))
+			configtest.WantError(t, err, tt.want...)
 		})
-	}
-}
-
-func wantConfigError(t *testing.T, err error, want ...string) {
-	t.Helper()
-	if err == nil {
-		t.Fatalf("loadConfig succeeded, want an error naming %v", want)
-	}
-	for _, w := range want {
-		if !strings.Contains(err.Error(), w) {
-			t.Errorf("error does not name %q:\n%v", w, err)
-		}
 	}
 }
 
@@ -263,13 +220,13 @@ func wantConfigError(t *testing.T, err error, want ...string) {
 // written GitHub is the server github (and the policy package
 // mcpxfw.servers.github); it cannot reach the policy with upper case.
 func TestConfigServerNamesFolded(t *testing.T) {
-	cleanConfigEnv(t)
-	cfg, err := loadConfig(writeConfigFile(t, "servers:\n  GitHub:\n    command: [cat]\n"))
+	configtest.CleanEnv(t)
+	cfg, err := Load(configtest.WriteFile(t, "servers:\n  GitHub:\n    command: [cat]\n"))
 	if err != nil {
-		t.Fatalf("loadConfig: %v", err)
+		t.Fatalf("Load: %v", err)
 	}
 	if _, ok := cfg.Servers["github"]; !ok || len(cfg.Servers) != 1 {
-		t.Errorf("servers = %v, want exactly github", sortedServerNames(cfg))
+		t.Errorf("servers = %v, want exactly github", cfg.ServerNames())
 	}
 }
 
@@ -355,15 +312,15 @@ func TestConfigOverrides(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cleanConfigEnv(t)
+			configtest.CleanEnv(t)
 			for k, v := range tt.env {
 				t.Setenv(k, v)
 			}
-			path := writeConfigFile(t, tt.content)
+			path := configtest.WriteFile(t, tt.content)
 			t.Chdir(t.TempDir()) // the working folder must not matter
-			c, err := loadConfig(path)
+			c, err := Load(path)
 			if err != nil {
-				t.Fatalf("loadConfig: %v", err)
+				t.Fatalf("Load: %v", err)
 			}
 			tt.check(t, c, filepath.Dir(path))
 		})
@@ -378,7 +335,7 @@ func wantEqual[T comparable](t *testing.T, key string, got, want T) {
 }
 
 // TestConfigExampleDocumentsEveryKey walks the mapstructure tags of Config
-// and ServerConfig, so config.example.yaml cannot fall behind the struct. A
+// and Server, so config.example.yaml cannot fall behind the struct. A
 // key counts as documented when it appears as "key:" at its place in the
 // file's indentation, commented out or not (url is shown commented out).
 func TestConfigExampleDocumentsEveryKey(t *testing.T) {
@@ -395,12 +352,17 @@ func TestConfigExampleDocumentsEveryKey(t *testing.T) {
 }
 
 // structKeys lists the dotted mapstructure keys of a struct type; a map of
-// structs contributes "<prefix>.*.<key>".
+// structs contributes "<prefix>.*.<key>", and a squashed embedded struct
+// its keys at the prefix.
 func structKeys(typ reflect.Type, prefix string) []string {
 	var keys []string
 	for i := range typ.NumField() {
 		f := typ.Field(i)
-		tag := strings.Split(f.Tag.Get("mapstructure"), ",")[0]
+		tag, opts, _ := strings.Cut(f.Tag.Get("mapstructure"), ",")
+		if f.Anonymous && opts == "squash" { // its keys are the section's own
+			keys = append(keys, structKeys(f.Type, prefix)...)
+			continue
+		}
 		if tag == "" || tag == "-" {
 			continue
 		}
@@ -475,14 +437,14 @@ func TestExpandHeaders(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := expandHeaders("web", map[string]string{"authorization": tt.value})
+			got, err := ExpandHeaders("web", map[string]string{"authorization": tt.value})
 			if tt.wantErr == nil {
 				if err != nil || got["authorization"] != tt.want {
-					t.Fatalf("expandHeaders(%q) = %q, %v; want %q", tt.value, got["authorization"], err, tt.want)
+					t.Fatalf("ExpandHeaders(%q) = %q, %v; want %q", tt.value, got["authorization"], err, tt.want)
 				}
 				return
 			}
-			wantConfigError(t, err, tt.wantErr...)
+			configtest.WantError(t, err, tt.wantErr...)
 			if strings.Contains(err.Error(), "s3cret") || strings.Contains(err.Error(), "Injected") {
 				t.Errorf("error shows a header value: %v", err)
 			}
@@ -493,8 +455,8 @@ func TestExpandHeaders(t *testing.T) {
 // TestConfigEnvKeepsCase: environment names reach the upstream as written,
 // although every other key is case-folded.
 func TestConfigEnvKeepsCase(t *testing.T) {
-	cleanConfigEnv(t)
-	got, err := loadConfig(writeConfigFile(t, "servers:\n  Notes:\n    command: [cat]\n    env: {API_KEY: a, Mixed_Case: b, lower: c}\n"))
+	configtest.CleanEnv(t)
+	got, err := Load(configtest.WriteFile(t, "servers:\n  Notes:\n    command: [cat]\n    env: {API_KEY: a, Mixed_Case: b, lower: c}\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -507,8 +469,8 @@ func TestConfigEnvKeepsCase(t *testing.T) {
 // TestConfigLogFileStderr: log.file: stderr means stderr, as it does for
 // decision_log.sink, not a file named stderr beside the config.
 func TestConfigLogFileStderr(t *testing.T) {
-	cleanConfigEnv(t)
-	got, err := loadConfig(writeConfigFile(t, "log:\n  file: stderr\ndecision_log:\n  sink: stderr\n"))
+	configtest.CleanEnv(t)
+	got, err := Load(configtest.WriteFile(t, "log:\n  file: stderr\ndecision_log:\n  sink: stderr\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -521,59 +483,19 @@ func TestConfigLogFileStderr(t *testing.T) {
 // the safe default cap that config.example.yaml shows; an explicit 0 still
 // means no cap.
 func TestConfigServerMaxTokensDefault(t *testing.T) {
-	cleanConfigEnv(t)
-	got, err := loadConfig(writeConfigFile(t, "servers:\n  Quiet:\n    command: [cat]\n  open:\n    command: [cat]\n    max_tokens: 0\n  small:\n    command: [cat]\n    max_tokens: 100\n"))
+	configtest.CleanEnv(t)
+	got, err := Load(configtest.WriteFile(t, "servers:\n  Quiet:\n    command: [cat]\n  open:\n    command: [cat]\n    max_tokens: 0\n  small:\n    command: [cat]\n    max_tokens: 100\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]int{"quiet": defaultMaxTokens, "open": 0, "small": 100}
+	want := map[string]int{"quiet": DefaultMaxTokens, "open": 0, "small": 100}
 	for name, n := range want {
 		if got.Servers[name].MaxTokens != n {
 			t.Errorf("servers.%s.max_tokens = %d, want %d", name, got.Servers[name].MaxTokens, n)
 		}
 	}
-	if defaultMaxTokens != 4096 {
-		t.Errorf("defaultMaxTokens = %d; config.example.yaml documents 4096", defaultMaxTokens)
-	}
-}
-
-// TestConfigServerOffersDefault: a server entry silent about sampling,
-// elicitation.enabled and roots.enabled is offered each (when the host
-// declared it), as config.example.yaml shows; an explicit false is kept,
-// and reaches the relay.
-func TestConfigServerOffersDefault(t *testing.T) {
-	cleanConfigEnv(t)
-	path := writeConfigFile(t, "servers:\n  quiet:\n    command: [cat]\n  closed:\n    command: [cat]\n"+
-		"    sampling: false\n    elicitation: {enabled: false}\n    roots: {enabled: false, allow: [\"file:///w\"]}\n"+
-		"  partial:\n    command: [cat]\n    elicitation: {allowed_hosts: [example.com]}\n")
-	got, err := loadConfig(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	type offers struct{ sampling, elicitation, roots bool }
-	want := map[string]offers{"quiet": {true, true, true}, "closed": {false, false, false}, "partial": {true, true, true}}
-	for name, w := range want {
-		s := got.Servers[name]
-		if g := (offers{s.Sampling, s.Elicitation.Enabled, s.Roots.Enabled}); g != w {
-			t.Errorf("servers.%s: sampling, elicitation.enabled, roots.enabled = %+v, want %+v", name, g, w)
-		}
-	}
-	got.StateDir = t.TempDir() // relayConfig makes the seal key there
-	rc, err := relayConfig(&runtime{cfg: got, isolation: isolationPlan{isolated: map[string]bool{}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, u := range rc.Upstreams {
-		w := want[u.Name]
-		if u.Sampling != w.sampling || u.Elicitation.Enabled != w.elicitation || u.Roots.Enabled != w.roots {
-			t.Errorf("relay upstream %s: %+v, want %+v", u.Name, u, w)
-		}
-		if u.Name == "closed" && (len(u.Roots.Allow) != 1 || u.Roots.Allow[0] != "file:///w") {
-			t.Errorf("relay upstream closed: roots.allow %q", u.Roots.Allow)
-		}
-		if u.Name == "partial" && (len(u.Elicitation.AllowedHosts) != 1 || u.Elicitation.AllowedHosts[0] != "example.com") {
-			t.Errorf("relay upstream partial: elicitation.allowed_hosts %q", u.Elicitation.AllowedHosts)
-		}
+	if DefaultMaxTokens != 4096 {
+		t.Errorf("DefaultMaxTokens = %d; config.example.yaml documents 4096", DefaultMaxTokens)
 	}
 }
 
@@ -584,16 +506,16 @@ func TestConfigServerOffersDefault(t *testing.T) {
 func TestExpandEnv(t *testing.T) {
 	t.Setenv("MCPXFW_TEST_TOKEN", "s3cret")
 	t.Setenv("MCPXFW_TEST_PEM", "-----BEGIN KEY-----\nabc\n-----END KEY-----")
-	got, err := expandEnv("notes", map[string]string{"API_TOKEN": "${MCPXFW_TEST_TOKEN}", "KEY": "${MCPXFW_TEST_PEM}", "MODE": "fast"})
+	got, err := ExpandEnv("notes", map[string]string{"API_TOKEN": "${MCPXFW_TEST_TOKEN}", "KEY": "${MCPXFW_TEST_PEM}", "MODE": "fast"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := map[string]string{"API_TOKEN": "s3cret", "KEY": "-----BEGIN KEY-----\nabc\n-----END KEY-----", "MODE": "fast"}
 	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("expandEnv (-want +got):\n%s", diff)
+		t.Errorf("ExpandEnv (-want +got):\n%s", diff)
 	}
-	_, err = expandEnv("notes", map[string]string{"API_TOKEN": "${MCPXFW_TEST_UNSET}", "OTHER": "${MCPXFW_TEST_TOKEN}${MCPXFW_TEST_ALSO_UNSET}"})
-	wantConfigError(t, err, "servers.notes.env.API_TOKEN: ${MCPXFW_TEST_UNSET} is not set", "servers.notes.env.OTHER: ${MCPXFW_TEST_ALSO_UNSET} is not set")
+	_, err = ExpandEnv("notes", map[string]string{"API_TOKEN": "${MCPXFW_TEST_UNSET}", "OTHER": "${MCPXFW_TEST_TOKEN}${MCPXFW_TEST_ALSO_UNSET}"})
+	configtest.WantError(t, err, "servers.notes.env.API_TOKEN: ${MCPXFW_TEST_UNSET} is not set", "servers.notes.env.OTHER: ${MCPXFW_TEST_ALSO_UNSET} is not set")
 	if strings.Contains(err.Error(), "s3cret") {
 		t.Errorf("error shows a value: %v", err)
 	}
@@ -602,10 +524,10 @@ func TestExpandEnv(t *testing.T) {
 // TestStoreURLErrorHidesPassword: a refused store.url is named by its key,
 // never printed, since it may carry the database password.
 func TestStoreURLErrorHidesPassword(t *testing.T) {
-	cleanConfigEnv(t)
+	configtest.CleanEnv(t)
 	t.Setenv("MCPXFW_STORE_URL", "https://fw:hunter2@db.example/fw")
-	_, err := loadConfig(writeConfigFile(t, ""))
-	wantConfigError(t, err, "store.url")
+	_, err := Load(configtest.WriteFile(t, ""))
+	configtest.WantError(t, err, "store.url")
 	if strings.Contains(err.Error(), "hunter2") {
 		t.Errorf("the error shows the password: %v", err)
 	}

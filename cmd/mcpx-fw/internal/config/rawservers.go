@@ -1,4 +1,4 @@
-package main
+package config
 
 import (
 	"fmt"
@@ -8,11 +8,11 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// defaultMaxTokens is a server's max_tokens when its entry does not set the
+// DefaultMaxTokens is a server's max_tokens when its entry does not set the
 // key: a request asking for more is denied. A cap is the safe default, since
 // maxTokens is what an upstream spends of the user's model; 0 (set
 // explicitly) means no cap.
-const defaultMaxTokens = 4096
+const DefaultMaxTokens = 4096
 
 // rawServer is what viper loses of a server entry: the case of env names
 // and whether a key was written at all.
@@ -70,7 +70,7 @@ func (c *Config) rawServers() (map[string]rawServer, error) {
 // keepEnvCase puts back the case of a server's env names, which viper
 // folds to lower case with every other key: `env: {API_KEY: x}` must reach
 // the upstream as API_KEY, since environment names are case-sensitive.
-func keepEnvCase(server *ServerConfig, raw rawServer) {
+func keepEnvCase(server *Server, raw rawServer) {
 	if len(raw.Env) > 0 {
 		server.Env = raw.Env
 	}
@@ -79,9 +79,9 @@ func keepEnvCase(server *ServerConfig, raw rawServer) {
 // defaultServerMaxTokens gives a server whose entry does not mention
 // max_tokens the default cap; decoding alone cannot tell an absent key
 // from an explicit 0 (no cap).
-func defaultServerMaxTokens(server *ServerConfig, raw rawServer) {
+func defaultServerMaxTokens(server *Server, raw rawServer) {
 	if raw.MaxTokens == nil {
-		server.MaxTokens = defaultMaxTokens
+		server.MaxTokens = DefaultMaxTokens
 	}
 }
 
@@ -89,7 +89,7 @@ func defaultServerMaxTokens(server *ServerConfig, raw rawServer) {
 // them, sampling, elicitation.enabled and roots.enabled: what the host
 // declared is offered unless the operator says otherwise. Decoding alone
 // cannot tell an absent key from an explicit false.
-func defaultServerOffers(server *ServerConfig, raw rawServer) {
+func defaultServerOffers(server *Server, raw rawServer) {
 	if raw.Sampling == nil {
 		server.Sampling = true
 	}

@@ -1,0 +1,247 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/mcpx-fw/mcpx-fw/engine"
+	"github.com/mcpx-fw/mcpx-fw/relay"
+)
+
+// serverName is what a server may be called: policies key on it, and the
+// relay prefixes tool names with it and "__".
+var serverName = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*(_[a-z0-9-]+)*$`)
+
+// minStoreLease is the shortest store.lease: a replica renews its lease
+// every third of it, and one that misses renewals for the whole lease
+// (a database failover, a long pause) has its pending reviews abandoned
+// by the others, however alive it is.
+const minStoreLease = time.Second
+
+// check validates every field and names each bad key.
+func (c *Config) check() error {
+	var errs []error
+	bad := func(key, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%s: %s", key, fmt.Sprintf(format, args...)))
+	}
+	if !oneOf(c.Policy.Default, "review", "deny", "permit") {
+		bad("policy.default", "%q is not one of review, deny, permit", c.Policy.Default)
+	}
+	if u, err := url.Parse(c.Store.URL); c.Store.URL != "" && (err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql")) {
+		bad("store.url", "must be empty (the SQLite file in state_dir) or a postgres:// URL")
+	}
+	if c.Store.Lease < minStoreLease {
+		bad("store.lease", "must be at least %v: a shorter lease is renewed several times a second and runs out at any pause of the database, when the other replicas abandon this one's reviews", minStoreLease)
+	}
+	positive(bad, "policy.timeout", c.Policy.Timeout)
+	c.Policy.Bundle.check(bad)
+	positive(bad, "review.timeout", c.Review.Timeout)
+	if c.Review.Retain < 0 {
+		bad("review.retain", "must be 0 (keep) or a positive duration such as 168h")
+	}
+	c.Review.Notify.check(bad)
+	positive(bad, "sampling.host_timeout", c.Sampling.HostTimeout)
+	if !oneOf(c.Log.Level, "debug", "info", "warn", "error") {
+		bad("log.level", "%q is not one of debug, info, warn, error", c.Log.Level)
+	}
+	if _, err := engine.UsageWindows(c.Usage.Windows); err != nil {
+		bad("usage.windows", "%v", err)
+	}
+	c.Limits.check(bad)
+	if !oneOf(c.Isolation.Default, isolationModes...) {
+		bad("isolation.default", "%q is not one of %s", c.Isolation.Default, strings.Join(isolationModes, ", "))
+	}
+	for key, paths := range map[string][]string{"isolation.hide": c.Isolation.Hide, "isolation.read_only": c.Isolation.ReadOnly} {
+		if slices.Contains(paths, "") {
+			bad(key, "an entry is empty (a bare ~ is YAML's null: quote it, \"~\")")
+		}
+	}
+	c.HTTP.check(bad, c.Limits.MaxBytes)
+	c.DecisionLog.Service.check(bad)
+	c.Metrics.check(bad)
+	c.Tracing.check(bad)
+	for name, s := range c.Servers {
+		c.checkServer(bad, name, s)
+	}
+	return errors.Join(errs...)
+}
+
+func (c *Config) checkServer(bad func(string, string, ...any), name string, s Server) {
+	key := "servers." + name
+	if !serverName.MatchString(name) || strings.Contains(name, "__") {
+		bad(key, "server names are lower-case letters, digits, '-' and single '_'")
+	}
+	checkReach(bad, key, s)
+	if !oneOf(s.Protocol, "", "auto", "legacy") && !slices.Contains(relay.Revisions(), s.Protocol) {
+		bad(key+".protocol", "%q is not auto, legacy or one of %s", s.Protocol, strings.Join(relay.Revisions(), ", "))
+	}
+	if s.MaxTokens < 0 {
+		bad(key+".max_tokens", "must be 0 (no cap) or positive")
+	}
+	if s.Budget.HourlyTokens < 0 {
+		bad(key+".budget.hourly_tokens", "must be 0 (no budget) or positive")
+	}
+	if s.Budget.BurstPerMinute < 0 {
+		bad(key+".budget.burst_per_minute", "must be 0 (no limit) or positive")
+	}
+	if s.OperatorAnswer && !s.Sampling {
+		bad(key+".operator_answer", "answers sampling, which sampling: false never offers this server; drop one of them")
+	}
+	for i, h := range s.Elicitation.AllowedHosts {
+		checkAllowedHost(bad, fmt.Sprintf("%s.elicitation.allowed_hosts[%d]", key, i), h)
+	}
+}
+
+// checkAllowedHost refuses an allowed_hosts entry that is not a bare host
+// name. The policy compares an entry with the URL's host alone, so a
+// scheme, port, path or wildcard never matches, and an empty one names no
+// host: the operator meant something the firewall would silently not do.
+func checkAllowedHost(bad func(string, string, ...any), key, h string) {
+	_, _, portErr := net.SplitHostPort(h)
+	if h == "" || portErr == nil || strings.ContainsAny(h, "/@*?# \t") {
+		bad(key, "%q is not a host name: write the host alone (auth.example.com), without scheme, port, path or wildcard", h)
+	}
+}
+
+// checkReach checks how the firewall reaches a server: by exactly one of a
+// command (stdio) or a url (streamable HTTP), with only the keys that apply
+// to it.
+func checkReach(bad func(string, string, ...any), key string, s Server) {
+	switch {
+	case s.URL != "" && len(s.Command) > 0:
+		bad(key, "set command (a stdio server) or url (an HTTP server), not both")
+	case s.URL != "":
+		checkURL(bad, key+".url", s.URL)
+		if len(s.Env) > 0 {
+			bad(key+".env", "applies to command only; an HTTP server's environment is its own")
+		}
+		if s.Dir != "" {
+			bad(key+".dir", "applies to command only")
+		}
+		if s.Isolation != "" {
+			bad(key+".isolation", "applies to command only; an HTTP server runs elsewhere")
+		}
+	case len(s.Command) == 0 || s.Command[0] == "":
+		bad(key+".command", "required: the command that starts the server (or url for an HTTP server)")
+	}
+	if len(s.Headers) > 0 && s.URL == "" {
+		bad(key+".headers", "applies to url only")
+	}
+	if s.Isolation != "" && !oneOf(s.Isolation, isolationModes...) {
+		bad(key+".isolation", "%q is not one of %s (or empty for isolation.default)", s.Isolation, strings.Join(isolationModes, ", "))
+	}
+	for name, value := range s.Env {
+		if name == "" || strings.ContainsAny(name, "=\x00") || strings.Contains(value, "\x00") {
+			bad(key+".env."+name, "an environment name has no '=' or NUL, and a value no NUL")
+		}
+	}
+	for name := range s.Headers {
+		checkHeaderName(bad, key+".headers."+name, name)
+	}
+}
+
+// check refuses limits that are not positive: a zero would not mean "no
+// limit" but forbid everything. A byte budget below max_bytes would
+// refuse requests that validation lets through.
+func (l Limits) check(bad func(string, string, ...any)) {
+	for key, v := range map[string]int{"max_rounds": l.MaxRounds, "max_bytes": l.MaxBytes, "max_depth": l.MaxDepth,
+		"max_messages": l.MaxMessages, "max_blocks": l.MaxBlocks, "max_text_bytes": l.MaxTextBytes,
+		"max_base64_bytes": l.MaxBase64Bytes, "max_tools": l.MaxTools,
+		"max_fields": l.MaxFields, "max_enum_values": l.MaxEnumValues, "max_label_bytes": l.MaxLabelBytes,
+		"max_url_bytes": l.MaxURLBytes, "max_roots": l.MaxRoots,
+		"max_in_flight": l.MaxInFlight, "max_pending_reviews": l.MaxPendingReviews, "max_held_bytes": l.MaxHeldBytes,
+		"max_in_flight_per_host": l.MaxInFlightPerHost, "max_pending_reviews_per_host": l.MaxPendingReviewsPerHost,
+		"max_held_bytes_per_host": l.MaxHeldBytesPerHost} {
+		if v <= 0 {
+			bad("limits."+key, "must be positive")
+		}
+	}
+	for key, v := range map[string]int{"max_bridged_calls": l.MaxBridgedCalls, "max_bridged_calls_per_server": l.MaxBridgedCallsPerServer} {
+		if v <= 0 {
+			bad("limits."+key, "must be positive")
+		}
+	}
+	positive(bad, "limits.bridge_wait", l.BridgeWait)
+	for key, v := range map[string]int{"max_held_bytes": l.MaxHeldBytes, "max_held_bytes_per_host": l.MaxHeldBytesPerHost} {
+		if v > 0 && l.MaxBytes > 0 && v < l.MaxBytes {
+			bad("limits."+key, "%d is below limits.max_bytes (%d): a request of the largest size allowed could never be held", v, l.MaxBytes)
+		}
+	}
+}
+
+// check refuses HTTP limits that are not positive, and a body cap below
+// limits.max_bytes, which would refuse a host's answer that validation
+// lets through.
+func (h HTTP) check(bad func(string, string, ...any), maxBytes int) {
+	positive(bad, "http.session_timeout", h.SessionTimeout)
+	positive(bad, "http.read_timeout", h.ReadTimeout)
+	positive(bad, "http.idle_timeout", h.IdleTimeout)
+	for key, v := range map[string]int64{"max_sessions": int64(h.MaxSessions), "max_header_bytes": int64(h.MaxHeaderBytes), "max_body_bytes": h.MaxBodyBytes} {
+		if v <= 0 {
+			bad("http."+key, "must be positive")
+		}
+	}
+	if h.MaxBodyBytes > 0 && maxBytes > 0 && h.MaxBodyBytes <= int64(maxBytes) {
+		bad("http.max_body_bytes", "%d is not above limits.max_bytes (%d): a host's answer of the largest size allowed would be refused", h.MaxBodyBytes, maxBytes)
+	}
+}
+
+// check refuses an address that is not HOST:PORT, and one other machines
+// could reach unless allow_remote: /status names the store, the policy
+// files and the upstreams, which is nobody else's business.
+func (m Metrics) check(bad func(string, string, ...any)) {
+	if m.Addr == "" {
+		return
+	}
+	host, _, err := net.SplitHostPort(m.Addr)
+	switch {
+	case err != nil:
+		bad("metrics.addr", "%q is not HOST:PORT, such as 127.0.0.1:9464", m.Addr)
+	case !m.AllowRemote && !relay.Loopback(host):
+		bad("metrics.addr", "%s is not a loopback address, so other machines could read the metrics and status; "+
+			"use 127.0.0.1 or localhost, or set metrics.allow_remote: true", m.Addr)
+	}
+}
+
+func checkURL(bad func(string, string, ...any), key, raw string) {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		bad(key, "%q is not an http:// or https:// URL such as https://example.com/mcp", raw)
+	}
+}
+
+// headerName is an HTTP field name (RFC 9110 token).
+var headerName = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
+
+// checkHeaderName refuses names that are not HTTP field names, and those
+// the transport sets itself: overriding them would break the session.
+func checkHeaderName(bad func(string, string, ...any), key, name string) {
+	lower := strings.ToLower(name)
+	switch {
+	case !headerName.MatchString(name):
+		bad(key, "%q is not an HTTP header name", name)
+	case strings.HasPrefix(lower, "mcp-") || oneOf(lower, "accept", "content-type", "content-length", "host", "last-event-id", "connection", "transfer-encoding"):
+		bad(key, "%s is set by the MCP transport and cannot be configured", name)
+	}
+}
+
+func positive(bad func(string, string, ...any), key string, d time.Duration) {
+	if d <= 0 {
+		bad(key, "must be a positive duration such as 250ms or 10m")
+	}
+}
+
+func oneOf(s string, words ...string) bool {
+	for _, w := range words {
+		if s == w {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,170 @@
+package config
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"time"
+
+	"github.com/go-viper/mapstructure/v2"
+	"github.com/spf13/viper"
+)
+
+// Load reads path (or mcpx-fw.yaml in the working folder when path is
+// empty and that file exists), applies MCPXFW_* environment overrides and
+// checks every field, reporting all problems at once.
+func Load(path string) (*Config, error) {
+	v := viper.New()
+	setDefaults(v)
+	v.SetEnvPrefix("MCPXFW")
+	v.SetEnvKeyReplacer(strings.NewReplacer(".", "_"))
+	v.AutomaticEnv()
+	if path == "" {
+		if _, err := os.Stat(defaultConfigFile); err == nil {
+			path = defaultConfigFile
+		}
+	}
+	if path != "" {
+		if err := readConfigFile(v, path); err != nil {
+			return nil, err
+		}
+	}
+	var cfg Config
+	if err := v.UnmarshalExact(&cfg, viper.DecodeHook(decodeHooks())); err != nil {
+		return nil, fmt.Errorf("config %s: %w", displayPath(path), err)
+	}
+	cfg.path = path
+	if err := cfg.applyRawServers(); err != nil {
+		return nil, err
+	}
+	cfg.resolvePaths()
+	if err := cfg.check(); err != nil {
+		return nil, fmt.Errorf("config %s: %w", displayPath(path), err)
+	}
+	return &cfg, nil
+}
+
+// decodeHooks are viper's own (durations, comma-separated lists) plus one
+// for revisions: YAML reads an unquoted 2026-07-28 as a date, which a
+// string field such as servers.<name>.protocol takes back as written.
+func decodeHooks() mapstructure.DecodeHookFunc {
+	return mapstructure.ComposeDecodeHookFunc(
+		mapstructure.StringToTimeDurationHookFunc(),
+		mapstructure.StringToSliceHookFunc(","),
+		dateAsString,
+	)
+}
+
+func dateAsString(from, to reflect.Type, data any) (any, error) {
+	if t, ok := data.(time.Time); ok && to.Kind() == reflect.String {
+		return t.Format(time.DateOnly), nil
+	}
+	return data, nil
+}
+
+func readConfigFile(v *viper.Viper, path string) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("config: %w", err)
+	}
+	v.SetConfigType("yaml")
+	if err := v.ReadConfig(bytes.NewReader(b)); err != nil {
+		return fmt.Errorf("config %s: %w", path, err)
+	}
+	return nil
+}
+
+func displayPath(p string) string {
+	if p == "" {
+		return "(defaults)"
+	}
+	return p
+}
+
+// resolvePaths makes relative paths relative to the config file's folder,
+// so a config works from any working directory.
+func (c *Config) resolvePaths() {
+	base := "."
+	if c.path != "" {
+		base = filepath.Dir(c.path)
+	}
+	c.Policy.Dir = resolve(base, c.Policy.Dir)
+	if c.Policy.Bundle.Signing.PublicKey != "" {
+		c.Policy.Bundle.Signing.PublicKey = resolve(base, c.Policy.Bundle.Signing.PublicKey)
+	}
+	if c.StateDir == "" {
+		c.StateDir = defaultStateDir()
+	} else {
+		c.StateDir = resolve(base, c.StateDir)
+	}
+	if c.Seal.KeyFile != "" {
+		c.Seal.KeyFile = resolve(base, c.Seal.KeyFile)
+	}
+	if c.Metrics.TokenFile != "" {
+		c.Metrics.TokenFile = resolve(base, c.Metrics.TokenFile)
+	}
+	if s := c.DecisionLog.Sink; s != "stderr" && s != "off" && s != "" {
+		c.DecisionLog.Sink = resolve(base, s)
+	}
+	if c.Log.File != "" && c.Log.File != "stderr" { // openSink takes "stderr" as stderr
+		c.Log.File = resolve(base, c.Log.File)
+	}
+	for name, s := range c.Servers {
+		if s.Dir != "" {
+			s.Dir = resolve(base, s.Dir)
+			c.Servers[name] = s
+		}
+	}
+	for _, paths := range [][]string{c.Isolation.Hide, c.Isolation.ReadOnly} {
+		for i, p := range paths {
+			if p != "" { // empty is an error: check
+				paths[i] = resolve(base, expandHome(p))
+			}
+		}
+	}
+}
+
+// expandHome replaces a leading ~ (alone or before a /) with the home
+// folder, as a shell does; any other path is left as it is, and so is this
+// one when there is no home.
+func expandHome(p string) string {
+	if p != "~" && !strings.HasPrefix(p, "~/") {
+		return p
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return p
+	}
+	return filepath.Join(home, p[1:])
+}
+
+func resolve(base, p string) string {
+	if filepath.IsAbs(p) {
+		return p
+	}
+	abs, err := filepath.Abs(filepath.Join(base, p))
+	if err != nil {
+		return p
+	}
+	return abs
+}
+
+func defaultStateDir() string {
+	if x := os.Getenv("XDG_STATE_HOME"); x != "" {
+		return filepath.Join(x, "mcpx-fw")
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return filepath.Join(os.TempDir(), "mcpx-fw-state")
+	}
+	return filepath.Join(home, ".local", "state", "mcpx-fw")
+}
+
+// Path is the file the config was read from, "" for the defaults alone.
+func (c *Config) Path() string { return c.path }
+
+// DisplayPath is Path as errors name it: "(defaults)" when no file was read.
+func (c *Config) DisplayPath() string { return displayPath(c.path) }
