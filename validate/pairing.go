@@ -42,7 +42,7 @@ type pairer struct {
 
 func (p *pairer) next(t turn) {
 	p.wrongRole(t)
-	p.answer(t)
+	p.match(t)
 	p.mixed(t)
 	p.pending = nil
 	if t.role == "assistant" {
@@ -65,10 +65,10 @@ func (p *pairer) wrongRole(t turn) {
 	}
 }
 
-// answer matches the results of a user message against the pending uses:
+// match matches the results of a user message against the pending uses:
 // each pending use needs exactly one result, and each result must answer a
 // pending use.
-func (p *pairer) answer(t turn) {
+func (p *pairer) match(t turn) {
 	var results []toolRef
 	if t.role == "user" {
 		results = t.results

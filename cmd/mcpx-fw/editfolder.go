@@ -63,16 +63,16 @@ func openEditFolder(stateDir string) (*editFolder, error) {
 		return nil, fmt.Errorf("the edit folder %s: %w", path, err)
 	}
 	f := &editFolder{path: path, root: root}
-	if err := f.check(seen); err != nil {
+	if err := f.verify(seen); err != nil {
 		root.Close()
 		return nil, err
 	}
 	return f, nil
 }
 
-// check refuses a folder other than the one seen (swapped while it was
+// verify refuses a folder other than the one seen (swapped while it was
 // opened), one of another account, and one group or others may enter.
-func (f *editFolder) check(seen fs.FileInfo) error {
+func (f *editFolder) verify(seen fs.FileInfo) error {
 	opened, err := f.root.Stat(".")
 	switch {
 	case err != nil:

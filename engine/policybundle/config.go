@@ -79,9 +79,9 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
-// Check reports the first problem with c as a short error naming what is
+// Verify reports the first problem with c as a short error naming what is
 // wrong, so a bad bundle set-up stops start-up instead of failing polls.
-func (c Config) Check() error {
+func (c Config) Verify() error {
 	c = c.withDefaults()
 	u, err := url.Parse(c.URL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {

@@ -82,13 +82,13 @@ func TestConfigCheck(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := tt.cfg.Check()
+			err := tt.cfg.Verify()
 			if tt.errHas == "" {
 				if err != nil {
 					t.Fatal(err)
 				}
 			} else if err == nil || !strings.Contains(err.Error(), tt.errHas) || strings.Contains(err.Error(), "\n") {
-				t.Fatalf("Check() = %v, want one line with %q", err, tt.errHas)
+				t.Fatalf("Verify() = %v, want one line with %q", err, tt.errHas)
 			}
 			if tt.wantAlg == "" {
 				return

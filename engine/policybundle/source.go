@@ -36,7 +36,7 @@ type Update struct {
 // lines are dropped: the engine logs one line per change of state instead
 // of one per failed poll.
 func New(cfg Config) (*Source, error) {
-	if err := cfg.Check(); err != nil {
+	if err := cfg.Verify(); err != nil {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()

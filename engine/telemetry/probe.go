@@ -24,10 +24,10 @@ type writeProbe struct {
 	err     error         // its answer
 }
 
-// check answers from a probe that ended within probeReuse, or waits for
+// result is the answer of a probe that ended within probeReuse, or waits for
 // the one in flight, or runs one (bounded by timeout). A caller whose ctx
 // ends first gets ctx's error, and the probe goes on for the others.
-func (p *writeProbe) check(ctx context.Context, timeout time.Duration, writable func(context.Context) error) error {
+func (p *writeProbe) result(ctx context.Context, timeout time.Duration, writable func(context.Context) error) error {
 	p.mu.Lock()
 	if p.running == nil && !p.at.IsZero() && time.Since(p.at) < p.reuseFor() {
 		defer p.mu.Unlock()

@@ -48,7 +48,7 @@ func policyCheck(src Sources) Check {
 func (m *Metrics) storeCheck(ctx context.Context, src Sources) Check {
 	err := errNoStore
 	if src.Writable != nil {
-		err = m.probe.check(ctx, m.timeout, src.Writable)
+		err = m.probe.result(ctx, m.timeout, src.Writable)
 	}
 	if err != nil {
 		return Check{Name: "store", Error: err.Error()}

@@ -47,7 +47,7 @@ func (f File) Read() ([]byte, error) {
 		return nil, f.openError(err)
 	}
 	defer file.Close()
-	if err := f.check(file); err != nil {
+	if err := f.verify(file); err != nil {
 		return nil, err
 	}
 	b, err := io.ReadAll(io.LimitReader(file, f.Max+1))
@@ -81,9 +81,9 @@ func checkSecretDir(dir string) error {
 	return nil
 }
 
-// check refuses an open file that is not a regular file, is larger than
+// verify refuses an open file that is not a regular file, is larger than
 // Max, or that group or others can reach.
-func (f File) check(file *os.File) error {
+func (f File) verify(file *os.File) error {
 	fi, err := file.Stat()
 	switch {
 	case err != nil:

@@ -83,13 +83,13 @@ func (b Bundle) config(stateDir string) *policybundle.Config {
 	}
 }
 
-// check names the first problem with policy.bundle, when it is on.
-func (b Bundle) check(bad func(string, string, ...any)) {
+// verify names the first problem with policy.bundle, when it is on.
+func (b Bundle) verify(bad func(string, string, ...any)) {
 	if b.URL == "" {
 		return
 	}
-	if err := b.config("").Check(); err != nil {
+	if err := b.config("").Verify(); err != nil {
 		bad("policy.bundle", "%v", err)
 	}
-	checkServiceHeaders(bad, "policy.bundle.headers", b.Headers)
+	verifyServiceHeaders(bad, "policy.bundle.headers", b.Headers)
 }

@@ -39,13 +39,13 @@ func setDecisionLogServiceDefaults(v *viper.Viper) {
 	v.SetDefault("decision_log.service.credentials.bearer.token", "")
 }
 
-// check reports what is wrong with the service sink's keys.
-func (s DecisionLogService) check(bad func(string, string, ...any)) {
+// verify reports what is wrong with the service sink's keys.
+func (s DecisionLogService) verify(bad func(string, string, ...any)) {
 	const key = "decision_log.service."
 	if s.URL == "" {
 		return
 	}
-	checkURL(bad, key+"url", s.URL)
+	verifyURL(bad, key+"url", s.URL)
 	if !strings.HasPrefix(s.Resource, "/") {
 		bad(key+"resource", "%q must be a path starting with /", s.Resource)
 	}
@@ -63,5 +63,5 @@ func (s DecisionLogService) check(bad func(string, string, ...any)) {
 	if s.MaxDelay < s.MinDelay {
 		bad(key+"max_delay", "must not be shorter than min_delay")
 	}
-	checkServiceHeaders(bad, key+"headers", s.Headers)
+	verifyServiceHeaders(bad, key+"headers", s.Headers)
 }

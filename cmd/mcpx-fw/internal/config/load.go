@@ -41,7 +41,7 @@ func Load(path string) (*Config, error) {
 		return nil, err
 	}
 	cfg.resolvePaths()
-	if err := cfg.check(); err != nil {
+	if err := cfg.verify(); err != nil {
 		return nil, fmt.Errorf("config %s: %w", displayPath(path), err)
 	}
 	return &cfg, nil

@@ -40,7 +40,7 @@ func setNotifyDefaults(v *viper.Viper) {
 	v.SetDefault("review.notify.max_per_minute", 6)
 }
 
-func (n Notify) check(bad func(string, string, ...any)) {
+func (n Notify) verify(bad func(string, string, ...any)) {
 	if len(n.Command) > 0 && n.Command[0] == "" {
 		bad("review.notify.command", "the command's first element is empty")
 	}

@@ -23,10 +23,10 @@ type Credentials struct {
 // would break the upload or the download.
 var serviceOwnHeaders = []string{"content-type", "content-encoding", "content-length", "host"}
 
-// checkServiceHeaders refuses header names that are not HTTP field names,
+// verifyServiceHeaders refuses header names that are not HTTP field names,
 // and those the service's client sets itself. key is the headers' key,
 // such as decision_log.service.headers.
-func checkServiceHeaders(bad func(string, string, ...any), key string, headers map[string]string) {
+func verifyServiceHeaders(bad func(string, string, ...any), key string, headers map[string]string) {
 	for _, name := range slices.Sorted(maps.Keys(headers)) {
 		switch {
 		case !headerName.MatchString(name):

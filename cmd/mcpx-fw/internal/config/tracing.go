@@ -31,7 +31,7 @@ func setTracingDefaults(v *viper.Viper) {
 	v.SetDefault("tracing.otlp.insecure", false)
 }
 
-func (c Tracing) check(bad func(string, string, ...any)) {
+func (c Tracing) verify(bad func(string, string, ...any)) {
 	if c.SampleRatio < 0 || c.SampleRatio > 1 {
 		bad("tracing.sample_ratio", "must be between 0 and 1")
 	}
@@ -40,7 +40,7 @@ func (c Tracing) check(bad func(string, string, ...any)) {
 			bad("tracing.otlp.endpoint", "%v", err)
 		}
 	}
-	checkServiceHeaders(bad, "tracing.otlp.headers", c.OTLP.Headers)
+	verifyServiceHeaders(bad, "tracing.otlp.headers", c.OTLP.Headers)
 }
 
 // Headers is tracing.otlp.headers with ${VAR} read from the environment.

@@ -24,8 +24,8 @@ var serverName = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*(_[a-z0-9-]+)*$`)
 // by the others, however alive it is.
 const minStoreLease = time.Second
 
-// check validates every field and names each bad key.
-func (c *Config) check() error {
+// verify validates every field and names each bad key.
+func (c *Config) verify() error {
 	var errs []error
 	bad := func(key, format string, args ...any) {
 		errs = append(errs, fmt.Errorf("%s: %s", key, fmt.Sprintf(format, args...)))
@@ -40,12 +40,12 @@ func (c *Config) check() error {
 		bad("store.lease", "must be at least %v: a shorter lease is renewed several times a second and runs out at any pause of the database, when the other replicas abandon this one's reviews", minStoreLease)
 	}
 	positive(bad, "policy.timeout", c.Policy.Timeout)
-	c.Policy.Bundle.check(bad)
+	c.Policy.Bundle.verify(bad)
 	positive(bad, "review.timeout", c.Review.Timeout)
 	if c.Review.Retain < 0 {
 		bad("review.retain", "must be 0 (keep) or a positive duration such as 168h")
 	}
-	c.Review.Notify.check(bad)
+	c.Review.Notify.verify(bad)
 	positive(bad, "sampling.host_timeout", c.Sampling.HostTimeout)
 	if !oneOf(c.Log.Level, "debug", "info", "warn", "error") {
 		bad("log.level", "%q is not one of debug, info, warn, error", c.Log.Level)
@@ -53,7 +53,7 @@ func (c *Config) check() error {
 	if _, err := engine.UsageWindows(c.Usage.Windows); err != nil {
 		bad("usage.windows", "%v", err)
 	}
-	c.Limits.check(bad)
+	c.Limits.verify(bad)
 	if !oneOf(c.Isolation.Default, isolationModes...) {
 		bad("isolation.default", "%q is not one of %s", c.Isolation.Default, strings.Join(isolationModes, ", "))
 	}
@@ -62,22 +62,22 @@ func (c *Config) check() error {
 			bad(key, "an entry is empty (a bare ~ is YAML's null: quote it, \"~\")")
 		}
 	}
-	c.HTTP.check(bad, c.Limits.MaxBytes)
-	c.DecisionLog.Service.check(bad)
-	c.Metrics.check(bad)
-	c.Tracing.check(bad)
+	c.HTTP.verify(bad, c.Limits.MaxBytes)
+	c.DecisionLog.Service.verify(bad)
+	c.Metrics.verify(bad)
+	c.Tracing.verify(bad)
 	for name, s := range c.Servers {
-		c.checkServer(bad, name, s)
+		c.verifyServer(bad, name, s)
 	}
 	return errors.Join(errs...)
 }
 
-func (c *Config) checkServer(bad func(string, string, ...any), name string, s Server) {
+func (c *Config) verifyServer(bad func(string, string, ...any), name string, s Server) {
 	key := "servers." + name
 	if !serverName.MatchString(name) || strings.Contains(name, "__") {
 		bad(key, "server names are lower-case letters, digits, '-' and single '_'")
 	}
-	checkReach(bad, key, s)
+	verifyReach(bad, key, s)
 	if !oneOf(s.Protocol, "", "auto", "legacy") && !slices.Contains(relay.Revisions(), s.Protocol) {
 		bad(key+".protocol", "%q is not auto, legacy or one of %s", s.Protocol, strings.Join(relay.Revisions(), ", "))
 	}
@@ -94,30 +94,30 @@ func (c *Config) checkServer(bad func(string, string, ...any), name string, s Se
 		bad(key+".operator_answer", "answers sampling, which sampling: false never offers this server; drop one of them")
 	}
 	for i, h := range s.Elicitation.AllowedHosts {
-		checkAllowedHost(bad, fmt.Sprintf("%s.elicitation.allowed_hosts[%d]", key, i), h)
+		verifyAllowedHost(bad, fmt.Sprintf("%s.elicitation.allowed_hosts[%d]", key, i), h)
 	}
 }
 
-// checkAllowedHost refuses an allowed_hosts entry that is not a bare host
+// verifyAllowedHost refuses an allowed_hosts entry that is not a bare host
 // name. The policy compares an entry with the URL's host alone, so a
 // scheme, port, path or wildcard never matches, and an empty one names no
 // host: the operator meant something the firewall would silently not do.
-func checkAllowedHost(bad func(string, string, ...any), key, h string) {
+func verifyAllowedHost(bad func(string, string, ...any), key, h string) {
 	_, _, portErr := net.SplitHostPort(h)
 	if h == "" || portErr == nil || strings.ContainsAny(h, "/@*?# \t") {
 		bad(key, "%q is not a host name: write the host alone (auth.example.com), without scheme, port, path or wildcard", h)
 	}
 }
 
-// checkReach checks how the firewall reaches a server: by exactly one of a
+// verifyReach checks how the firewall reaches a server: by exactly one of a
 // command (stdio) or a url (streamable HTTP), with only the keys that apply
 // to it.
-func checkReach(bad func(string, string, ...any), key string, s Server) {
+func verifyReach(bad func(string, string, ...any), key string, s Server) {
 	switch {
 	case s.URL != "" && len(s.Command) > 0:
 		bad(key, "set command (a stdio server) or url (an HTTP server), not both")
 	case s.URL != "":
-		checkURL(bad, key+".url", s.URL)
+		verifyURL(bad, key+".url", s.URL)
 		if len(s.Env) > 0 {
 			bad(key+".env", "applies to command only; an HTTP server's environment is its own")
 		}
@@ -142,14 +142,14 @@ func checkReach(bad func(string, string, ...any), key string, s Server) {
 		}
 	}
 	for name := range s.Headers {
-		checkHeaderName(bad, key+".headers."+name, name)
+		verifyHeaderName(bad, key+".headers."+name, name)
 	}
 }
 
-// check refuses limits that are not positive: a zero would not mean "no
+// verify refuses limits that are not positive: a zero would not mean "no
 // limit" but forbid everything. A byte budget below max_bytes would
 // refuse requests that validation lets through.
-func (l Limits) check(bad func(string, string, ...any)) {
+func (l Limits) verify(bad func(string, string, ...any)) {
 	for key, v := range map[string]int{"max_rounds": l.MaxRounds, "max_bytes": l.MaxBytes, "max_depth": l.MaxDepth,
 		"max_messages": l.MaxMessages, "max_blocks": l.MaxBlocks, "max_text_bytes": l.MaxTextBytes,
 		"max_base64_bytes": l.MaxBase64Bytes, "max_tools": l.MaxTools,
@@ -175,10 +175,10 @@ func (l Limits) check(bad func(string, string, ...any)) {
 	}
 }
 
-// check refuses HTTP limits that are not positive, and a body cap below
+// verify refuses HTTP limits that are not positive, and a body cap below
 // limits.max_bytes, which would refuse a host's answer that validation
 // lets through.
-func (h HTTP) check(bad func(string, string, ...any), maxBytes int) {
+func (h HTTP) verify(bad func(string, string, ...any), maxBytes int) {
 	positive(bad, "http.session_timeout", h.SessionTimeout)
 	positive(bad, "http.read_timeout", h.ReadTimeout)
 	positive(bad, "http.idle_timeout", h.IdleTimeout)
@@ -192,10 +192,10 @@ func (h HTTP) check(bad func(string, string, ...any), maxBytes int) {
 	}
 }
 
-// check refuses an address that is not HOST:PORT, and one other machines
+// verify refuses an address that is not HOST:PORT, and one other machines
 // could reach unless allow_remote: /status names the store, the policy
 // files and the upstreams, which is nobody else's business.
-func (m Metrics) check(bad func(string, string, ...any)) {
+func (m Metrics) verify(bad func(string, string, ...any)) {
 	if m.Addr == "" {
 		return
 	}
@@ -209,7 +209,7 @@ func (m Metrics) check(bad func(string, string, ...any)) {
 	}
 }
 
-func checkURL(bad func(string, string, ...any), key, raw string) {
+func verifyURL(bad func(string, string, ...any), key, raw string) {
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		bad(key, "%q is not an http:// or https:// URL such as https://example.com/mcp", raw)
@@ -219,9 +219,9 @@ func checkURL(bad func(string, string, ...any), key, raw string) {
 // headerName is an HTTP field name (RFC 9110 token).
 var headerName = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
 
-// checkHeaderName refuses names that are not HTTP field names, and those
+// verifyHeaderName refuses names that are not HTTP field names, and those
 // the transport sets itself: overriding them would break the session.
-func checkHeaderName(bad func(string, string, ...any), key, name string) {
+func verifyHeaderName(bad func(string, string, ...any), key, name string) {
 	lower := strings.ToLower(name)
 	switch {
 	case !headerName.MatchString(name):
