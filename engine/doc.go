@@ -1,4 +1,5 @@
-// Package engine decides sampling requests and results: it runs structural
+// Package engine decides what an upstream asks of the host (sampling,
+// elicitation, roots) and the host's answer to it: it runs structural
 // validation, reads the server's usage, builds the policy input document,
 // evaluates the Rego policy, and commits every decision (with its usage
 // and, for an escalation, its review item) to the store in one transaction,

@@ -1,7 +1,8 @@
-// Command mcpx-fw is a firewall for MCP sampling: an MCP proxy that
-// validates, decides (with Rego policies) and, when a policy asks for it,
-// holds for a person's review every sampling request an upstream server
-// sends to the host's model.
+// Command mcpx-fw is a firewall for what MCP upstream servers ask of the
+// host (sampling, elicitation, roots): an MCP proxy that validates, decides
+// (with Rego policies) and, when a policy asks for it, holds for a person's
+// review every such request and the host's answer to it. ARCHITECTURE.md
+// at the repository's root maps its packages.
 package main
 
 import (

@@ -1,5 +1,6 @@
-// Package review is the durable review queue: escalated sampling requests
-// (and results) wait here for an operator's decision.
+// Package review is the durable review queue: escalated requests an
+// upstream made of the host (and the host's answers) wait here for an
+// operator's decision.
 //
 // A review is durable state with a deadline, not a blocked call. Items live
 // in a SQLite file in the state dir (reviews.db, dir 0700, file 0600, WAL),
