@@ -8,7 +8,7 @@ import (
 	"strings"
 )
 
-// The shapes of the individual content blocks (SPEC-NOTES §1.4). Every
+// The shapes of the individual content blocks (the content block types of the schema). Every
 // block is closed: a member the schema does not define is reported.
 
 // Member names of each block type. The text, image and audio blocks of

@@ -17,7 +17,7 @@ var nestedTypes = typeSet{"text": true, "image": true, "audio": true,
 	"resource_link": true, "resource": true}
 
 // requestTypes are the types a request message may hold in era e
-// (SPEC-NOTES §1.4): text and image always, audio from 2025-03-26,
+// (the schema's SamplingMessage content of each era): text and image always, audio from 2025-03-26,
 // tool_use and tool_result from 2025-11-25. Resources never at top level.
 func requestTypes(e *eraFeatures) typeSet {
 	s := typeSet{"text": true, "image": true, "audio": e.audio}
@@ -27,8 +27,8 @@ func requestTypes(e *eraFeatures) typeSet {
 	return s
 }
 
-// resultTypes are the types a completion may hold in era e (SPEC-NOTES
-// §1.3, §7 C1): like a request but never tool_result.
+// resultTypes are the types a completion may hold in era e (schema
+// CreateMessageResult; C1): like a request but never tool_result.
 func resultTypes(e *eraFeatures) typeSet {
 	s := requestTypes(e)
 	delete(s, "tool_result")
@@ -55,7 +55,7 @@ func (c *checker) content(path string, msg map[string]any, allowed typeSet) {
 }
 
 // blockArray checks an array of content blocks. Before 2025-11-25 an array
-// is itself a violation (SPEC-NOTES §7 V4); its blocks are still checked so
+// is itself a violation (V4, doc.go); its blocks are still checked so
 // every problem shows.
 func (c *checker) blockArray(path string, list []any, allowed typeSet) {
 	switch {

@@ -42,9 +42,24 @@
 //
 // In sources, S1125 and S0728 are the sampling pages of 2025-11-25 and
 // 2026-07-28, E1125 the elicitation page of 2025-11-25; "schema X" is the type X in every revision and
-// "schema-<rev> X" the type as revision <rev> defines it; V1-V11 and C1-C3
-// are the checks of SPEC-NOTES §7. TestDocListsEveryRule keeps this table
-// equal to Rules().
+// "schema-<rev> X" the type as revision <rev> defines it. V1-V10 and C1-C2
+// name the checks the spec's sampling pages call for, one rule or more
+// each:
+//
+//	V1   messages an array; every role user or assistant
+//	V2   maxTokens a positive integer
+//	V3   block types the era allows
+//	V4   one block per message before 2025-11-25
+//	V5   tools and toolChoice only when sampling.tools was declared
+//	V6   includeContext a known value, other than none only when declared
+//	V7   a user message holding tool results holds nothing else
+//	V8   every tool use answered by the next message, id for id
+//	V9   tool use input an object, ids unique, names among the tools offered
+//	V10  toolChoice modes, priorities, base64, MIME types and sizes
+//	C1   a completion: role assistant, a model, content its request allows
+//	C2   stopReason toolUse exactly when the content holds tool_use
+//
+// TestDocListsEveryRule keeps this table equal to Rules().
 //
 //	json.syntax  "Malformed JSON"
 //	    eras:   all
@@ -109,7 +124,7 @@
 //	era.unknown  "Unsupported protocol version"
 //	    eras:   unsupported
 //	    wire:   -32602 (request), -32603 (result)
-//	    source: the era is the upstream session's protocol; SPEC-NOTES §5
+//	    source: the era is the upstream session's protocol; the eras the firewall speaks
 //	SMP-01.messages  "messages must be a non-empty array"
 //	    eras:   all
 //	    wire:   -32602 (request)

@@ -1,6 +1,6 @@
 package validate
 
-// Tool pairing (SMP-06, SPEC-NOTES §2 items 3-5, §7 V7-V9). The spec asks
+// Tool pairing (SMP-06; S1125 §Message Content Constraints; V7-V9, doc.go). The spec asks
 // the client to refuse a request whose tool uses and tool results do not
 // balance; for a firewall the same checks stop an upstream from inventing
 // tool results the model never asked for, which is the easiest way to put

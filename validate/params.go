@@ -21,8 +21,8 @@ func (c *checker) scalars(doc Document) {
 // priorities are the ModelPreferences members that range over 0..1.
 var priorities = []string{"costPriority", "speedPriority", "intelligencePriority"}
 
-// modelPreferences checks the advisory model selection hints (SPEC-NOTES
-// §1.5). Hint objects are closed to names other than "name": the schema
+// modelPreferences checks the advisory model selection hints (schema
+// ModelPreferences). Hint objects are closed to names other than "name": the schema
 // leaves other keys to the client, and a firewall forwards only what it
 // understands.
 func (c *checker) modelPreferences(doc Document) {

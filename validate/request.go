@@ -23,7 +23,7 @@ func Request(raw []byte, opt Options) (Document, []Violation) {
 }
 
 // paramsKeysOf returns the members CreateMessageRequestParams has in era e
-// (SPEC-NOTES §1.2).
+// (schema CreateMessageRequestParams).
 func paramsKeysOf(e *eraFeatures) keySet {
 	s := keys("messages", "modelPreferences", "systemPrompt", "includeContext",
 		"temperature", "maxTokens", "stopSequences", "metadata")

@@ -20,7 +20,7 @@ func Result(raw []byte, request Document, opt Options) (Document, []Violation) {
 // 2026-07-28, from SamplingMessage since).
 var resultKeys = keys("role", "content", "model", "stopReason", "_meta")
 
-// result runs every result rule (SPEC-NOTES §7 C1, C2).
+// result runs every result rule (C1, C2, doc.go).
 func (c *checker) result(doc, request Document) {
 	c.unknownKeys("", doc, resultKeys)
 	c.meta("", doc)

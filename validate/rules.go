@@ -128,8 +128,8 @@ const (
 // the two pairing titles are the spec's own phrases (S1125 §Error Handling).
 // In sources, S1125 and S0728 are the sampling pages of 2025-11-25 and
 // 2026-07-28; "schema X" is the type X in every revision, "schema-<rev> X"
-// the type as revision <rev> defines it; V1-V11 and C1-C3 are the checks
-// of SPEC-NOTES §7.
+// the type as revision <rev> defines it; V1-V10 and C1-C2 are the checks
+// listed in doc.go.
 var ruleTable = []Rule{
 	{string(ruleJSONSyntax), "Malformed JSON", erasAll, stBoth, "RFC 8259 §2, §6 (numbers a float64 holds); strict parsing"},
 	{string(ruleJSONDuplicate), "Duplicate key in JSON object", erasAll, stBoth, "RFC 8259 §4 (names SHOULD be unique); duplicate keys rejected"},
@@ -146,7 +146,7 @@ var ruleTable = []Rule{
 	{string(ruleLimitLabel), "Name or label too large", erasAll, stBoth, "size limit limits.max_label_bytes; schema-2025-11-25 PrimitiveSchemaDefinition, ElicitRequestURLParams.elicitationId, Root.name"},
 	{string(ruleLimitURL), "URL too large", erasURL, stReq, "size limit limits.max_url_bytes; schema-2025-11-25 ElicitRequestURLParams.url"},
 	{string(ruleLimitRoots), "Too many roots", erasAll, stRes, "size limit limits.max_roots; schema ListRootsResult.roots"},
-	{string(ruleEraUnknown), "Unsupported protocol version", erasUnknown, stBoth, "the era is the upstream session's protocol; SPEC-NOTES §5"},
+	{string(ruleEraUnknown), "Unsupported protocol version", erasUnknown, stBoth, "the era is the upstream session's protocol; the eras the firewall speaks"},
 	{string(ruleMessages), "messages must be a non-empty array", erasAll, stReq, "schema CreateMessageRequestParams.messages; V1"},
 	{string(ruleMessage), "Invalid sampling message", erasAll, stReq, "schema SamplingMessage"},
 	{string(ruleRole), "Invalid message role", erasAll, stReq, "schema Role; S0728 §Messages; V1"},

@@ -16,7 +16,7 @@ var toolMembers = []struct {
 }
 
 // toolsAndChoice checks tools and toolChoice, which may only be sent to a
-// client that declared sampling.tools (SPEC-NOTES §2 item 1): the firewall
+// client that declared sampling.tools (S1125 §Tools in Sampling): the firewall
 // must refuse them when it did not advertise the capability upstream.
 func (c *checker) toolsAndChoice(doc Document) {
 	for _, k := range []string{"tools", "toolChoice"} {
