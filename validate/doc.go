@@ -46,18 +46,18 @@
 // name the checks the spec's sampling pages call for, one rule or more
 // each:
 //
-//	V1   messages an array; every role user or assistant
-//	V2   maxTokens a positive integer
-//	V3   block types the era allows
-//	V4   one block per message before 2025-11-25
-//	V5   tools and toolChoice only when sampling.tools was declared
-//	V6   includeContext a known value, other than none only when declared
-//	V7   a user message holding tool results holds nothing else
-//	V8   every tool use answered by the next message, id for id
-//	V9   tool use input an object, ids unique, names among the tools offered
-//	V10  toolChoice modes, priorities, base64, MIME types and sizes
-//	C1   a completion: role assistant, a model, content its request allows
-//	C2   stopReason toolUse exactly when the content holds tool_use
+//   - V1: messages an array; every role user or assistant
+//   - V2: maxTokens a positive integer
+//   - V3: block types the era allows
+//   - V4: one block per message before 2025-11-25
+//   - V5: tools and toolChoice only when sampling.tools was declared
+//   - V6: includeContext a known value, other than none only when declared
+//   - V7: a user message holding tool results holds nothing else
+//   - V8: every tool use answered by the next message, id for id
+//   - V9: tool use input an object, ids unique, names among the tools offered
+//   - V10: toolChoice modes, priorities, base64, MIME types and sizes
+//   - C1: a completion: role assistant, a model, content its request allows
+//   - C2: stopReason toolUse exactly when the content holds tool_use
 //
 // TestDocListsEveryRule keeps this table equal to Rules().
 //
