@@ -8,6 +8,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/mcpx-fw/mcpx-fw/engine/telemetry"
+	"github.com/mcpx-fw/mcpx-fw/relay/internal/refusal"
 )
 
 // Limits bound what upstreams may make the firewall hold: requests in
@@ -125,7 +126,7 @@ func (a *admission) acquire(server string, host any, c claim) (*hold, *jsonrpc.E
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.closed {
-		return nil, errShuttingDown()
+		return nil, refusal.ShuttingDown()
 	}
 	if werr := a.over(key, c); werr != nil {
 		return nil, werr
@@ -163,7 +164,7 @@ func (a *admission) over(key shareKey, c claim) *jsonrpc.Error {
 	} {
 		if l.held > l.max {
 			a.count(limitRefusal("upstream request", key.server, l.name), l.max)
-			return errLimitReached(l.name, l.max, key.server, l.hostShared)
+			return refusal.LimitReached(l.name, l.max, key.server, l.hostShared)
 		}
 	}
 	return nil
@@ -171,7 +172,7 @@ func (a *admission) over(key shareKey, c claim) *jsonrpc.Error {
 
 // count counts and logs a refusal by a limit of the given value, and
 // counts it in the metrics.
-func (a *admission) count(r refusal, value int64) {
+func (a *admission) count(r refusalKind, value int64) {
 	a.metrics.Refused(r.server, r.detail)
 	a.refused.count(r, zap.Int64("value", value))
 }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/mcpx-fw/mcpx-fw/relay/internal/refusal"
 	"go.uber.org/zap"
 )
 
@@ -48,7 +49,7 @@ func TestAdmissionLimits(t *testing.T) {
 				switch {
 				case st.want == "" && werr != nil:
 					t.Fatalf("step %d: refused: %v", i, werr)
-				case st.want != "" && (werr == nil || werr.Code != codeInternal || werr.Message != st.want):
+				case st.want != "" && (werr == nil || werr.Code != refusal.CodeInternal || werr.Message != st.want):
 					t.Fatalf("step %d: %v, want -32603 %q", i, werr, st.want)
 				case werr == nil:
 					holds = append(holds, h)

@@ -18,6 +18,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/mcpx-fw/mcpx-fw/engine"
+	"github.com/mcpx-fw/mcpx-fw/relay/internal/refusal"
 	"github.com/mcpx-fw/mcpx-fw/relay/peer"
 )
 
@@ -80,7 +81,7 @@ func wantTally(t *testing.T, got peer.RootsTally, answered, refused int) {
 }
 
 func isLimitRefusal(e peer.Error) bool {
-	return e.Code == codeInternal && e.Message == hostLimitReached && compact(e.Data) == `{"reason_codes":["limit-reached"]}`
+	return e.Code == refusal.CodeInternal && e.Message == hostLimitReached && compact(e.Data) == `{"reason_codes":["limit-reached"]}`
 }
 
 // TestRootsPushesAdmitted: a legacy upstream's roots/list pushes count
@@ -299,7 +300,7 @@ func TestEveryKindAdmitted(t *testing.T) {
 				}
 				j := g.judge(t.Context(), decodeFrame(t, push(3)))
 				var we *jsonrpc.Error
-				if j.answer == nil || !errors.As(j.answer.Error, &we) || we.Code != codeInternal || we.Message != "limits.max_in_flight (1) reached for server s" {
+				if j.answer == nil || !errors.As(j.answer.Error, &we) || we.Code != refusal.CodeInternal || we.Message != "limits.max_in_flight (1) reached for server s" {
 					t.Errorf("the judge let a push past the limit through: %+v", j.answer)
 				}
 				id, _ := jsonrpc.MakeID(float64(1))

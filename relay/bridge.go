@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/mcpx-fw/mcpx-fw/engine"
+	"github.com/mcpx-fw/mcpx-fw/relay/internal/refusal"
 )
 
 // pushGather is how long a bridge waits, after one push, for others that
@@ -146,13 +147,13 @@ func (p *Proxy) bridgeCall(ctx context.Context, x *exchange) (mcp.Result, error)
 	if err != nil {
 		release()
 		x.u.log.Error("bridged upstream failed to start", zap.Error(err))
-		return nil, errUpstreamStart(x.u.cfg.Name)
+		return nil, refusal.UpstreamStart(x.u.cfg.Name)
 	}
 	b.u = u
 	if !p.bridges.track(b) {
 		release()
 		u.close()
-		return nil, errShuttingDown()
+		return nil, refusal.ShuttingDown()
 	}
 	bctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	b.cancel = cancel
@@ -173,7 +174,7 @@ func (p *Proxy) bridgeWait(ctx context.Context, x *exchange, b *bridge) (mcp.Res
 	case <-b.slot.ready:
 		return p.gather(ctx, x, b)
 	case <-ctx.Done():
-		p.abortBridge(b, errCancelled())
+		p.abortBridge(b, refusal.Cancelled())
 		return nil, ctx.Err()
 	}
 }
@@ -187,7 +188,7 @@ func (p *Proxy) gather(ctx context.Context, x *exchange, b *bridge) (mcp.Result,
 	select {
 	case <-t.C:
 	case <-ctx.Done():
-		p.abortBridge(b, errCancelled())
+		p.abortBridge(b, refusal.Cancelled())
 		return nil, ctx.Err()
 	}
 	select {
@@ -207,7 +208,7 @@ func (p *Proxy) gather(ctx context.Context, x *exchange, b *bridge) (mcp.Result,
 // upstream decides what to do with the refusal) and the wait goes on.
 func (p *Proxy) bridgeRound(ctx context.Context, x *exchange, b *bridge, batch []*push) (mcp.Result, error) {
 	if b.round++; b.round > p.cfg.MaxRounds {
-		err := errMaxRounds(x.u.cfg.Name, p.cfg.MaxRounds)
+		err := refusal.MaxRounds(x.u.cfg.Name, p.cfg.MaxRounds)
 		for _, ps := range batch {
 			ps.reply <- pushReply{err: err}
 		}
@@ -251,7 +252,7 @@ func (p *Proxy) pushStage(ctx context.Context, x *exchange, b *bridge, o engine.
 // not checked at all: nobody is asked to review it.
 func (p *Proxy) pushAnswer(ctx context.Context, x *exchange, key string, answers mcp.InputResponseMap, entries map[string]handed, ps *push) (mcp.InputResponse, error) {
 	if ps.ctx.Err() != nil {
-		return nil, errCancelled()
+		return nil, refusal.Cancelled()
 	}
 	ctx, cancel := whilePush(ctx, ps)
 	defer cancel()
@@ -280,18 +281,18 @@ func (p *Proxy) park(x *exchange, b *bridge, out mcp.InputRequestMap, entries ma
 		Round: b.round, Bridge: b.id, Replica: p.replica, Expires: time.Now().Add(ttl)}
 	sealed, err := p.sealer.seal(cont)
 	if err != nil {
-		p.abortBridge(b, errInternal("requestState could not be sealed"))
-		return nil, errInternal("requestState could not be sealed")
+		p.abortBridge(b, refusal.Internal("requestState could not be sealed"))
+		return nil, refusal.Internal("requestState could not be sealed")
 	}
 	parked := p.bridges.park(b, ttl, func() {
 		if p.bridges.unpark(b.id) != nil {
 			x.u.log.Warn("bridged call expired", zap.Duration("after", ttl))
-			p.abortBridge(b, errBridgeExpired(ttl))
+			p.abortBridge(b, refusal.BridgeExpired(ttl))
 		}
 	})
 	if !parked { // the firewall is stopping: no retry will be answered
-		p.abortBridge(b, errShuttingDown())
-		return nil, errShuttingDown()
+		p.abortBridge(b, refusal.ShuttingDown())
+		return nil, refusal.ShuttingDown()
 	}
 	p.handed.put(sealed, entries, cont.Expires)
 	return inputRequired(x.origin.Method, out, sealed)
@@ -302,7 +303,7 @@ func (p *Proxy) park(x *exchange, b *bridge, out mcp.InputRequestMap, entries ma
 func (p *Proxy) resumeBridge(ctx context.Context, x *exchange, cont continuation, answers mcp.InputResponseMap, entries map[string]handed) (mcp.Result, error) {
 	b := p.bridges.unpark(cont.Bridge)
 	if b == nil {
-		return nil, errBridgeGone()
+		return nil, refusal.BridgeGone()
 	}
 	b.timer.Stop()
 	for _, key := range cont.Keys {
@@ -329,7 +330,7 @@ func (p *Proxy) bridgePush(ctx context.Context, u *upstream, k *kind, params mcp
 	case r := <-ps.reply:
 		return r.res, r.err
 	case <-ctx.Done():
-		return nil, errCancelled()
+		return nil, refusal.Cancelled()
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/mcpx-fw/mcpx-fw/engine"
+	"github.com/mcpx-fw/mcpx-fw/relay/internal/refusal"
 )
 
 // TestBridgedPlaceHeldUntilItsProcessEnds: a hostile upstream whose
@@ -92,12 +93,12 @@ func TestNoParkAfterShutdown(t *testing.T) {
 	p.bridges.closeAll(p)
 	res, err := parkOne(p, b)
 	var we *jsonrpc.Error
-	if !errors.As(err, &we) || !strings.Contains(string(we.Data), reasonShuttingDown) {
+	if !errors.As(err, &we) || !strings.Contains(string(we.Data), refusal.ReasonShuttingDown) {
 		t.Errorf("the host got %v, %v; want the shutdown's error", res, err)
 	}
 	select {
 	case r := <-ps.reply:
-		if !errors.As(r.err, &we) || !strings.Contains(string(we.Data), reasonShuttingDown) {
+		if !errors.As(r.err, &we) || !strings.Contains(string(we.Data), refusal.ReasonShuttingDown) {
 			t.Errorf("the push got %v, want the shutdown's error", r.err)
 		}
 	default:
@@ -131,7 +132,7 @@ func TestParkRacesShutdown(t *testing.T) {
 			select {
 			case r := <-ps.reply:
 				var we *jsonrpc.Error
-				if !errors.As(r.err, &we) || !strings.Contains(string(we.Data), reasonShuttingDown) {
+				if !errors.As(r.err, &we) || !strings.Contains(string(we.Data), refusal.ReasonShuttingDown) {
 					t.Fatalf("push %d got %v, want the shutdown's error", i, r.err)
 				}
 			default:

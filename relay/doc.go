@@ -8,5 +8,5 @@
 //
 // relay is the only package that imports the MCP SDK. It keeps the SDK's
 // types to itself and speaks to the engine in bytes and mcpx-fw types.
-// Verdicts become JSON-RPC errors in exactly one function, wireErrorFor.
+// Verdicts become JSON-RPC errors in exactly one function, refusal.ForVerdict.
 package relay

@@ -6,6 +6,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpx-fw/mcpx-fw/engine"
+	"github.com/mcpx-fw/mcpx-fw/relay/internal/refusal"
 )
 
 // The methods of the legacy pushes besides sampling.
@@ -46,7 +47,7 @@ func (p *Proxy) interceptPushes(u *upstream) mcp.Middleware {
 // an error.
 func (p *Proxy) onElicit(ctx context.Context, u *upstream, params *mcp.ElicitParams) (*mcp.ElicitResult, error) {
 	res, err := p.onPush(ctx, u, elicitationKind, params)
-	return legacyElicitAnswer(resultAs[*mcp.ElicitResult](res, err))
+	return refusal.LegacyElicitAnswer(resultAs[*mcp.ElicitResult](res, err))
 }
 
 // onRoots is the firewall for an upstream's roots/list push: the host's
@@ -62,7 +63,7 @@ func (p *Proxy) onRoots(ctx context.Context, u *upstream) (*mcp.ListRootsResult,
 // made.)
 func (p *Proxy) onPush(ctx context.Context, u *upstream, k *kind, in mcp.InputRequest) (mcp.InputResponse, error) {
 	if !k.declared(u.link.host) {
-		return nil, errNotOffered(u.cfg.Name, k.capability)
+		return nil, refusal.NotOffered(u.cfg.Name, k.capability)
 	}
 	if u.link.bridge != nil {
 		return p.bridgePush(ctx, u, k, in)

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/mcpx-fw/mcpx-fw/relay/internal/refusal"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -357,7 +358,7 @@ func (g guard) refusedInputs(ctx context.Context, resp *jsonrpc.Response) *jsonr
 		return nil
 	}
 	if !exactEntryNames(resp.Result) {
-		return errInputMemberNames()
+		return refusal.InputMemberNames()
 	}
 	entries := inputEntries(resp.Result)
 	if werr := g.admitInputRequests(entries); werr != nil {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcpx-fw/mcpx-fw/engine"
 	"github.com/mcpx-fw/mcpx-fw/engine/review"
+	"github.com/mcpx-fw/mcpx-fw/relay/internal/refusal"
 )
 
 // handed is an entry given to a 2026-07-28 host: its kind, the request as
@@ -139,7 +140,7 @@ func (p *Proxy) handBack(ctx context.Context, x *exchange, reqs mcp.InputRequest
 	for _, key := range slices.Sorted(maps.Keys(reqs)) {
 		k := kindOf(reqs[key])
 		if k == nil {
-			return nil, errUnknownInputRequest(x.u.cfg.Name)
+			return nil, refusal.UnknownInputRequest(x.u.cfg.Name)
 		}
 		if !k.declared(x.host) {
 			return nil, missingCapability(x.host, k.capability)
@@ -156,7 +157,7 @@ func (p *Proxy) handBack(ctx context.Context, x *exchange, reqs mcp.InputRequest
 		Keys: slices.Sorted(maps.Keys(out)), Round: round, Expires: time.Now().Add(p.cfg.StateTTL)}
 	sealed, cont, err := p.sealer.sealed(cont)
 	if err != nil {
-		return nil, errInternal("requestState could not be sealed")
+		return nil, refusal.Internal("requestState could not be sealed")
 	}
 	if p.store == nil {
 		p.handed.putHeld(sealed, entries, cont.Expires, held)
@@ -214,7 +215,7 @@ func (p *Proxy) takeHeld(x *exchange, cont continuation, state string) (map[stri
 	}
 	entries, held, ok := p.handed.take(state)
 	if !ok {
-		return nil, nil, errStateRejected("no longer held")
+		return nil, nil, refusal.StateRejected("no longer held")
 	}
 	return entries, held, nil
 }
@@ -225,7 +226,7 @@ func (p *Proxy) takeHeld(x *exchange, cont continuation, state string) (map[stri
 func (p *Proxy) resumeBridged(ctx context.Context, x *exchange, cont continuation, answers mcp.InputResponseMap, state string) (mcp.Result, error) {
 	if cont.Replica != p.replica {
 		p.log.Warn("bridged call's retry reached another replica", zap.String("server", x.u.cfg.Name))
-		return nil, errBridgeElsewhere()
+		return nil, refusal.BridgeElsewhere()
 	}
 	entries, held, err := p.takeHeld(x, cont, state)
 	if err != nil {
@@ -252,15 +253,15 @@ func (p *Proxy) checkAnswers(ctx context.Context, x *exchange, keys []string, an
 // an answer of the entry's kind, and pass the result stage.
 func (p *Proxy) checkAnswer(ctx context.Context, x *exchange, key string, answer mcp.InputResponse, entries map[string]handed) (mcp.InputResponse, error) {
 	if answer == nil {
-		return nil, errAnswerMissing(key)
+		return nil, refusal.AnswerMissing(key)
 	}
 	e, ok := entries[key]
 	if !ok {
-		return nil, errInternal("input request not held") // every key handed out has an entry
+		return nil, refusal.Internal("input request not held") // every key handed out has an entry
 	}
 	res, ok := e.k.answer(answer)
 	if !ok {
-		return nil, errAnswerInvalid(e.k.name, key)
+		return nil, refusal.AnswerInvalid(e.k.name, key)
 	}
 	return p.resultStage(review.WithParent(ctx, e.reviewID), x.u, e.k, &e.s, res)
 }
@@ -288,7 +289,7 @@ func withResultType(method string, fields map[string]any, resultType string) (mc
 	fields["resultType"] = resultType
 	raw, err := json.Marshal(fields)
 	if err != nil {
-		return nil, errInternal("result could not be encoded")
+		return nil, refusal.Internal("result could not be encoded")
 	}
 	var res mcp.Result
 	switch method {
@@ -299,10 +300,10 @@ func withResultType(method string, fields map[string]any, resultType string) (mc
 	case "resources/read":
 		res = new(mcp.ReadResourceResult)
 	default:
-		return nil, errInternal("no input requests on " + method)
+		return nil, refusal.Internal("no input requests on " + method)
 	}
 	if err := json.Unmarshal(raw, res); err != nil {
-		return nil, errInternal("result could not be decoded")
+		return nil, refusal.Internal("result could not be decoded")
 	}
 	return res, nil
 }

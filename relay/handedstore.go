@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcpx-fw/mcpx-fw/engine"
 	"github.com/mcpx-fw/mcpx-fw/engine/review"
+	"github.com/mcpx-fw/mcpx-fw/relay/internal/refusal"
 )
 
 // Rounds in the store: a round handed to a 2026-07-28 host is kept in the
@@ -87,13 +88,13 @@ func kindNamed(name engine.Kind) *kind {
 func (p *Proxy) putStored(ctx context.Context, state string, cont continuation, entries map[string]handed, held *hold) error {
 	payload, err := encodeRound(entries)
 	if err != nil {
-		return errInternal("input requests could not be encoded")
+		return refusal.Internal("input requests could not be encoded")
 	}
 	err = p.store.PutContinuation(ctx, review.Continuation{Nonce: cont.Nonce, Server: cont.Server, Call: cont.Call,
 		Expires: cont.Expires, Payload: payload})
 	if err != nil {
 		p.log.Error("round not stored for the host's retry", zap.String("server", cont.Server), zap.Int("bytes", len(payload)), zap.Error(err))
-		return errRoundNotStored()
+		return refusal.RoundNotStored()
 	}
 	if p.handed.keep(state, &handedRound{nonce: cont.Nonce, hold: held}, cont.Expires) {
 		p.handed.startPoll(p)
@@ -113,13 +114,13 @@ func (p *Proxy) takeStored(ctx context.Context, x *exchange, cont continuation, 
 	if err != nil {
 		held.release()
 		p.log.Error("round not read back for the host's retry", zap.String("server", cont.Server), zap.Error(err))
-		return nil, nil, errRoundUnavailable()
+		return nil, nil, refusal.RoundUnavailable()
 	}
 	entries, err := decodeRound(payload)
 	if err != nil {
 		held.release()
 		p.log.Error("stored round unreadable", zap.String("server", cont.Server), zap.Error(err))
-		return nil, nil, errInternal("input requests could not be decoded")
+		return nil, nil, refusal.Internal("input requests could not be decoded")
 	}
 	return entries, held, nil
 }

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcpx-fw/mcpx-fw/relay/internal/refusal"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/zap"
@@ -232,7 +233,7 @@ func idKey(v []byte) string {
 func (h *hostWire) answerResult(id []byte, res mcp.Result) {
 	raw, err := json.Marshal(res)
 	if err != nil {
-		h.answerError(id, errInternal("result could not be encoded"))
+		h.answerError(id, refusal.Internal("result could not be encoded"))
 		return
 	}
 	h.answer(id, raw, nil)

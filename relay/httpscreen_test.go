@@ -21,6 +21,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/zap"
 
+	"github.com/mcpx-fw/mcpx-fw/relay/internal/refusal"
 	"github.com/mcpx-fw/mcpx-fw/relay/peer"
 )
 
@@ -39,7 +40,7 @@ func TestHTTPUpstreamRawPush(t *testing.T) {
 		raw      string
 		wantCode int64
 	}{
-		{"duplicate key", dupKeyParams, codeInvalidParams},
+		{"duplicate key", dupKeyParams, refusal.CodeInvalidParams},
 		{"valid", textRequest("Say hello, raw, over HTTP."), 0},
 	}
 	for _, tt := range tests {
@@ -132,12 +133,12 @@ func wantAnswered(t *testing.T, got peer.SampleOutcome, asked *askedHosts) {
 
 func wantRefused(t *testing.T, code int64, data json.RawMessage, asked *askedHosts) {
 	t.Helper()
-	var d errorData
+	var d refusal.Data
 	if err := json.Unmarshal(data, &d); err != nil {
 		t.Fatalf("error data %s: %v", data, err)
 	}
-	if code != codeInvalidParams || !slices.Contains(d.ReasonCodes, "json.duplicate-key") {
-		t.Errorf("refused with %d %v, want %d with json.duplicate-key", code, d.ReasonCodes, codeInvalidParams)
+	if code != refusal.CodeInvalidParams || !slices.Contains(d.ReasonCodes, "json.duplicate-key") {
+		t.Errorf("refused with %d %v, want %d with json.duplicate-key", code, d.ReasonCodes, refusal.CodeInvalidParams)
 	}
 	if n := asked.count(); n != 0 {
 		t.Errorf("host asked %d times, want never", n)
@@ -291,7 +292,7 @@ func TestScreeningTransport(t *testing.T) {
 	bad := json.RawMessage(`{"bad":true}`)
 	refuse := func(_ context.Context, _ *kind, params json.RawMessage) *jsonrpc.Error {
 		if bytes.Contains(params, []byte("bad")) {
-			return &jsonrpc.Error{Code: codeInvalidParams, Message: "refused"}
+			return &jsonrpc.Error{Code: refusal.CodeInvalidParams, Message: "refused"}
 		}
 		return nil
 	}

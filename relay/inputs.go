@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpx-fw/mcpx-fw/engine"
+	"github.com/mcpx-fw/mcpx-fw/relay/internal/refusal"
 )
 
 // maxShedding bounds the retries of one call an upstream keeps answering
@@ -52,16 +53,16 @@ func (p *Proxy) relayInputs(ctx context.Context, x *exchange, responses mcp.Inpu
 		}
 		if len(reqs) == 0 {
 			if shed++; shed > maxShedding {
-				return nil, errDeferred(x.u.cfg.Name, maxShedding)
+				return nil, refusal.Deferred(x.u.cfg.Name, maxShedding)
 			}
 			if err := backOff(ctx, shed); err != nil {
-				return nil, errCancelled()
+				return nil, refusal.Cancelled()
 			}
 			responses, state = nil, next
 			continue
 		}
 		if round++; round > p.cfg.MaxRounds {
-			return nil, errMaxRounds(x.u.cfg.Name, p.cfg.MaxRounds)
+			return nil, refusal.MaxRounds(x.u.cfg.Name, p.cfg.MaxRounds)
 		}
 		held, werr := p.admitRound(x.u, reqs)
 		if werr != nil {
@@ -90,7 +91,7 @@ func (p *Proxy) admitRound(u *upstream, reqs mcp.InputRequestMap) (*hold, *jsonr
 	for _, in := range reqs {
 		raw, err := encodeEntry(in)
 		if err != nil {
-			return nil, errInternal("input request could not be encoded")
+			return nil, refusal.Internal("input request could not be encoded")
 		}
 		c = c.add(claim{inFlight: 1, bytes: int64(len(raw))})
 	}
@@ -131,7 +132,7 @@ func (p *Proxy) relayEntry(ctx context.Context, x *exchange, in mcp.InputRequest
 	h := x.host
 	k := kindOf(in)
 	if k == nil {
-		return nil, errUnknownInputRequest(x.u.cfg.Name)
+		return nil, refusal.UnknownInputRequest(x.u.cfg.Name)
 	}
 	if !k.declared(h) && !(k.operatorAnswers && x.u.cfg.OperatorAnswer) {
 		return nil, missingCapability(h, k.capability)
@@ -144,7 +145,7 @@ func (p *Proxy) relayEntry(ctx context.Context, x *exchange, in mcp.InputRequest
 // missingCapability is the error for an input request h cannot answer
 // because it did not declare what it needs.
 func missingCapability(h hostView, capability string) *jsonrpc.Error {
-	return errMissingCapability(h.modern(), capability)
+	return refusal.MissingCapability(h.modern(), capability)
 }
 
 // pendingInputs reads an input_required answer: its requests, the

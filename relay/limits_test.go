@@ -17,6 +17,7 @@ import (
 
 	"github.com/mcpx-fw/mcpx-fw/engine"
 	"github.com/mcpx-fw/mcpx-fw/engine/review"
+	"github.com/mcpx-fw/mcpx-fw/relay/internal/refusal"
 	"github.com/mcpx-fw/mcpx-fw/relay/peer"
 )
 
@@ -175,9 +176,9 @@ func TestFloodRefusedAtOnce(t *testing.T) {
 	var rejected, limited int
 	for _, o := range r.out {
 		switch {
-		case o.Error != nil && o.Error.Code == codeUserRejected:
+		case o.Error != nil && o.Error.Code == refusal.CodeUserRejected:
 			rejected++
-		case o.Error != nil && o.Error.Code == codeInternal && strings.HasPrefix(o.Error.Message, "limits.max_") &&
+		case o.Error != nil && o.Error.Code == refusal.CodeInternal && strings.HasPrefix(o.Error.Message, "limits.max_") &&
 			strings.HasSuffix(o.Error.Message, "reached for server peer") && compact(o.Error.Data) == `{"reason_codes":["limit-reached"]}`:
 			limited++
 		default:
@@ -221,7 +222,7 @@ func TestLimitsPerHost(t *testing.T) {
 }
 
 func hasError(o peer.SampleOutcome, msg string) bool {
-	return o.Error != nil && o.Error.Code == codeInternal && o.Error.Message == msg
+	return o.Error != nil && o.Error.Code == refusal.CodeInternal && o.Error.Message == msg
 }
 
 // TestHoldsReleasedOnEveryExit: whatever becomes of a sampling request
@@ -248,16 +249,16 @@ func TestHoldsReleasedOnEveryExit(t *testing.T) {
 			wantOutcome(t, host, helloParams, 0)
 		}},
 		{"structural violation", "2025-11-25", "", nil, time.Minute, func(t *testing.T, _ limitedProxy, host *mcp.ClientSession) {
-			wantOutcome(t, host, danglingParams, codeInvalidParams)
+			wantOutcome(t, host, danglingParams, refusal.CodeInvalidParams)
 		}},
 		{"policy deny", "2025-11-25", "", nil, time.Minute, func(t *testing.T, _ limitedProxy, host *mcp.ClientSession) {
-			wantOutcome(t, host, overCapParams, codeUserRejected)
+			wantOutcome(t, host, overCapParams, refusal.CodeUserRejected)
 		}},
 		{"review expired", "2025-11-25", "", nil, 200 * time.Millisecond, func(t *testing.T, _ limitedProxy, host *mcp.ClientSession) {
-			wantOutcome(t, host, secretParams, codeInternal)
+			wantOutcome(t, host, secretParams, refusal.CodeInternal)
 		}},
 		{"host error", "2025-11-25", "", failing, time.Minute, func(t *testing.T, _ limitedProxy, host *mcp.ClientSession) {
-			wantOutcome(t, host, helloParams, codeInternal)
+			wantOutcome(t, host, helloParams, refusal.CodeInternal)
 		}},
 		{"upstream cancelled", "2025-11-25", "", nil, time.Minute, func(t *testing.T, p limitedProxy, host *mcp.ClientSession) {
 			ctx, cancel := context.WithCancel(t.Context())

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/mcpx-fw/mcpx-fw/relay/internal/refusal"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -154,7 +155,7 @@ func (l *link) route(name string) (*upstream, string, error) {
 			return u, rest, nil
 		}
 	}
-	return nil, "", errUnknownName()
+	return nil, "", refusal.UnknownName()
 }
 
 // only returns the upstream when there is exactly one.

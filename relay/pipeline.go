@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcpx-fw/mcpx-fw/engine"
 	"github.com/mcpx-fw/mcpx-fw/engine/review"
+	"github.com/mcpx-fw/mcpx-fw/relay/internal/refusal"
 )
 
 // firewall runs one request of kind k through the whole pipeline of
@@ -42,7 +43,7 @@ func resultAs[T mcp.InputResponse](res mcp.InputResponse, err error) (T, error) 
 	}
 	r, ok := res.(T)
 	if !ok {
-		return zero, errInternal("answer could not be returned")
+		return zero, refusal.Internal("answer could not be returned")
 	}
 	return r, nil
 }
@@ -78,7 +79,7 @@ func (p *Proxy) requestStage(ctx context.Context, u *upstream, h hostView, o eng
 		fwd := k.forwardable(in)
 		raw, err := encode(fwd)
 		if err != nil {
-			return nil, errInternal(kindNoun(k.name) + " request could not be encoded")
+			return nil, refusal.Internal(refusal.KindNoun(k.name) + " request could not be encoded")
 		}
 		return &cleared{k: k, s: p.describe(u, h, o, k, raw), params: fwd}, nil
 	}
@@ -91,7 +92,7 @@ func (p *Proxy) requestStage(ctx context.Context, u *upstream, h hostView, o eng
 	err := p.judge(ctx, t, func() error {
 		raw, err := encode(k.forwardable(in))
 		if err != nil {
-			return errInternal(kindNoun(k.name) + " request could not be encoded")
+			return refusal.Internal(refusal.KindNoun(k.name) + " request could not be encoded")
 		}
 		t.s = p.describe(u, h, o, k, raw)
 		t.s.AwaitAnswer = k.operatorAnswers && u.cfg.OperatorAnswer && !k.declared(h)
@@ -106,7 +107,7 @@ func (p *Proxy) requestStage(ctx context.Context, u *upstream, h hostView, o eng
 		// Its request ended while it was decided or reviewed: nothing is
 		// let through. A refusal (a review abandoned as serve stops, say)
 		// keeps its own answer.
-		return nil, errCancelled()
+		return nil, refusal.Cancelled()
 	}
 	return t.cleared(in)
 }
@@ -115,7 +116,7 @@ func (p *Proxy) requestStage(ctx context.Context, u *upstream, h hostView, o eng
 // its refusal.
 func (t *stage) cleared(in mcp.InputRequest) (*cleared, error) {
 	if t.v.Outcome != engine.OutcomePass {
-		return nil, wireErrorFor(t.k.name, t.v)
+		return nil, refusal.ForVerdict(t.k.name, t.v)
 	}
 	c := &cleared{k: t.k, s: t.s, params: t.k.forwardable(in), decisionID: t.v.DecisionID, reviewID: t.reviewID, answer: t.answer}
 	c.s.Validated = t.v.Validated     // the result stage does not validate the request again
@@ -124,7 +125,7 @@ func (t *stage) cleared(in mcp.InputRequest) (*cleared, error) {
 	if t.edited != nil {
 		params, err := t.k.decodeRequest(t.edited)
 		if err != nil {
-			return nil, errInternal("edited request could not be decoded")
+			return nil, refusal.Internal("edited request could not be decoded")
 		}
 		c.s.Params, c.params = t.edited, params
 	}
@@ -135,17 +136,17 @@ func (t *stage) cleared(in mcp.InputRequest) (*cleared, error) {
 // host's; nothing for a request that has ended.
 func (p *Proxy) completion(ctx context.Context, h hostView, c *cleared) (mcp.InputResponse, error) {
 	if ctx.Err() != nil { // its request ended since it was cleared: nobody is asked
-		return nil, errCancelled()
+		return nil, refusal.Cancelled()
 	}
 	if c.answer == nil && !c.k.declared(h) {
-		return nil, errNoHostFor(c.k.name, c.decisionID)
+		return nil, refusal.NoHostFor(c.k.name, c.decisionID)
 	}
 	if c.answer == nil {
 		return p.askHost(ctx, h, c)
 	}
 	res, err := c.k.decodeResult(c.answer)
 	if err != nil {
-		return nil, errInternal("the operator's answer could not be decoded")
+		return nil, refusal.Internal("the operator's answer could not be decoded")
 	}
 	return res, nil
 }
@@ -167,7 +168,7 @@ func (p *Proxy) resultStage(ctx context.Context, u *upstream, k *kind, s *engine
 	err := p.judge(ctx, t, func() error {
 		raw, err := encode(res)
 		if err != nil {
-			return errInternal("host answer could not be encoded")
+			return refusal.Internal("host answer could not be encoded")
 		}
 		if werr := t.hold.grow(claim{bytes: int64(len(raw))}); werr != nil {
 			return werr // the answer is held while it is checked and reviewed
@@ -186,14 +187,14 @@ func (p *Proxy) resultStage(ctx context.Context, u *upstream, k *kind, s *engine
 // its refusal.
 func (t *stage) checked(res mcp.InputResponse) (mcp.InputResponse, error) {
 	if t.v.Outcome != engine.OutcomePass {
-		return nil, wireErrorFor(t.k.name, t.v)
+		return nil, refusal.ForVerdict(t.k.name, t.v)
 	}
 	if t.edited == nil {
 		return res, nil
 	}
 	edited, err := t.k.decodeResult(t.edited)
 	if err != nil {
-		return nil, errInternal("edited answer could not be decoded")
+		return nil, refusal.Internal("edited answer could not be decoded")
 	}
 	return edited, nil
 }
@@ -222,7 +223,7 @@ func (p *Proxy) describe(u *upstream, h hostView, o engine.Origin, k *kind, raw 
 func (p *Proxy) askHost(ctx context.Context, h hostView, c *cleared) (mcp.InputResponse, error) {
 	host := h.session
 	if host == nil || h.modern() {
-		return nil, errNoHostFor(c.k.name, c.decisionID)
+		return nil, refusal.NoHostFor(c.k.name, c.decisionID)
 	}
 	ctx, cancel := context.WithTimeout(ctx, p.cfg.HostTimeout)
 	defer cancel()
@@ -239,14 +240,14 @@ func (p *Proxy) askHost(ctx context.Context, h hostView, c *cleared) (mcp.InputR
 		return res, nil
 	}
 	var we *jsonrpc.Error
-	if errors.As(err, &we) && we.Code == codeUserRejected {
+	if errors.As(err, &we) && we.Code == refusal.CodeUserRejected {
 		answered("rejected")
-		p.log.Info("host rejected "+kindNoun(c.k.name), zap.String("decision_id", c.decisionID))
-		return nil, errHostRejected(c.k.name, c.decisionID)
+		p.log.Info("host rejected "+refusal.KindNoun(c.k.name), zap.String("decision_id", c.decisionID))
+		return nil, refusal.HostRejected(c.k.name, c.decisionID)
 	}
 	answered("error")
-	p.log.Warn("host "+kindNoun(c.k.name)+" failed", zap.String("decision_id", c.decisionID), zap.Error(err))
-	return nil, errHostFailed(c.k.name, c.decisionID, errors.Is(err, context.DeadlineExceeded))
+	p.log.Warn("host "+refusal.KindNoun(c.k.name)+" failed", zap.String("decision_id", c.decisionID), zap.Error(err))
+	return nil, refusal.HostFailed(c.k.name, c.decisionID, errors.Is(err, context.DeadlineExceeded))
 }
 
 // approvedCodes are the codes of an escalation's reasons: what a person

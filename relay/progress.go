@@ -103,7 +103,7 @@ func (p *Proxy) relayProgress(ctx context.Context, u *upstream, req *mcp.Progres
 		p.log.Debug("progress dropped: its token names no call in flight", zap.String("server", u.cfg.Name))
 		return
 	case "foreign": // logged as a refusal (refusalLog): an upstream may send these as fast as it likes
-		p.admit.refused.count(refusal{what: "progress notification", outcome: "dropped: its token was issued to another upstream session", server: u.cfg.Name})
+		p.admit.refused.count(refusalKind{what: "progress notification", outcome: "dropped: its token was issued to another upstream session", server: u.cfg.Name})
 		return
 	}
 	err := rt.host.NotifyProgress(valuesOf{Context: ctx, values: rt.ctx}, &mcp.ProgressNotificationParams{

@@ -17,23 +17,23 @@ import (
 type refusalLog struct {
 	log    *zap.Logger
 	mu     sync.Mutex
-	counts map[refusal]*refusalCount
+	counts map[refusalKind]*refusalCount
 }
 
-// refusal is one kind of refusal, counted and logged on its own: what was
+// refusalKind is one kind of refusal, counted and logged on its own: what was
 // refused and the outcome ("upstream request", "refused: limit reached"),
 // the server it came from ("" for a host session), and the field that
 // tells it from others of the same outcome (key, detail: the limit, why
 // no host can answer, the capability; none when key is "").
-type refusal struct {
+type refusalKind struct {
 	what, outcome string
 	server        string
 	key, detail   string
 }
 
 // limitRefusal is the refusal of what by limit, for server.
-func limitRefusal(what, server, limit string) refusal {
-	return refusal{what: what, outcome: "refused: limit reached", server: server, key: "limit", detail: limit}
+func limitRefusal(what, server, limit string) refusalKind {
+	return refusalKind{what: what, outcome: "refused: limit reached", server: server, key: "limit", detail: limit}
 }
 
 // refusalCount counts the refusals of one kind; logged is when the last
@@ -47,13 +47,13 @@ type refusalCount struct {
 const refusalLogEvery = time.Second
 
 func newRefusalLog(log *zap.Logger) *refusalLog {
-	return &refusalLog{log: log, counts: map[refusal]*refusalCount{}}
+	return &refusalLog{log: log, counts: map[refusalKind]*refusalCount{}}
 }
 
 // count records a refusal of r and logs it: the first at once, then at
 // most one line per refusalLogEvery, with how many came since. more are
 // fields of this one refusal for its line.
-func (l *refusalLog) count(r refusal, more ...zap.Field) {
+func (l *refusalLog) count(r refusalKind, more ...zap.Field) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	n := l.counts[r]
@@ -70,7 +70,7 @@ func (l *refusalLog) count(r refusal, more ...zap.Field) {
 }
 
 // total is how many refusals of r were counted so far.
-func (l *refusalLog) total(r refusal) int64 {
+func (l *refusalLog) total(r refusalKind) int64 {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if n := l.counts[r]; n != nil {
@@ -94,7 +94,7 @@ func (l *refusalLog) logTotals() {
 
 // fields are the log fields of r: the server, when there is one, first,
 // then its detail, when it has one, then more.
-func (r refusal) fields(more ...zap.Field) []zap.Field {
+func (r refusalKind) fields(more ...zap.Field) []zap.Field {
 	fields := make([]zap.Field, 0, len(more)+2)
 	if r.server != "" {
 		fields = append(fields, zap.String("server", r.server))

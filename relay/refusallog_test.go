@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpx-fw/mcpx-fw/relay/internal/refusal"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
@@ -32,7 +33,7 @@ func TestNoHostRefusalsLogBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, o := range out {
-		if o.Error == nil || o.Error.Code != codeInternal || !strings.Contains(string(o.Error.Data), reasonNoHost) {
+		if o.Error == nil || o.Error.Code != refusal.CodeInternal || !strings.Contains(string(o.Error.Data), refusal.ReasonNoHost) {
 			t.Fatalf("push %d got %+v, want -32603 no host", i, o)
 		}
 	}

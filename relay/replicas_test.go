@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpx-fw/mcpx-fw/engine"
+	"github.com/mcpx-fw/mcpx-fw/relay/internal/refusal"
 	"github.com/mcpx-fw/mcpx-fw/relay/peer"
 	"github.com/mcpx-fw/mcpx-fw/validate"
 )
@@ -35,7 +36,7 @@ func replicaPair(t *testing.T, names ...string) (*Proxy, *Proxy) {
 func wantRejected(t *testing.T, err error, phrase string) {
 	t.Helper()
 	var we *jsonrpc.Error
-	if !errors.As(err, &we) || we.Code != codeInvalidParams || !strings.Contains(we.Message, phrase) {
+	if !errors.As(err, &we) || we.Code != refusal.CodeInvalidParams || !strings.Contains(we.Message, phrase) {
 		t.Fatalf("err = %v, want -32602 saying %q", err, phrase)
 	}
 }
@@ -189,8 +190,8 @@ func TestBridgedRetryOnAnotherReplica(t *testing.T) {
 		InputResponses: mcp.InputResponseMap{keyOf(first.InputRequests): hiResult()}}
 	_, err = host2.CallTool(t.Context(), again)
 	var we *jsonrpc.Error
-	if !errors.As(err, &we) || we.Code != codeInternal || !hasReasonCode(we, reasonBridgeElsewhere) {
-		t.Fatalf("retry on the other replica: %v, want -32603 with reason %s", err, reasonBridgeElsewhere)
+	if !errors.As(err, &we) || we.Code != refusal.CodeInternal || !refusal.HasReason(we, refusal.ReasonBridgeElsewhere) {
+		t.Fatalf("retry on the other replica: %v, want -32603 with reason %s", err, refusal.ReasonBridgeElsewhere)
 	}
 	res, err := host1.CallTool(t.Context(), again)
 	if err != nil || res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, `"completion"`) {

@@ -10,12 +10,13 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpx-fw/mcpx-fw/engine"
+	"github.com/mcpx-fw/mcpx-fw/relay/internal/refusal"
 )
 
 // onSampling is the firewall for a sampling request pushed by an upstream
 // (protocol revisions up to 2025-11-25): the pipeline of DESIGN §2
 // (pipeline.go) for the sampling kind. Every refusal leaves as a
-// *jsonrpc.Error built by wireError, never as a plain Go error (which the
+// *jsonrpc.Error built by refusal.ForSampling, never as a plain Go error (which the
 // SDK would send with code 0).
 func (p *Proxy) onSampling(ctx context.Context, u *upstream, req *mcp.CreateMessageWithToolsRequest) (*mcp.CreateMessageWithToolsResult, error) {
 	if u.link.bridge != nil {
@@ -50,7 +51,7 @@ func forwardable(in *mcp.CreateMessageWithToolsParams) *mcp.CreateMessageWithToo
 // the host never saw it, so it may be sent again.
 func undelivered(err error) bool {
 	var we *jsonrpc.Error
-	return errors.As(err, &we) && we.Code == codeRejectedByTransport
+	return errors.As(err, &we) && we.Code == refusal.CodeRejectedByTransport
 }
 
 // encode is json.Marshal without HTML escaping: the bytes the engine

@@ -30,6 +30,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/mcpx-fw/mcpx-fw/relay/internal/refusal"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
@@ -370,7 +371,7 @@ func (s *sealer) rejection(err error) *jsonrpc.Error {
 			break
 		}
 	}
-	return errStateRejected(phrase)
+	return refusal.StateRejected(phrase)
 }
 
 // callDigest names one host call so a state sealed for it cannot be used

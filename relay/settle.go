@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcpx-fw/mcpx-fw/engine"
 	"github.com/mcpx-fw/mcpx-fw/engine/review"
+	"github.com/mcpx-fw/mcpx-fw/relay/internal/refusal"
 )
 
 // Reason codes for what an operator supplied that the firewall cannot use.
@@ -144,11 +145,11 @@ func (p *Proxy) settle(ctx context.Context, t *stage) {
 		}
 	case it.State == review.StateRejected:
 		st = settlement{Verdict: engine.Verdict{Outcome: engine.OutcomeBlocker, DecisionID: v.DecisionID, Stage: v.Stage,
-			ReviewID: v.ReviewID, Reasons: []engine.Reason{{Code: reasonRejected, Message: it.Note}}}}
+			ReviewID: v.ReviewID, Reasons: []engine.Reason{{Code: refusal.ReasonRejected, Message: it.Note}}}}
 	case it.State == review.StateExpired:
-		st = p.unsettled(v, reasonExpired, fmt.Sprintf("expired after %s awaiting review", p.eng.ReviewTimeout()), nil)
+		st = p.unsettled(v, refusal.ReasonExpired, fmt.Sprintf("expired after %s awaiting review", p.eng.ReviewTimeout()), nil)
 	default:
-		st = p.unsettled(v, reasonAbandon, "review abandoned", fmt.Errorf("review ended in state %s", it.State))
+		st = p.unsettled(v, refusal.ReasonAbandon, "review abandoned", fmt.Errorf("review ended in state %s", it.State))
 	}
 	t.v, t.edited, t.answer = st.Verdict, st.edited, st.answer
 }
@@ -164,7 +165,7 @@ func (p *Proxy) ended(ctx context.Context, v engine.Verdict, it review.Item) set
 	}
 	p.log.Info("review abandoned: its request ended", zap.String("review_id", it.ID), zap.String("state", string(it.State)))
 	return settlement{Verdict: engine.Verdict{Outcome: engine.OutcomeError, DecisionID: v.DecisionID, Stage: v.Stage,
-		ReviewID: v.ReviewID, Reasons: []engine.Reason{{Code: reasonAbandon, Message: "review abandoned"}}}}
+		ReviewID: v.ReviewID, Reasons: []engine.Reason{{Code: refusal.ReasonAbandon, Message: "review abandoned"}}}}
 }
 
 // approved re-decides an approved item, with the operator's edit in place

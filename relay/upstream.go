@@ -13,6 +13,7 @@ import (
 
 	"github.com/mcpx-fw/mcpx-fw/engine"
 	"github.com/mcpx-fw/mcpx-fw/engine/telemetry"
+	"github.com/mcpx-fw/mcpx-fw/relay/internal/refusal"
 	"github.com/mcpx-fw/mcpx-fw/validate"
 )
 
@@ -189,7 +190,7 @@ func (p *Proxy) screenFor(u *upstream) screen {
 		if ok {
 			return nil
 		}
-		return wireErrorFor(k.name, v)
+		return refusal.ForVerdict(k.name, v)
 	}
 }
 
@@ -202,7 +203,7 @@ func (p *Proxy) screenInputsFor(u *upstream) screen {
 		s := p.describe(u, u.link.host, engine.Origin{}, k, params)
 		s.Caps = validate.Capabilities{Tools: true, Context: true, Form: true, URL: true}
 		if v, ok := p.eng.Screen(ctx, s); !ok {
-			return wireErrorFor(k.name, v)
+			return refusal.ForVerdict(k.name, v)
 		}
 		return nil
 	}
@@ -237,9 +238,9 @@ func (p *Proxy) refuseUnoffered(u *upstream) mcp.Middleware {
 // refusal is logged as a limit's is (refusalLog): an upstream may send
 // such requests as fast as it likes.
 func (p *Proxy) notOffered(u *upstream, capability string) error {
-	p.admit.refused.count(refusal{what: "request", outcome: "refused: capability not offered to the server",
+	p.admit.refused.count(refusalKind{what: "request", outcome: "refused: capability not offered to the server",
 		server: u.cfg.Name, key: "capability", detail: capability})
-	return errNotOffered(u.cfg.Name, capability)
+	return refusal.NotOffered(u.cfg.Name, capability)
 }
 
 // noHost refuses a sampling push nobody can answer, at once and as an
@@ -251,9 +252,9 @@ func (p *Proxy) noHost(u *upstream, why string) error { return p.noHostFor(u, sa
 // as fast as it likes where no host can answer (a 2026-07-28 host's shared
 // session, a host that did not declare sampling).
 func (p *Proxy) noHostFor(u *upstream, k *kind, why string) error {
-	p.admit.refused.count(refusal{what: kindNoun(k.name) + " request", outcome: "refused: no host can answer",
+	p.admit.refused.count(refusalKind{what: refusal.KindNoun(k.name) + " request", outcome: "refused: no host can answer",
 		server: u.cfg.Name, key: "why", detail: why})
-	return wireErrorFor(k.name, engine.Verdict{Stage: engine.StageRequest, Reasons: []engine.Reason{{Code: reasonNoHost, Message: why}}})
+	return refusal.ForVerdict(k.name, engine.Verdict{Stage: engine.StageRequest, Reasons: []engine.Reason{{Code: refusal.ReasonNoHost, Message: why}}})
 }
 
 // reported is what the upstream says about itself: display only. It is

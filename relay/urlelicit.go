@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpx-fw/mcpx-fw/relay/internal/refusal"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/zap"
@@ -135,13 +136,13 @@ func (p *Proxy) urlElicitationRequired(ctx context.Context, x *exchange, we *jso
 	u := x.u
 	if !urlOffered(u) {
 		u.log.Warn("URL elicitation required, from a server not offered URL-mode elicitation: refused")
-		return errNotOffered(u.cfg.Name, "elicitation")
+		return refusal.NotOffered(u.cfg.Name, "elicitation")
 	}
 	var data struct {
 		Elicitations []json.RawMessage `json:"elicitations"`
 	}
 	if json.Unmarshal(we.Data, &data) != nil || len(data.Elicitations) == 0 || len(data.Elicitations) > maxURLElicitations {
-		return errURLElicitationsInvalid(u.cfg.Name, maxURLElicitations)
+		return refusal.URLElicitationsInvalid(u.cfg.Name, maxURLElicitations)
 	}
 	cleared := make([]*mcp.ElicitParams, 0, len(data.Elicitations))
 	for _, raw := range data.Elicitations {
@@ -157,7 +158,7 @@ func (p *Proxy) urlElicitationRequired(ctx context.Context, x *exchange, we *jso
 			u.urls.expect(el.ElicitationID, now)
 		}
 	}
-	return errURLElicitationRequired(cleared)
+	return refusal.URLElicitationRequired(cleared)
 }
 
 // clearURLElicitation runs one elicitation of a -32042 through the
@@ -165,11 +166,11 @@ func (p *Proxy) urlElicitationRequired(ctx context.Context, x *exchange, we *jso
 func (p *Proxy) clearURLElicitation(ctx context.Context, x *exchange, raw json.RawMessage) (*mcp.ElicitParams, error) {
 	s := p.describe(x.u, x.host, x.origin, elicitationKind, raw)
 	if v, ok := p.eng.Screen(ctx, s); !ok {
-		return nil, wireErrorFor(elicitationKind.name, v)
+		return nil, refusal.ForVerdict(elicitationKind.name, v)
 	}
 	var params mcp.ElicitParams
 	if err := json.Unmarshal(raw, &params); err != nil {
-		return nil, errInternal("elicitation request could not be decoded")
+		return nil, refusal.Internal("elicitation request could not be decoded")
 	}
 	params.Mode = "url" // what the host is asked to do with it, whatever the upstream wrote
 	c, err := p.requestStage(ctx, x.u, x.host, x.origin, elicitationKind, &params)
@@ -178,7 +179,7 @@ func (p *Proxy) clearURLElicitation(ctx context.Context, x *exchange, raw json.R
 	}
 	out, ok := c.params.(*mcp.ElicitParams)
 	if !ok || out.Mode != "url" { // an operator's edit made it a form
-		return nil, errInternal("the approved elicitation is not URL mode")
+		return nil, refusal.Internal("the approved elicitation is not URL mode")
 	}
 	return out, nil
 }
