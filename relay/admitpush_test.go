@@ -18,6 +18,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/mcpx-fw/mcpx-fw/engine"
+	"github.com/mcpx-fw/mcpx-fw/relay/internal/admit"
 	"github.com/mcpx-fw/mcpx-fw/relay/internal/refusal"
 	"github.com/mcpx-fw/mcpx-fw/relay/peer"
 )
@@ -103,9 +104,9 @@ func TestRootsPushesAdmitted(t *testing.T) {
 		done <- res
 	}()
 	eventually(t, "5 roots requests at the host and 25 refused", func() bool {
-		return asked.Load() == pushLimit && p.admit.refusals("peer", "limits.max_in_flight_per_host") == 30-pushLimit
+		return asked.Load() == pushLimit && p.admit.Refusals("peer", "limits.max_in_flight_per_host") == 30-pushLimit
 	})
-	if held := p.admit.held("peer"); held.inFlight != pushLimit {
+	if held := p.admit.Held("peer"); held.InFlight != pushLimit {
 		t.Errorf("%+v held while the host holds %d roots requests", held, pushLimit)
 	}
 	close(release)
@@ -115,7 +116,7 @@ func TestRootsPushesAdmitted(t *testing.T) {
 	if n := asked.Load(); n != pushLimit {
 		t.Errorf("%d roots requests reached the host, want %d", n, pushLimit)
 	}
-	eventually(t, "every hold released", func() bool { return p.admit.held("peer") == claim{} })
+	eventually(t, "every hold released", func() bool { return p.admit.Held("peer") == admit.Claim{} })
 }
 
 // TestRootsInputsAdmitted: a 2026-07-28 upstream's roots entries count
@@ -137,14 +138,14 @@ func TestRootsInputsAdmitted(t *testing.T) {
 		done <- res
 	}()
 	eventually(t, "the first entry at the host", func() bool { return asked.Load() == 1 })
-	if held := p.admit.held("peer"); held.inFlight != pushLimit {
+	if held := p.admit.Held("peer"); held.InFlight != pushLimit {
 		t.Errorf("%+v held while a round of %d roots entries is asked; want %d in flight", held, pushLimit, pushLimit)
 	}
 	close(release)
 	if res := <-done; res != nil {
 		wantTally(t, rootsTally(t, res), pushLimit, 0)
 	}
-	eventually(t, "every hold released", func() bool { return p.admit.held("peer") == claim{} })
+	eventually(t, "every hold released", func() bool { return p.admit.Held("peer") == admit.Claim{} })
 
 	before := asked.Load()
 	_, err := host.CallTool(t.Context(), &mcp.CallToolParams{Name: "roots_input_each", Arguments: map[string]any{"count": pushLimit + 1}})
@@ -174,7 +175,7 @@ func TestRootsHandedBackAdmitted(t *testing.T) {
 		}
 		rounds = append(rounds, res)
 	}
-	if held := p.admit.held("peer"); held.inFlight != 4 {
+	if held := p.admit.Held("peer"); held.InFlight != 4 {
 		t.Errorf("%+v held with two rounds of 2 handed out; want 4 in flight", held)
 	}
 	_, err := call()
@@ -189,7 +190,7 @@ func TestRootsHandedBackAdmitted(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantTally(t, rootsTally(t, res), 2, 0)
-	if held := p.admit.held("peer"); held.inFlight != 2 {
+	if held := p.admit.Held("peer"); held.InFlight != 2 {
 		t.Errorf("%+v held after one round's retry; want the other round's 2", held)
 	}
 }
@@ -212,7 +213,7 @@ func TestBridgedRootsAdmitted(t *testing.T) {
 		t.Fatalf("call: %+v %v; want input_required", res, err)
 	}
 	eventually(t, "3 refusals at the upstream", func() bool { return countRefusals(t, log) == 3 })
-	if held := p.admit.held("peer"); held.inFlight != pushLimit {
+	if held := p.admit.Held("peer"); held.InFlight != pushLimit {
 		t.Errorf("%+v held with the bridged call's pushes waiting for the host; want %d in flight", held, pushLimit)
 	}
 	handed := 0
@@ -277,10 +278,14 @@ func TestEveryKindAdmitted(t *testing.T) {
 	for _, k := range kinds {
 		for _, method := range methodSpellings(k.method) {
 			t.Run(method, func(t *testing.T) {
-				a := newAdmission(Limits{InFlight: 1}, zap.NewNop())
+				a := admit.New(Limits{InFlight: 1}, zap.NewNop(), nil)
 				g := guard{screen: passAll, inputs: passAll, held: newPushHolds(),
-					admit:       func(n int) (*hold, *jsonrpc.Error) { return a.acquire("s", "h", claim{inFlight: 1, bytes: int64(n)}) },
-					admitInputs: func(n int, bytes int64) *jsonrpc.Error { return a.fits("s", "h", claim{inFlight: n, bytes: bytes}) }}
+					admit: func(n int) (*admit.Hold, *jsonrpc.Error) {
+						return a.Acquire("s", "h", admit.Claim{InFlight: 1, Bytes: int64(n)})
+					},
+					admitInputs: func(n int, bytes int64) *jsonrpc.Error {
+						return a.Fits("s", "h", admit.Claim{InFlight: n, Bytes: bytes})
+					}}
 				var replies []string
 				f := newFrameScreen(t.Context(), nil, g, nil, func(b []byte) (int, error) {
 					replies = append(replies, string(b))
@@ -305,7 +310,7 @@ func TestEveryKindAdmitted(t *testing.T) {
 				}
 				id, _ := jsonrpc.MakeID(float64(1))
 				g.held.answered(id)
-				if held := a.held("s"); held != (claim{}) {
+				if held := a.Held("s"); held != (admit.Claim{}) {
 					t.Errorf("%+v held after the admitted push's answer", held)
 				}
 				// Two entries, one without params, do not fit one place.

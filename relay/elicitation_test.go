@@ -20,6 +20,7 @@ import (
 
 	"github.com/mcpx-fw/mcpx-fw/engine"
 	"github.com/mcpx-fw/mcpx-fw/engine/review"
+	"github.com/mcpx-fw/mcpx-fw/relay/internal/admit"
 	"github.com/mcpx-fw/mcpx-fw/relay/internal/refusal"
 	"github.com/mcpx-fw/mcpx-fw/relay/peer"
 )
@@ -593,8 +594,8 @@ func TestElicitationLimits(t *testing.T) {
 			}()
 			eventually(t, "a pending review", func() bool { return len(pending(t, p)) == 1 })
 			_, code := h.askThrough(t, cs, cell.tool, "elicitation/create", `{"message":"hello","requestedSchema":`+nameSchema+`}`)
-			if code != refusal.CodeInternal || p.admit.refusals("peer", "limits.max_in_flight") == 0 {
-				t.Errorf("code = %d (%d refusals), want -32603 from limits.max_in_flight", code, p.admit.refusals("peer", "limits.max_in_flight"))
+			if code != refusal.CodeInternal || p.admit.Refusals("peer", "limits.max_in_flight") == 0 {
+				t.Errorf("code = %d (%d refusals), want -32603 from limits.max_in_flight", code, p.admit.Refusals("peer", "limits.max_in_flight"))
 			}
 			if _, err := p.store.Reject(t.Context(), pending(t, p)[0].ID, "test", ""); err != nil {
 				t.Fatal(err)
@@ -603,7 +604,7 @@ func TestElicitationLimits(t *testing.T) {
 			if h.elicited.Load() != 0 {
 				t.Error("the host was asked")
 			}
-			eventually(t, "every hold released", func() bool { return p.admit.held("peer") == claim{} })
+			eventually(t, "every hold released", func() bool { return p.admit.Held("peer") == admit.Claim{} })
 		})
 	}
 }

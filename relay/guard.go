@@ -89,7 +89,7 @@ func (g guard) pushed(ctx context.Context, k *kind, msg *jsonrpc.Request) *jsonr
 		werr = g.screen(ctx, k, msg.Params)
 	}
 	if werr != nil {
-		h.release()
+		h.Release()
 		return werr
 	}
 	g.held.add(msg.ID, h)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcpx-fw/mcpx-fw/engine"
 	"github.com/mcpx-fw/mcpx-fw/engine/review"
+	"github.com/mcpx-fw/mcpx-fw/relay/internal/admit"
 	"github.com/mcpx-fw/mcpx-fw/relay/internal/refusal"
 )
 
@@ -50,7 +51,7 @@ type handedRounds struct {
 type handedRound struct {
 	entries map[string]handed // nil when they are in the store
 	nonce   string            // the store's name for the round; "" when not stored
-	hold    *hold
+	hold    *admit.Hold
 	expiry  *time.Timer // forgets the round when its state expires
 }
 
@@ -62,7 +63,7 @@ func (h *handedRounds) put(state string, entries map[string]handed, expires time
 
 // putHeld keeps a round until take, its expiry or closeAll, whichever
 // comes first, and releases its hold then.
-func (h *handedRounds) putHeld(state string, entries map[string]handed, expires time.Time, hold *hold) {
+func (h *handedRounds) putHeld(state string, entries map[string]handed, expires time.Time, hold *admit.Hold) {
 	h.keep(state, &handedRound{entries: entries, hold: hold}, expires)
 }
 
@@ -75,7 +76,7 @@ func (h *handedRounds) keep(state string, r *handedRound, expires time.Time) boo
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed {
-		r.hold.release()
+		r.hold.Release()
 		return false
 	}
 	if h.rounds == nil {
@@ -83,7 +84,7 @@ func (h *handedRounds) keep(state string, r *handedRound, expires time.Time) boo
 	}
 	r.expiry = time.AfterFunc(time.Until(expires), func() {
 		if r, ok := h.remove(state); ok {
-			r.hold.release()
+			r.hold.Release()
 		}
 	})
 	h.rounds[state] = r
@@ -92,7 +93,7 @@ func (h *handedRounds) keep(state string, r *handedRound, expires time.Time) boo
 
 // take removes and returns the round for state, and its hold, which the
 // caller releases once it has checked the host's answers.
-func (h *handedRounds) take(state string) (map[string]handed, *hold, bool) {
+func (h *handedRounds) take(state string) (map[string]handed, *admit.Hold, bool) {
 	r, ok := h.remove(state)
 	if !ok {
 		return nil, nil, false
@@ -119,7 +120,7 @@ func (h *handedRounds) closeAll() {
 	h.mu.Unlock()
 	for _, r := range rounds {
 		r.expiry.Stop()
-		r.hold.release()
+		r.hold.Release()
 	}
 }
 
@@ -128,11 +129,11 @@ func (h *handedRounds) closeAll() {
 // review) and goes out as cleared, and its answer will pass the result
 // stage (checkAnswer). The requestState is the firewall's own, sealed;
 // the host's retry resumes the loop (resume).
-func (p *Proxy) handBack(ctx context.Context, x *exchange, reqs mcp.InputRequestMap, upstreamState string, round int, held *hold) (mcp.Result, error) {
+func (p *Proxy) handBack(ctx context.Context, x *exchange, reqs mcp.InputRequestMap, upstreamState string, round int, held *admit.Hold) (mcp.Result, error) {
 	kept := false
 	defer func() {
 		if !kept {
-			held.release()
+			held.Release()
 		}
 	}()
 	out := mcp.InputRequestMap{}
@@ -184,7 +185,7 @@ func (p *Proxy) resume(ctx context.Context, x *exchange, answers mcp.InputRespon
 		return p.resumeBridged(ctx, x, cont, answers, state)
 	}
 	var entries map[string]handed
-	var held *hold
+	var held *admit.Hold
 	if p.store == nil {
 		entries, held, err = p.takeHeld(x, cont, state)
 	} else {
@@ -194,7 +195,7 @@ func (p *Proxy) resume(ctx context.Context, x *exchange, answers mcp.InputRespon
 		return nil, err
 	}
 	responses, err := p.checkAnswers(ctx, x, cont.Keys, answers, entries)
-	held.release()
+	held.Release()
 	if err != nil {
 		return nil, err
 	}
@@ -209,7 +210,7 @@ func (p *Proxy) stateRejected(x *exchange, err error) error {
 
 // takeHeld spends the state in this process and takes its round from
 // memory.
-func (p *Proxy) takeHeld(x *exchange, cont continuation, state string) (map[string]handed, *hold, error) {
+func (p *Proxy) takeHeld(x *exchange, cont continuation, state string) (map[string]handed, *admit.Hold, error) {
 	if err := p.sealer.use(cont); err != nil {
 		return nil, nil, p.stateRejected(x, err)
 	}
@@ -232,7 +233,7 @@ func (p *Proxy) resumeBridged(ctx context.Context, x *exchange, cont continuatio
 	if err != nil {
 		return nil, err
 	}
-	held.release() // nil: a bridged call's pushes are held on the wire
+	held.Release() // nil: a bridged call's pushes are held on the wire
 	return p.resumeBridge(ctx, x, cont, answers, entries)
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcpx-fw/mcpx-fw/engine"
 	"github.com/mcpx-fw/mcpx-fw/engine/review"
+	"github.com/mcpx-fw/mcpx-fw/relay/internal/admit"
 	"github.com/mcpx-fw/mcpx-fw/relay/internal/refusal"
 )
 
@@ -85,7 +86,7 @@ func kindNamed(name engine.Kind) *kind {
 
 // putStored keeps a round's entries in the store and its admission here
 // until the retry, the state's expiry or another replica's take.
-func (p *Proxy) putStored(ctx context.Context, state string, cont continuation, entries map[string]handed, held *hold) error {
+func (p *Proxy) putStored(ctx context.Context, state string, cont continuation, entries map[string]handed, held *admit.Hold) error {
 	payload, err := encodeRound(entries)
 	if err != nil {
 		return refusal.Internal("input requests could not be encoded")
@@ -104,21 +105,21 @@ func (p *Proxy) putStored(ctx context.Context, state string, cont continuation, 
 
 // takeStored takes a round from the store, where any replica may have put
 // it, with this process's admission of it when it was this one.
-func (p *Proxy) takeStored(ctx context.Context, x *exchange, cont continuation, state string) (map[string]handed, *hold, error) {
+func (p *Proxy) takeStored(ctx context.Context, x *exchange, cont continuation, state string) (map[string]handed, *admit.Hold, error) {
 	_, held, _ := p.handed.take(state)
 	payload, err := p.store.TakeContinuation(ctx, cont.Nonce, cont.Server, cont.Call)
 	if errors.Is(err, review.ErrContinuationGone) {
-		held.release()
+		held.Release()
 		return nil, nil, p.stateRejected(x, fmt.Errorf("%w: %w", errStateReplayed, err))
 	}
 	if err != nil {
-		held.release()
+		held.Release()
 		p.log.Error("round not read back for the host's retry", zap.String("server", cont.Server), zap.Error(err))
 		return nil, nil, refusal.RoundUnavailable()
 	}
 	entries, err := decodeRound(payload)
 	if err != nil {
-		held.release()
+		held.Release()
 		p.log.Error("stored round unreadable", zap.String("server", cont.Server), zap.Error(err))
 		return nil, nil, refusal.Internal("input requests could not be decoded")
 	}
@@ -206,6 +207,6 @@ func (h *handedRounds) releaseTaken(asked []string, held map[string]bool) {
 	h.mu.Unlock()
 	for _, r := range released {
 		r.expiry.Stop()
-		r.hold.release()
+		r.hold.Release()
 	}
 }

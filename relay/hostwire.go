@@ -255,3 +255,16 @@ func (h *hostWire) answer(id []byte, result json.RawMessage, err error) {
 	}
 	h.send(append(b, '\n'))
 }
+
+// closedWithin waits until ch is closed, or until timeout, and reports
+// whether it was.
+func closedWithin(ch <-chan struct{}, timeout time.Duration) bool {
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case <-ch:
+		return true
+	case <-t.C:
+		return false
+	}
+}

@@ -76,7 +76,7 @@ func (p *Proxy) openSession() *jsonrpc.Error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.sessions >= p.cfg.HTTP.MaxSessions {
-		p.admit.refuseSession("http.max_sessions", int64(p.cfg.HTTP.MaxSessions))
+		p.admit.RefuseSession("http.max_sessions", int64(p.cfg.HTTP.MaxSessions))
 		return refusal.SessionLimit(p.cfg.HTTP.MaxSessions)
 	}
 	p.sessions++

@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpx-fw/mcpx-fw/engine"
+	"github.com/mcpx-fw/mcpx-fw/relay/internal/admit"
 	"github.com/mcpx-fw/mcpx-fw/relay/internal/refusal"
 )
 
@@ -72,7 +73,7 @@ func (p *Proxy) relayInputs(ctx context.Context, x *exchange, responses mcp.Inpu
 			return p.handBack(ctx, x, reqs, next, round, held)
 		}
 		responses, err = p.relayRound(ctx, x, reqs, round)
-		held.release()
+		held.Release()
 		if err != nil {
 			return nil, err
 		}
@@ -86,19 +87,19 @@ func (p *Proxy) relayInputs(ctx context.Context, x *exchange, responses mcp.Inpu
 // that would not fit (admitInputRequests); this is the authoritative
 // count, made once the entries are decoded. The hold lasts until the
 // round is answered.
-func (p *Proxy) admitRound(u *upstream, reqs mcp.InputRequestMap) (*hold, *jsonrpc.Error) {
-	var c claim
+func (p *Proxy) admitRound(u *upstream, reqs mcp.InputRequestMap) (*admit.Hold, *jsonrpc.Error) {
+	var c admit.Claim
 	for _, in := range reqs {
 		raw, err := encodeEntry(in)
 		if err != nil {
 			return nil, refusal.Internal("input request could not be encoded")
 		}
-		c = c.add(claim{inFlight: 1, bytes: int64(len(raw))})
+		c = c.Add(admit.Claim{InFlight: 1, Bytes: int64(len(raw))})
 	}
-	if c == (claim{}) {
+	if c == (admit.Claim{}) {
 		return nil, nil
 	}
-	return p.admit.acquire(u.cfg.Name, hostKey(u.link.host), c)
+	return p.admit.Acquire(u.cfg.Name, hostKey(u.link.host), c)
 }
 
 // encodeEntry is an input request as it would go to a host: as its kind

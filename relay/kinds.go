@@ -113,7 +113,7 @@ var (
 )
 
 // kinds is every kind of request the firewall relays to a host for an
-// upstream. Whatever is listed here is admitted (admission.go) before
+// upstream. Whatever is listed here is admitted (package admit) before
 // anything else is done with it, by push or as an input request entry
 // (relayedKind, admitRound): a kind added here cannot reach a host
 // uncounted.

@@ -2,6 +2,7 @@ package relay
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -17,8 +18,11 @@ import (
 // 2026-07-28 host declares itself on every request.
 type hostView struct {
 	session *mcp.ServerSession
-	era     string
-	caps    *mcp.ClientCapabilities
+	// key names the host session in the limits (hostKey): given by newLink
+	// to a link whose view has a session, one per link.
+	key  string
+	era  string
+	caps *mcp.ClientCapabilities
 	// declared holds what the host declared as the engine reads it
 	// (engine.Host), for a view that serves many requests (newLink), made
 	// on first use and shared by them, and for a view narrowed to one
@@ -50,6 +54,19 @@ func (h hostView) canSample() bool { return h.caps != nil && h.caps.Sampling != 
 // modern reports whether the host speaks 2026-07-28 or later, and so can
 // only be asked for a completion through an input_required result.
 func (h hostView) modern() bool { return isModern(h.era) }
+
+// hostKeys numbers the host sessions' links, for hostKey.
+var hostKeys atomic.Uint64
+
+// hostKey is the host session h stands for in the limits: its link's key,
+// or "" for every 2026-07-28 request (such hosts have no session, so they
+// share one).
+func hostKey(h hostView) string {
+	if h.session == nil || h.modern() {
+		return ""
+	}
+	return h.key
+}
 
 // link is a set of upstream sessions and the host they serve. Each host
 // session that initializes gets its own link, with upstream sessions at its
@@ -93,6 +110,9 @@ type link struct {
 func newLink(h hostView) *link {
 	if h.caps == nil {
 		h.caps = &mcp.ClientCapabilities{}
+	}
+	if h.session != nil {
+		h.key = "host-" + strconv.FormatUint(hostKeys.Add(1), 10)
 	}
 	h.declared = &declaredCaps{of: h.caps}
 	gone, leave := context.WithCancel(context.Background())

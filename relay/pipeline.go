@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcpx-fw/mcpx-fw/engine"
 	"github.com/mcpx-fw/mcpx-fw/engine/review"
+	"github.com/mcpx-fw/mcpx-fw/relay/internal/admit"
 	"github.com/mcpx-fw/mcpx-fw/relay/internal/refusal"
 )
 
@@ -83,7 +84,7 @@ func (p *Proxy) requestStage(ctx context.Context, u *upstream, h hostView, o eng
 		}
 		return &cleared{k: k, s: p.describe(u, h, o, k, raw), params: fwd}, nil
 	}
-	if werr := p.admit.fits(u.cfg.Name, hostKey(u.link.host), claim{reviews: 1}); werr != nil {
+	if werr := p.admit.Fits(u.cfg.Name, hostKey(u.link.host), admit.Claim{Reviews: 1}); werr != nil {
 		return nil, werr // its reviews are all open: whether it would be held is known only by deciding it
 	}
 	t := &stage{u: u, k: k}
@@ -170,7 +171,7 @@ func (p *Proxy) resultStage(ctx context.Context, u *upstream, k *kind, s *engine
 		if err != nil {
 			return refusal.Internal("host answer could not be encoded")
 		}
-		if werr := t.hold.grow(claim{bytes: int64(len(raw))}); werr != nil {
+		if werr := t.hold.Grow(admit.Claim{Bytes: int64(len(raw))}); werr != nil {
 			return werr // the answer is held while it is checked and reviewed
 		}
 		t.result = raw

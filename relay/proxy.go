@@ -17,6 +17,7 @@ import (
 	"github.com/mcpx-fw/mcpx-fw/engine"
 	"github.com/mcpx-fw/mcpx-fw/engine/review"
 	"github.com/mcpx-fw/mcpx-fw/engine/telemetry"
+	"github.com/mcpx-fw/mcpx-fw/relay/internal/admit"
 )
 
 // Upstream is one configured MCP server the firewall starts and relays to.
@@ -101,7 +102,7 @@ type Config struct {
 	// SealKey authenticates the requestState handed to 2026-07-28 hosts; a
 	// random key is made when it is empty (states then die with the process).
 	SealKey []byte
-	// Limits bound what upstreams may make the firewall hold (admission.go).
+	// Limits bound what upstreams may make the firewall hold (package admit).
 	Limits Limits
 	// HTTP configures serving hosts over HTTP (http.go).
 	HTTP    HTTPOptions
@@ -136,7 +137,7 @@ type Proxy struct {
 	progress progressRoutes // progress tokens sent upstream, by host call
 	reviews  reviewWaits    // requests held for review, on one shared poll
 	judging  judging        // decisions on sampling requests, a few at a time
-	admit    *admission     // what each upstream holds, and the gate before anything else
+	admit    *admit.Gate    // what each upstream holds, and the gate before anything else
 	known    knownCapabilities
 
 	mu     sync.Mutex
@@ -170,8 +171,7 @@ func New(cfg Config, eng *engine.Engine, store *review.Store, log *zap.Logger) *
 	cfg = bridgeDefaults(cfg)
 	cfg.HTTP = cfg.HTTP.resolved()
 	p := &Proxy{cfg: cfg, eng: eng, store: store, log: log.Named("relay"), links: map[*mcp.ServerSession]*link{}}
-	p.admit = newAdmission(cfg.Limits, p.log)
-	p.admit.metrics = cfg.Metrics
+	p.admit = admit.New(cfg.Limits, p.log, cfg.Metrics)
 	p.bridges.metrics = cfg.Metrics
 	p.sealer = newSealer(sealKey(cfg.SealKey), nil)
 	p.replica = newReplicaID()
@@ -266,13 +266,13 @@ func (p *Proxy) quiesce() {
 		links := p.allLinks()
 		p.closed = true
 		p.mu.Unlock()
-		p.admit.close()
+		p.admit.Close()
 		p.bridges.closeAll(p)
 		for _, l := range links {
 			l.leave()
 		}
 		p.handed.closeAll()
-		if !p.admit.drain(drainGrace) {
+		if !p.admit.Drain(drainGrace) {
 			p.log.Warn("requests still in flight at shutdown; their upstreams are closed under them", zap.Duration("after", drainGrace))
 		}
 	})
@@ -303,7 +303,7 @@ func (p *Proxy) Close() {
 	}
 	p.detaching.Wait()
 	p.judging.close()
-	p.admit.refused.logTotals()
+	p.admit.LogTotals()
 }
 
 // sealKey is the configured key, or a random one for this process only.
@@ -327,3 +327,10 @@ func newReplicaID() string {
 	}
 	return hex.EncodeToString(b)
 }
+
+// Limits bound what upstreams may make the firewall hold; zero fields take
+// DefaultLimits (package admit, which enforces them).
+type Limits = admit.Limits
+
+// DefaultLimits are the limits unless configured.
+func DefaultLimits() Limits { return admit.DefaultLimits() }

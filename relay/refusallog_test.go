@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpx-fw/mcpx-fw/relay/internal/admit"
 	"github.com/mcpx-fw/mcpx-fw/relay/internal/refusal"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
@@ -39,7 +40,7 @@ func TestNoHostRefusalsLogBounded(t *testing.T) {
 	}
 	const msg = "sampling request refused: no host can answer"
 	lines := logs.FilterFieldKey("why").Len() // every line about the refusals, whatever it says
-	if bound := 1 + int(elapsed/refusalLogEvery); lines > bound {
+	if bound := 1 + int(elapsed/admit.LogEvery); lines > bound {
 		t.Errorf("%d refusals in %v logged in %d lines, want at most %d (one a second)", n, elapsed, lines, bound)
 	}
 	p.Close()

@@ -111,9 +111,7 @@ func TestRetryAdmissionReleased(t *testing.T) {
 
 // inFlight is what p's admission counts in flight for server.
 func inFlight(p *Proxy, server string) int {
-	p.admit.mu.Lock()
-	defer p.admit.mu.Unlock()
-	return p.admit.servers[server].inFlight
+	return p.admit.Held(server).InFlight
 }
 
 // TestRetryReplicaTrust: what a replica refuses of a retry that reaches

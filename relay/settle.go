@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcpx-fw/mcpx-fw/engine"
 	"github.com/mcpx-fw/mcpx-fw/engine/review"
+	"github.com/mcpx-fw/mcpx-fw/relay/internal/admit"
 	"github.com/mcpx-fw/mcpx-fw/relay/internal/refusal"
 )
 
@@ -47,7 +48,7 @@ type stage struct {
 	// settles (see judge): at the result stage the bytes of the
 	// completion, and a review slot once its review is opened
 	// (reviewSlot). slotted says it took the slot.
-	hold    *hold
+	hold    *admit.Hold
 	slotted bool
 	// reviewed is how its review ended, in the review-outcome metric's
 	// words (approved, rejected, expired, abandoned, error); see settle.
@@ -73,11 +74,11 @@ type stage struct {
 // engine records the decision as an error, and the stage is refused
 // with the limit's error.
 func (p *Proxy) judge(ctx context.Context, t *stage, decide func() error) error {
-	hold, werr := p.admit.acquire(t.u.cfg.Name, hostKey(t.u.link.host), claim{})
+	hold, werr := p.admit.Acquire(t.u.cfg.Name, hostKey(t.u.link.host), admit.Claim{})
 	if werr != nil {
 		return werr
 	}
-	defer hold.release()
+	defer hold.Release()
 	t.hold = hold
 	var err error
 	p.judging.do(ctx, func() {
@@ -117,7 +118,7 @@ func (t *stage) reviewSlot() error {
 	if t.slotted {
 		return nil
 	}
-	if werr := t.hold.grow(claim{reviews: 1}); werr != nil {
+	if werr := t.hold.Grow(admit.Claim{Reviews: 1}); werr != nil {
 		return werr
 	}
 	t.slotted = true

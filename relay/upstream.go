@@ -13,6 +13,7 @@ import (
 
 	"github.com/mcpx-fw/mcpx-fw/engine"
 	"github.com/mcpx-fw/mcpx-fw/engine/telemetry"
+	"github.com/mcpx-fw/mcpx-fw/relay/internal/admit"
 	"github.com/mcpx-fw/mcpx-fw/relay/internal/refusal"
 	"github.com/mcpx-fw/mcpx-fw/validate"
 )
@@ -235,11 +236,11 @@ func (p *Proxy) refuseUnoffered(u *upstream) mcp.Middleware {
 }
 
 // notOffered refuses a request for a capability u was not offered. The
-// refusal is logged as a limit's is (refusalLog): an upstream may send
+// refusal is logged as a limit's is (admit.Gate.Refuse): an upstream may send
 // such requests as fast as it likes.
 func (p *Proxy) notOffered(u *upstream, capability string) error {
-	p.admit.refused.count(refusalKind{what: "request", outcome: "refused: capability not offered to the server",
-		server: u.cfg.Name, key: "capability", detail: capability})
+	p.admit.Refuse(admit.Refusal{What: "request", Outcome: "refused: capability not offered to the server",
+		Server: u.cfg.Name, Key: "capability", Detail: capability})
 	return refusal.NotOffered(u.cfg.Name, capability)
 }
 
@@ -248,12 +249,12 @@ func (p *Proxy) notOffered(u *upstream, capability string) error {
 func (p *Proxy) noHost(u *upstream, why string) error { return p.noHostFor(u, samplingKind, why) }
 
 // noHostFor refuses a push of kind k nobody can answer, as noHost does.
-// The refusal is logged as a limit's is (refusalLog): an upstream may push
+// The refusal is logged as a limit's is (admit.Gate.Refuse): an upstream may push
 // as fast as it likes where no host can answer (a 2026-07-28 host's shared
 // session, a host that did not declare sampling).
 func (p *Proxy) noHostFor(u *upstream, k *kind, why string) error {
-	p.admit.refused.count(refusalKind{what: refusal.KindNoun(k.name) + " request", outcome: "refused: no host can answer",
-		server: u.cfg.Name, key: "why", detail: why})
+	p.admit.Refuse(admit.Refusal{What: refusal.KindNoun(k.name) + " request", Outcome: "refused: no host can answer",
+		Server: u.cfg.Name, Key: "why", Detail: why})
 	return refusal.ForVerdict(k.name, engine.Verdict{Stage: engine.StageRequest, Reasons: []engine.Reason{{Code: refusal.ReasonNoHost, Message: why}}})
 }
 

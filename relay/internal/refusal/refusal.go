@@ -387,7 +387,7 @@ func BridgeLimit(server, key string, limit int) *jsonrpc.Error {
 }
 
 // Limits on what upstreams and hosts may make the firewall hold
-// (admission.go, and http.max_sessions in initialize.go).
+// (package admit, and http.max_sessions in relay).
 
 const (
 	ReasonLimitReached   = "limit-reached"
