@@ -19,6 +19,7 @@ import (
 
 	"github.com/mcpx-fw/mcpx-fw/engine"
 	"github.com/mcpx-fw/mcpx-fw/relay/internal/admit"
+	"github.com/mcpx-fw/mcpx-fw/relay/internal/pipeline"
 	"github.com/mcpx-fw/mcpx-fw/relay/internal/refusal"
 	"github.com/mcpx-fw/mcpx-fw/relay/peer"
 )
@@ -275,8 +276,8 @@ func wantLimitError(t *testing.T, err error) {
 // its place back. An input_required result whose entries of the kind do
 // not fit is refused whole.
 func TestEveryKindAdmitted(t *testing.T) {
-	for _, k := range kinds {
-		for _, method := range methodSpellings(k.method) {
+	for _, k := range pipeline.Kinds {
+		for _, method := range methodSpellings(k.Method) {
 			t.Run(method, func(t *testing.T) {
 				a := admit.New(Limits{InFlight: 1}, zap.NewNop(), nil)
 				g := guard{screen: passAll, inputs: passAll, held: newPushHolds(),
@@ -332,7 +333,7 @@ func methodSpellings(method string) []string {
 }
 
 // passAll is a screen that refuses nothing.
-func passAll(context.Context, *kind, json.RawMessage) *jsonrpc.Error { return nil }
+func passAll(context.Context, *pipeline.Kind, json.RawMessage) *jsonrpc.Error { return nil }
 
 func decodeFrame(t *testing.T, frame []byte) jsonrpc.Message {
 	t.Helper()
@@ -350,17 +351,17 @@ func decodeFrame(t *testing.T, frame []byte) jsonrpc.Message {
 // hosts uncounted.
 func TestKindsListed(t *testing.T) {
 	for _, in := range []mcp.InputRequest{&mcp.CreateMessageWithToolsParams{}, &mcp.ElicitParams{}, &mcp.ListRootsParams{}} {
-		if k := kindOf(in); k == nil || !slices.Contains(kinds, k) {
+		if k := pipeline.Of(in); k == nil || !slices.Contains(pipeline.Kinds, k) {
 			t.Errorf("input request %T: kind %v, not listed in kinds", in, k)
 		}
 	}
-	for _, method := range []string{methodCreateMessage, methodElicit, methodListRoots} {
-		if relayedKind(method) == nil {
+	for _, method := range []string{pipeline.MethodCreateMessage, pipeline.MethodElicit, pipeline.MethodListRoots} {
+		if pipeline.Relayed(method) == nil {
 			t.Errorf("push %s: no kind listed in kinds", method)
 		}
 	}
 	for _, name := range []engine.Kind{engine.KindSampling, engine.KindElicitation, engine.KindRoots} {
-		if k := kindNamed(name); k == nil || relayedKind(k.method) != k {
+		if k := pipeline.Named(name); k == nil || pipeline.Relayed(k.Method) != k {
 			t.Errorf("engine kind %s: not listed in kinds under its method", name)
 		}
 	}

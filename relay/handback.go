@@ -3,7 +3,6 @@ package relay
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"maps"
 	"slices"
 	"sync"
@@ -12,24 +11,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/zap"
 
-	"github.com/mcpx-fw/mcpx-fw/engine"
-	"github.com/mcpx-fw/mcpx-fw/engine/review"
 	"github.com/mcpx-fw/mcpx-fw/relay/internal/admit"
+	"github.com/mcpx-fw/mcpx-fw/relay/internal/pipeline"
 	"github.com/mcpx-fw/mcpx-fw/relay/internal/refusal"
 )
-
-// handed is an entry given to a 2026-07-28 host: its kind, the request as
-// cleared (with an operator's edit in place, and the codes a person
-// approved), and the review it went through, so that the host's answer is
-// checked against it.
-type handed struct {
-	k        *kind
-	s        engine.Request
-	reviewID string
-}
-
-// handedOf is what the result stage needs of a cleared request.
-func handedOf(c *cleared) handed { return handed{k: c.k, s: c.s, reviewID: c.reviewID} }
 
 // handedRounds holds, per sealed requestState, what this process keeps of
 // a round handed to a host until it retries or the state expires. The
@@ -49,21 +34,21 @@ type handedRounds struct {
 }
 
 type handedRound struct {
-	entries map[string]handed // nil when they are in the store
-	nonce   string            // the store's name for the round; "" when not stored
+	entries map[string]pipeline.Entry // nil when they are in the store
+	nonce   string                    // the store's name for the round; "" when not stored
 	hold    *admit.Hold
 	expiry  *time.Timer // forgets the round when its state expires
 }
 
 // put keeps a round whose entries hold nothing of their own (a bridged
 // call's pushes are held until answered on the wire).
-func (h *handedRounds) put(state string, entries map[string]handed, expires time.Time) {
+func (h *handedRounds) put(state string, entries map[string]pipeline.Entry, expires time.Time) {
 	h.keep(state, &handedRound{entries: entries}, expires)
 }
 
 // putHeld keeps a round until take, its expiry or closeAll, whichever
 // comes first, and releases its hold then.
-func (h *handedRounds) putHeld(state string, entries map[string]handed, expires time.Time, hold *admit.Hold) {
+func (h *handedRounds) putHeld(state string, entries map[string]pipeline.Entry, expires time.Time, hold *admit.Hold) {
 	h.keep(state, &handedRound{entries: entries, hold: hold}, expires)
 }
 
@@ -93,7 +78,7 @@ func (h *handedRounds) keep(state string, r *handedRound, expires time.Time) boo
 
 // take removes and returns the round for state, and its hold, which the
 // caller releases once it has checked the host's answers.
-func (h *handedRounds) take(state string) (map[string]handed, *admit.Hold, bool) {
+func (h *handedRounds) take(state string) (map[string]pipeline.Entry, *admit.Hold, bool) {
 	r, ok := h.remove(state)
 	if !ok {
 		return nil, nil, false
@@ -137,22 +122,22 @@ func (p *Proxy) handBack(ctx context.Context, x *exchange, reqs mcp.InputRequest
 		}
 	}()
 	out := mcp.InputRequestMap{}
-	entries := map[string]handed{}
+	entries := map[string]pipeline.Entry{}
 	for _, key := range slices.Sorted(maps.Keys(reqs)) {
-		k := kindOf(reqs[key])
+		k := pipeline.Of(reqs[key])
 		if k == nil {
 			return nil, refusal.UnknownInputRequest(x.u.cfg.Name)
 		}
-		if !k.declared(x.host) {
-			return nil, missingCapability(x.host, k.capability)
+		if !k.Declared(x.host.caps) {
+			return nil, missingCapability(x.host, k.Capability)
 		}
 		o := x.origin
 		o.Round = round
-		c, err := p.requestStage(ctx, x.u, x.host, o, k, reqs[key])
+		c, err := p.pipe.Decide(ctx, p.source(x.u, x.host, o), k, reqs[key])
 		if err != nil {
 			return nil, err
 		}
-		out[key], entries[key] = c.params, handedOf(c)
+		out[key], entries[key] = c.Params, c.Entry
 	}
 	cont := continuation{Server: x.u.cfg.Name, Call: x.digest, State: upstreamState,
 		Keys: slices.Sorted(maps.Keys(out)), Round: round, Expires: time.Now().Add(p.cfg.StateTTL)}
@@ -184,7 +169,7 @@ func (p *Proxy) resume(ctx context.Context, x *exchange, answers mcp.InputRespon
 	if cont.Bridge != "" {
 		return p.resumeBridged(ctx, x, cont, answers, state)
 	}
-	var entries map[string]handed
+	var entries map[string]pipeline.Entry
 	var held *admit.Hold
 	if p.store == nil {
 		entries, held, err = p.takeHeld(x, cont, state)
@@ -210,7 +195,7 @@ func (p *Proxy) stateRejected(x *exchange, err error) error {
 
 // takeHeld spends the state in this process and takes its round from
 // memory.
-func (p *Proxy) takeHeld(x *exchange, cont continuation, state string) (map[string]handed, *admit.Hold, error) {
+func (p *Proxy) takeHeld(x *exchange, cont continuation, state string) (map[string]pipeline.Entry, *admit.Hold, error) {
 	if err := p.sealer.use(cont); err != nil {
 		return nil, nil, p.stateRejected(x, err)
 	}
@@ -238,7 +223,7 @@ func (p *Proxy) resumeBridged(ctx context.Context, x *exchange, cont continuatio
 }
 
 // checkAnswers checks the host's answer to every handed-out key.
-func (p *Proxy) checkAnswers(ctx context.Context, x *exchange, keys []string, answers mcp.InputResponseMap, entries map[string]handed) (mcp.InputResponseMap, error) {
+func (p *Proxy) checkAnswers(ctx context.Context, x *exchange, keys []string, answers mcp.InputResponseMap, entries map[string]pipeline.Entry) (mcp.InputResponseMap, error) {
 	responses := mcp.InputResponseMap{}
 	for _, key := range keys {
 		res, err := p.checkAnswer(ctx, x, key, answers[key], entries)
@@ -252,7 +237,7 @@ func (p *Proxy) checkAnswers(ctx context.Context, x *exchange, keys []string, an
 
 // checkAnswer checks the host's answer to one handed-out key: it must be
 // an answer of the entry's kind, and pass the result stage.
-func (p *Proxy) checkAnswer(ctx context.Context, x *exchange, key string, answer mcp.InputResponse, entries map[string]handed) (mcp.InputResponse, error) {
+func (p *Proxy) checkAnswer(ctx context.Context, x *exchange, key string, answer mcp.InputResponse, entries map[string]pipeline.Entry) (mcp.InputResponse, error) {
 	if answer == nil {
 		return nil, refusal.AnswerMissing(key)
 	}
@@ -260,22 +245,11 @@ func (p *Proxy) checkAnswer(ctx context.Context, x *exchange, key string, answer
 	if !ok {
 		return nil, refusal.Internal("input request not held") // every key handed out has an entry
 	}
-	res, ok := e.k.answer(answer)
+	res, ok := e.Kind.Answer(answer)
 	if !ok {
-		return nil, refusal.AnswerInvalid(e.k.name, key)
+		return nil, refusal.AnswerInvalid(e.Kind.Name, key)
 	}
-	return p.resultStage(review.WithParent(ctx, e.reviewID), x.u, e.k, &e.s, res)
-}
-
-// samplingAnswer reads a host's completion in the SDK's one result type.
-func samplingAnswer(answer mcp.InputResponse) (*mcp.CreateMessageWithToolsResult, error) {
-	switch r := answer.(type) {
-	case *mcp.CreateMessageWithToolsResult:
-		return &mcp.CreateMessageWithToolsResult{Role: r.Role, Content: r.Content, Model: r.Model, StopReason: r.StopReason}, nil
-	case *mcp.CreateMessageResult:
-		return &mcp.CreateMessageWithToolsResult{Role: r.Role, Content: []mcp.Content{r.Content}, Model: r.Model, StopReason: r.StopReason}, nil
-	}
-	return nil, fmt.Errorf("not a sampling result (%T)", answer)
+	return p.pipe.Check(ctx, p.source(x.u, x.host, x.origin), e, res)
 }
 
 // inputRequired builds the answer a 2026-07-28 host gets for method. The

@@ -12,6 +12,7 @@ import (
 	"github.com/mcpx-fw/mcpx-fw/engine"
 	"github.com/mcpx-fw/mcpx-fw/engine/review"
 	"github.com/mcpx-fw/mcpx-fw/relay/internal/admit"
+	"github.com/mcpx-fw/mcpx-fw/relay/internal/pipeline"
 	"github.com/mcpx-fw/mcpx-fw/relay/internal/refusal"
 )
 
@@ -45,48 +46,47 @@ type storedEntry struct {
 }
 
 // encodeRound is entries as the store keeps them.
-func encodeRound(entries map[string]handed) ([]byte, error) {
+func encodeRound(entries map[string]pipeline.Entry) ([]byte, error) {
 	r := storedRound{Entries: make(map[string]storedEntry, len(entries))}
 	for key, e := range entries {
-		s := e.s
+		s := e.Request
 		s.Validated = nil
-		r.Entries[key] = storedEntry{Kind: e.k.name, Request: s, Params: s.Params, ReviewID: e.reviewID}
+		r.Entries[key] = storedEntry{Kind: e.Kind.Name, Request: s, Params: s.Params, ReviewID: e.ReviewID}
 	}
 	return json.Marshal(r)
 }
 
 // decodeRound reads what encodeRound wrote.
-func decodeRound(payload []byte) (map[string]handed, error) {
+func decodeRound(payload []byte) (map[string]pipeline.Entry, error) {
 	var r storedRound
 	if err := json.Unmarshal(payload, &r); err != nil {
 		return nil, fmt.Errorf("decode stored round: %w", err)
 	}
-	entries := make(map[string]handed, len(r.Entries))
+	entries := make(map[string]pipeline.Entry, len(r.Entries))
 	for key, e := range r.Entries {
-		k := kindNamed(e.Kind)
+		k := pipeline.Named(e.Kind)
 		if k == nil { // the key is the upstream's: not quoted, as the error is logged
 			return nil, errors.New("decode stored round: an entry of an unknown kind")
 		}
 		s := e.Request
 		s.Params = e.Params
-		entries[key] = handed{k: k, s: s, reviewID: e.ReviewID}
+		entries[key] = pipeline.Entry{Kind: k, Request: s, ReviewID: e.ReviewID}
 	}
 	return entries, nil
 }
 
-// kindNamed is the kind called name, nil for none.
-func kindNamed(name engine.Kind) *kind {
-	for _, k := range kinds {
-		if k.name == name {
-			return k
-		}
+// pollInterval is how often this process's polls of the store run when
+// nothing announces a change: the store's PollInterval, or its default.
+func (p *Proxy) pollInterval() time.Duration {
+	if p.store.PollInterval > 0 {
+		return p.store.PollInterval
 	}
-	return nil
+	return review.DefaultPollInterval
 }
 
 // putStored keeps a round's entries in the store and its admission here
 // until the retry, the state's expiry or another replica's take.
-func (p *Proxy) putStored(ctx context.Context, state string, cont continuation, entries map[string]handed, held *admit.Hold) error {
+func (p *Proxy) putStored(ctx context.Context, state string, cont continuation, entries map[string]pipeline.Entry, held *admit.Hold) error {
 	payload, err := encodeRound(entries)
 	if err != nil {
 		return refusal.Internal("input requests could not be encoded")
@@ -105,7 +105,7 @@ func (p *Proxy) putStored(ctx context.Context, state string, cont continuation, 
 
 // takeStored takes a round from the store, where any replica may have put
 // it, with this process's admission of it when it was this one.
-func (p *Proxy) takeStored(ctx context.Context, x *exchange, cont continuation, state string) (map[string]handed, *admit.Hold, error) {
+func (p *Proxy) takeStored(ctx context.Context, x *exchange, cont continuation, state string) (map[string]pipeline.Entry, *admit.Hold, error) {
 	_, held, _ := p.handed.take(state)
 	payload, err := p.store.TakeContinuation(ctx, cont.Nonce, cont.Server, cont.Call)
 	if errors.Is(err, review.ErrContinuationGone) {

@@ -16,6 +16,7 @@ import (
 	"github.com/mcpx-fw/mcpx-fw/engine"
 	"github.com/mcpx-fw/mcpx-fw/engine/review"
 	"github.com/mcpx-fw/mcpx-fw/relay/internal/admit"
+	"github.com/mcpx-fw/mcpx-fw/relay/internal/pipeline"
 )
 
 // TestStoredRoundAfterClose: a round whose request was still in the
@@ -36,7 +37,7 @@ func TestStoredRoundAfterClose(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	entries := map[string]handed{"k": {k: samplingKind, s: engine.Request{Kind: engine.KindSampling, Params: []byte(helloParams)}}}
+	entries := map[string]pipeline.Entry{"k": {Kind: pipeline.Sampling, Request: engine.Request{Kind: engine.KindSampling, Params: []byte(helloParams)}}}
 	if err := p.putStored(t.Context(), state, cont, entries, held); err != nil {
 		t.Fatal(err)
 	}

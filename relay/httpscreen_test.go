@@ -21,6 +21,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/zap"
 
+	"github.com/mcpx-fw/mcpx-fw/relay/internal/pipeline"
 	"github.com/mcpx-fw/mcpx-fw/relay/internal/refusal"
 	"github.com/mcpx-fw/mcpx-fw/relay/peer"
 )
@@ -290,7 +291,7 @@ func (c *countingBody) Close() error {
 // the refusal for its id; everything else passes byte for byte.
 func TestScreeningTransport(t *testing.T) {
 	bad := json.RawMessage(`{"bad":true}`)
-	refuse := func(_ context.Context, _ *kind, params json.RawMessage) *jsonrpc.Error {
+	refuse := func(_ context.Context, _ *pipeline.Kind, params json.RawMessage) *jsonrpc.Error {
 		if bytes.Contains(params, []byte("bad")) {
 			return &jsonrpc.Error{Code: refusal.CodeInvalidParams, Message: "refused"}
 		}
@@ -492,7 +493,7 @@ func FuzzPlainResponse(f *testing.F) {
 		if !plainResponse(payload) {
 			return
 		}
-		screened := func(context.Context, *kind, json.RawMessage) *jsonrpc.Error {
+		screened := func(context.Context, *pipeline.Kind, json.RawMessage) *jsonrpc.Error {
 			t.Fatalf("a plain response was screened: %q", payload)
 			return nil
 		}

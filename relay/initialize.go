@@ -21,8 +21,8 @@ func Revisions() []string { return mcp.SupportedProtocolVersions() }
 
 // initializeMiddleware connects the upstreams for a host: at initialize for
 // hosts up to 2025-11-25, so each upstream session speaks the host's
-// revision and is offered sampling only if the host can answer it (DESIGN
-// §5: the firewall follows the host's era), and at server/discover for
+// revision and is offered sampling only if the host can answer it (the
+// firewall follows the host's revision), and at server/discover for
 // 2026-07-28 hosts. Either way the answer advertises what the upstreams
 // offer. The SDK handles initialize synchronously, so no other request of
 // that host can arrive first.

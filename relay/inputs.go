@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcpx-fw/mcpx-fw/engine"
 	"github.com/mcpx-fw/mcpx-fw/relay/internal/admit"
+	"github.com/mcpx-fw/mcpx-fw/relay/internal/pipeline"
 	"github.com/mcpx-fw/mcpx-fw/relay/internal/refusal"
 )
 
@@ -106,8 +107,8 @@ func (p *Proxy) admitRound(u *upstream, reqs mcp.InputRequestMap) (*admit.Hold, 
 // forwards it, or as it came for a kind the firewall does not know (which
 // is refused later, but counted all the same).
 func encodeEntry(in mcp.InputRequest) ([]byte, error) {
-	if k := kindOf(in); k != nil {
-		in = k.forwardable(in)
+	if k := pipeline.Of(in); k != nil {
+		in = k.Forwardable(in)
 	}
 	return json.Marshal(in)
 }
@@ -131,16 +132,16 @@ func (p *Proxy) relayRound(ctx context.Context, x *exchange, reqs mcp.InputReque
 // fails the call: the upstream is never retried with a refused entry.
 func (p *Proxy) relayEntry(ctx context.Context, x *exchange, in mcp.InputRequest, round int) (mcp.InputResponse, error) {
 	h := x.host
-	k := kindOf(in)
+	k := pipeline.Of(in)
 	if k == nil {
 		return nil, refusal.UnknownInputRequest(x.u.cfg.Name)
 	}
-	if !k.declared(h) && !(k.operatorAnswers && x.u.cfg.OperatorAnswer) {
-		return nil, missingCapability(h, k.capability)
+	if !k.Declared(h.caps) && !(k.OperatorAnswers() && x.u.cfg.OperatorAnswer) {
+		return nil, missingCapability(h, k.Capability)
 	}
 	o := x.origin
 	o.Round = round
-	return p.firewall(ctx, x.u, h, o, k, in)
+	return p.pipe.Run(ctx, p.source(x.u, h, o), k, in)
 }
 
 // missingCapability is the error for an input request h cannot answer

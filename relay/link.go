@@ -70,8 +70,8 @@ func hostKey(h hostView) string {
 
 // link is a set of upstream sessions and the host they serve. Each host
 // session that initializes gets its own link, with upstream sessions at its
-// revision offered only what it can answer (DESIGN §5: upstream sessions
-// are per host session). Every 2026-07-28 request, which carries its own
+// revision offered only what it can answer (upstream sessions are per
+// host session). Every 2026-07-28 request, which carries its own
 // revision and capabilities, shares the one modern link.
 type link struct {
 	host hostView

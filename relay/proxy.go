@@ -18,6 +18,7 @@ import (
 	"github.com/mcpx-fw/mcpx-fw/engine/review"
 	"github.com/mcpx-fw/mcpx-fw/engine/telemetry"
 	"github.com/mcpx-fw/mcpx-fw/relay/internal/admit"
+	"github.com/mcpx-fw/mcpx-fw/relay/internal/pipeline"
 )
 
 // Upstream is one configured MCP server the firewall starts and relays to.
@@ -135,10 +136,11 @@ type Proxy struct {
 	handed   handedRounds   // sampling entries out with 2026-07-28 hosts
 	bridges  bridgePool     // 2026-07-28 host calls to upstreams that push
 	progress progressRoutes // progress tokens sent upstream, by host call
-	reviews  reviewWaits    // requests held for review, on one shared poll
-	judging  judging        // decisions on sampling requests, a few at a time
 	admit    *admit.Gate    // what each upstream holds, and the gate before anything else
-	known    knownCapabilities
+	// pipe decides what upstreams ask of hosts: its decision workers and
+	// the shared wait on the review queue.
+	pipe  *pipeline.Pipeline
+	known knownCapabilities
 
 	mu     sync.Mutex
 	links  map[*mcp.ServerSession]*link // hosts that initialized
@@ -172,6 +174,8 @@ func New(cfg Config, eng *engine.Engine, store *review.Store, log *zap.Logger) *
 	cfg.HTTP = cfg.HTTP.resolved()
 	p := &Proxy{cfg: cfg, eng: eng, store: store, log: log.Named("relay"), links: map[*mcp.ServerSession]*link{}}
 	p.admit = admit.New(cfg.Limits, p.log, cfg.Metrics)
+	p.pipe = pipeline.New(pipeline.Deps{Engine: eng, Store: store, Admit: p.admit, Metrics: cfg.Metrics,
+		Tracer: cfg.Tracer, Log: p.log, HostTimeout: cfg.HostTimeout})
 	p.bridges.metrics = cfg.Metrics
 	p.sealer = newSealer(sealKey(cfg.SealKey), nil)
 	p.replica = newReplicaID()
@@ -302,7 +306,7 @@ func (p *Proxy) Close() {
 		l.close()
 	}
 	p.detaching.Wait()
-	p.judging.close()
+	p.pipe.Close()
 	p.admit.LogTotals()
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpx-fw/mcpx-fw/engine"
+	"github.com/mcpx-fw/mcpx-fw/relay/internal/pipeline"
 	"github.com/mcpx-fw/mcpx-fw/relay/internal/refusal"
 	"github.com/mcpx-fw/mcpx-fw/relay/peer"
 	"github.com/mcpx-fw/mcpx-fw/validate"
@@ -200,8 +201,8 @@ func TestBridgedRetryOnAnotherReplica(t *testing.T) {
 // TestStoredRoundRoundTrip: what the store keeps of a round is the round:
 // kind, request as cleared (approved codes, capabilities, params), review.
 func TestStoredRoundRoundTrip(t *testing.T) {
-	in := map[string]handed{
-		"sampling-1-1": {k: samplingKind, reviewID: "rv-1", s: engine.Request{
+	in := map[string]pipeline.Entry{
+		"sampling-1-1": {Kind: pipeline.Sampling, ReviewID: "rv-1", Request: engine.Request{
 			Kind:     engine.KindSampling,
 			Server:   engine.Server{Name: "alpha", Label: "Alpha", Protocol: "2026-07-28", Reported: map[string]any{"name": "up", "n": 1.5}},
 			Host:     engine.Host{Protocol: "2026-07-28", Capabilities: map[string]any{"sampling": map[string]any{"tools": map[string]any{}}}},
@@ -210,8 +211,8 @@ func TestStoredRoundRoundTrip(t *testing.T) {
 			Params:   []byte(helloParams),
 			Approved: []string{"needs-review", "large"},
 		}},
-		"elicitation-1-2": {k: elicitationKind, s: engine.Request{Kind: engine.KindElicitation, Caps: validate.Capabilities{Form: true}, Params: []byte(`{"mode":"form"}`)}},
-		"roots-1-3":       {k: rootsKind, s: engine.Request{Kind: engine.KindRoots}},
+		"elicitation-1-2": {Kind: pipeline.Elicitation, Request: engine.Request{Kind: engine.KindElicitation, Caps: validate.Capabilities{Form: true}, Params: []byte(`{"mode":"form"}`)}},
+		"roots-1-3":       {Kind: pipeline.Roots, Request: engine.Request{Kind: engine.KindRoots}},
 	}
 	payload, err := encodeRound(in)
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/mcpx-fw/mcpx-fw/engine"
 	"github.com/mcpx-fw/mcpx-fw/engine/telemetry"
 	"github.com/mcpx-fw/mcpx-fw/relay/internal/admit"
+	"github.com/mcpx-fw/mcpx-fw/relay/internal/pipeline"
 	"github.com/mcpx-fw/mcpx-fw/relay/internal/refusal"
 	"github.com/mcpx-fw/mcpx-fw/validate"
 )
@@ -186,12 +187,12 @@ func advertised(c validate.Capabilities) *mcp.SamplingCapabilities {
 // screenFor validates the raw params of a request of kind k u pushes
 // (see guardedTransport).
 func (p *Proxy) screenFor(u *upstream) screen {
-	return func(ctx context.Context, k *kind, params json.RawMessage) *jsonrpc.Error {
-		v, ok := p.eng.Screen(ctx, p.describe(u, u.link.host, engine.Origin{}, k, params))
+	return func(ctx context.Context, k *pipeline.Kind, params json.RawMessage) *jsonrpc.Error {
+		v, ok := p.eng.Screen(ctx, pipeline.Describe(p.source(u, u.link.host, engine.Origin{}), k, params))
 		if ok {
 			return nil
 		}
-		return refusal.ForVerdict(k.name, v)
+		return refusal.ForVerdict(k.Name, v)
 	}
 }
 
@@ -200,11 +201,11 @@ func (p *Proxy) screenFor(u *upstream) screen {
 // wire, so every sampling capability counts as offered here; the typed
 // check that follows applies the host's.
 func (p *Proxy) screenInputsFor(u *upstream) screen {
-	return func(ctx context.Context, k *kind, params json.RawMessage) *jsonrpc.Error {
-		s := p.describe(u, u.link.host, engine.Origin{}, k, params)
+	return func(ctx context.Context, k *pipeline.Kind, params json.RawMessage) *jsonrpc.Error {
+		s := pipeline.Describe(p.source(u, u.link.host, engine.Origin{}), k, params)
 		s.Caps = validate.Capabilities{Tools: true, Context: true, Form: true, URL: true}
 		if v, ok := p.eng.Screen(ctx, s); !ok {
-			return refusal.ForVerdict(k.name, v)
+			return refusal.ForVerdict(k.Name, v)
 		}
 		return nil
 	}
@@ -246,16 +247,16 @@ func (p *Proxy) notOffered(u *upstream, capability string) error {
 
 // noHost refuses a sampling push nobody can answer, at once and as an
 // error nobody chose (-32603), before any decision is made.
-func (p *Proxy) noHost(u *upstream, why string) error { return p.noHostFor(u, samplingKind, why) }
+func (p *Proxy) noHost(u *upstream, why string) error { return p.noHostFor(u, pipeline.Sampling, why) }
 
 // noHostFor refuses a push of kind k nobody can answer, as noHost does.
 // The refusal is logged as a limit's is (admit.Gate.Refuse): an upstream may push
 // as fast as it likes where no host can answer (a 2026-07-28 host's shared
 // session, a host that did not declare sampling).
-func (p *Proxy) noHostFor(u *upstream, k *kind, why string) error {
-	p.admit.Refuse(admit.Refusal{What: refusal.KindNoun(k.name) + " request", Outcome: "refused: no host can answer",
+func (p *Proxy) noHostFor(u *upstream, k *pipeline.Kind, why string) error {
+	p.admit.Refuse(admit.Refusal{What: refusal.KindNoun(k.Name) + " request", Outcome: "refused: no host can answer",
 		Server: u.cfg.Name, Key: "why", Detail: why})
-	return refusal.ForVerdict(k.name, engine.Verdict{Stage: engine.StageRequest, Reasons: []engine.Reason{{Code: refusal.ReasonNoHost, Message: why}}})
+	return refusal.ForVerdict(k.Name, engine.Verdict{Stage: engine.StageRequest, Reasons: []engine.Reason{{Code: refusal.ReasonNoHost, Message: why}}})
 }
 
 // reported is what the upstream says about itself: display only. It is

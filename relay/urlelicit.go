@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpx-fw/mcpx-fw/relay/internal/pipeline"
 	"github.com/mcpx-fw/mcpx-fw/relay/internal/refusal"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -19,7 +20,7 @@ import (
 // reaches the host that was asked that elicitation through that upstream,
 // and only it: the ids the upstream may complete are those of the URL
 // elicitations its host accepted (elicitation/create) or was handed
-// (-32042), and an upstream session serves one host (DESIGN §5). Any other
+// (-32042), and an upstream session serves one host. Any other
 // completion is dropped.
 
 // Bounds on what one upstream session may have the firewall remember.
@@ -111,7 +112,7 @@ func (p *Proxy) watchURLElicitations(u *upstream) mcp.Middleware {
 // as forwardableElicit writes it for the host: one inference, so the ids
 // awaited are those of the elicitations the host was asked in URL mode.
 func urlMode(params *mcp.ElicitParams) bool {
-	return forwardableElicit(params).Mode == "url"
+	return pipeline.ForwardableElicit(params).Mode == "url"
 }
 
 // urlOffered reports whether u was offered URL-mode elicitation: a -32042
@@ -164,20 +165,21 @@ func (p *Proxy) urlElicitationRequired(ctx context.Context, x *exchange, we *jso
 // clearURLElicitation runs one elicitation of a -32042 through the
 // request stage as URL mode, and returns it as cleared, or its refusal.
 func (p *Proxy) clearURLElicitation(ctx context.Context, x *exchange, raw json.RawMessage) (*mcp.ElicitParams, error) {
-	s := p.describe(x.u, x.host, x.origin, elicitationKind, raw)
+	src := p.source(x.u, x.host, x.origin)
+	s := pipeline.Describe(src, pipeline.Elicitation, raw)
 	if v, ok := p.eng.Screen(ctx, s); !ok {
-		return nil, refusal.ForVerdict(elicitationKind.name, v)
+		return nil, refusal.ForVerdict(pipeline.Elicitation.Name, v)
 	}
 	var params mcp.ElicitParams
 	if err := json.Unmarshal(raw, &params); err != nil {
 		return nil, refusal.Internal("elicitation request could not be decoded")
 	}
 	params.Mode = "url" // what the host is asked to do with it, whatever the upstream wrote
-	c, err := p.requestStage(ctx, x.u, x.host, x.origin, elicitationKind, &params)
+	c, err := p.pipe.Decide(ctx, src, pipeline.Elicitation, &params)
 	if err != nil {
 		return nil, err
 	}
-	out, ok := c.params.(*mcp.ElicitParams)
+	out, ok := c.Params.(*mcp.ElicitParams)
 	if !ok || out.Mode != "url" { // an operator's edit made it a form
 		return nil, refusal.Internal("the approved elicitation is not URL mode")
 	}

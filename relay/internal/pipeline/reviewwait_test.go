@@ -1,4 +1,4 @@
-package relay
+package pipeline
 
 import (
 	"context"
@@ -15,10 +15,10 @@ import (
 	"github.com/mcpx-fw/mcpx-fw/engine/review"
 )
 
-// waitProxy is a Proxy whose store polls every 20ms and whose reviews time
-// out after timeout, and a second Store on the same state dir: another
-// process, as the operator's CLI is.
-func waitProxy(t *testing.T, timeout time.Duration) (*Proxy, *review.Store) {
+// waitPipeline is a Pipeline whose store polls every 20ms and whose
+// reviews time out after timeout, and a second Store on the same state
+// dir: another process, as the operator's CLI is.
+func waitPipeline(t *testing.T, timeout time.Duration) (*Pipeline, *review.Store) {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "state")
 	store, err := review.Open(dir, zap.NewNop())
@@ -28,7 +28,7 @@ func waitProxy(t *testing.T, timeout time.Duration) (*Proxy, *review.Store) {
 	t.Cleanup(func() { _ = store.Close() })
 	store.PollInterval = 20 * time.Millisecond
 	eng, err := engine.New(t.Context(), engine.Config{
-		Policy:        engine.PolicyConfig{Dir: "../policies", Timeout: time.Second, Data: map[string]any{"default": "review"}},
+		Policy:        engine.PolicyConfig{Dir: "../../../policies", Timeout: time.Second, Data: map[string]any{"default": "review"}},
 		ReviewTimeout: timeout,
 	}, store, zap.NewNop())
 	if err != nil {
@@ -39,11 +39,11 @@ func waitProxy(t *testing.T, timeout time.Duration) (*Proxy, *review.Store) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cli.Close() })
-	return New(Config{}, eng, store, zap.NewNop()), cli
+	return New(Deps{Engine: eng, Store: store, Log: zap.NewNop()}), cli
 }
 
 // openReview opens a pending request-stage item in p's store.
-func openReview(t *testing.T, p *Proxy) string {
+func openReview(t *testing.T, p *Pipeline) string {
 	t.Helper()
 	it, err := p.store.Add(t.Context(), review.Item{DecisionID: "dc-test", Server: "peer", Stage: review.StageRequest,
 		Request: json.RawMessage(`{"messages":[]}`)}, p.eng.ReviewTimeout())
@@ -59,7 +59,7 @@ type waitResult struct {
 	at   time.Time
 }
 
-func startWait(ctx context.Context, p *Proxy, id string) chan waitResult {
+func startWait(ctx context.Context, p *Pipeline, id string) chan waitResult {
 	out := make(chan waitResult, 1)
 	go func() {
 		sure := p.awaitReview(ctx, id)
@@ -72,7 +72,7 @@ func startWait(ctx context.Context, p *Proxy, id string) chan waitResult {
 // another Store wakes its waiter at the next poll; the other waiter sleeps
 // on.
 func TestAwaitReviewSeesAnotherProcessDecide(t *testing.T) {
-	p, cli := waitProxy(t, time.Minute)
+	p, cli := waitPipeline(t, time.Minute)
 	a, b := openReview(t, p), openReview(t, p)
 	waitA, waitB := startWait(t.Context(), p, a), startWait(t.Context(), p, b)
 	time.Sleep(200 * time.Millisecond) // several polls with both waiting
@@ -104,7 +104,7 @@ func TestAwaitReviewSeesAnotherProcessDecide(t *testing.T) {
 // TestAwaitReviewDecidedBeforeWaiting: an item decided a while before its
 // waiter came is seen at once.
 func TestAwaitReviewDecidedBeforeWaiting(t *testing.T) {
-	p, cli := waitProxy(t, time.Minute)
+	p, cli := waitPipeline(t, time.Minute)
 	other := openReview(t, p)
 	waitOther := startWait(t.Context(), p, other) // keeps the poll running
 	time.Sleep(100 * time.Millisecond)
@@ -131,7 +131,7 @@ func TestAwaitReviewDecidedBeforeWaiting(t *testing.T) {
 // TestAwaitReviewTimeout: a waiter wakes at its review timeout, sure that
 // Store.Wait settles the item at once.
 func TestAwaitReviewTimeout(t *testing.T) {
-	p, _ := waitProxy(t, 300*time.Millisecond)
+	p, _ := waitPipeline(t, 300*time.Millisecond)
 	id := openReview(t, p)
 	start := time.Now()
 	select {
@@ -152,7 +152,7 @@ func TestAwaitReviewTimeout(t *testing.T) {
 
 // TestAwaitReviewCancelled: a waiter whose context ends wakes at once.
 func TestAwaitReviewCancelled(t *testing.T) {
-	p, _ := waitProxy(t, time.Minute)
+	p, _ := waitPipeline(t, time.Minute)
 	id := openReview(t, p)
 	ctx, cancel := context.WithCancel(t.Context())
 	wait := startWait(ctx, p, id)
@@ -171,7 +171,7 @@ func TestAwaitReviewCancelled(t *testing.T) {
 // TestAwaitReviewPollFails: when the queue cannot be read, every waiter
 // wakes unsure, so that Store.Wait polls its item itself.
 func TestAwaitReviewPollFails(t *testing.T) {
-	p, _ := waitProxy(t, time.Minute)
+	p, _ := waitPipeline(t, time.Minute)
 	id := openReview(t, p)
 	wait := startWait(t.Context(), p, id)
 	time.Sleep(100 * time.Millisecond)
@@ -191,7 +191,7 @@ func TestAwaitReviewPollFails(t *testing.T) {
 // Store, which on PostgreSQL is any replica's) runs the poll at once, not
 // at the next poll interval, here an hour away; the other waiter sleeps on.
 func TestAwaitReviewWokenByAnnouncedChange(t *testing.T) {
-	p, _ := waitProxy(t, time.Hour)
+	p, _ := waitPipeline(t, time.Hour)
 	p.store.PollInterval = time.Hour
 	a, b := openReview(t, p), openReview(t, p)
 	waitA, waitB := startWait(t.Context(), p, a), startWait(t.Context(), p, b)
@@ -215,7 +215,7 @@ func TestAwaitReviewWokenByAnnouncedChange(t *testing.T) {
 }
 
 // waitRegistered returns once p waits on every id.
-func waitRegistered(t *testing.T, p *Proxy, ids ...string) {
+func waitRegistered(t *testing.T, p *Pipeline, ids ...string) {
 	t.Helper()
 	tick := time.NewTicker(time.Millisecond)
 	defer tick.Stop()
@@ -255,7 +255,7 @@ func TestAwaitReviewChangesCoalesced(t *testing.T) {
 		}
 		defer store.Close()
 		store.PollInterval = time.Hour
-		p := &Proxy{store: store}
+		p := &Pipeline{store: store}
 		const n = 100
 		ids := make([]string, n)
 		woke := make([]time.Time, n)
