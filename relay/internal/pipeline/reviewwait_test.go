@@ -15,10 +15,31 @@ import (
 	"github.com/mcpx-fw/mcpx-fw/engine/review"
 )
 
-// waitPipeline is a Pipeline whose store polls every 20ms and whose
-// reviews time out after timeout, and a second Store on the same state
-// dir: another process, as the operator's CLI is.
-func waitPipeline(t *testing.T, timeout time.Duration) (*Pipeline, *review.Store) {
+// waitEngine is an engine whose reviews time out after timeout. It is
+// made outside the bubble of the test that uses it: only its review
+// timeout is read there.
+func waitEngine(t *testing.T, timeout time.Duration) *engine.Engine {
+	t.Helper()
+	store, err := review.Open(filepath.Join(t.TempDir(), "engine"), zap.NewNop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = store.Close() })
+	eng, err := engine.New(t.Context(), engine.Config{
+		Policy:        engine.PolicyConfig{Dir: "../../../policies", Timeout: time.Second, Data: map[string]any{"default": "review"}},
+		ReviewTimeout: timeout,
+	}, store, zap.NewNop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return eng
+}
+
+// waitPipeline is a Pipeline over eng whose store polls every 20ms, and a
+// second Store on the same state dir: another process, as the operator's
+// CLI is. Both are opened in the calling test's bubble, whose clock they
+// then run on.
+func waitPipeline(t *testing.T, eng *engine.Engine) (*Pipeline, *review.Store) {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "state")
 	store, err := review.Open(dir, zap.NewNop())
@@ -27,18 +48,15 @@ func waitPipeline(t *testing.T, timeout time.Duration) (*Pipeline, *review.Store
 	}
 	t.Cleanup(func() { _ = store.Close() })
 	store.PollInterval = 20 * time.Millisecond
-	eng, err := engine.New(t.Context(), engine.Config{
-		Policy:        engine.PolicyConfig{Dir: "../../../policies", Timeout: time.Second, Data: map[string]any{"default": "review"}},
-		ReviewTimeout: timeout,
-	}, store, zap.NewNop())
-	if err != nil {
-		t.Fatal(err)
-	}
 	cli, err := review.Open(dir, zap.NewNop())
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cli.Close() })
+	// Cleanups run once the test's context has ended, and with it every
+	// wait the test left: the poll then finds no waiter at its next tick
+	// and stops, before the stores close.
+	t.Cleanup(func() { time.Sleep(time.Hour) })
 	return New(Deps{Engine: eng, Store: store, Log: zap.NewNop()}), cli
 }
 
@@ -72,118 +90,133 @@ func startWait(ctx context.Context, p *Pipeline, id string) chan waitResult {
 // another Store wakes its waiter at the next poll; the other waiter sleeps
 // on.
 func TestAwaitReviewSeesAnotherProcessDecide(t *testing.T) {
-	p, cli := waitPipeline(t, time.Minute)
-	a, b := openReview(t, p), openReview(t, p)
-	waitA, waitB := startWait(t.Context(), p, a), startWait(t.Context(), p, b)
-	time.Sleep(200 * time.Millisecond) // several polls with both waiting
-	decided := time.Now()
-	if _, err := cli.Approve(t.Context(), a, "alice", ""); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case r := <-waitA:
-		if !r.sure {
-			t.Error("awaitReview reported an unsure wake for a decided item")
+	eng := waitEngine(t, time.Minute)
+	synctest.Test(t, func(t *testing.T) {
+		p, cli := waitPipeline(t, eng)
+		a, b := openReview(t, p), openReview(t, p)
+		waitA, waitB := startWait(t.Context(), p, a), startWait(t.Context(), p, b)
+		time.Sleep(200 * time.Millisecond) // several polls with both waiting
+		decided := time.Now()
+		if _, err := cli.Approve(t.Context(), a, "alice", ""); err != nil {
+			t.Fatal(err)
 		}
-		if took := r.at.Sub(decided); took >= 2500*time.Millisecond {
-			t.Errorf("the decision was seen after %v: not at the next poll", took)
+		select {
+		case r := <-waitA:
+			if !r.sure {
+				t.Error("awaitReview reported an unsure wake for a decided item")
+			}
+			if took := r.at.Sub(decided); took >= 2500*time.Millisecond {
+				t.Errorf("the decision was seen after %v: not at the next poll", took)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("the waiter on the decided item never woke")
 		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("the waiter on the decided item never woke")
-	}
-	select {
-	case <-waitB:
-		t.Error("the waiter on the pending item woke")
-	case <-time.After(200 * time.Millisecond):
-	}
-	if it, err := p.store.Wait(t.Context(), a); err != nil || it.State != review.StateApproved {
-		t.Errorf("Store.Wait after the wake = %v, %v; want approved at once", it.State, err)
-	}
+		select {
+		case <-waitB:
+			t.Error("the waiter on the pending item woke")
+		case <-time.After(200 * time.Millisecond):
+		}
+		if it, err := p.store.Wait(t.Context(), a); err != nil || it.State != review.StateApproved {
+			t.Errorf("Store.Wait after the wake = %v, %v; want approved at once", it.State, err)
+		}
+	})
 }
 
 // TestAwaitReviewDecidedBeforeWaiting: an item decided a while before its
 // waiter came is seen at once.
 func TestAwaitReviewDecidedBeforeWaiting(t *testing.T) {
-	p, cli := waitPipeline(t, time.Minute)
-	other := openReview(t, p)
-	waitOther := startWait(t.Context(), p, other) // keeps the poll running
-	time.Sleep(100 * time.Millisecond)
-	id := openReview(t, p)
-	if _, err := cli.Reject(t.Context(), id, "alice", "no"); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(2200 * time.Millisecond)
-	select {
-	case r := <-startWait(t.Context(), p, id):
-		if !r.sure {
-			t.Error("awaitReview reported an unsure wake for a decided item")
+	eng := waitEngine(t, time.Minute)
+	synctest.Test(t, func(t *testing.T) {
+		p, cli := waitPipeline(t, eng)
+		other := openReview(t, p)
+		waitOther := startWait(t.Context(), p, other) // keeps the poll running
+		time.Sleep(100 * time.Millisecond)
+		id := openReview(t, p)
+		if _, err := cli.Reject(t.Context(), id, "alice", "no"); err != nil {
+			t.Fatal(err)
 		}
-	case <-time.After(2500 * time.Millisecond):
-		t.Fatal("the waiter on an item decided before it came never woke")
-	}
-	select {
-	case <-waitOther:
-		t.Error("the waiter on the pending item woke")
-	default:
-	}
+		time.Sleep(2200 * time.Millisecond)
+		select {
+		case r := <-startWait(t.Context(), p, id):
+			if !r.sure {
+				t.Error("awaitReview reported an unsure wake for a decided item")
+			}
+		case <-time.After(2500 * time.Millisecond):
+			t.Fatal("the waiter on an item decided before it came never woke")
+		}
+		select {
+		case <-waitOther:
+			t.Error("the waiter on the pending item woke")
+		default:
+		}
+	})
 }
 
 // TestAwaitReviewTimeout: a waiter wakes at its review timeout, sure that
 // Store.Wait settles the item at once.
 func TestAwaitReviewTimeout(t *testing.T) {
-	p, _ := waitPipeline(t, 300*time.Millisecond)
-	id := openReview(t, p)
-	start := time.Now()
-	select {
-	case r := <-startWait(t.Context(), p, id):
-		if !r.sure {
-			t.Error("awaitReview reported an unsure wake at the timeout")
+	eng := waitEngine(t, 300*time.Millisecond)
+	synctest.Test(t, func(t *testing.T) {
+		p, _ := waitPipeline(t, eng)
+		id := openReview(t, p)
+		start := time.Now()
+		select {
+		case r := <-startWait(t.Context(), p, id):
+			if !r.sure {
+				t.Error("awaitReview reported an unsure wake at the timeout")
+			}
+			if took := r.at.Sub(start); took < 250*time.Millisecond {
+				t.Errorf("woke after %v, before the timeout", took)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatal("the waiter never woke at its timeout")
 		}
-		if took := r.at.Sub(start); took < 250*time.Millisecond {
-			t.Errorf("woke after %v, before the timeout", took)
+		if it, err := p.store.Wait(t.Context(), id); err != nil || it.State != review.StateExpired {
+			t.Errorf("Store.Wait after the timeout = %v, %v; want expired at once", it.State, err)
 		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("the waiter never woke at its timeout")
-	}
-	if it, err := p.store.Wait(t.Context(), id); err != nil || it.State != review.StateExpired {
-		t.Errorf("Store.Wait after the timeout = %v, %v; want expired at once", it.State, err)
-	}
+	})
 }
 
 // TestAwaitReviewCancelled: a waiter whose context ends wakes at once.
 func TestAwaitReviewCancelled(t *testing.T) {
-	p, _ := waitPipeline(t, time.Minute)
-	id := openReview(t, p)
-	ctx, cancel := context.WithCancel(t.Context())
-	wait := startWait(ctx, p, id)
-	time.Sleep(50 * time.Millisecond)
-	cancel()
-	select {
-	case r := <-wait:
-		if !r.sure {
-			t.Error("awaitReview reported an unsure wake on cancellation")
+	eng := waitEngine(t, time.Minute)
+	synctest.Test(t, func(t *testing.T) {
+		p, _ := waitPipeline(t, eng)
+		id := openReview(t, p)
+		ctx, cancel := context.WithCancel(t.Context())
+		wait := startWait(ctx, p, id)
+		time.Sleep(50 * time.Millisecond)
+		cancel()
+		select {
+		case r := <-wait:
+			if !r.sure {
+				t.Error("awaitReview reported an unsure wake on cancellation")
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatal("the cancelled waiter never woke")
 		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("the cancelled waiter never woke")
-	}
+	})
 }
 
 // TestAwaitReviewPollFails: when the queue cannot be read, every waiter
 // wakes unsure, so that Store.Wait polls its item itself.
 func TestAwaitReviewPollFails(t *testing.T) {
-	p, _ := waitPipeline(t, time.Minute)
-	id := openReview(t, p)
-	wait := startWait(t.Context(), p, id)
-	time.Sleep(100 * time.Millisecond)
-	_ = p.store.Close()
-	select {
-	case r := <-wait:
-		if r.sure {
-			t.Error("awaitReview reported a sure wake after a failed read")
+	eng := waitEngine(t, time.Minute)
+	synctest.Test(t, func(t *testing.T) {
+		p, _ := waitPipeline(t, eng)
+		id := openReview(t, p)
+		wait := startWait(t.Context(), p, id)
+		time.Sleep(100 * time.Millisecond)
+		_ = p.store.Close()
+		select {
+		case r := <-wait:
+			if r.sure {
+				t.Error("awaitReview reported a sure wake after a failed read")
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatal("the waiter never woke after the store failed")
 		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("the waiter never woke after the store failed")
-	}
+	})
 }
 
 // TestAwaitReviewWokenByAnnouncedChange: a change the store announces
@@ -191,27 +224,30 @@ func TestAwaitReviewPollFails(t *testing.T) {
 // Store, which on PostgreSQL is any replica's) runs the poll at once, not
 // at the next poll interval, here an hour away; the other waiter sleeps on.
 func TestAwaitReviewWokenByAnnouncedChange(t *testing.T) {
-	p, _ := waitPipeline(t, time.Hour)
-	p.store.PollInterval = time.Hour
-	a, b := openReview(t, p), openReview(t, p)
-	waitA, waitB := startWait(t.Context(), p, a), startWait(t.Context(), p, b)
-	waitRegistered(t, p, a, b)
-	if _, err := p.store.Approve(t.Context(), a, "alice", ""); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case r := <-waitA:
-		if !r.sure {
-			t.Error("awaitReview reported an unsure wake for a decided item")
+	eng := waitEngine(t, time.Hour)
+	synctest.Test(t, func(t *testing.T) {
+		p, _ := waitPipeline(t, eng)
+		p.store.PollInterval = time.Hour
+		a, b := openReview(t, p), openReview(t, p)
+		waitA, waitB := startWait(t.Context(), p, a), startWait(t.Context(), p, b)
+		waitRegistered(t, p, a, b)
+		if _, err := p.store.Approve(t.Context(), a, "alice", ""); err != nil {
+			t.Fatal(err)
 		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("the waiter on the decided item did not wake before the next poll")
-	}
-	select {
-	case <-waitB:
-		t.Error("the waiter on the pending item woke")
-	default:
-	}
+		select {
+		case r := <-waitA:
+			if !r.sure {
+				t.Error("awaitReview reported an unsure wake for a decided item")
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("the waiter on the decided item did not wake before the next poll")
+		}
+		select {
+		case <-waitB:
+			t.Error("the waiter on the pending item woke")
+		default:
+		}
+	})
 }
 
 // waitRegistered returns once p waits on every id.
