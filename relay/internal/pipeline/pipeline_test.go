@@ -223,7 +223,7 @@ func pendingReview(t *testing.T, s *review.Store) string {
 		select {
 		case <-changed:
 			changed = s.Changed()
-		case <-time.After(50 * time.Millisecond): // the store announces changes; this only bounds a missed one
+		case <-time.After(50 * time.Millisecond): // a review opened is not announced on SQLite, only decided
 		case <-deadline:
 			t.Fatal("no review opened")
 		}
