@@ -9,6 +9,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -244,6 +245,19 @@ var layerRules = []layerRule{
 			return under(f.dir, "relay") && hasPathPrefix(imp, module+"/cmd")
 		}),
 	},
+	{
+		name:  "one-error-vocabulary",
+		text:  "no jsonrpc.Error literal outside relay/internal/refusal, the one vocabulary of the errors the firewall sends; the test peers (relay/peer, relay/demopeer) and tests may build them where they stand in for an upstream or a host",
+		check: forbidErrorLiterals,
+	},
+	{
+		name: "internal-not-parent",
+		text: "a package under an internal/ folder imports no package of a folder above it (relay/internal/x imports neither relay nor relay/internal): internal packages are leaves their parent uses",
+		check: forbidImports(func(module string, f goFile, imp string) bool {
+			rel, ok := strings.CutPrefix(imp, module+"/")
+			return ok && isInternal(f.dir) && rel != f.dir && under(f.dir, rel)
+		}),
+	},
 }
 
 // isOPAPlugin reports whether imp is part of OPA's plugin machinery, which
@@ -325,6 +339,10 @@ func TestImportLayersCatchViolations(t *testing.T) {
 		{"relay-not-cmd", "relay/peer/x.go", `package peer; import "example.com/fw/cmd/mcpx-fw"`, `"example.com/fw/cmd/mcpx-fw"`},
 		{"sandbox-stdlib-and-sys-only", "relay/sandbox/x.go", `package sandbox; import "go.uber.org/zap"`, `"go.uber.org/zap"`},
 		{"sandbox-stdlib-and-sys-only", "relay/sandbox/x_linux.go", `package sandbox; import "example.com/fw/engine"`, `"example.com/fw/engine"`},
+		{"one-error-vocabulary", "relay/x.go", `package relay; import "github.com/modelcontextprotocol/go-sdk/jsonrpc"; var e = &jsonrpc.Error{Code: -1}`, "jsonrpc.Error literal"},
+		{"one-error-vocabulary", "relay/internal/pipeline/x.go", `package pipeline; import rpc "github.com/modelcontextprotocol/go-sdk/jsonrpc"; var e = rpc.Error{}`, "jsonrpc.Error literal"},
+		{"internal-not-parent", "relay/internal/refusal/x.go", `package refusal; import "example.com/fw/relay"`, `"example.com/fw/relay"`},
+		{"internal-not-parent", "relay/internal/admit/x_test.go", `package admit_test; import "example.com/fw/relay/internal"`, `"example.com/fw/relay/internal"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.rule+"/"+tt.path, func(t *testing.T) {
@@ -363,6 +381,11 @@ func TestImportLayersCatchViolations(t *testing.T) {
 		parseSource(t, "relay/peer/x.go", `package peer; import ("example.com/fw/relay/demopeer"; "example.com/fw/engine/review")`),
 		parseSource(t, "relay/demopeer/x.go", `package demopeer; import ("context"; "github.com/modelcontextprotocol/go-sdk/mcp")`),
 		parseSource(t, "engine/review/x_test.go", `package review; import "example.com/fw/engine/review/pgtest"`),
+		parseSource(t, "relay/internal/refusal/x.go", `package refusal; import ("github.com/modelcontextprotocol/go-sdk/jsonrpc"; "example.com/fw/engine"); var e = &jsonrpc.Error{}`),
+		parseSource(t, "relay/peer/x.go", `package peer; import "github.com/modelcontextprotocol/go-sdk/jsonrpc"; var e = &jsonrpc.Error{}`),
+		parseSource(t, "relay/x_test.go", `package relay; import "github.com/modelcontextprotocol/go-sdk/jsonrpc"; var e = &jsonrpc.Error{}`),
+		parseSource(t, "relay/x.go", `package relay; type Error struct{}; var e = Error{}`),
+		parseSource(t, "relay/internal/pipeline/x.go", `package pipeline; import ("example.com/fw/relay/internal/refusal"; "example.com/fw/relayx")`),
 	}
 	for _, r := range layerRules {
 		if got := applyRule(r, mod, clean); len(got) > 0 {
@@ -438,6 +461,51 @@ func forbidZapBuilders(_ string, f goFile) []string {
 		return true
 	})
 	return out
+}
+
+// isInternal reports whether dir is an internal/ folder or below one.
+func isInternal(dir string) bool {
+	return slices.Contains(strings.Split(dir, "/"), "internal")
+}
+
+// forbidErrorLiterals flags each jsonrpc.Error composite literal, whatever
+// name the SDK's jsonrpc package was imported under, outside the package
+// that holds the vocabulary, the test peers and tests.
+func forbidErrorLiterals(_ string, f goFile) []string {
+	if f.test || under(f.dir, "relay/internal/refusal") || under(f.dir, "relay/peer") || under(f.dir, "relay/demopeer") {
+		return nil
+	}
+	names := importNames(f, sdkPath+"/jsonrpc", "jsonrpc")
+	var out []string
+	ast.Inspect(f.ast, func(n ast.Node) bool {
+		lit, ok := n.(*ast.CompositeLit)
+		if !ok {
+			return true
+		}
+		if sel, ok := lit.Type.(*ast.SelectorExpr); ok && sel.Sel.Name == "Error" {
+			if x, ok := sel.X.(*ast.Ident); ok && names[x.Name] {
+				out = append(out, fmt.Sprintf("%s: builds a jsonrpc.Error literal", f.fset.Position(lit.Pos())))
+			}
+		}
+		return true
+	})
+	return out
+}
+
+// importNames is the set of names f imports path under (name when the
+// import is not renamed).
+func importNames(f goFile, path, name string) map[string]bool {
+	names := map[string]bool{}
+	for _, spec := range f.ast.Imports {
+		if imp, _ := strconv.Unquote(spec.Path.Value); imp == path {
+			n := name
+			if spec.Name != nil {
+				n = spec.Name.Name
+			}
+			names[n] = true
+		}
+	}
+	return names
 }
 
 // parseTree parses every .go file under root, skipping what the go tool

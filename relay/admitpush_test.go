@@ -18,6 +18,9 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/mcpx-fw/mcpx-fw/engine"
+	"github.com/mcpx-fw/mcpx-fw/relay/internal/admit"
+	"github.com/mcpx-fw/mcpx-fw/relay/internal/pipeline"
+	"github.com/mcpx-fw/mcpx-fw/relay/internal/refusal"
 	"github.com/mcpx-fw/mcpx-fw/relay/peer"
 )
 
@@ -80,7 +83,7 @@ func wantTally(t *testing.T, got peer.RootsTally, answered, refused int) {
 }
 
 func isLimitRefusal(e peer.Error) bool {
-	return e.Code == codeInternal && e.Message == hostLimitReached && compact(e.Data) == `{"reason_codes":["limit-reached"]}`
+	return e.Code == refusal.CodeInternal && e.Message == hostLimitReached && compact(e.Data) == `{"reason_codes":["limit-reached"]}`
 }
 
 // TestRootsPushesAdmitted: a legacy upstream's roots/list pushes count
@@ -102,9 +105,9 @@ func TestRootsPushesAdmitted(t *testing.T) {
 		done <- res
 	}()
 	eventually(t, "5 roots requests at the host and 25 refused", func() bool {
-		return asked.Load() == pushLimit && p.admit.refusals("peer", "limits.max_in_flight_per_host") == 30-pushLimit
+		return asked.Load() == pushLimit && p.admit.Refusals("peer", "limits.max_in_flight_per_host") == 30-pushLimit
 	})
-	if held := p.admit.held("peer"); held.inFlight != pushLimit {
+	if held := p.admit.Held("peer"); held.InFlight != pushLimit {
 		t.Errorf("%+v held while the host holds %d roots requests", held, pushLimit)
 	}
 	close(release)
@@ -114,7 +117,7 @@ func TestRootsPushesAdmitted(t *testing.T) {
 	if n := asked.Load(); n != pushLimit {
 		t.Errorf("%d roots requests reached the host, want %d", n, pushLimit)
 	}
-	eventually(t, "every hold released", func() bool { return p.admit.held("peer") == claim{} })
+	eventually(t, "every hold released", func() bool { return p.admit.Held("peer") == admit.Claim{} })
 }
 
 // TestRootsInputsAdmitted: a 2026-07-28 upstream's roots entries count
@@ -136,14 +139,14 @@ func TestRootsInputsAdmitted(t *testing.T) {
 		done <- res
 	}()
 	eventually(t, "the first entry at the host", func() bool { return asked.Load() == 1 })
-	if held := p.admit.held("peer"); held.inFlight != pushLimit {
+	if held := p.admit.Held("peer"); held.InFlight != pushLimit {
 		t.Errorf("%+v held while a round of %d roots entries is asked; want %d in flight", held, pushLimit, pushLimit)
 	}
 	close(release)
 	if res := <-done; res != nil {
 		wantTally(t, rootsTally(t, res), pushLimit, 0)
 	}
-	eventually(t, "every hold released", func() bool { return p.admit.held("peer") == claim{} })
+	eventually(t, "every hold released", func() bool { return p.admit.Held("peer") == admit.Claim{} })
 
 	before := asked.Load()
 	_, err := host.CallTool(t.Context(), &mcp.CallToolParams{Name: "roots_input_each", Arguments: map[string]any{"count": pushLimit + 1}})
@@ -173,7 +176,7 @@ func TestRootsHandedBackAdmitted(t *testing.T) {
 		}
 		rounds = append(rounds, res)
 	}
-	if held := p.admit.held("peer"); held.inFlight != 4 {
+	if held := p.admit.Held("peer"); held.InFlight != 4 {
 		t.Errorf("%+v held with two rounds of 2 handed out; want 4 in flight", held)
 	}
 	_, err := call()
@@ -188,7 +191,7 @@ func TestRootsHandedBackAdmitted(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantTally(t, rootsTally(t, res), 2, 0)
-	if held := p.admit.held("peer"); held.inFlight != 2 {
+	if held := p.admit.Held("peer"); held.InFlight != 2 {
 		t.Errorf("%+v held after one round's retry; want the other round's 2", held)
 	}
 }
@@ -211,7 +214,7 @@ func TestBridgedRootsAdmitted(t *testing.T) {
 		t.Fatalf("call: %+v %v; want input_required", res, err)
 	}
 	eventually(t, "3 refusals at the upstream", func() bool { return countRefusals(t, log) == 3 })
-	if held := p.admit.held("peer"); held.inFlight != pushLimit {
+	if held := p.admit.Held("peer"); held.InFlight != pushLimit {
 		t.Errorf("%+v held with the bridged call's pushes waiting for the host; want %d in flight", held, pushLimit)
 	}
 	handed := 0
@@ -273,13 +276,17 @@ func wantLimitError(t *testing.T, err error) {
 // its place back. An input_required result whose entries of the kind do
 // not fit is refused whole.
 func TestEveryKindAdmitted(t *testing.T) {
-	for _, k := range kinds {
-		for _, method := range methodSpellings(k.method) {
+	for _, k := range pipeline.Kinds {
+		for _, method := range methodSpellings(k.Method) {
 			t.Run(method, func(t *testing.T) {
-				a := newAdmission(Limits{InFlight: 1}, zap.NewNop())
+				a := admit.New(Limits{InFlight: 1}, zap.NewNop(), nil)
 				g := guard{screen: passAll, inputs: passAll, held: newPushHolds(),
-					admit:       func(n int) (*hold, *jsonrpc.Error) { return a.acquire("s", "h", claim{inFlight: 1, bytes: int64(n)}) },
-					admitInputs: func(n int, bytes int64) *jsonrpc.Error { return a.fits("s", "h", claim{inFlight: n, bytes: bytes}) }}
+					admit: func(n int) (*admit.Hold, *jsonrpc.Error) {
+						return a.Acquire("s", "h", admit.Claim{InFlight: 1, Bytes: int64(n)})
+					},
+					admitInputs: func(n int, bytes int64) *jsonrpc.Error {
+						return a.Fits("s", "h", admit.Claim{InFlight: n, Bytes: bytes})
+					}}
 				var replies []string
 				f := newFrameScreen(t.Context(), nil, g, nil, func(b []byte) (int, error) {
 					replies = append(replies, string(b))
@@ -299,12 +306,12 @@ func TestEveryKindAdmitted(t *testing.T) {
 				}
 				j := g.judge(t.Context(), decodeFrame(t, push(3)))
 				var we *jsonrpc.Error
-				if j.answer == nil || !errors.As(j.answer.Error, &we) || we.Code != codeInternal || we.Message != "limits.max_in_flight (1) reached for server s" {
+				if j.answer == nil || !errors.As(j.answer.Error, &we) || we.Code != refusal.CodeInternal || we.Message != "limits.max_in_flight (1) reached for server s" {
 					t.Errorf("the judge let a push past the limit through: %+v", j.answer)
 				}
 				id, _ := jsonrpc.MakeID(float64(1))
 				g.held.answered(id)
-				if held := a.held("s"); held != (claim{}) {
+				if held := a.Held("s"); held != (admit.Claim{}) {
 					t.Errorf("%+v held after the admitted push's answer", held)
 				}
 				// Two entries, one without params, do not fit one place.
@@ -326,7 +333,7 @@ func methodSpellings(method string) []string {
 }
 
 // passAll is a screen that refuses nothing.
-func passAll(context.Context, *kind, json.RawMessage) *jsonrpc.Error { return nil }
+func passAll(context.Context, *pipeline.Kind, json.RawMessage) *jsonrpc.Error { return nil }
 
 func decodeFrame(t *testing.T, frame []byte) jsonrpc.Message {
 	t.Helper()
@@ -344,17 +351,17 @@ func decodeFrame(t *testing.T, frame []byte) jsonrpc.Message {
 // hosts uncounted.
 func TestKindsListed(t *testing.T) {
 	for _, in := range []mcp.InputRequest{&mcp.CreateMessageWithToolsParams{}, &mcp.ElicitParams{}, &mcp.ListRootsParams{}} {
-		if k := kindOf(in); k == nil || !slices.Contains(kinds, k) {
+		if k := pipeline.Of(in); k == nil || !slices.Contains(pipeline.Kinds, k) {
 			t.Errorf("input request %T: kind %v, not listed in kinds", in, k)
 		}
 	}
-	for _, method := range []string{methodCreateMessage, methodElicit, methodListRoots} {
-		if relayedKind(method) == nil {
+	for _, method := range []string{pipeline.MethodCreateMessage, pipeline.MethodElicit, pipeline.MethodListRoots} {
+		if pipeline.Relayed(method) == nil {
 			t.Errorf("push %s: no kind listed in kinds", method)
 		}
 	}
 	for _, name := range []engine.Kind{engine.KindSampling, engine.KindElicitation, engine.KindRoots} {
-		if k := kindNamed(name); k == nil || relayedKind(k.method) != k {
+		if k := pipeline.Named(name); k == nil || pipeline.Relayed(k.Method) != k {
 			t.Errorf("engine kind %s: not listed in kinds under its method", name)
 		}
 	}

@@ -13,6 +13,8 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/mcpx-fw/mcpx-fw/engine"
+	"github.com/mcpx-fw/mcpx-fw/relay/internal/pipeline"
+	"github.com/mcpx-fw/mcpx-fw/relay/internal/refusal"
 	"github.com/mcpx-fw/mcpx-fw/relay/seal"
 )
 
@@ -51,7 +53,7 @@ type bridge struct {
 // push is one suspended request of kind k and where its answer goes.
 type push struct {
 	ctx    context.Context // the push's own: done when the upstream cancels it
-	k      *kind
+	k      *pipeline.Kind
 	params mcp.InputRequest
 	reply  chan pushReply
 }
@@ -147,13 +149,13 @@ func (p *Proxy) bridgeCall(ctx context.Context, x *exchange) (mcp.Result, error)
 	if err != nil {
 		release()
 		x.u.log.Error("bridged upstream failed to start", zap.Error(err))
-		return nil, errUpstreamStart(x.u.cfg.Name)
+		return nil, refusal.UpstreamStart(x.u.cfg.Name)
 	}
 	b.u = u
 	if !p.bridges.track(b) {
 		release()
 		u.close()
-		return nil, errShuttingDown()
+		return nil, refusal.ShuttingDown()
 	}
 	bctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	b.cancel = cancel
@@ -174,7 +176,7 @@ func (p *Proxy) bridgeWait(ctx context.Context, x *exchange, b *bridge) (mcp.Res
 	case <-b.slot.ready:
 		return p.gather(ctx, x, b)
 	case <-ctx.Done():
-		p.abortBridge(b, errCancelled())
+		p.abortBridge(b, refusal.Cancelled())
 		return nil, ctx.Err()
 	}
 }
@@ -188,7 +190,7 @@ func (p *Proxy) gather(ctx context.Context, x *exchange, b *bridge) (mcp.Result,
 	select {
 	case <-t.C:
 	case <-ctx.Done():
-		p.abortBridge(b, errCancelled())
+		p.abortBridge(b, refusal.Cancelled())
 		return nil, ctx.Err()
 	}
 	select {
@@ -208,14 +210,14 @@ func (p *Proxy) gather(ctx context.Context, x *exchange, b *bridge) (mcp.Result,
 // upstream decides what to do with the refusal) and the wait goes on.
 func (p *Proxy) bridgeRound(ctx context.Context, x *exchange, b *bridge, batch []*push) (mcp.Result, error) {
 	if b.round++; b.round > p.cfg.MaxRounds {
-		err := errMaxRounds(x.u.cfg.Name, p.cfg.MaxRounds)
+		err := refusal.MaxRounds(x.u.cfg.Name, p.cfg.MaxRounds)
 		for _, ps := range batch {
 			ps.reply <- pushReply{err: err}
 		}
 		p.abortBridge(b, err)
 		return nil, err
 	}
-	out, entries := mcp.InputRequestMap{}, map[string]handed{}
+	out, entries := mcp.InputRequestMap{}, map[string]pipeline.Entry{}
 	b.parked = map[string]*push{}
 	for i, ps := range batch {
 		if ps.ctx.Err() != nil {
@@ -228,8 +230,8 @@ func (p *Proxy) bridgeRound(ctx context.Context, x *exchange, b *bridge, batch [
 			ps.reply <- pushReply{err: err}
 			continue
 		}
-		key := ps.k.keyPrefix(b.round, i+1)
-		out[key], entries[key], b.parked[key] = c.params, handedOf(c), ps
+		key := ps.k.KeyPrefix(b.round, i+1)
+		out[key], entries[key], b.parked[key] = c.Params, c.Entry, ps
 	}
 	if len(out) == 0 {
 		return p.bridgeWait(ctx, x, b)
@@ -241,18 +243,18 @@ func (p *Proxy) bridgeRound(ctx context.Context, x *exchange, b *bridge, batch [
 // lasts (whilePush): a push its upstream cancels while its review is
 // pending has that review abandoned, as a pushed request's is, and is
 // never handed to the host.
-func (p *Proxy) pushStage(ctx context.Context, x *exchange, b *bridge, o engine.Origin, ps *push) (*cleared, error) {
+func (p *Proxy) pushStage(ctx context.Context, x *exchange, b *bridge, o engine.Origin, ps *push) (*pipeline.Cleared, error) {
 	ctx, cancel := whilePush(ctx, ps)
 	defer cancel()
-	return p.requestStage(ctx, b.u, x.host, o, ps.k, ps.params)
+	return p.pipe.Decide(ctx, p.source(b.u, x.host, o), ps.k, ps.params)
 }
 
 // pushAnswer checks the host's answer to a parked push while the push
 // lasts (whilePush); the answer to a push its upstream has cancelled is
 // not checked at all: nobody is asked to review it.
-func (p *Proxy) pushAnswer(ctx context.Context, x *exchange, key string, answers mcp.InputResponseMap, entries map[string]handed, ps *push) (mcp.InputResponse, error) {
+func (p *Proxy) pushAnswer(ctx context.Context, x *exchange, key string, answers mcp.InputResponseMap, entries map[string]pipeline.Entry, ps *push) (mcp.InputResponse, error) {
 	if ps.ctx.Err() != nil {
-		return nil, errCancelled()
+		return nil, refusal.Cancelled()
 	}
 	ctx, cancel := whilePush(ctx, ps)
 	defer cancel()
@@ -275,24 +277,24 @@ func (p *Proxy) bridgeTTL() time.Duration { return min(p.cfg.BridgeWait, p.cfg.S
 // park hands the round to the host under a sealed state naming the bridge,
 // and fails the parked pushes if the host does not retry in time, or at
 // once with the shutdown's error when the firewall is stopping.
-func (p *Proxy) park(x *exchange, b *bridge, out mcp.InputRequestMap, entries map[string]handed) (mcp.Result, error) {
+func (p *Proxy) park(x *exchange, b *bridge, out mcp.InputRequestMap, entries map[string]pipeline.Entry) (mcp.Result, error) {
 	ttl := p.bridgeTTL()
 	cont := seal.Continuation{Server: x.u.cfg.Name, Call: x.digest, Keys: slices.Sorted(maps.Keys(out)),
 		Round: b.round, Bridge: b.id, Replica: p.replica, Expires: time.Now().Add(ttl)}
 	sealed, err := p.sealer.Seal(cont)
 	if err != nil {
-		p.abortBridge(b, errInternal("requestState could not be sealed"))
-		return nil, errInternal("requestState could not be sealed")
+		p.abortBridge(b, refusal.Internal("requestState could not be sealed"))
+		return nil, refusal.Internal("requestState could not be sealed")
 	}
 	parked := p.bridges.park(b, ttl, func() {
 		if p.bridges.unpark(b.id) != nil {
 			x.u.log.Warn("bridged call expired", zap.Duration("after", ttl))
-			p.abortBridge(b, errBridgeExpired(ttl))
+			p.abortBridge(b, refusal.BridgeExpired(ttl))
 		}
 	})
 	if !parked { // the firewall is stopping: no retry will be answered
-		p.abortBridge(b, errShuttingDown())
-		return nil, errShuttingDown()
+		p.abortBridge(b, refusal.ShuttingDown())
+		return nil, refusal.ShuttingDown()
 	}
 	p.handed.put(sealed, entries, cont.Expires)
 	return inputRequired(x.origin.Method, out, sealed)
@@ -300,10 +302,10 @@ func (p *Proxy) park(x *exchange, b *bridge, out mcp.InputRequestMap, entries ma
 
 // resumeBridge answers the parked pushes of a bridged call with the host's
 // checked completions and waits for the call's next step.
-func (p *Proxy) resumeBridge(ctx context.Context, x *exchange, cont seal.Continuation, answers mcp.InputResponseMap, entries map[string]handed) (mcp.Result, error) {
+func (p *Proxy) resumeBridge(ctx context.Context, x *exchange, cont seal.Continuation, answers mcp.InputResponseMap, entries map[string]pipeline.Entry) (mcp.Result, error) {
 	b := p.bridges.unpark(cont.Bridge)
 	if b == nil {
-		return nil, errBridgeGone()
+		return nil, refusal.BridgeGone()
 	}
 	b.timer.Stop()
 	for _, key := range cont.Keys {
@@ -321,7 +323,7 @@ func (p *Proxy) resumeBridge(ctx context.Context, x *exchange, cont seal.Continu
 // bridgePush is the handler of a bridged session's pushes, of every kind:
 // it suspends the push in the session's call while that call runs, and
 // refuses it otherwise.
-func (p *Proxy) bridgePush(ctx context.Context, u *upstream, k *kind, params mcp.InputRequest) (mcp.InputResponse, error) {
+func (p *Proxy) bridgePush(ctx context.Context, u *upstream, k *pipeline.Kind, params mcp.InputRequest) (mcp.InputResponse, error) {
 	ps := &push{ctx: ctx, k: k, params: params, reply: make(chan pushReply, 1)}
 	if !u.link.bridge.offer(ps) {
 		return nil, p.noHostFor(u, k, "a push outside its bridged call")
@@ -330,7 +332,7 @@ func (p *Proxy) bridgePush(ctx context.Context, u *upstream, k *kind, params mcp
 	case r := <-ps.reply:
 		return r.res, r.err
 	case <-ctx.Done():
-		return nil, errCancelled()
+		return nil, refusal.Cancelled()
 	}
 }
 
@@ -404,5 +406,5 @@ func randomID() string {
 // upstream that pushes.
 func bridged(x *exchange) bool {
 	return x.host.modern() && !x.u.modern() &&
-		(x.host.canSample() || elicitationKind.declared(x.host) || rootsKind.declared(x.host))
+		(x.host.canSample() || pipeline.Elicitation.Declared(x.host.caps) || pipeline.Roots.Declared(x.host.caps))
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpx-fw/mcpx-fw/relay/internal/refusal"
 	"github.com/mcpx-fw/mcpx-fw/relay/peer"
 )
 
@@ -80,7 +81,7 @@ func TestBridgeRoundCap(t *testing.T) {
 	_, err := host.CallTool(t.Context(), &mcp.CallToolParams{Name: "sample", Arguments: map[string]any{
 		"params": json.RawMessage(helloParams), "times": 3}})
 	var we *jsonrpc.Error
-	if !errors.As(err, &we) || we.Code != codeInternal || !strings.Contains(we.Message, "limits.max_rounds") {
+	if !errors.As(err, &we) || we.Code != refusal.CodeInternal || !strings.Contains(we.Message, "limits.max_rounds") {
 		t.Fatalf("err = %v, want -32603 naming limits.max_rounds", err)
 	}
 	if asked.Load() != 2 {
@@ -115,7 +116,7 @@ func TestBridgeExpiry(t *testing.T) {
 	_, err = host.CallTool(t.Context(), &mcp.CallToolParams{Name: "sample", Arguments: args, RequestState: res.RequestState,
 		InputResponses: mcp.InputResponseMap{keyOf(res.InputRequests): hiResult()}})
 	var we *jsonrpc.Error
-	if !errors.As(err, &we) || we.Code != codeInvalidParams {
+	if !errors.As(err, &we) || we.Code != refusal.CodeInvalidParams {
 		t.Fatalf("late retry: %v, want -32602", err)
 	}
 }
@@ -145,7 +146,7 @@ func TestBridgeWait(t *testing.T) {
 	waitFor(t, func() bool { return upstreamProcesses(t) == base && p.bridges.sessions() == 0 })
 	_, err := retry(t.Context(), host, "sample", keyOf(res.InputRequests), res.RequestState)
 	var we *jsonrpc.Error
-	if !errors.As(err, &we) || we.Code != codeInvalidParams {
+	if !errors.As(err, &we) || we.Code != refusal.CodeInvalidParams {
 		t.Fatalf("retry after the wait: %v, want -32602", err)
 	}
 }
@@ -215,9 +216,9 @@ func checkLateRefused(t *testing.T, got peer.SampleOutcome, outcome string) {
 	switch {
 	case got.Error == nil:
 		t.Errorf("the late push got a completion: %s", outcome)
-	case got.Error.Code == codeInternal && strings.Contains(string(got.Error.Data), reasonNoHost):
-	case got.Error.Code == codeInternal || got.Error.Code == codeUserRejected:
-		t.Errorf("the late push got %s, want -32603 with reason %s", outcome, reasonNoHost)
+	case got.Error.Code == refusal.CodeInternal && strings.Contains(string(got.Error.Data), refusal.ReasonNoHost):
+	case got.Error.Code == refusal.CodeInternal || got.Error.Code == refusal.CodeUserRejected:
+		t.Errorf("the late push got %s, want -32603 with reason %s", outcome, refusal.ReasonNoHost)
 	default:
 		t.Logf("the late push went out after its session closed: %s", outcome)
 	}
@@ -273,8 +274,8 @@ func TestBridgeLimits(t *testing.T) {
 			}
 			_, err := host.CallTool(t.Context(), &mcp.CallToolParams{Name: "alpha__sample", Arguments: map[string]any{"params": json.RawMessage(helloParams)}})
 			var we *jsonrpc.Error
-			if !errors.As(err, &we) || we.Code != codeInternal || !strings.HasSuffix(we.Message, "("+tc.want+")") ||
-				!strings.Contains(string(we.Data), reasonBridgeLimit) {
+			if !errors.As(err, &we) || we.Code != refusal.CodeInternal || !strings.HasSuffix(we.Message, "("+tc.want+")") ||
+				!strings.Contains(string(we.Data), refusal.ReasonBridgeLimit) {
 				t.Fatalf("call past the limit: %v, want -32603 naming %s", err, tc.want)
 			}
 			if n := p.bridges.sessions(); n != len(tc.park) {

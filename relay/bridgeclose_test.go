@@ -13,6 +13,8 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/mcpx-fw/mcpx-fw/engine"
+	"github.com/mcpx-fw/mcpx-fw/relay/internal/pipeline"
+	"github.com/mcpx-fw/mcpx-fw/relay/internal/refusal"
 )
 
 // TestBridgedPlaceHeldUntilItsProcessEnds: a hostile upstream whose
@@ -67,7 +69,7 @@ func handMadeBridge(p *Proxy) (*bridge, *push) {
 	b := &bridge{id: randomID(), u: &upstream{cfg: p.cfg.Upstreams[0], log: zap.NewNop()}, slot: newBridgeSlot(),
 		done: make(chan bridgeResult, 1), cancel: cancel, release: func() {}, round: 1}
 	b.done <- bridgeResult{}
-	ps := &push{ctx: context.Background(), k: samplingKind, reply: make(chan pushReply, 1)}
+	ps := &push{ctx: context.Background(), k: pipeline.Sampling, reply: make(chan pushReply, 1)}
 	b.parked = map[string]*push{"s1": ps}
 	return b, ps
 }
@@ -76,7 +78,7 @@ func handMadeBridge(p *Proxy) (*bridge, *push) {
 func parkOne(p *Proxy, b *bridge) (mcp.Result, error) {
 	x := &exchange{u: b.u, origin: engine.Origin{Method: "tools/call"}, digest: "call"}
 	out := mcp.InputRequestMap{"s1": &mcp.CreateMessageWithToolsParams{MaxTokens: 10}}
-	return p.park(x, b, out, map[string]handed{"s1": {k: samplingKind}})
+	return p.park(x, b, out, map[string]pipeline.Entry{"s1": {Kind: pipeline.Sampling}})
 }
 
 // TestNoParkAfterShutdown: a bridged call whose round is cleared after
@@ -92,12 +94,12 @@ func TestNoParkAfterShutdown(t *testing.T) {
 	p.bridges.closeAll(p)
 	res, err := parkOne(p, b)
 	var we *jsonrpc.Error
-	if !errors.As(err, &we) || !strings.Contains(string(we.Data), reasonShuttingDown) {
+	if !errors.As(err, &we) || !strings.Contains(string(we.Data), refusal.ReasonShuttingDown) {
 		t.Errorf("the host got %v, %v; want the shutdown's error", res, err)
 	}
 	select {
 	case r := <-ps.reply:
-		if !errors.As(r.err, &we) || !strings.Contains(string(we.Data), reasonShuttingDown) {
+		if !errors.As(r.err, &we) || !strings.Contains(string(we.Data), refusal.ReasonShuttingDown) {
 			t.Errorf("the push got %v, want the shutdown's error", r.err)
 		}
 	default:
@@ -131,7 +133,7 @@ func TestParkRacesShutdown(t *testing.T) {
 			select {
 			case r := <-ps.reply:
 				var we *jsonrpc.Error
-				if !errors.As(r.err, &we) || !strings.Contains(string(we.Data), reasonShuttingDown) {
+				if !errors.As(r.err, &we) || !strings.Contains(string(we.Data), refusal.ReasonShuttingDown) {
 					t.Fatalf("push %d got %v, want the shutdown's error", i, r.err)
 				}
 			default:

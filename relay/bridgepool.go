@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/mcpx-fw/mcpx-fw/engine/telemetry"
+	"github.com/mcpx-fw/mcpx-fw/relay/internal/refusal"
 )
 
 // bridgePool keeps the firewall's bridged calls: each one's place under
@@ -52,13 +53,13 @@ func (bp *bridgePool) admit(server string, perServer, overall int) (func(), erro
 	defer bp.mu.Unlock()
 	switch {
 	case bp.closed:
-		return nil, errShuttingDown()
+		return nil, refusal.ShuttingDown()
 	case bp.calls[server] >= perServer:
 		bp.metrics.Refused(server, "limits.max_bridged_calls_per_server")
-		return nil, errBridgeLimit(server, "limits.max_bridged_calls_per_server", perServer)
+		return nil, refusal.BridgeLimit(server, "limits.max_bridged_calls_per_server", perServer)
 	case bp.total >= overall:
 		bp.metrics.Refused(server, "limits.max_bridged_calls")
-		return nil, errBridgeLimit(server, "limits.max_bridged_calls", overall)
+		return nil, refusal.BridgeLimit(server, "limits.max_bridged_calls", overall)
 	}
 	if bp.calls == nil {
 		bp.calls = map[string]int{}
@@ -148,7 +149,7 @@ func (bp *bridgePool) closeAll(p *Proxy) {
 	bp.mu.Unlock()
 	for _, b := range parked {
 		b.timer.Stop()
-		p.abortBridge(b, errShuttingDown())
+		p.abortBridge(b, refusal.ShuttingDown())
 	}
 	for _, b := range live {
 		bp.closeSession(b)

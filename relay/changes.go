@@ -3,6 +3,7 @@ package relay
 import (
 	"context"
 
+	"github.com/mcpx-fw/mcpx-fw/relay/internal/refusal"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -19,7 +20,7 @@ var sentinelSchema = map[string]any{"type": "object"}
 // toolsChanged tells the hosts that an upstream's tool list changed.
 func (p *Proxy) toolsChanged(context.Context, *mcp.ToolListChangedRequest) {
 	p.srv.AddTool(&mcp.Tool{Name: sentinel, InputSchema: sentinelSchema}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		return nil, errInternal("not a tool")
+		return nil, refusal.Internal("not a tool")
 	})
 	p.srv.RemoveTools(sentinel)
 }
@@ -27,7 +28,7 @@ func (p *Proxy) toolsChanged(context.Context, *mcp.ToolListChangedRequest) {
 // promptsChanged tells the hosts that an upstream's prompt list changed.
 func (p *Proxy) promptsChanged(context.Context, *mcp.PromptListChangedRequest) {
 	p.srv.AddPrompt(&mcp.Prompt{Name: sentinel}, func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-		return nil, errInternal("not a prompt")
+		return nil, refusal.Internal("not a prompt")
 	})
 	p.srv.RemovePrompts(sentinel)
 }
@@ -39,7 +40,7 @@ func (p *Proxy) resourcesChanged(_ context.Context, u *upstream, _ *mcp.Resource
 	u.link.resources.forget(u)
 	uri := "mcpx-fw:" + sentinel
 	p.srv.AddResource(&mcp.Resource{URI: uri, Name: sentinel}, func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-		return nil, errInternal("not a resource")
+		return nil, refusal.Internal("not a resource")
 	})
 	p.srv.RemoveResources(uri)
 }

@@ -6,12 +6,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpx-fw/mcpx-fw/engine"
-)
-
-// The methods of the legacy pushes besides sampling.
-const (
-	methodElicit    = "elicitation/create"
-	methodListRoots = "roots/list"
+	"github.com/mcpx-fw/mcpx-fw/relay/internal/pipeline"
+	"github.com/mcpx-fw/mcpx-fw/relay/internal/refusal"
 )
 
 // interceptPushes takes an upstream's elicitation/create and roots/list
@@ -26,13 +22,13 @@ func (p *Proxy) interceptPushes(u *upstream) mcp.Middleware {
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			switch method {
-			case methodElicit:
+			case pipeline.MethodElicit:
 				params := &mcp.ElicitParams{}
 				if r, ok := req.(*mcp.ElicitRequest); ok && r.Params != nil {
 					params = r.Params
 				}
 				return p.onElicit(ctx, u, params)
-			case methodListRoots:
+			case pipeline.MethodListRoots:
 				return p.onRoots(ctx, u)
 			}
 			return next(ctx, method, req)
@@ -42,17 +38,17 @@ func (p *Proxy) interceptPushes(u *upstream) mcp.Middleware {
 
 // onElicit is the firewall for an elicitation pushed by an upstream
 // (revisions up to 2025-11-25). A refusal is the legacy answer of the wire
-// table (DESIGN §2a): a "no" declines, an expiry cancels, anything else is
-// an error.
+// table (refusal.LegacyElicitAnswer): a "no" declines, an expiry cancels,
+// anything else is an error.
 func (p *Proxy) onElicit(ctx context.Context, u *upstream, params *mcp.ElicitParams) (*mcp.ElicitResult, error) {
-	res, err := p.onPush(ctx, u, elicitationKind, params)
-	return legacyElicitAnswer(resultAs[*mcp.ElicitResult](res, err))
+	res, err := p.onPush(ctx, u, pipeline.Elicitation, params)
+	return refusal.LegacyElicitAnswer(resultAs[*mcp.ElicitResult](res, err))
 }
 
 // onRoots is the firewall for an upstream's roots/list push: the host's
 // list, narrowed to the server's roots.allow and checked by the policy.
 func (p *Proxy) onRoots(ctx context.Context, u *upstream) (*mcp.ListRootsResult, error) {
-	return resultAs[*mcp.ListRootsResult](p.onPush(ctx, u, rootsKind, &mcp.ListRootsParams{}))
+	return resultAs[*mcp.ListRootsResult](p.onPush(ctx, u, pipeline.Roots, &mcp.ListRootsParams{}))
 }
 
 // onPush runs a legacy push of kind k (elicitation, roots) through the
@@ -60,9 +56,9 @@ func (p *Proxy) onRoots(ctx context.Context, u *upstream) (*mcp.ListRootsResult,
 // not declare is refused before any decision. (What servers.<name>
 // withholds is refused before the push reaches here, where the offers are
 // made.)
-func (p *Proxy) onPush(ctx context.Context, u *upstream, k *kind, in mcp.InputRequest) (mcp.InputResponse, error) {
-	if !k.declared(u.link.host) {
-		return nil, errNotOffered(u.cfg.Name, k.capability)
+func (p *Proxy) onPush(ctx context.Context, u *upstream, k *pipeline.Kind, in mcp.InputRequest) (mcp.InputResponse, error) {
+	if !k.Declared(u.link.host.caps) {
+		return nil, refusal.NotOffered(u.cfg.Name, k.Capability)
 	}
 	if u.link.bridge != nil {
 		return p.bridgePush(ctx, u, k, in)
@@ -72,7 +68,7 @@ func (p *Proxy) onPush(ctx context.Context, u *upstream, k *kind, in mcp.InputRe
 	}
 	ctx, cancel := u.link.whileAlive(fromUpstream(ctx, u))
 	defer cancel()
-	return p.firewall(ctx, u, u.link.host, engine.Origin{}, k, in)
+	return p.pipe.Run(ctx, p.source(u, u.link.host, engine.Origin{}), k, in)
 }
 
 // elicitParamsKey carries, in the context of one ServerSession.Elicit call,
@@ -97,7 +93,7 @@ func elicitHost(ctx context.Context, host *mcp.ServerSession, params *mcp.Elicit
 // context goes out with exactly those params.
 func restoreElicitParams(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		if params, ok := ctx.Value(elicitParamsKey{}).(*mcp.ElicitParams); ok && method == methodElicit {
+		if params, ok := ctx.Value(elicitParamsKey{}).(*mcp.ElicitParams); ok && method == pipeline.MethodElicit {
 			// ServerSession's requests carry their params as mcp.Params.
 			if r, ok := req.(*mcp.ServerRequest[mcp.Params]); ok {
 				r.Params = params

@@ -20,6 +20,8 @@ import (
 
 	"github.com/mcpx-fw/mcpx-fw/engine"
 	"github.com/mcpx-fw/mcpx-fw/engine/review"
+	"github.com/mcpx-fw/mcpx-fw/relay/internal/admit"
+	"github.com/mcpx-fw/mcpx-fw/relay/internal/refusal"
 	"github.com/mcpx-fw/mcpx-fw/relay/peer"
 )
 
@@ -292,15 +294,15 @@ func TestElicitationEraMatrix(t *testing.T) {
 		{name: "permit", params: `{"message":"hello","requestedSchema":` + nameSchema + `}`,
 			action: "accept", want: `"name":"Ada"`, hostAsked: true},
 		{name: "deny", params: `{"message":"deny me","requestedSchema":` + nameSchema + `}`,
-			action: "decline", modernCode: codeUserRejected},
+			action: "decline", modernCode: refusal.CodeUserRejected},
 		{name: "invalid", params: `{"message":"nested","requestedSchema":{"type":"object","properties":{"a":{"type":"object","properties":{"b":{"type":"string"}}}}}}`,
-			legacyCode: codeInvalidParams, modernCode: codeInvalidParams},
+			legacyCode: refusal.CodeInvalidParams, modernCode: refusal.CodeInvalidParams},
 		{name: "escalated then approved", params: `{"message":"review me","requestedSchema":` + nameSchema + `}`,
 			action: "accept", want: `"name":"Ada"`, hostAsked: true, approve: true},
 		{name: "answer breaks the schema", params: `{"message":"hello","requestedSchema":` + nameSchema + `}`,
 			answer: func(*mcp.ElicitParams) *mcp.ElicitResult {
 				return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": strings.Repeat("x", 40), "extra": "leak"}}
-			}, legacyCode: codeInternal, modernCode: codeInternal, hostAsked: true},
+			}, legacyCode: refusal.CodeInternal, modernCode: refusal.CodeInternal, hostAsked: true},
 		{name: "host declines", params: `{"message":"hello","requestedSchema":` + nameSchema + `}`,
 			answer: func(*mcp.ElicitParams) *mcp.ElicitResult { return &mcp.ElicitResult{Action: "decline"} },
 			action: "decline", want: `"action":"decline"`, hostAsked: true},
@@ -369,7 +371,7 @@ func TestElicitationExpiry(t *testing.T) {
 			switch {
 			case cell.tool == "ask" && (code != 0 || string(got) != `{"action":"cancel"}`):
 				t.Fatalf("upstream got %s (code %d), want {\"action\":\"cancel\"}", got, code)
-			case cell.tool != "ask" && code != codeInternal:
+			case cell.tool != "ask" && code != refusal.CodeInternal:
 				t.Fatalf("code = %d, want -32603", code)
 			}
 			if h.elicited.Load() != 0 {
@@ -420,7 +422,7 @@ func TestApprovalNotAskedTwice(t *testing.T) {
 					t.Fatalf("upstream got %s (code %d), want the accepted answer", got, code)
 				case tc.reviews == 2 && cell.tool == "ask" && (code != 0 || string(got) != `{"action":"decline"}`):
 					t.Fatalf("upstream got %s (code %d), want a decline", got, code)
-				case tc.reviews == 2 && cell.tool != "ask" && code != codeUserRejected:
+				case tc.reviews == 2 && cell.tool != "ask" && code != refusal.CodeUserRejected:
 					t.Fatalf("code = %d, want -1", code)
 				}
 				items, err := p.store.List(t.Context(), review.Filter{All: true})
@@ -501,7 +503,7 @@ func TestRootsEraMatrix(t *testing.T) {
 		}{
 			{"unchanged", roots, RootsConfig{Enabled: true}, 0, []string{"file:///work/a", "file:///work/a/src", "file:///work/a-secrets", "file:///other"}, true},
 			{"narrowed", roots, RootsConfig{Enabled: true, Allow: []string{"file:///work/a"}}, 0, []string{"file:///work/a", "file:///work/a/src"}, true},
-			{"denied", append(roots, &mcp.Root{URI: "file:///forbidden"}), RootsConfig{Enabled: true}, codeUserRejected, nil, true},
+			{"denied", append(roots, &mcp.Root{URI: "file:///forbidden"}), RootsConfig{Enabled: true}, refusal.CodeUserRejected, nil, true},
 		} {
 			t.Run(cell.name+"/"+tc.name, func(t *testing.T) {
 				p := newInputProxy(t, cell.protocol, func(u *Upstream) { u.Roots = tc.cfg })
@@ -545,7 +547,7 @@ func TestElicitationScreenedOnBytes(t *testing.T) {
 			cs := h.connect(t, p, cell.host)
 			res, err := h.call(t.Context(), cs, cell.tool, map[string]any{"method": "elicitation/create", "raw_b64": base64.StdEncoding.EncodeToString([]byte(raw))})
 			code := refusedWith(t, res, err)
-			if code != codeInvalidParams {
+			if code != refusal.CodeInvalidParams {
 				t.Fatalf("code = %d, want -32602", code)
 			}
 			if h.elicited.Load() != 0 {
@@ -568,7 +570,7 @@ func TestHTTPUpstreamElicitationScreened(t *testing.T) {
 			cs := h.connect(t, p, tc.host)
 			res, err := h.call(t.Context(), cs, tc.tool, map[string]any{"method": "elicitation/create", "raw_b64": base64.StdEncoding.EncodeToString([]byte(raw))})
 			code := refusedWith(t, res, err)
-			if code != codeInvalidParams || h.elicited.Load() != 0 {
+			if code != refusal.CodeInvalidParams || h.elicited.Load() != 0 {
 				t.Fatalf("code = %d, host asked %d times; want -32602 and never", code, h.elicited.Load())
 			}
 		})
@@ -592,8 +594,8 @@ func TestElicitationLimits(t *testing.T) {
 			}()
 			eventually(t, "a pending review", func() bool { return len(pending(t, p)) == 1 })
 			_, code := h.askThrough(t, cs, cell.tool, "elicitation/create", `{"message":"hello","requestedSchema":`+nameSchema+`}`)
-			if code != codeInternal || p.admit.refusals("peer", "limits.max_in_flight") == 0 {
-				t.Errorf("code = %d (%d refusals), want -32603 from limits.max_in_flight", code, p.admit.refusals("peer", "limits.max_in_flight"))
+			if code != refusal.CodeInternal || p.admit.Refusals("peer", "limits.max_in_flight") == 0 {
+				t.Errorf("code = %d (%d refusals), want -32603 from limits.max_in_flight", code, p.admit.Refusals("peer", "limits.max_in_flight"))
 			}
 			if _, err := p.store.Reject(t.Context(), pending(t, p)[0].ID, "test", ""); err != nil {
 				t.Fatal(err)
@@ -602,7 +604,7 @@ func TestElicitationLimits(t *testing.T) {
 			if h.elicited.Load() != 0 {
 				t.Error("the host was asked")
 			}
-			eventually(t, "every hold released", func() bool { return p.admit.held("peer") == claim{} })
+			eventually(t, "every hold released", func() bool { return p.admit.Held("peer") == admit.Claim{} })
 		})
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/mcpx-fw/mcpx-fw/engine"
+	"github.com/mcpx-fw/mcpx-fw/relay/internal/refusal"
 	"github.com/mcpx-fw/mcpx-fw/relay/seal"
 )
 
@@ -132,7 +133,7 @@ func (p *Proxy) exchangeFor(ctx context.Context, x *exchange, answers mcp.InputR
 	case state != "" && x.host.modern():
 		return p.resume(ctx, x, answers, state)
 	case state != "":
-		return nil, errStateRejected("not issued for this call")
+		return nil, refusal.StateRejected("not issued for this call")
 	case x.u.modern():
 		return p.relayInputs(ctx, x, nil, "", 0)
 	case bridged(x):
@@ -171,11 +172,11 @@ func final(h hostView, method string, res mcp.Result) (mcp.Result, error) {
 	}
 	raw, err := json.Marshal(res)
 	if err != nil {
-		return nil, errInternal("result could not be encoded")
+		return nil, refusal.Internal("result could not be encoded")
 	}
 	fields := map[string]any{}
 	if err := json.Unmarshal(raw, &fields); err != nil {
-		return nil, errInternal("result could not be encoded")
+		return nil, refusal.Internal("result could not be encoded")
 	}
 	return withResultType(method, fields, "complete")
 }
@@ -214,19 +215,19 @@ func upstreamError(u *upstream, err error) error {
 	var we *jsonrpc.Error
 	if errors.As(err, &we) && we.Code == mcp.CodeURLElicitationRequired {
 		if !urlOffered(u) {
-			return errNotOffered(u.cfg.Name, "elicitation")
+			return refusal.NotOffered(u.cfg.Name, "elicitation")
 		}
 		u.log.Warn("URL elicitation required outside a call that can decide it: refused")
-		return errURLElicitationUndecided(u.cfg.Name)
+		return refusal.URLElicitationUndecided(u.cfg.Name)
 	}
 	if errors.As(err, &we) {
-		return passedThrough(we)
+		return refusal.PassedThrough(we)
 	}
 	if u.lost.Load() {
-		return errUpstreamLost(u.cfg.Name)
+		return refusal.UpstreamLost(u.cfg.Name)
 	}
 	u.log.Warn("upstream call failed", zap.Error(err))
-	return errUpstreamFailed(u.cfg.Name)
+	return refusal.UpstreamFailed(u.cfg.Name)
 }
 
 // scrubMeta drops protocol-owned _meta keys, which describe one hop only

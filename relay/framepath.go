@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"sync"
 
+	"github.com/mcpx-fw/mcpx-fw/relay/internal/refusal"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
 	"github.com/mcpx-fw/mcpx-fw/relay/internal/rawjson"
@@ -149,7 +150,7 @@ func (fc *frameCalls) took(frame []byte) bool {
 	}
 	if out, ok := c.reply(e); ok {
 		if !c.host.send(out) {
-			c.host.answerError(c.hostID, errInternal("answer could not be framed"))
+			c.host.answerError(c.hostID, refusal.Internal("answer could not be framed"))
 		}
 		c.done()
 		return true

@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcpx-fw/mcpx-fw/engine"
 	"github.com/mcpx-fw/mcpx-fw/relay/internal/rawjson"
+	"github.com/mcpx-fw/mcpx-fw/relay/internal/refusal"
 )
 
 // errSessionEnded is why a call on the frame path failed when its
@@ -188,7 +189,7 @@ func appendScrubbedMeta(b, meta []byte, token string) ([]byte, bool) {
 }
 
 // appendPassedError appends the upstream's JSON-RPC error as it wrote it
-// (passedThrough): an integer code, a string message, any data, nothing
+// (refusal.PassedThrough): an integer code, a string message, any data, nothing
 // else. A -32042 is not judged here: its URL elicitations are decided
 // first (callError).
 func appendPassedError(b, werr []byte) ([]byte, bool) {
@@ -291,7 +292,7 @@ func (c *frameCall) slowAnswer(frame []byte) (mcp.Result, error) {
 	resp, ok := msg.(*jsonrpc.Response)
 	if err != nil || !ok {
 		c.u.log.Warn("upstream answer unreadable", zap.Int("bytes", len(frame)))
-		return nil, errUpstreamFailed(c.u.cfg.Name)
+		return nil, refusal.UpstreamFailed(c.u.cfg.Name)
 	}
 	ctx, cancel := c.u.link.whileAlive(context.Background())
 	defer cancel()

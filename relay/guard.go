@@ -8,25 +8,24 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/mcpx-fw/mcpx-fw/relay/internal/pipeline"
+	"github.com/mcpx-fw/mcpx-fw/relay/internal/refusal"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpx-fw/mcpx-fw/relay/internal/rawjson"
 )
 
-// methodCreateMessage is the legacy sampling request an upstream pushes.
-const methodCreateMessage = "sampling/createMessage"
-
 // screen judges the raw params of a request of kind k (sampling,
 // elicitation); a non-nil error is the answer the upstream gets instead of
 // any further processing.
-type screen func(ctx context.Context, k *kind, params json.RawMessage) *jsonrpc.Error
+type screen func(ctx context.Context, k *pipeline.Kind, params json.RawMessage) *jsonrpc.Error
 
 // screened reports whether the guard judges the raw params of a request of
 // kind k: only a kind decided at the request stage carries anything to
 // judge (a roots/list request carries nothing). Every kind is admitted
 // all the same.
-func (k *kind) screened() bool { return k.decides }
+func screened(k *pipeline.Kind) bool { return k.Decides() }
 
 // guard is the raw screening of what an upstream sends, shared by both
 // ways of reaching one: guardedConn applies it to the messages of a
@@ -67,7 +66,7 @@ func (g guard) judge(ctx context.Context, msg jsonrpc.Message) judgement {
 			return judgement{replace: &jsonrpc.Response{ID: msg.ID, Result: fixed}}
 		}
 	case *jsonrpc.Request:
-		if k := relayedKind(msg.Method); k != nil && msg.IsCall() {
+		if k := pipeline.Relayed(msg.Method); k != nil && msg.IsCall() {
 			if werr := g.pushed(ctx, k, msg); werr != nil {
 				return judgement{answer: &jsonrpc.Response{ID: msg.ID, Error: werr}}
 			}
@@ -80,17 +79,17 @@ func (g guard) judge(ctx context.Context, msg jsonrpc.Message) judgement {
 // on its frame (frameScreen.admitFrame), then screens its params when k
 // has any to screen. The hold of a push let through is kept until its
 // answer is written; that of a refused one is given back.
-func (g guard) pushed(ctx context.Context, k *kind, msg *jsonrpc.Request) *jsonrpc.Error {
+func (g guard) pushed(ctx context.Context, k *pipeline.Kind, msg *jsonrpc.Request) *jsonrpc.Error {
 	h := g.held.claim(msg.ID)
 	var werr *jsonrpc.Error
 	if h == nil {
 		h, werr = g.admitPush(msg)
 	}
-	if werr == nil && g.screen != nil && k.screened() {
+	if werr == nil && g.screen != nil && screened(k) {
 		werr = g.screen(ctx, k, msg.Params)
 	}
 	if werr != nil {
-		h.release()
+		h.Release()
 		return werr
 	}
 	g.held.add(msg.ID, h)
@@ -196,7 +195,7 @@ func (f *frameScreen) admitFrame(frame []byte) []byte {
 	}
 	msg, err := jsonrpc.DecodeMessage(frame)
 	req, ok := msg.(*jsonrpc.Request)
-	if err != nil || !ok || relayedKind(req.Method) == nil || !req.IsCall() {
+	if err != nil || !ok || pipeline.Relayed(req.Method) == nil || !req.IsCall() {
 		return frame
 	}
 	h, werr := f.guard.admitPush(req)
@@ -217,8 +216,8 @@ func mayNameRelayed(frame []byte) bool {
 	if bytes.Contains(frame, []byte(`\u`)) {
 		return true
 	}
-	for _, k := range kinds {
-		if containsParts(frame, k.method) {
+	for _, k := range pipeline.Kinds {
+		if containsParts(frame, k.Method) {
 			return true
 		}
 	}
@@ -359,14 +358,14 @@ func (g guard) refusedInputs(ctx context.Context, resp *jsonrpc.Response) *jsonr
 		return nil
 	}
 	if !exactEntryNames(resp.Result) {
-		return errInputMemberNames()
+		return refusal.InputMemberNames()
 	}
 	entries := inputEntries(resp.Result)
 	if werr := g.admitInputRequests(entries); werr != nil {
 		return werr
 	}
 	for _, e := range entries {
-		if !e.k.screened() || e.params == nil {
+		if !screened(e.k) || e.params == nil {
 			continue
 		}
 		if werr := g.inputs(ctx, e.k, e.params); werr != nil {
@@ -379,7 +378,7 @@ func (g guard) refusedInputs(ctx context.Context, resp *jsonrpc.Response) *jsonr
 // inputEntry is the raw params of one entry of an input_required result,
 // and its kind; params are nil for an entry without any.
 type inputEntry struct {
-	k      *kind
+	k      *pipeline.Kind
 	params json.RawMessage
 }
 
@@ -418,7 +417,7 @@ func inputEntries(result []byte) []inputEntry {
 // methods name and every params it holds.
 type rawEntry struct {
 	key    string
-	kinds  []*kind
+	kinds  []*pipeline.Kind
 	params []json.RawMessage
 }
 
@@ -434,7 +433,7 @@ func readEntry(key string, value json.RawMessage) rawEntry {
 			if json.Unmarshal(f.Value, &method) != nil {
 				continue
 			}
-			if k := relayedKind(method); k != nil && !slices.Contains(e.kinds, k) {
+			if k := pipeline.Relayed(method); k != nil && !slices.Contains(e.kinds, k) {
 				e.kinds = append(e.kinds, k)
 			}
 		case "params":

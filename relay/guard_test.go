@@ -3,6 +3,7 @@ package relay
 import (
 	"testing"
 
+	"github.com/mcpx-fw/mcpx-fw/relay/internal/pipeline"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
@@ -38,7 +39,7 @@ func TestPushMemberNamesExact(t *testing.T) {
 		if err != nil {
 			continue
 		}
-		if req, ok := msg.(*jsonrpc.Request); ok && relayedKind(req.Method) != nil && req.Params != nil {
+		if req, ok := msg.(*jsonrpc.Request); ok && pipeline.Relayed(req.Method) != nil && req.Params != nil {
 			t.Errorf("%s decoded as a push with params %s", frame, req.Params)
 		}
 	}

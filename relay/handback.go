@@ -3,7 +3,6 @@ package relay
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"maps"
 	"slices"
 	"sync"
@@ -12,23 +11,11 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/zap"
 
-	"github.com/mcpx-fw/mcpx-fw/engine"
-	"github.com/mcpx-fw/mcpx-fw/engine/review"
+	"github.com/mcpx-fw/mcpx-fw/relay/internal/admit"
+	"github.com/mcpx-fw/mcpx-fw/relay/internal/pipeline"
+	"github.com/mcpx-fw/mcpx-fw/relay/internal/refusal"
 	"github.com/mcpx-fw/mcpx-fw/relay/seal"
 )
-
-// handed is an entry given to a 2026-07-28 host: its kind, the request as
-// cleared (with an operator's edit in place, and the codes a person
-// approved), and the review it went through, so that the host's answer is
-// checked against it.
-type handed struct {
-	k        *kind
-	s        engine.Request
-	reviewID string
-}
-
-// handedOf is what the result stage needs of a cleared request.
-func handedOf(c *cleared) handed { return handed{k: c.k, s: c.s, reviewID: c.reviewID} }
 
 // handedRounds holds, per sealed requestState, what this process keeps of
 // a round handed to a host until it retries or the state expires. The
@@ -48,21 +35,21 @@ type handedRounds struct {
 }
 
 type handedRound struct {
-	entries map[string]handed // nil when they are in the store
-	nonce   string            // the store's name for the round; "" when not stored
-	hold    *hold
+	entries map[string]pipeline.Entry // nil when they are in the store
+	nonce   string                    // the store's name for the round; "" when not stored
+	hold    *admit.Hold
 	expiry  *time.Timer // forgets the round when its state expires
 }
 
 // put keeps a round whose entries hold nothing of their own (a bridged
 // call's pushes are held until answered on the wire).
-func (h *handedRounds) put(state string, entries map[string]handed, expires time.Time) {
+func (h *handedRounds) put(state string, entries map[string]pipeline.Entry, expires time.Time) {
 	h.keep(state, &handedRound{entries: entries}, expires)
 }
 
 // putHeld keeps a round until take, its expiry or closeAll, whichever
 // comes first, and releases its hold then.
-func (h *handedRounds) putHeld(state string, entries map[string]handed, expires time.Time, hold *hold) {
+func (h *handedRounds) putHeld(state string, entries map[string]pipeline.Entry, expires time.Time, hold *admit.Hold) {
 	h.keep(state, &handedRound{entries: entries, hold: hold}, expires)
 }
 
@@ -75,7 +62,7 @@ func (h *handedRounds) keep(state string, r *handedRound, expires time.Time) boo
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed {
-		r.hold.release()
+		r.hold.Release()
 		return false
 	}
 	if h.rounds == nil {
@@ -83,7 +70,7 @@ func (h *handedRounds) keep(state string, r *handedRound, expires time.Time) boo
 	}
 	r.expiry = time.AfterFunc(time.Until(expires), func() {
 		if r, ok := h.remove(state); ok {
-			r.hold.release()
+			r.hold.Release()
 		}
 	})
 	h.rounds[state] = r
@@ -92,7 +79,7 @@ func (h *handedRounds) keep(state string, r *handedRound, expires time.Time) boo
 
 // take removes and returns the round for state, and its hold, which the
 // caller releases once it has checked the host's answers.
-func (h *handedRounds) take(state string) (map[string]handed, *hold, bool) {
+func (h *handedRounds) take(state string) (map[string]pipeline.Entry, *admit.Hold, bool) {
 	r, ok := h.remove(state)
 	if !ok {
 		return nil, nil, false
@@ -119,7 +106,7 @@ func (h *handedRounds) closeAll() {
 	h.mu.Unlock()
 	for _, r := range rounds {
 		r.expiry.Stop()
-		r.hold.release()
+		r.hold.Release()
 	}
 }
 
@@ -128,36 +115,36 @@ func (h *handedRounds) closeAll() {
 // review) and goes out as cleared, and its answer will pass the result
 // stage (checkAnswer). The requestState is the firewall's own, sealed;
 // the host's retry resumes the loop (resume).
-func (p *Proxy) handBack(ctx context.Context, x *exchange, reqs mcp.InputRequestMap, upstreamState string, round int, held *hold) (mcp.Result, error) {
+func (p *Proxy) handBack(ctx context.Context, x *exchange, reqs mcp.InputRequestMap, upstreamState string, round int, held *admit.Hold) (mcp.Result, error) {
 	kept := false
 	defer func() {
 		if !kept {
-			held.release()
+			held.Release()
 		}
 	}()
 	out := mcp.InputRequestMap{}
-	entries := map[string]handed{}
+	entries := map[string]pipeline.Entry{}
 	for _, key := range slices.Sorted(maps.Keys(reqs)) {
-		k := kindOf(reqs[key])
+		k := pipeline.Of(reqs[key])
 		if k == nil {
-			return nil, errUnknownInputRequest(x.u.cfg.Name)
+			return nil, refusal.UnknownInputRequest(x.u.cfg.Name)
 		}
-		if !k.declared(x.host) {
-			return nil, missingCapability(x.host, k.capability)
+		if !k.Declared(x.host.caps) {
+			return nil, missingCapability(x.host, k.Capability)
 		}
 		o := x.origin
 		o.Round = round
-		c, err := p.requestStage(ctx, x.u, x.host, o, k, reqs[key])
+		c, err := p.pipe.Decide(ctx, p.source(x.u, x.host, o), k, reqs[key])
 		if err != nil {
 			return nil, err
 		}
-		out[key], entries[key] = c.params, handedOf(c)
+		out[key], entries[key] = c.Params, c.Entry
 	}
 	cont := seal.Continuation{Server: x.u.cfg.Name, Call: x.digest, State: upstreamState,
 		Keys: slices.Sorted(maps.Keys(out)), Round: round, Expires: time.Now().Add(p.cfg.StateTTL)}
 	sealed, cont, err := p.sealer.Sealed(cont)
 	if err != nil {
-		return nil, errInternal("requestState could not be sealed")
+		return nil, refusal.Internal("requestState could not be sealed")
 	}
 	if p.store == nil {
 		p.handed.putHeld(sealed, entries, cont.Expires, held)
@@ -183,8 +170,8 @@ func (p *Proxy) resume(ctx context.Context, x *exchange, answers mcp.InputRespon
 	if cont.Bridge != "" {
 		return p.resumeBridged(ctx, x, cont, answers, state)
 	}
-	var entries map[string]handed
-	var held *hold
+	var entries map[string]pipeline.Entry
+	var held *admit.Hold
 	if p.store == nil {
 		entries, held, err = p.takeHeld(x, cont, state)
 	} else {
@@ -194,7 +181,7 @@ func (p *Proxy) resume(ctx context.Context, x *exchange, answers mcp.InputRespon
 		return nil, err
 	}
 	responses, err := p.checkAnswers(ctx, x, cont.Keys, answers, entries)
-	held.release()
+	held.Release()
 	if err != nil {
 		return nil, err
 	}
@@ -209,13 +196,13 @@ func (p *Proxy) stateRejected(x *exchange, err error) error {
 
 // takeHeld spends the state in this process and takes its round from
 // memory.
-func (p *Proxy) takeHeld(x *exchange, cont seal.Continuation, state string) (map[string]handed, *hold, error) {
+func (p *Proxy) takeHeld(x *exchange, cont seal.Continuation, state string) (map[string]pipeline.Entry, *admit.Hold, error) {
 	if err := p.sealer.Spend(cont); err != nil {
 		return nil, nil, p.stateRejected(x, err)
 	}
 	entries, held, ok := p.handed.take(state)
 	if !ok {
-		return nil, nil, errStateRejected("no longer held")
+		return nil, nil, refusal.StateRejected("no longer held")
 	}
 	return entries, held, nil
 }
@@ -226,18 +213,18 @@ func (p *Proxy) takeHeld(x *exchange, cont seal.Continuation, state string) (map
 func (p *Proxy) resumeBridged(ctx context.Context, x *exchange, cont seal.Continuation, answers mcp.InputResponseMap, state string) (mcp.Result, error) {
 	if cont.Replica != p.replica {
 		p.log.Warn("bridged call's retry reached another replica", zap.String("server", x.u.cfg.Name))
-		return nil, errBridgeElsewhere()
+		return nil, refusal.BridgeElsewhere()
 	}
 	entries, held, err := p.takeHeld(x, cont, state)
 	if err != nil {
 		return nil, err
 	}
-	held.release() // nil: a bridged call's pushes are held on the wire
+	held.Release() // nil: a bridged call's pushes are held on the wire
 	return p.resumeBridge(ctx, x, cont, answers, entries)
 }
 
 // checkAnswers checks the host's answer to every handed-out key.
-func (p *Proxy) checkAnswers(ctx context.Context, x *exchange, keys []string, answers mcp.InputResponseMap, entries map[string]handed) (mcp.InputResponseMap, error) {
+func (p *Proxy) checkAnswers(ctx context.Context, x *exchange, keys []string, answers mcp.InputResponseMap, entries map[string]pipeline.Entry) (mcp.InputResponseMap, error) {
 	responses := mcp.InputResponseMap{}
 	for _, key := range keys {
 		res, err := p.checkAnswer(ctx, x, key, answers[key], entries)
@@ -251,30 +238,19 @@ func (p *Proxy) checkAnswers(ctx context.Context, x *exchange, keys []string, an
 
 // checkAnswer checks the host's answer to one handed-out key: it must be
 // an answer of the entry's kind, and pass the result stage.
-func (p *Proxy) checkAnswer(ctx context.Context, x *exchange, key string, answer mcp.InputResponse, entries map[string]handed) (mcp.InputResponse, error) {
+func (p *Proxy) checkAnswer(ctx context.Context, x *exchange, key string, answer mcp.InputResponse, entries map[string]pipeline.Entry) (mcp.InputResponse, error) {
 	if answer == nil {
-		return nil, errAnswerMissing(key)
+		return nil, refusal.AnswerMissing(key)
 	}
 	e, ok := entries[key]
 	if !ok {
-		return nil, errInternal("input request not held") // every key handed out has an entry
+		return nil, refusal.Internal("input request not held") // every key handed out has an entry
 	}
-	res, ok := e.k.answer(answer)
+	res, ok := e.Kind.Answer(answer)
 	if !ok {
-		return nil, errAnswerInvalid(e.k.name, key)
+		return nil, refusal.AnswerInvalid(e.Kind.Name, key)
 	}
-	return p.resultStage(review.WithParent(ctx, e.reviewID), x.u, e.k, &e.s, res)
-}
-
-// samplingAnswer reads a host's completion in the SDK's one result type.
-func samplingAnswer(answer mcp.InputResponse) (*mcp.CreateMessageWithToolsResult, error) {
-	switch r := answer.(type) {
-	case *mcp.CreateMessageWithToolsResult:
-		return &mcp.CreateMessageWithToolsResult{Role: r.Role, Content: r.Content, Model: r.Model, StopReason: r.StopReason}, nil
-	case *mcp.CreateMessageResult:
-		return &mcp.CreateMessageWithToolsResult{Role: r.Role, Content: []mcp.Content{r.Content}, Model: r.Model, StopReason: r.StopReason}, nil
-	}
-	return nil, fmt.Errorf("not a sampling result (%T)", answer)
+	return p.pipe.Check(ctx, p.source(x.u, x.host, x.origin), e, res)
 }
 
 // inputRequired builds the answer a 2026-07-28 host gets for method. The
@@ -289,7 +265,7 @@ func withResultType(method string, fields map[string]any, resultType string) (mc
 	fields["resultType"] = resultType
 	raw, err := json.Marshal(fields)
 	if err != nil {
-		return nil, errInternal("result could not be encoded")
+		return nil, refusal.Internal("result could not be encoded")
 	}
 	var res mcp.Result
 	switch method {
@@ -300,10 +276,10 @@ func withResultType(method string, fields map[string]any, resultType string) (mc
 	case "resources/read":
 		res = new(mcp.ReadResourceResult)
 	default:
-		return nil, errInternal("no input requests on " + method)
+		return nil, refusal.Internal("no input requests on " + method)
 	}
 	if err := json.Unmarshal(raw, res); err != nil {
-		return nil, errInternal("result could not be decoded")
+		return nil, refusal.Internal("result could not be decoded")
 	}
 	return res, nil
 }

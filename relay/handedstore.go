@@ -11,6 +11,9 @@ import (
 
 	"github.com/mcpx-fw/mcpx-fw/engine"
 	"github.com/mcpx-fw/mcpx-fw/engine/review"
+	"github.com/mcpx-fw/mcpx-fw/relay/internal/admit"
+	"github.com/mcpx-fw/mcpx-fw/relay/internal/pipeline"
+	"github.com/mcpx-fw/mcpx-fw/relay/internal/refusal"
 	"github.com/mcpx-fw/mcpx-fw/relay/seal"
 )
 
@@ -44,57 +47,56 @@ type storedEntry struct {
 }
 
 // encodeRound is entries as the store keeps them.
-func encodeRound(entries map[string]handed) ([]byte, error) {
+func encodeRound(entries map[string]pipeline.Entry) ([]byte, error) {
 	r := storedRound{Entries: make(map[string]storedEntry, len(entries))}
 	for key, e := range entries {
-		s := e.s
+		s := e.Request
 		s.Validated = nil
-		r.Entries[key] = storedEntry{Kind: e.k.name, Request: s, Params: s.Params, ReviewID: e.reviewID}
+		r.Entries[key] = storedEntry{Kind: e.Kind.Name, Request: s, Params: s.Params, ReviewID: e.ReviewID}
 	}
 	return json.Marshal(r)
 }
 
 // decodeRound reads what encodeRound wrote.
-func decodeRound(payload []byte) (map[string]handed, error) {
+func decodeRound(payload []byte) (map[string]pipeline.Entry, error) {
 	var r storedRound
 	if err := json.Unmarshal(payload, &r); err != nil {
 		return nil, fmt.Errorf("decode stored round: %w", err)
 	}
-	entries := make(map[string]handed, len(r.Entries))
+	entries := make(map[string]pipeline.Entry, len(r.Entries))
 	for key, e := range r.Entries {
-		k := kindNamed(e.Kind)
+		k := pipeline.Named(e.Kind)
 		if k == nil { // the key is the upstream's: not quoted, as the error is logged
 			return nil, errors.New("decode stored round: an entry of an unknown kind")
 		}
 		s := e.Request
 		s.Params = e.Params
-		entries[key] = handed{k: k, s: s, reviewID: e.ReviewID}
+		entries[key] = pipeline.Entry{Kind: k, Request: s, ReviewID: e.ReviewID}
 	}
 	return entries, nil
 }
 
-// kindNamed is the kind called name, nil for none.
-func kindNamed(name engine.Kind) *kind {
-	for _, k := range kinds {
-		if k.name == name {
-			return k
-		}
+// pollInterval is how often this process's polls of the store run when
+// nothing announces a change: the store's PollInterval, or its default.
+func (p *Proxy) pollInterval() time.Duration {
+	if p.store.PollInterval > 0 {
+		return p.store.PollInterval
 	}
-	return nil
+	return review.DefaultPollInterval
 }
 
 // putStored keeps a round's entries in the store and its admission here
 // until the retry, the state's expiry or another replica's take.
-func (p *Proxy) putStored(ctx context.Context, state string, cont seal.Continuation, entries map[string]handed, held *hold) error {
+func (p *Proxy) putStored(ctx context.Context, state string, cont seal.Continuation, entries map[string]pipeline.Entry, held *admit.Hold) error {
 	payload, err := encodeRound(entries)
 	if err != nil {
-		return errInternal("input requests could not be encoded")
+		return refusal.Internal("input requests could not be encoded")
 	}
 	err = p.store.PutContinuation(ctx, review.Continuation{Nonce: cont.Nonce, Server: cont.Server, Call: cont.Call,
 		Expires: cont.Expires, Payload: payload})
 	if err != nil {
 		p.log.Error("round not stored for the host's retry", zap.String("server", cont.Server), zap.Int("bytes", len(payload)), zap.Error(err))
-		return errRoundNotStored()
+		return refusal.RoundNotStored()
 	}
 	if p.handed.keep(state, &handedRound{nonce: cont.Nonce, hold: held}, cont.Expires) {
 		p.handed.startPoll(p)
@@ -104,23 +106,23 @@ func (p *Proxy) putStored(ctx context.Context, state string, cont seal.Continuat
 
 // takeStored takes a round from the store, where any replica may have put
 // it, with this process's admission of it when it was this one.
-func (p *Proxy) takeStored(ctx context.Context, x *exchange, cont seal.Continuation, state string) (map[string]handed, *hold, error) {
+func (p *Proxy) takeStored(ctx context.Context, x *exchange, cont seal.Continuation, state string) (map[string]pipeline.Entry, *admit.Hold, error) {
 	_, held, _ := p.handed.take(state)
 	payload, err := p.store.TakeContinuation(ctx, cont.Nonce, cont.Server, cont.Call)
 	if errors.Is(err, review.ErrContinuationGone) {
-		held.release()
+		held.Release()
 		return nil, nil, p.stateRejected(x, fmt.Errorf("%w: %w", seal.ErrReplayed, err))
 	}
 	if err != nil {
-		held.release()
+		held.Release()
 		p.log.Error("round not read back for the host's retry", zap.String("server", cont.Server), zap.Error(err))
-		return nil, nil, errRoundUnavailable()
+		return nil, nil, refusal.RoundUnavailable()
 	}
 	entries, err := decodeRound(payload)
 	if err != nil {
-		held.release()
+		held.Release()
 		p.log.Error("stored round unreadable", zap.String("server", cont.Server), zap.Error(err))
-		return nil, nil, errInternal("input requests could not be decoded")
+		return nil, nil, refusal.Internal("input requests could not be decoded")
 	}
 	return entries, held, nil
 }
@@ -206,6 +208,6 @@ func (h *handedRounds) releaseTaken(asked []string, held map[string]bool) {
 	h.mu.Unlock()
 	for _, r := range released {
 		r.expiry.Stop()
-		r.hold.release()
+		r.hold.Release()
 	}
 }

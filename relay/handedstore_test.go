@@ -15,6 +15,8 @@ import (
 
 	"github.com/mcpx-fw/mcpx-fw/engine"
 	"github.com/mcpx-fw/mcpx-fw/engine/review"
+	"github.com/mcpx-fw/mcpx-fw/relay/internal/admit"
+	"github.com/mcpx-fw/mcpx-fw/relay/internal/pipeline"
 	"github.com/mcpx-fw/mcpx-fw/relay/seal"
 )
 
@@ -26,7 +28,7 @@ import (
 // state expired, and no poll of the store outlives the Proxy.
 func TestStoredRoundAfterClose(t *testing.T) {
 	p := newTestProxy(t, "alpha")
-	held, werr := p.admit.acquire("alpha", "host", claim{inFlight: 1, bytes: 100})
+	held, werr := p.admit.Acquire("alpha", "host", admit.Claim{InFlight: 1, Bytes: 100})
 	if werr != nil {
 		t.Fatal(werr)
 	}
@@ -36,11 +38,11 @@ func TestStoredRoundAfterClose(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	entries := map[string]handed{"k": {k: samplingKind, s: engine.Request{Kind: engine.KindSampling, Params: []byte(helloParams)}}}
+	entries := map[string]pipeline.Entry{"k": {Kind: pipeline.Sampling, Request: engine.Request{Kind: engine.KindSampling, Params: []byte(helloParams)}}}
 	if err := p.putStored(t.Context(), state, cont, entries, held); err != nil {
 		t.Fatal(err)
 	}
-	if got := p.admit.held("alpha"); got != (claim{}) {
+	if got := p.admit.Held("alpha"); got != (admit.Claim{}) {
 		t.Errorf("held after a round kept past closeAll: %+v, want nothing", got)
 	}
 	p.handed.mu.Lock()
@@ -130,13 +132,13 @@ func TestStoredRoundAdmissionBytes(t *testing.T) {
 			p1.cfg.StateTTL = tc.ttl
 			host1, host2 := manualHost(t, p1), manualHost(t, p2)
 			first := askInput(t, host1, "alpha__sample_input")
-			if got := p1.admit.held("alpha"); got.inFlight != 1 || got.bytes == 0 {
+			if got := p1.admit.Held("alpha"); got.InFlight != 1 || got.Bytes == 0 {
 				t.Fatalf("held while the host holds the round: %+v, want one request and its bytes", got)
 			}
 			tc.end(t, p1, host1, host2, keyOf(first.InputRequests), first.RequestState)
 			for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-				h1, h2 := p1.admit.held("alpha"), p2.admit.held("alpha")
-				if h1 == (claim{}) && h2 == (claim{}) {
+				h1, h2 := p1.admit.Held("alpha"), p2.admit.Held("alpha")
+				if h1 == (admit.Claim{}) && h2 == (admit.Claim{}) {
 					break
 				}
 				if time.Now().After(deadline) {
@@ -174,9 +176,9 @@ func TestStoredRoundRetriesRace(t *testing.T) {
 	if resumed != 1 {
 		t.Fatalf("resumed %d times, want once", resumed)
 	}
-	for deadline := time.Now().Add(10 * time.Second); p1.admit.held("alpha") != (claim{}) || p2.admit.held("alpha") != (claim{}); time.Sleep(5 * time.Millisecond) {
+	for deadline := time.Now().Add(10 * time.Second); p1.admit.Held("alpha") != (admit.Claim{}) || p2.admit.Held("alpha") != (admit.Claim{}); time.Sleep(5 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatalf("still held: %+v, %+v", p1.admit.held("alpha"), p2.admit.held("alpha"))
+			t.Fatalf("still held: %+v, %+v", p1.admit.Held("alpha"), p2.admit.Held("alpha"))
 		}
 	}
 }
@@ -194,8 +196,8 @@ func TestStoredRoundPollInterval(t *testing.T) {
 		}
 		defer store.Close()
 		store.PollInterval = review.DefaultListenPollInterval
-		p := &Proxy{store: store, log: zap.NewNop(), admit: newAdmission(Limits{}, zap.NewNop())}
-		held, werr := p.admit.acquire("alpha", "host", claim{inFlight: 1, bytes: 100})
+		p := &Proxy{store: store, log: zap.NewNop(), admit: admit.New(Limits{}, zap.NewNop(), nil)}
+		held, werr := p.admit.Acquire("alpha", "host", admit.Claim{InFlight: 1, Bytes: 100})
 		if werr != nil {
 			t.Fatal(werr)
 		}
@@ -204,7 +206,7 @@ func TestStoredRoundPollInterval(t *testing.T) {
 		p.handed.startPoll(p)
 		time.Sleep(review.DefaultPollInterval)
 		synctest.Wait()
-		if got := p.admit.held("alpha"); got != (claim{}) {
+		if got := p.admit.Held("alpha"); got != (admit.Claim{}) {
 			t.Errorf("held %v after the other replica's take, want the round given back", review.DefaultPollInterval)
 		}
 		p.handed.closeAll()

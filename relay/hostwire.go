@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcpx-fw/mcpx-fw/relay/internal/refusal"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/zap"
@@ -234,7 +235,7 @@ func idKey(v []byte) string {
 func (h *hostWire) answerResult(id []byte, res mcp.Result) {
 	raw, err := json.Marshal(res)
 	if err != nil {
-		h.answerError(id, errInternal("result could not be encoded"))
+		h.answerError(id, refusal.Internal("result could not be encoded"))
 		return
 	}
 	h.answer(id, raw, nil)
@@ -255,4 +256,17 @@ func (h *hostWire) answer(id []byte, result json.RawMessage, err error) {
 		return
 	}
 	h.send(append(b, '\n'))
+}
+
+// closedWithin waits until ch is closed, or until timeout, and reports
+// whether it was.
+func closedWithin(ch <-chan struct{}, timeout time.Duration) bool {
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case <-ch:
+		return true
+	case <-t.C:
+		return false
+	}
 }

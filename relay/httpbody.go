@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 
+	"github.com/mcpx-fw/mcpx-fw/relay/internal/refusal"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"go.uber.org/zap"
 
@@ -31,7 +32,7 @@ func (t *screeningTransport) refusal(opened *http.Request) func(seen int64, decl
 		if !ok {
 			return nil, errTooLarge
 		}
-		return jsonrpc.EncodeMessage(&jsonrpc.Response{ID: call.ID, Error: errAnswerTooLarge(t.server, rawjson.MaxFrame)})
+		return jsonrpc.EncodeMessage(&jsonrpc.Response{ID: call.ID, Error: refusal.AnswerTooLarge(t.server, rawjson.MaxFrame)})
 	}
 }
 

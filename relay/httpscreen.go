@@ -32,7 +32,7 @@ import (
 // an event of a stream, the body of an error status (the SDK reads it for
 // the JSON-RPC error in it), of a redirect. One that outgrows it is read
 // no further and its connection closed; the call it answers fails with the
-// firewall's own error (errAnswerTooLarge), logged with the size.
+// firewall's own error (refusal.AnswerTooLarge), logged with the size.
 type screeningTransport struct {
 	base   http.RoundTripper // adds the configured headers; answers go through it too
 	server string            // the operator's name for the upstream

@@ -21,7 +21,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/zap"
 
+	"github.com/mcpx-fw/mcpx-fw/relay/internal/pipeline"
 	"github.com/mcpx-fw/mcpx-fw/relay/internal/rawjson"
+	"github.com/mcpx-fw/mcpx-fw/relay/internal/refusal"
 	"github.com/mcpx-fw/mcpx-fw/relay/peer"
 )
 
@@ -40,7 +42,7 @@ func TestHTTPUpstreamRawPush(t *testing.T) {
 		raw      string
 		wantCode int64
 	}{
-		{"duplicate key", dupKeyParams, codeInvalidParams},
+		{"duplicate key", dupKeyParams, refusal.CodeInvalidParams},
 		{"valid", textRequest("Say hello, raw, over HTTP."), 0},
 	}
 	for _, tt := range tests {
@@ -133,12 +135,12 @@ func wantAnswered(t *testing.T, got peer.SampleOutcome, asked *askedHosts) {
 
 func wantRefused(t *testing.T, code int64, data json.RawMessage, asked *askedHosts) {
 	t.Helper()
-	var d errorData
+	var d refusal.Data
 	if err := json.Unmarshal(data, &d); err != nil {
 		t.Fatalf("error data %s: %v", data, err)
 	}
-	if code != codeInvalidParams || !slices.Contains(d.ReasonCodes, "json.duplicate-key") {
-		t.Errorf("refused with %d %v, want %d with json.duplicate-key", code, d.ReasonCodes, codeInvalidParams)
+	if code != refusal.CodeInvalidParams || !slices.Contains(d.ReasonCodes, "json.duplicate-key") {
+		t.Errorf("refused with %d %v, want %d with json.duplicate-key", code, d.ReasonCodes, refusal.CodeInvalidParams)
 	}
 	if n := asked.count(); n != 0 {
 		t.Errorf("host asked %d times, want never", n)
@@ -290,9 +292,9 @@ func (c *countingBody) Close() error {
 // the refusal for its id; everything else passes byte for byte.
 func TestScreeningTransport(t *testing.T) {
 	bad := json.RawMessage(`{"bad":true}`)
-	refuse := func(_ context.Context, _ *kind, params json.RawMessage) *jsonrpc.Error {
+	refuse := func(_ context.Context, _ *pipeline.Kind, params json.RawMessage) *jsonrpc.Error {
 		if bytes.Contains(params, []byte("bad")) {
-			return &jsonrpc.Error{Code: codeInvalidParams, Message: "refused"}
+			return &jsonrpc.Error{Code: refusal.CodeInvalidParams, Message: "refused"}
 		}
 		return nil
 	}
@@ -492,7 +494,7 @@ func FuzzPlainResponse(f *testing.F) {
 		if !plainResponse(payload) {
 			return
 		}
-		screened := func(context.Context, *kind, json.RawMessage) *jsonrpc.Error {
+		screened := func(context.Context, *pipeline.Kind, json.RawMessage) *jsonrpc.Error {
 			t.Fatalf("a plain response was screened: %q", payload)
 			return nil
 		}

@@ -3,6 +3,7 @@ package relay
 import (
 	"context"
 
+	"github.com/mcpx-fw/mcpx-fw/relay/internal/refusal"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/zap"
@@ -20,8 +21,8 @@ func Revisions() []string { return mcp.SupportedProtocolVersions() }
 
 // initializeMiddleware connects the upstreams for a host: at initialize for
 // hosts up to 2025-11-25, so each upstream session speaks the host's
-// revision and is offered sampling only if the host can answer it (DESIGN
-// §5: the firewall follows the host's era), and at server/discover for
+// revision and is offered sampling only if the host can answer it (the
+// firewall follows the host's revision), and at server/discover for
 // 2026-07-28 hosts. Either way the answer advertises what the upstreams
 // offer. The SDK handles initialize synchronously, so no other request of
 // that host can arrive first.
@@ -59,7 +60,7 @@ func (p *Proxy) initializeHost(ctx context.Context, next mcp.MethodHandler, meth
 	init, ok := res.(*mcp.InitializeResult)
 	ir, ok2 := req.(*mcp.ServerRequest[*mcp.InitializeParams])
 	if !ok || !ok2 {
-		return nil, nil, errInternal("unexpected initialize types")
+		return nil, nil, refusal.Internal("unexpected initialize types")
 	}
 	l, err := p.attachHost(ctx, hostView{session: ir.Session, era: init.ProtocolVersion, caps: ir.Params.Capabilities})
 	if err != nil {
@@ -75,8 +76,8 @@ func (p *Proxy) openSession() *jsonrpc.Error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.sessions >= p.cfg.HTTP.MaxSessions {
-		p.admit.refuseSession("http.max_sessions", int64(p.cfg.HTTP.MaxSessions))
-		return errSessionLimit(p.cfg.HTTP.MaxSessions)
+		p.admit.RefuseSession("http.max_sessions", int64(p.cfg.HTTP.MaxSessions))
+		return refusal.SessionLimit(p.cfg.HTTP.MaxSessions)
 	}
 	p.sessions++
 	return nil
@@ -95,7 +96,7 @@ func (p *Proxy) discover(ctx context.Context, next mcp.MethodHandler, method str
 	}
 	dr, ok := res.(*mcp.DiscoverResult)
 	if !ok {
-		return nil, errInternal("unexpected discover result")
+		return nil, refusal.Internal("unexpected discover result")
 	}
 	l, err := p.modernLink(ctx)
 	if err != nil {
@@ -120,7 +121,7 @@ func (p *Proxy) attachHost(ctx context.Context, h hostView) (*link, error) {
 	if p.closed {
 		p.mu.Unlock()
 		l.close()
-		return nil, errShuttingDown()
+		return nil, refusal.ShuttingDown()
 	}
 	p.links[h.session] = l
 	p.mu.Unlock()
@@ -174,7 +175,7 @@ func (p *Proxy) modernLink(ctx context.Context) (*link, error) {
 	l, closed := p.modern, p.closed
 	p.mu.Unlock()
 	if closed {
-		return nil, errShuttingDown()
+		return nil, refusal.ShuttingDown()
 	}
 	if l != nil {
 		return l, nil
@@ -188,7 +189,7 @@ func (p *Proxy) modernLink(ctx context.Context) (*link, error) {
 	defer p.mu.Unlock()
 	if p.closed {
 		l.close()
-		return nil, errShuttingDown()
+		return nil, refusal.ShuttingDown()
 	}
 	p.modern = l
 	return l, nil
@@ -209,7 +210,7 @@ func (p *Proxy) connectAll(ctx context.Context, l *link, era string) error {
 		if err != nil {
 			closeAll()
 			p.log.Error("upstream failed to start", zap.String("server", cfg.Name), zap.Error(err))
-			return errUpstreamStart(cfg.Name)
+			return refusal.UpstreamStart(cfg.Name)
 		}
 		ups = append(ups, u)
 		p.known.remember(cfg, era, l, u.session.InitializeResult().Capabilities)
@@ -218,7 +219,7 @@ func (p *Proxy) connectAll(ctx context.Context, l *link, era string) error {
 	if l.gone.Err() != nil {
 		l.mu.Unlock()
 		closeAll()
-		return errShuttingDown()
+		return refusal.ShuttingDown()
 	}
 	l.upstreams = ups
 	l.mu.Unlock()
@@ -242,7 +243,7 @@ func (p *Proxy) linkFor(ctx context.Context, req mcp.Request) (*link, hostView, 
 	l := p.links[ss]
 	p.mu.Unlock()
 	if l == nil {
-		return nil, hostView{}, errNotInitialized()
+		return nil, hostView{}, refusal.NotInitialized()
 	}
 	if err := p.started(ctx, l); err != nil {
 		return nil, hostView{}, err

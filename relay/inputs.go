@@ -11,6 +11,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpx-fw/mcpx-fw/engine"
+	"github.com/mcpx-fw/mcpx-fw/relay/internal/admit"
+	"github.com/mcpx-fw/mcpx-fw/relay/internal/pipeline"
+	"github.com/mcpx-fw/mcpx-fw/relay/internal/refusal"
 )
 
 // maxShedding bounds the retries of one call an upstream keeps answering
@@ -53,16 +56,16 @@ func (p *Proxy) relayInputs(ctx context.Context, x *exchange, responses mcp.Inpu
 		}
 		if len(reqs) == 0 {
 			if shed++; shed > maxShedding {
-				return nil, errDeferred(x.u.cfg.Name, maxShedding)
+				return nil, refusal.Deferred(x.u.cfg.Name, maxShedding)
 			}
 			if err := backOff(ctx, shed); err != nil {
-				return nil, errCancelled()
+				return nil, refusal.Cancelled()
 			}
 			responses, state = nil, next
 			continue
 		}
 		if round++; round > p.cfg.MaxRounds {
-			return nil, errMaxRounds(x.u.cfg.Name, p.cfg.MaxRounds)
+			return nil, refusal.MaxRounds(x.u.cfg.Name, p.cfg.MaxRounds)
 		}
 		held, werr := p.admitRound(x.u, reqs)
 		if werr != nil {
@@ -72,7 +75,7 @@ func (p *Proxy) relayInputs(ctx context.Context, x *exchange, responses mcp.Inpu
 			return p.handBack(ctx, x, reqs, next, round, held)
 		}
 		responses, err = p.relayRound(ctx, x, reqs, round)
-		held.release()
+		held.Release()
 		if err != nil {
 			return nil, err
 		}
@@ -86,27 +89,27 @@ func (p *Proxy) relayInputs(ctx context.Context, x *exchange, responses mcp.Inpu
 // that would not fit (admitInputRequests); this is the authoritative
 // count, made once the entries are decoded. The hold lasts until the
 // round is answered.
-func (p *Proxy) admitRound(u *upstream, reqs mcp.InputRequestMap) (*hold, *jsonrpc.Error) {
-	var c claim
+func (p *Proxy) admitRound(u *upstream, reqs mcp.InputRequestMap) (*admit.Hold, *jsonrpc.Error) {
+	var c admit.Claim
 	for _, in := range reqs {
 		raw, err := encodeEntry(in)
 		if err != nil {
-			return nil, errInternal("input request could not be encoded")
+			return nil, refusal.Internal("input request could not be encoded")
 		}
-		c = c.add(claim{inFlight: 1, bytes: int64(len(raw))})
+		c = c.Add(admit.Claim{InFlight: 1, Bytes: int64(len(raw))})
 	}
-	if c == (claim{}) {
+	if c == (admit.Claim{}) {
 		return nil, nil
 	}
-	return p.admit.acquire(u.cfg.Name, hostKey(u.link.host), c)
+	return p.admit.Acquire(u.cfg.Name, hostKey(u.link.host), c)
 }
 
 // encodeEntry is an input request as it would go to a host: as its kind
 // forwards it, or as it came for a kind the firewall does not know (which
 // is refused later, but counted all the same).
 func encodeEntry(in mcp.InputRequest) ([]byte, error) {
-	if k := kindOf(in); k != nil {
-		in = k.forwardable(in)
+	if k := pipeline.Of(in); k != nil {
+		in = k.Forwardable(in)
 	}
 	return json.Marshal(in)
 }
@@ -130,22 +133,22 @@ func (p *Proxy) relayRound(ctx context.Context, x *exchange, reqs mcp.InputReque
 // fails the call: the upstream is never retried with a refused entry.
 func (p *Proxy) relayEntry(ctx context.Context, x *exchange, in mcp.InputRequest, round int) (mcp.InputResponse, error) {
 	h := x.host
-	k := kindOf(in)
+	k := pipeline.Of(in)
 	if k == nil {
-		return nil, errUnknownInputRequest(x.u.cfg.Name)
+		return nil, refusal.UnknownInputRequest(x.u.cfg.Name)
 	}
-	if !k.declared(h) && !(k.operatorAnswers && x.u.cfg.OperatorAnswer) {
-		return nil, missingCapability(h, k.capability)
+	if !k.Declared(h.caps) && !(k.OperatorAnswers() && x.u.cfg.OperatorAnswer) {
+		return nil, missingCapability(h, k.Capability)
 	}
 	o := x.origin
 	o.Round = round
-	return p.firewall(ctx, x.u, h, o, k, in)
+	return p.pipe.Run(ctx, p.source(x.u, h, o), k, in)
 }
 
 // missingCapability is the error for an input request h cannot answer
 // because it did not declare what it needs.
 func missingCapability(h hostView, capability string) *jsonrpc.Error {
-	return errMissingCapability(h.modern(), capability)
+	return refusal.MissingCapability(h.modern(), capability)
 }
 
 // pendingInputs reads an input_required answer: its requests, the

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/mcpx-fw/mcpx-fw/relay/internal/refusal"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -29,7 +30,7 @@ func TestLoadShedding(t *testing.T) {
 			times int
 			want  string
 			code  int64
-		}{{2, "retried 2 times", 0}, {4, "", codeInternal}} {
+		}{{2, "retried 2 times", 0}, {4, "", refusal.CodeInternal}} {
 			t.Run(fmt.Sprintf("%s/deferred %d times", era, tc.times), func(t *testing.T) {
 				var asked atomic.Int32
 				host := connectHost(t, inputProxy(t), era, samplingHost(&asked))
@@ -60,7 +61,7 @@ func TestInputRoundCap(t *testing.T) {
 			_, err := host.CallTool(t.Context(), &mcp.CallToolParams{Name: "sample_input", Arguments: map[string]any{
 				"params": json.RawMessage(helloParams), "rounds": 3}})
 			var we *jsonrpc.Error
-			if !errors.As(err, &we) || we.Code != codeInternal || !strings.Contains(we.Message, "limits.max_rounds") {
+			if !errors.As(err, &we) || we.Code != refusal.CodeInternal || !strings.Contains(we.Message, "limits.max_rounds") {
 				t.Fatalf("err = %v, want -32603 naming limits.max_rounds", err)
 			}
 			if asked.Load() != 2 {

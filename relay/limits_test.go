@@ -17,6 +17,8 @@ import (
 
 	"github.com/mcpx-fw/mcpx-fw/engine"
 	"github.com/mcpx-fw/mcpx-fw/engine/review"
+	"github.com/mcpx-fw/mcpx-fw/relay/internal/admit"
+	"github.com/mcpx-fw/mcpx-fw/relay/internal/refusal"
 	"github.com/mcpx-fw/mcpx-fw/relay/peer"
 )
 
@@ -160,7 +162,7 @@ func TestFloodRefusedAtOnce(t *testing.T) {
 		done <- result{out, err}
 	}()
 	eventually(t, "seventeen refusals and three pending reviews", func() bool {
-		refused := p.admit.refusals("peer", "limits.max_in_flight") + p.admit.refusals("peer", "limits.max_pending_reviews")
+		refused := p.admit.Refusals("peer", "limits.max_in_flight") + p.admit.Refusals("peer", "limits.max_pending_reviews")
 		return refused == 17 && len(pending(t, p.Proxy)) == 3
 	})
 	for _, it := range pending(t, p.Proxy) {
@@ -175,9 +177,9 @@ func TestFloodRefusedAtOnce(t *testing.T) {
 	var rejected, limited int
 	for _, o := range r.out {
 		switch {
-		case o.Error != nil && o.Error.Code == codeUserRejected:
+		case o.Error != nil && o.Error.Code == refusal.CodeUserRejected:
 			rejected++
-		case o.Error != nil && o.Error.Code == codeInternal && strings.HasPrefix(o.Error.Message, "limits.max_") &&
+		case o.Error != nil && o.Error.Code == refusal.CodeInternal && strings.HasPrefix(o.Error.Message, "limits.max_") &&
 			strings.HasSuffix(o.Error.Message, "reached for server peer") && compact(o.Error.Data) == `{"reason_codes":["limit-reached"]}`:
 			limited++
 		default:
@@ -193,7 +195,7 @@ func TestFloodRefusedAtOnce(t *testing.T) {
 	if n, slotless := p.decisions(), p.decisionsWith("review-refused"); n < 3 || n > 6 || slotless != n-3 {
 		t.Errorf("%d decisions logged, %d of them refused a review slot; want 3 reviews and the rest (at most 3 more: limits.max_in_flight) refused a slot", n, slotless)
 	}
-	eventually(t, "every hold released", func() bool { return p.admit.held("peer") == claim{} })
+	eventually(t, "every hold released", func() bool { return p.admit.Held("peer") == admit.Claim{} })
 }
 
 // TestLimitsPerHost: one server's share within a host session is bounded
@@ -208,7 +210,7 @@ func TestLimitsPerHost(t *testing.T) {
 		done <- out
 	}()
 	eventually(t, "one pending review and one refusal", func() bool {
-		return len(pending(t, p.Proxy)) == 1 && p.admit.refusals("peer", "limits.max_pending_reviews_per_host") == 1
+		return len(pending(t, p.Proxy)) == 1 && p.admit.Refusals("peer", "limits.max_pending_reviews_per_host") == 1
 	})
 	if _, err := p.store.Reject(t.Context(), pending(t, p.Proxy)[0].ID, "test", ""); err != nil {
 		t.Fatal(err)
@@ -221,7 +223,7 @@ func TestLimitsPerHost(t *testing.T) {
 }
 
 func hasError(o peer.SampleOutcome, msg string) bool {
-	return o.Error != nil && o.Error.Code == codeInternal && o.Error.Message == msg
+	return o.Error != nil && o.Error.Code == refusal.CodeInternal && o.Error.Message == msg
 }
 
 // TestHoldsReleasedOnEveryExit: whatever becomes of a sampling request
@@ -248,16 +250,16 @@ func TestHoldsReleasedOnEveryExit(t *testing.T) {
 			wantOutcome(t, host, helloParams, 0)
 		}},
 		{"structural violation", "2025-11-25", "", nil, time.Minute, func(t *testing.T, _ limitedProxy, host *mcp.ClientSession) {
-			wantOutcome(t, host, danglingParams, codeInvalidParams)
+			wantOutcome(t, host, danglingParams, refusal.CodeInvalidParams)
 		}},
 		{"policy deny", "2025-11-25", "", nil, time.Minute, func(t *testing.T, _ limitedProxy, host *mcp.ClientSession) {
-			wantOutcome(t, host, overCapParams, codeUserRejected)
+			wantOutcome(t, host, overCapParams, refusal.CodeUserRejected)
 		}},
 		{"review expired", "2025-11-25", "", nil, 200 * time.Millisecond, func(t *testing.T, _ limitedProxy, host *mcp.ClientSession) {
-			wantOutcome(t, host, secretParams, codeInternal)
+			wantOutcome(t, host, secretParams, refusal.CodeInternal)
 		}},
 		{"host error", "2025-11-25", "", failing, time.Minute, func(t *testing.T, _ limitedProxy, host *mcp.ClientSession) {
-			wantOutcome(t, host, helloParams, codeInternal)
+			wantOutcome(t, host, helloParams, refusal.CodeInternal)
 		}},
 		{"upstream cancelled", "2025-11-25", "", nil, time.Minute, func(t *testing.T, p limitedProxy, host *mcp.ClientSession) {
 			ctx, cancel := context.WithCancel(t.Context())
@@ -274,7 +276,7 @@ func TestHoldsReleasedOnEveryExit(t *testing.T) {
 		}},
 		{"input request handed back and retried", modernEra, modernEra, manualOptions(), time.Minute, func(t *testing.T, p limitedProxy, host *mcp.ClientSession) {
 			res := askInput(t, host, "sample_input")
-			if held := p.admit.held("peer"); held.inFlight != 1 {
+			if held := p.admit.Held("peer"); held.InFlight != 1 {
 				t.Errorf("while handed back, %+v held; want one request in flight", held)
 			}
 			if _, err := retry(t.Context(), host, "sample_input", keyOf(res.InputRequests), res.RequestState); err != nil {
@@ -296,11 +298,7 @@ func TestHoldsReleasedOnEveryExit(t *testing.T) {
 			}
 			host := connectHost(t, p.Proxy, tc.era, opts)
 			tc.run(t, p, host)
-			eventually(t, "every hold released", func() bool {
-				p.admit.mu.Lock()
-				defer p.admit.mu.Unlock()
-				return p.admit.holds == 0 && len(p.admit.servers) == 0 && len(p.admit.shares) == 0
-			})
+			eventually(t, "every hold released", p.admit.Idle)
 		})
 	}
 }

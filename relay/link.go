@@ -2,10 +2,12 @@ package relay
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 
+	"github.com/mcpx-fw/mcpx-fw/relay/internal/refusal"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -16,8 +18,11 @@ import (
 // 2026-07-28 host declares itself on every request.
 type hostView struct {
 	session *mcp.ServerSession
-	era     string
-	caps    *mcp.ClientCapabilities
+	// key names the host session in the limits (hostKey): given by newLink
+	// to a link whose view has a session, one per link.
+	key  string
+	era  string
+	caps *mcp.ClientCapabilities
 	// declared holds what the host declared as the engine reads it
 	// (engine.Host), for a view that serves many requests (newLink), made
 	// on first use and shared by them, and for a view narrowed to one
@@ -50,10 +55,23 @@ func (h hostView) canSample() bool { return h.caps != nil && h.caps.Sampling != 
 // only be asked for a completion through an input_required result.
 func (h hostView) modern() bool { return isModern(h.era) }
 
+// hostKeys numbers the host sessions' links, for hostKey.
+var hostKeys atomic.Uint64
+
+// hostKey is the host session h stands for in the limits: its link's key,
+// or "" for every 2026-07-28 request (such hosts have no session, so they
+// share one).
+func hostKey(h hostView) string {
+	if h.session == nil || h.modern() {
+		return ""
+	}
+	return h.key
+}
+
 // link is a set of upstream sessions and the host they serve. Each host
 // session that initializes gets its own link, with upstream sessions at its
-// revision offered only what it can answer (DESIGN §5: upstream sessions
-// are per host session). Every 2026-07-28 request, which carries its own
+// revision offered only what it can answer (upstream sessions are per
+// host session). Every 2026-07-28 request, which carries its own
 // revision and capabilities, shares the one modern link.
 type link struct {
 	host hostView
@@ -92,6 +110,9 @@ type link struct {
 func newLink(h hostView) *link {
 	if h.caps == nil {
 		h.caps = &mcp.ClientCapabilities{}
+	}
+	if h.session != nil {
+		h.key = "host-" + strconv.FormatUint(hostKeys.Add(1), 10)
 	}
 	h.declared = &declaredCaps{of: h.caps}
 	gone, leave := context.WithCancel(context.Background())
@@ -154,7 +175,7 @@ func (l *link) route(name string) (*upstream, string, error) {
 			return u, rest, nil
 		}
 	}
-	return nil, "", errUnknownName()
+	return nil, "", refusal.UnknownName()
 }
 
 // only returns the upstream when there is exactly one.

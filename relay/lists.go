@@ -7,6 +7,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpx-fw/mcpx-fw/engine"
+	"github.com/mcpx-fw/mcpx-fw/relay/internal/refusal"
 	"github.com/mcpx-fw/mcpx-fw/relay/seal"
 )
 
@@ -156,7 +157,7 @@ func (p *Proxy) readTarget(ctx context.Context, l *link, params *mcp.ReadResourc
 	u := l.byName(server)
 	if !ok || u == nil {
 		p.log.Warn("requestState rejected: not sealed by this firewall for a server of this link")
-		return nil, errStateRejected("not issued for this call")
+		return nil, refusal.StateRejected("not issued for this call")
 	}
 	return u, nil
 }
@@ -171,7 +172,7 @@ func (p *Proxy) complete(ctx context.Context, l *link, r *mcp.CompleteRequest) (
 		return nil, err
 	}
 	if c := u.session.InitializeResult().Capabilities; c == nil || !hasCompletions(c) {
-		return nil, errCompletionsNotOffered(u.cfg.Name)
+		return nil, refusal.CompletionsNotOffered(u.cfg.Name)
 	}
 	res, err := u.session.Complete(ctx, &mcp.CompleteParams{Meta: scrubMeta(r.Params.Meta),
 		Argument: r.Params.Argument, Context: r.Params.Context, Ref: ref})
@@ -198,5 +199,5 @@ func (p *Proxy) completionTarget(ctx context.Context, l *link, ref *mcp.Complete
 		}
 		return u, &mcp.CompleteReference{Type: ref.Type, URI: ref.URI}, nil
 	}
-	return nil, nil, errCompletionRefInvalid()
+	return nil, nil, refusal.CompletionRefInvalid()
 }

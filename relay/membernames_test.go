@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"testing"
 
+	"github.com/mcpx-fw/mcpx-fw/relay/internal/refusal"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -31,9 +32,9 @@ func TestInputEntryMemberNames(t *testing.T) {
 		name, entry string
 		code        int64
 	}{
-		{"upper case", `{"METHOD":"elicitation/create","PARAMS":` + dup + `}`, codeInvalidParams},
-		{"method repeated in another case", `{"method":"roots/list","Method":"elicitation/create","params":` + dup + `}`, codeInvalidParams},
-		{"params repeated with a folding letter", `{"method":"elicitation/create","params":` + benign + `,"paramſ":` + dup + `}`, codeInvalidParams},
+		{"upper case", `{"METHOD":"elicitation/create","PARAMS":` + dup + `}`, refusal.CodeInvalidParams},
+		{"method repeated in another case", `{"method":"roots/list","Method":"elicitation/create","params":` + dup + `}`, refusal.CodeInvalidParams},
+		{"params repeated with a folding letter", `{"method":"elicitation/create","params":` + benign + `,"paramſ":` + dup + `}`, refusal.CodeInvalidParams},
 		{"exact", `{"method":"elicitation/create","params":` + benign + `}`, 0},
 	}
 	url := startHTTPUpstream(t)

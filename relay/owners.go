@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/mcpx-fw/mcpx-fw/relay/internal/refusal"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/yosida95/uritemplate/v3"
@@ -28,7 +29,7 @@ import (
 //
 //   - One claimant: the request goes to it, and only to it.
 //   - Several claimants, whatever the kind of claim: the request is refused
-//     (errResourceClaimedTwice) and reaches nobody. Any server can list any
+//     (refusal.ResourceClaimedTwice) and reaches nobody. Any server can list any
 //     URI or a template that matches everything, so the firewall cannot
 //     tell the rightful owner from an impostor; preferring exact listings
 //     would let a server take another's templated URIs by listing them,
@@ -44,7 +45,7 @@ import (
 // themselves: a lookup decides only over every upstream's current
 // listing, so an upstream whose part is missing (never listed, or dropped
 // by its list_changed) is listed first. A part that cannot be listed
-// fails the lookup (errResourceOwnersUnknown) rather than letting another
+// fails the lookup (refusal.ResourceOwnersUnknown) rather than letting another
 // server become the only claimant. The index belongs to a link, so each
 // host session that initialized has its own, and every 2026-07-28 request
 // shares the modern link's.
@@ -201,9 +202,9 @@ func (p *Proxy) owner(ctx context.Context, l *link, uri string) (*upstream, erro
 		case len(owners) == 1:
 			return owners[0], nil
 		case len(owners) > 1:
-			return nil, errResourceClaimedTwice(serverNames(owners))
+			return nil, refusal.ResourceClaimedTwice(serverNames(owners))
 		case relisted:
-			return nil, errResourceNotFound()
+			return nil, refusal.ResourceNotFound()
 		}
 		if err := p.relist(ctx, l, ups, generation); err != nil {
 			return nil, err
@@ -277,7 +278,7 @@ func (p *Proxy) listTemplatesOf(ctx context.Context, l *link, u *upstream) ([]*m
 func (p *Proxy) ownersUnknown(u *upstream, err error) error {
 	p.log.Warn("resource owners unknown: an upstream's resources could not be listed",
 		zap.String("server", u.cfg.Name), zap.Error(err))
-	return errResourceOwnersUnknown(u.cfg.Name)
+	return refusal.ResourceOwnersUnknown(u.cfg.Name)
 }
 
 // listCapped lists up to limit items of one kind from u, and stops reading

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpx-fw/mcpx-fw/relay/internal/refusal"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/zap"
@@ -93,7 +94,7 @@ func TestOwnerRules(t *testing.T) {
 		u, err := p.owner(t.Context(), l, c.uri)
 		var we *jsonrpc.Error
 		switch {
-		case c.wantError && (!errors.As(err, &we) || we.Code != codeInvalidParams || !strings.Contains(we.Message, c.want)):
+		case c.wantError && (!errors.As(err, &we) || we.Code != refusal.CodeInvalidParams || !strings.Contains(we.Message, c.want)):
 			t.Errorf("owner(%s) = %v, %v; want -32602 saying %q", c.uri, u, err, c.want)
 		case !c.wantError && (err != nil || u.cfg.Name != c.want):
 			t.Errorf("owner(%s) = %v, %v; want %s", c.uri, u, err, c.want)
@@ -167,7 +168,7 @@ func TestReadRetryRoutesBySealedServer(t *testing.T) {
 		"not sealed":       "eyJzcnYiOiJhbHBoYSJ9.AAAA",
 	} {
 		var we *jsonrpc.Error
-		if u, err := p.readTarget(t.Context(), l, &mcp.ReadResourceParams{URI: "x://a", RequestState: state}); !errors.As(err, &we) || we.Code != codeInvalidParams {
+		if u, err := p.readTarget(t.Context(), l, &mcp.ReadResourceParams{URI: "x://a", RequestState: state}); !errors.As(err, &we) || we.Code != refusal.CodeInvalidParams {
 			t.Errorf("%s state: %v, %v; want -32602", name, u, err)
 		}
 	}

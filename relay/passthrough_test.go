@@ -117,3 +117,12 @@ func sortedCopy(s []string) []string {
 	}
 	return out
 }
+
+// TestPassedThrough: an upstream's own error to a host's call reaches the
+// host as the upstream sent it.
+func TestPassedThrough(t *testing.T) {
+	we := &jsonrpc.Error{Code: -32000, Message: "the upstream's words", Data: json.RawMessage(`{"why":1}`)}
+	if got := upstreamError(&upstream{cfg: Upstream{Name: "notes"}}, we); got != we {
+		t.Errorf("upstreamError = %v, want the upstream's own error", got)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpx-fw/mcpx-fw/relay/internal/admit"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/zap"
 )
@@ -102,8 +103,8 @@ func (p *Proxy) relayProgress(ctx context.Context, u *upstream, req *mcp.Progres
 	case "unknown":
 		p.log.Debug("progress dropped: its token names no call in flight", zap.String("server", u.cfg.Name))
 		return
-	case "foreign": // logged as a refusal (refusalLog): an upstream may send these as fast as it likes
-		p.admit.refused.count(refusal{what: "progress notification", outcome: "dropped: its token was issued to another upstream session", server: u.cfg.Name})
+	case "foreign": // logged as a refusal (admit.Gate.Refuse): an upstream may send these as fast as it likes
+		p.admit.Refuse(admit.Refusal{What: "progress notification", Outcome: "dropped: its token was issued to another upstream session", Server: u.cfg.Name})
 		return
 	}
 	err := rt.host.NotifyProgress(valuesOf{Context: ctx, values: rt.ctx}, &mcp.ProgressNotificationParams{

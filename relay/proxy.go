@@ -17,6 +17,8 @@ import (
 	"github.com/mcpx-fw/mcpx-fw/engine"
 	"github.com/mcpx-fw/mcpx-fw/engine/review"
 	"github.com/mcpx-fw/mcpx-fw/engine/telemetry"
+	"github.com/mcpx-fw/mcpx-fw/relay/internal/admit"
+	"github.com/mcpx-fw/mcpx-fw/relay/internal/pipeline"
 	"github.com/mcpx-fw/mcpx-fw/relay/seal"
 )
 
@@ -107,7 +109,7 @@ type Config struct {
 	// SealKey authenticates the requestState handed to 2026-07-28 hosts; a
 	// random key is made when it is empty (states then die with the process).
 	SealKey []byte
-	// Limits bound what upstreams may make the firewall hold (admission.go).
+	// Limits bound what upstreams may make the firewall hold (package admit).
 	Limits Limits
 	// HTTP configures serving hosts over HTTP (http.go).
 	HTTP    HTTPOptions
@@ -140,10 +142,11 @@ type Proxy struct {
 	handed   handedRounds   // sampling entries out with 2026-07-28 hosts
 	bridges  bridgePool     // 2026-07-28 host calls to upstreams that push
 	progress progressRoutes // progress tokens sent upstream, by host call
-	reviews  reviewWaits    // requests held for review, on one shared poll
-	judging  judging        // decisions on sampling requests, a few at a time
-	admit    *admission     // what each upstream holds, and the gate before anything else
-	known    knownCapabilities
+	admit    *admit.Gate    // what each upstream holds, and the gate before anything else
+	// pipe decides what upstreams ask of hosts: its decision workers and
+	// the shared wait on the review queue.
+	pipe  *pipeline.Pipeline
+	known knownCapabilities
 
 	mu     sync.Mutex
 	links  map[*mcp.ServerSession]*link // hosts that initialized
@@ -176,8 +179,9 @@ func New(cfg Config, eng *engine.Engine, store *review.Store, log *zap.Logger) *
 	cfg = bridgeDefaults(cfg)
 	cfg.HTTP = cfg.HTTP.resolved()
 	p := &Proxy{cfg: cfg, eng: eng, store: store, log: log.Named("relay"), links: map[*mcp.ServerSession]*link{}}
-	p.admit = newAdmission(cfg.Limits, p.log)
-	p.admit.metrics = cfg.Metrics
+	p.admit = admit.New(cfg.Limits, p.log, cfg.Metrics)
+	p.pipe = pipeline.New(pipeline.Deps{Engine: eng, Store: store, Admit: p.admit, Metrics: cfg.Metrics,
+		Tracer: cfg.Tracer, Log: p.log, HostTimeout: cfg.HostTimeout})
 	p.bridges.metrics = cfg.Metrics
 	p.sealer = seal.New(sealKey(cfg.SealKey), nil)
 	p.replica = newReplicaID()
@@ -272,13 +276,13 @@ func (p *Proxy) quiesce() {
 		links := p.allLinks()
 		p.closed = true
 		p.mu.Unlock()
-		p.admit.close()
+		p.admit.Close()
 		p.bridges.closeAll(p)
 		for _, l := range links {
 			l.leave()
 		}
 		p.handed.closeAll()
-		if !p.admit.drain(drainGrace) {
+		if !p.admit.Drain(drainGrace) {
 			p.log.Warn("requests still in flight at shutdown; their upstreams are closed under them", zap.Duration("after", drainGrace))
 		}
 	})
@@ -308,8 +312,8 @@ func (p *Proxy) Close() {
 		l.close()
 	}
 	p.detaching.Wait()
-	p.judging.close()
-	p.admit.refused.logTotals()
+	p.pipe.Close()
+	p.admit.LogTotals()
 }
 
 // sealKey is the configured key, or a random one for this process only.
@@ -333,3 +337,10 @@ func newReplicaID() string {
 	}
 	return hex.EncodeToString(b)
 }
+
+// Limits bound what upstreams may make the firewall hold; zero fields take
+// DefaultLimits (package admit, which enforces them).
+type Limits = admit.Limits
+
+// DefaultLimits are the limits unless configured.
+func DefaultLimits() Limits { return admit.DefaultLimits() }

@@ -3,6 +3,7 @@ package relay
 import (
 	"sync"
 
+	"github.com/mcpx-fw/mcpx-fw/relay/internal/admit"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
@@ -16,23 +17,23 @@ import (
 // release it.
 type pushHolds struct {
 	mu   sync.Mutex
-	byID map[jsonrpc.ID][]*hold // an upstream may reuse an id: one hold per request
+	byID map[jsonrpc.ID][]*admit.Hold // an upstream may reuse an id: one hold per request
 	// framed holds what frameScreen admitted, until the guard's judge
 	// claims it as the message reaches it.
-	framed map[jsonrpc.ID][]*hold
+	framed map[jsonrpc.ID][]*admit.Hold
 	ended  bool
 }
 
 func newPushHolds() *pushHolds {
-	return &pushHolds{byID: map[jsonrpc.ID][]*hold{}, framed: map[jsonrpc.ID][]*hold{}}
+	return &pushHolds{byID: map[jsonrpc.ID][]*admit.Hold{}, framed: map[jsonrpc.ID][]*admit.Hold{}}
 }
 
 // frame keeps h, admitted on its frame, for the judge of the message.
-func (p *pushHolds) frame(id jsonrpc.ID, h *hold) {
+func (p *pushHolds) frame(id jsonrpc.ID, h *admit.Hold) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.ended {
-		h.release()
+		h.Release()
 		return
 	}
 	p.framed[id] = append(p.framed[id], h)
@@ -42,7 +43,7 @@ func (p *pushHolds) frame(id jsonrpc.ID, h *hold) {
 // frame screen and the judge read the same bytes with the same decoder,
 // in the same order, so the judge of a push frameScreen admitted finds
 // its hold here, and that of any other push finds none.
-func (p *pushHolds) claim(id jsonrpc.ID) *hold {
+func (p *pushHolds) claim(id jsonrpc.ID) *admit.Hold {
 	if p == nil {
 		return nil
 	}
@@ -52,7 +53,7 @@ func (p *pushHolds) claim(id jsonrpc.ID) *hold {
 }
 
 // take removes and returns the oldest hold of id in m, or nil.
-func take(m map[jsonrpc.ID][]*hold, id jsonrpc.ID) *hold {
+func take(m map[jsonrpc.ID][]*admit.Hold, id jsonrpc.ID) *admit.Hold {
 	hs := m[id]
 	switch len(hs) {
 	case 0:
@@ -67,15 +68,15 @@ func take(m map[jsonrpc.ID][]*hold, id jsonrpc.ID) *hold {
 
 // add keeps h until id is answered. After the session ended it releases
 // h at once: nothing will answer it.
-func (p *pushHolds) add(id jsonrpc.ID, h *hold) {
+func (p *pushHolds) add(id jsonrpc.ID, h *admit.Hold) {
 	if h == nil || p == nil {
-		h.release()
+		h.Release()
 		return
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.ended {
-		h.release()
+		h.Release()
 		return
 	}
 	p.byID[id] = append(p.byID[id], h)
@@ -86,7 +87,7 @@ func (p *pushHolds) answered(id jsonrpc.ID) {
 	p.mu.Lock()
 	h := take(p.byID, id)
 	p.mu.Unlock()
-	h.release()
+	h.Release()
 }
 
 // end releases every hold: the session is gone, and so is every request
@@ -94,12 +95,12 @@ func (p *pushHolds) answered(id jsonrpc.ID) {
 func (p *pushHolds) end() {
 	p.mu.Lock()
 	answered, framed := p.byID, p.framed
-	p.byID, p.framed, p.ended = map[jsonrpc.ID][]*hold{}, map[jsonrpc.ID][]*hold{}, true
+	p.byID, p.framed, p.ended = map[jsonrpc.ID][]*admit.Hold{}, map[jsonrpc.ID][]*admit.Hold{}, true
 	p.mu.Unlock()
-	for _, m := range []map[jsonrpc.ID][]*hold{answered, framed} {
+	for _, m := range []map[jsonrpc.ID][]*admit.Hold{answered, framed} {
 		for _, hs := range m {
 			for _, h := range hs {
-				h.release()
+				h.Release()
 			}
 		}
 	}
@@ -107,16 +108,16 @@ func (p *pushHolds) end() {
 
 // admitter is the admission step of a guard: it takes a hold for one
 // request of size bytes from the upstream, or refuses it.
-type admitter func(bytes int) (*hold, *jsonrpc.Error)
+type admitter func(bytes int) (*admit.Hold, *jsonrpc.Error)
 
 // guardFor is the raw screening of u's messages, with admission first.
 func (p *Proxy) guardFor(u *upstream) guard {
 	return guard{screen: p.screenFor(u), inputs: p.screenInputsFor(u), held: u.held,
-		admit: func(n int) (*hold, *jsonrpc.Error) {
-			return p.admit.acquire(u.cfg.Name, hostKey(u.link.host), claim{inFlight: 1, bytes: int64(n)})
+		admit: func(n int) (*admit.Hold, *jsonrpc.Error) {
+			return p.admit.Acquire(u.cfg.Name, hostKey(u.link.host), admit.Claim{InFlight: 1, Bytes: int64(n)})
 		},
 		admitInputs: func(n int, bytes int64) *jsonrpc.Error {
-			return p.admit.fits(u.cfg.Name, hostKey(u.link.host), claim{inFlight: n, bytes: bytes})
+			return p.admit.Fits(u.cfg.Name, hostKey(u.link.host), admit.Claim{InFlight: n, Bytes: bytes})
 		}}
 }
 
@@ -124,7 +125,7 @@ func (p *Proxy) guardFor(u *upstream) guard {
 // params, before anything else is done with it. A request the guard lets
 // through is kept in held until its answer is written; one it refuses is
 // answered by the guard.
-func (g guard) admitPush(msg *jsonrpc.Request) (*hold, *jsonrpc.Error) {
+func (g guard) admitPush(msg *jsonrpc.Request) (*admit.Hold, *jsonrpc.Error) {
 	if g.admit == nil {
 		return nil, nil
 	}

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpx-fw/mcpx-fw/relay/internal/admit"
+	"github.com/mcpx-fw/mcpx-fw/relay/internal/refusal"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
@@ -32,13 +34,13 @@ func TestNoHostRefusalsLogBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, o := range out {
-		if o.Error == nil || o.Error.Code != codeInternal || !strings.Contains(string(o.Error.Data), reasonNoHost) {
+		if o.Error == nil || o.Error.Code != refusal.CodeInternal || !strings.Contains(string(o.Error.Data), refusal.ReasonNoHost) {
 			t.Fatalf("push %d got %+v, want -32603 no host", i, o)
 		}
 	}
 	const msg = "sampling request refused: no host can answer"
 	lines := logs.FilterFieldKey("why").Len() // every line about the refusals, whatever it says
-	if bound := 1 + int(elapsed/refusalLogEvery); lines > bound {
+	if bound := 1 + int(elapsed/admit.LogEvery); lines > bound {
 		t.Errorf("%d refusals in %v logged in %d lines, want at most %d (one a second)", n, elapsed, lines, bound)
 	}
 	p.Close()

@@ -13,6 +13,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpx-fw/mcpx-fw/engine"
+	"github.com/mcpx-fw/mcpx-fw/relay/internal/pipeline"
+	"github.com/mcpx-fw/mcpx-fw/relay/internal/refusal"
 	"github.com/mcpx-fw/mcpx-fw/relay/peer"
 	"github.com/mcpx-fw/mcpx-fw/relay/seal"
 	"github.com/mcpx-fw/mcpx-fw/validate"
@@ -36,7 +38,7 @@ func replicaPair(t *testing.T, names ...string) (*Proxy, *Proxy) {
 func wantRejected(t *testing.T, err error, phrase string) {
 	t.Helper()
 	var we *jsonrpc.Error
-	if !errors.As(err, &we) || we.Code != codeInvalidParams || !strings.Contains(we.Message, phrase) {
+	if !errors.As(err, &we) || we.Code != refusal.CodeInvalidParams || !strings.Contains(we.Message, phrase) {
 		t.Fatalf("err = %v, want -32602 saying %q", err, phrase)
 	}
 }
@@ -111,9 +113,7 @@ func TestRetryAdmissionReleased(t *testing.T) {
 
 // inFlight is what p's admission counts in flight for server.
 func inFlight(p *Proxy, server string) int {
-	p.admit.mu.Lock()
-	defer p.admit.mu.Unlock()
-	return p.admit.servers[server].inFlight
+	return p.admit.Held(server).InFlight
 }
 
 // TestRetryReplicaTrust: what a replica refuses of a retry that reaches
@@ -190,8 +190,8 @@ func TestBridgedRetryOnAnotherReplica(t *testing.T) {
 		InputResponses: mcp.InputResponseMap{keyOf(first.InputRequests): hiResult()}}
 	_, err = host2.CallTool(t.Context(), again)
 	var we *jsonrpc.Error
-	if !errors.As(err, &we) || we.Code != codeInternal || !hasReasonCode(we, reasonBridgeElsewhere) {
-		t.Fatalf("retry on the other replica: %v, want -32603 with reason %s", err, reasonBridgeElsewhere)
+	if !errors.As(err, &we) || we.Code != refusal.CodeInternal || !refusal.HasReason(we, refusal.ReasonBridgeElsewhere) {
+		t.Fatalf("retry on the other replica: %v, want -32603 with reason %s", err, refusal.ReasonBridgeElsewhere)
 	}
 	res, err := host1.CallTool(t.Context(), again)
 	if err != nil || res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, `"completion"`) {
@@ -202,8 +202,8 @@ func TestBridgedRetryOnAnotherReplica(t *testing.T) {
 // TestStoredRoundRoundTrip: what the store keeps of a round is the round:
 // kind, request as cleared (approved codes, capabilities, params), review.
 func TestStoredRoundRoundTrip(t *testing.T) {
-	in := map[string]handed{
-		"sampling-1-1": {k: samplingKind, reviewID: "rv-1", s: engine.Request{
+	in := map[string]pipeline.Entry{
+		"sampling-1-1": {Kind: pipeline.Sampling, ReviewID: "rv-1", Request: engine.Request{
 			Kind:     engine.KindSampling,
 			Server:   engine.Server{Name: "alpha", Label: "Alpha", Protocol: "2026-07-28", Reported: map[string]any{"name": "up", "n": 1.5}},
 			Host:     engine.Host{Protocol: "2026-07-28", Capabilities: map[string]any{"sampling": map[string]any{"tools": map[string]any{}}}},
@@ -212,8 +212,8 @@ func TestStoredRoundRoundTrip(t *testing.T) {
 			Params:   []byte(helloParams),
 			Approved: []string{"needs-review", "large"},
 		}},
-		"elicitation-1-2": {k: elicitationKind, s: engine.Request{Kind: engine.KindElicitation, Caps: validate.Capabilities{Form: true}, Params: []byte(`{"mode":"form"}`)}},
-		"roots-1-3":       {k: rootsKind, s: engine.Request{Kind: engine.KindRoots}},
+		"elicitation-1-2": {Kind: pipeline.Elicitation, Request: engine.Request{Kind: engine.KindElicitation, Caps: validate.Capabilities{Form: true}, Params: []byte(`{"mode":"form"}`)}},
+		"roots-1-3":       {Kind: pipeline.Roots, Request: engine.Request{Kind: engine.KindRoots}},
 	}
 	payload, err := encodeRound(in)
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpx-fw/mcpx-fw/relay/internal/refusal"
 	"github.com/mcpx-fw/mcpx-fw/relay/peer"
 )
 
@@ -86,7 +87,7 @@ func TestRequestStateRejected(t *testing.T) {
 			host := manualHost(t, p)
 			err := tc.use(t, p, host, askInput(t, host, "alpha__sample_input"))
 			var we *jsonrpc.Error
-			if !errors.As(err, &we) || we.Code != codeInvalidParams || !strings.Contains(we.Message, tc.want) {
+			if !errors.As(err, &we) || we.Code != refusal.CodeInvalidParams || !strings.Contains(we.Message, tc.want) {
 				t.Fatalf("err = %v, want -32602 saying %q", err, tc.want)
 			}
 		})

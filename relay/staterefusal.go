@@ -5,6 +5,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
+	"github.com/mcpx-fw/mcpx-fw/relay/internal/refusal"
 	"github.com/mcpx-fw/mcpx-fw/relay/seal"
 )
 
@@ -37,5 +38,5 @@ func stateRejection(err error) *jsonrpc.Error {
 			break
 		}
 	}
-	return errStateRejected(phrase)
+	return refusal.StateRejected(phrase)
 }

@@ -74,18 +74,26 @@ func TestLogStderr(t *testing.T) {
 // reaches the cap, while the stream is still open.
 func TestLogStderrFlushesAtTheCap(t *testing.T) {
 	core, logs := observer.New(zapcore.DebugLevel)
+	logged := make(chan struct{}, 1)
+	signal := zap.Hooks(func(zapcore.Entry) error {
+		select {
+		case logged <- struct{}{}:
+		default:
+		}
+		return nil
+	})
 	r, w := io.Pipe()
 	done := make(chan struct{})
-	go func() { logStderr(r, "noisy", zap.New(core)); close(done) }()
+	go func() { logStderr(r, "noisy", zap.New(core, signal)); close(done) }()
 	if _, err := w.Write([]byte(strings.Repeat("x", stderrLineCap+10))); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
 	for len(stderrEntries(logs)) == 0 {
-		if time.Now().After(deadline) {
+		select {
+		case <-logged:
+		case <-time.After(10 * time.Second):
 			t.Fatal("nothing logged 10s after a line reached the cap")
 		}
-		time.Sleep(10 * time.Millisecond)
 	}
 	if got := stderrEntries(logs)[0]; !got.Cut || len(got.Text) != stderrLineCap {
 		t.Errorf("first entry %+v; want the first %d bytes, cut", got, stderrLineCap)

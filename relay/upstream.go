@@ -13,6 +13,9 @@ import (
 
 	"github.com/mcpx-fw/mcpx-fw/engine"
 	"github.com/mcpx-fw/mcpx-fw/engine/telemetry"
+	"github.com/mcpx-fw/mcpx-fw/relay/internal/admit"
+	"github.com/mcpx-fw/mcpx-fw/relay/internal/pipeline"
+	"github.com/mcpx-fw/mcpx-fw/relay/internal/refusal"
 	"github.com/mcpx-fw/mcpx-fw/validate"
 )
 
@@ -184,12 +187,12 @@ func advertised(c validate.Capabilities) *mcp.SamplingCapabilities {
 // screenFor validates the raw params of a request of kind k u pushes
 // (see guardedTransport).
 func (p *Proxy) screenFor(u *upstream) screen {
-	return func(ctx context.Context, k *kind, params json.RawMessage) *jsonrpc.Error {
-		v, ok := p.eng.Screen(ctx, p.describe(u, u.link.host, engine.Origin{}, k, params))
+	return func(ctx context.Context, k *pipeline.Kind, params json.RawMessage) *jsonrpc.Error {
+		v, ok := p.eng.Screen(ctx, pipeline.Describe(p.source(u, u.link.host, engine.Origin{}), k, params))
 		if ok {
 			return nil
 		}
-		return wireErrorFor(k.name, v)
+		return refusal.ForVerdict(k.Name, v)
 	}
 }
 
@@ -198,11 +201,11 @@ func (p *Proxy) screenFor(u *upstream) screen {
 // wire, so every sampling capability counts as offered here; the typed
 // check that follows applies the host's.
 func (p *Proxy) screenInputsFor(u *upstream) screen {
-	return func(ctx context.Context, k *kind, params json.RawMessage) *jsonrpc.Error {
-		s := p.describe(u, u.link.host, engine.Origin{}, k, params)
+	return func(ctx context.Context, k *pipeline.Kind, params json.RawMessage) *jsonrpc.Error {
+		s := pipeline.Describe(p.source(u, u.link.host, engine.Origin{}), k, params)
 		s.Caps = validate.Capabilities{Tools: true, Context: true, Form: true, URL: true}
 		if v, ok := p.eng.Screen(ctx, s); !ok {
-			return wireErrorFor(k.name, v)
+			return refusal.ForVerdict(k.Name, v)
 		}
 		return nil
 	}
@@ -234,26 +237,26 @@ func (p *Proxy) refuseUnoffered(u *upstream) mcp.Middleware {
 }
 
 // notOffered refuses a request for a capability u was not offered. The
-// refusal is logged as a limit's is (refusalLog): an upstream may send
+// refusal is logged as a limit's is (admit.Gate.Refuse): an upstream may send
 // such requests as fast as it likes.
 func (p *Proxy) notOffered(u *upstream, capability string) error {
-	p.admit.refused.count(refusal{what: "request", outcome: "refused: capability not offered to the server",
-		server: u.cfg.Name, key: "capability", detail: capability})
-	return errNotOffered(u.cfg.Name, capability)
+	p.admit.Refuse(admit.Refusal{What: "request", Outcome: "refused: capability not offered to the server",
+		Server: u.cfg.Name, Key: "capability", Detail: capability})
+	return refusal.NotOffered(u.cfg.Name, capability)
 }
 
 // noHost refuses a sampling push nobody can answer, at once and as an
 // error nobody chose (-32603), before any decision is made.
-func (p *Proxy) noHost(u *upstream, why string) error { return p.noHostFor(u, samplingKind, why) }
+func (p *Proxy) noHost(u *upstream, why string) error { return p.noHostFor(u, pipeline.Sampling, why) }
 
 // noHostFor refuses a push of kind k nobody can answer, as noHost does.
-// The refusal is logged as a limit's is (refusalLog): an upstream may push
+// The refusal is logged as a limit's is (admit.Gate.Refuse): an upstream may push
 // as fast as it likes where no host can answer (a 2026-07-28 host's shared
 // session, a host that did not declare sampling).
-func (p *Proxy) noHostFor(u *upstream, k *kind, why string) error {
-	p.admit.refused.count(refusal{what: kindNoun(k.name) + " request", outcome: "refused: no host can answer",
-		server: u.cfg.Name, key: "why", detail: why})
-	return wireErrorFor(k.name, engine.Verdict{Stage: engine.StageRequest, Reasons: []engine.Reason{{Code: reasonNoHost, Message: why}}})
+func (p *Proxy) noHostFor(u *upstream, k *pipeline.Kind, why string) error {
+	p.admit.Refuse(admit.Refusal{What: refusal.KindNoun(k.Name) + " request", Outcome: "refused: no host can answer",
+		Server: u.cfg.Name, Key: "why", Detail: why})
+	return refusal.ForVerdict(k.Name, engine.Verdict{Stage: engine.StageRequest, Reasons: []engine.Reason{{Code: refusal.ReasonNoHost, Message: why}}})
 }
 
 // reported is what the upstream says about itself: display only. It is

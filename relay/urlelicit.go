@@ -6,6 +6,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpx-fw/mcpx-fw/relay/internal/pipeline"
+	"github.com/mcpx-fw/mcpx-fw/relay/internal/refusal"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/zap"
@@ -18,7 +20,7 @@ import (
 // reaches the host that was asked that elicitation through that upstream,
 // and only it: the ids the upstream may complete are those of the URL
 // elicitations its host accepted (elicitation/create) or was handed
-// (-32042), and an upstream session serves one host (DESIGN §5). Any other
+// (-32042), and an upstream session serves one host. Any other
 // completion is dropped.
 
 // Bounds on what one upstream session may have the firewall remember.
@@ -110,7 +112,7 @@ func (p *Proxy) watchURLElicitations(u *upstream) mcp.Middleware {
 // as forwardableElicit writes it for the host: one inference, so the ids
 // awaited are those of the elicitations the host was asked in URL mode.
 func urlMode(params *mcp.ElicitParams) bool {
-	return forwardableElicit(params).Mode == "url"
+	return pipeline.ForwardableElicit(params).Mode == "url"
 }
 
 // urlOffered reports whether u was offered URL-mode elicitation: a -32042
@@ -135,13 +137,13 @@ func (p *Proxy) urlElicitationRequired(ctx context.Context, x *exchange, we *jso
 	u := x.u
 	if !urlOffered(u) {
 		u.log.Warn("URL elicitation required, from a server not offered URL-mode elicitation: refused")
-		return errNotOffered(u.cfg.Name, "elicitation")
+		return refusal.NotOffered(u.cfg.Name, "elicitation")
 	}
 	var data struct {
 		Elicitations []json.RawMessage `json:"elicitations"`
 	}
 	if json.Unmarshal(we.Data, &data) != nil || len(data.Elicitations) == 0 || len(data.Elicitations) > maxURLElicitations {
-		return errURLElicitationsInvalid(u.cfg.Name, maxURLElicitations)
+		return refusal.URLElicitationsInvalid(u.cfg.Name, maxURLElicitations)
 	}
 	cleared := make([]*mcp.ElicitParams, 0, len(data.Elicitations))
 	for _, raw := range data.Elicitations {
@@ -157,28 +159,29 @@ func (p *Proxy) urlElicitationRequired(ctx context.Context, x *exchange, we *jso
 			u.urls.expect(el.ElicitationID, now)
 		}
 	}
-	return errURLElicitationRequired(cleared)
+	return refusal.URLElicitationRequired(cleared)
 }
 
 // clearURLElicitation runs one elicitation of a -32042 through the
 // request stage as URL mode, and returns it as cleared, or its refusal.
 func (p *Proxy) clearURLElicitation(ctx context.Context, x *exchange, raw json.RawMessage) (*mcp.ElicitParams, error) {
-	s := p.describe(x.u, x.host, x.origin, elicitationKind, raw)
+	src := p.source(x.u, x.host, x.origin)
+	s := pipeline.Describe(src, pipeline.Elicitation, raw)
 	if v, ok := p.eng.Screen(ctx, s); !ok {
-		return nil, wireErrorFor(elicitationKind.name, v)
+		return nil, refusal.ForVerdict(pipeline.Elicitation.Name, v)
 	}
 	var params mcp.ElicitParams
 	if err := json.Unmarshal(raw, &params); err != nil {
-		return nil, errInternal("elicitation request could not be decoded")
+		return nil, refusal.Internal("elicitation request could not be decoded")
 	}
 	params.Mode = "url" // what the host is asked to do with it, whatever the upstream wrote
-	c, err := p.requestStage(ctx, x.u, x.host, x.origin, elicitationKind, &params)
+	c, err := p.pipe.Decide(ctx, src, pipeline.Elicitation, &params)
 	if err != nil {
 		return nil, err
 	}
-	out, ok := c.params.(*mcp.ElicitParams)
+	out, ok := c.Params.(*mcp.ElicitParams)
 	if !ok || out.Mode != "url" { // an operator's edit made it a form
-		return nil, errInternal("the approved elicitation is not URL mode")
+		return nil, refusal.Internal("the approved elicitation is not URL mode")
 	}
 	return out, nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpx-fw/mcpx-fw/engine/review"
+	"github.com/mcpx-fw/mcpx-fw/relay/internal/refusal"
 )
 
 // urlHost is a legacy host over HTTP declaring both elicitation modes; the
@@ -169,12 +170,12 @@ func TestURLElicitationRequiredDecided(t *testing.T) {
 			want    string // the data the host gets with -32042
 			approve bool
 		}{
-			{name: "http", args: map[string]any{"ids": []string{"x"}, "urls": []string{"http://auth.example.com/start/x"}}, code: codeUserRejected},
-			{name: "userinfo", args: map[string]any{"ids": []string{"x"}, "urls": []string{"https://bank.example@auth.example.com/x"}}, code: codeUserRejected},
-			{name: "one of two denied", args: map[string]any{"ids": []string{"a", "b"}, "urls": []string{"https://auth.example.com/start/a", "http://auth.example.com/start/b"}}, code: codeUserRejected},
+			{name: "http", args: map[string]any{"ids": []string{"x"}, "urls": []string{"http://auth.example.com/start/x"}}, code: refusal.CodeUserRejected},
+			{name: "userinfo", args: map[string]any{"ids": []string{"x"}, "urls": []string{"https://bank.example@auth.example.com/x"}}, code: refusal.CodeUserRejected},
+			{name: "one of two denied", args: map[string]any{"ids": []string{"a", "b"}, "urls": []string{"https://auth.example.com/start/a", "http://auth.example.com/start/b"}}, code: refusal.CodeUserRejected},
 			{name: "unknown member", args: map[string]any{"data_b64": base64.StdEncoding.EncodeToString([]byte(
-				`{"elicitations":[{"mode":"url","message":"Sign in","url":"https://auth.example.com/start/u","elicitationId":"u","next":"http://evil.example/"}]}`))}, code: codeInvalidParams},
-			{name: "no elicitations", args: map[string]any{"data_b64": base64.StdEncoding.EncodeToString([]byte(`{"elicitations":[],"url":"https://auth.example.com/x"}`))}, code: codeInvalidParams},
+				`{"elicitations":[{"mode":"url","message":"Sign in","url":"https://auth.example.com/start/u","elicitationId":"u","next":"http://evil.example/"}]}`))}, code: refusal.CodeInvalidParams},
+			{name: "no elicitations", args: map[string]any{"data_b64": base64.StdEncoding.EncodeToString([]byte(`{"elicitations":[],"url":"https://auth.example.com/x"}`))}, code: refusal.CodeInvalidParams},
 			{name: "allowed host, rebuilt", args: map[string]any{"data_b64": base64.StdEncoding.EncodeToString([]byte(
 				`{"elicitations":[{"mode":"url","message":"Sign in","url":"https://auth.example.com/start/r","elicitationId":"r"}],"next":"http://evil.example/"}`))},
 				code: mcp.CodeURLElicitationRequired, want: `{"elicitations":[{"mode":"url","message":"Sign in","url":"https://auth.example.com/start/r","elicitationId":"r"}]}`},

@@ -31,7 +31,7 @@
 // receives when the rule is the first violation, and where the requirement
 // comes from.
 //
-// Wire codes (relay's code table, codes.go): a request violation
+// Wire codes (relay/internal/refusal maps verdicts to them): a request violation
 // answers a legacy upstream with -32602 and the title as message; a
 // violation in the host's completion answers with -32603 and the message
 // "host returned an invalid completion: <title>" (for an elicitation

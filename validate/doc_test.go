@@ -27,7 +27,7 @@ type docEntry struct {
 }
 
 // wireOf is the wire column for a rule: -32602 for a request violation
-// (relay/codes.go sends the title as message), -32603 for a result
+// (relay/internal/refusal sends the title as message), -32603 for a result
 // violation ("host returned an invalid completion: <title>").
 func wireOf(stages string) string {
 	var parts []string

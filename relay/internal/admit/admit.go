@@ -1,4 +1,4 @@
-package relay
+package admit
 
 import (
 	"sync"
@@ -8,6 +8,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/mcpx-fw/mcpx-fw/engine/telemetry"
+	"github.com/mcpx-fw/mcpx-fw/relay/internal/refusal"
 )
 
 // Limits bound what upstreams may make the firewall hold: requests in
@@ -50,50 +51,40 @@ func (l Limits) resolved() Limits {
 		HostPendingReviews: orDefault(l.HostPendingReviews, d.HostPendingReviews), HostHeldBytes: orDefault(l.HostHeldBytes, d.HostHeldBytes)}
 }
 
-// claim is what one holder takes: requests in flight, review slots, bytes.
-type claim struct {
-	inFlight, reviews int
-	bytes             int64
+// Claim is what one holder takes: requests in flight, review slots, bytes.
+type Claim struct {
+	InFlight, Reviews int
+	Bytes             int64
 }
 
-func (c claim) add(d claim) claim {
-	return claim{inFlight: c.inFlight + d.inFlight, reviews: c.reviews + d.reviews, bytes: c.bytes + d.bytes}
+func (c Claim) Add(d Claim) Claim {
+	return Claim{InFlight: c.InFlight + d.InFlight, Reviews: c.Reviews + d.Reviews, Bytes: c.Bytes + d.Bytes}
 }
 
-func (c claim) sub(d claim) claim {
-	return claim{inFlight: c.inFlight - d.inFlight, reviews: c.reviews - d.reviews, bytes: c.bytes - d.bytes}
+func (c Claim) sub(d Claim) Claim {
+	return Claim{InFlight: c.InFlight - d.InFlight, Reviews: c.Reviews - d.Reviews, Bytes: c.Bytes - d.Bytes}
 }
 
-// shareKey is one server's share within one host session (see hostKey).
+// shareKey is one server's share within one host session: host is the
+// key the relay gives that session, "" for every 2026-07-28 request (such
+// hosts have no session, so they share one).
 type shareKey struct {
 	server string
-	host   any
+	host   string
 }
 
-// modernHosts is the host key of every 2026-07-28 request: such hosts have
-// no session, so they share one.
-type modernHosts struct{}
-
-// hostKey is the host session h stands for in the limits.
-func hostKey(h hostView) any {
-	if h.session == nil || h.modern() {
-		return modernHosts{}
-	}
-	return h.session
-}
-
-// admission is the one gate every request relayed to a host for an
+// Gate is the one gate every request relayed to a host for an
 // upstream passes before the firewall spends anything on it, whatever its
 // kind (kinds) and its way in: a push (guard), an input request entry
 // (guard, admitRound), a bridged call's push; and the tally of what is
 // held. Callers acquire a hold and release it on every way out; drain
 // waits for every hold to be released.
-type admission struct {
+type Gate struct {
 	lim Limits
 
 	mu      sync.Mutex
-	servers map[string]claim
-	shares  map[shareKey]claim
+	servers map[string]Claim
+	shares  map[shareKey]Claim
 	holds   int           // holds not yet released
 	idle    chan struct{} // closed while holds is 0; replaced when it rises
 	refused *refusalLog
@@ -102,30 +93,33 @@ type admission struct {
 	metrics *telemetry.Metrics
 }
 
-func newAdmission(lim Limits, log *zap.Logger) *admission {
+// New is a gate holding nothing, with lim's unset limits taken from
+// DefaultLimits; its refusals are logged to log and counted in metrics
+// (nil counts none).
+func New(lim Limits, log *zap.Logger, metrics *telemetry.Metrics) *Gate {
 	idle := make(chan struct{})
 	close(idle)
-	return &admission{lim: lim.resolved(), servers: map[string]claim{}, shares: map[shareKey]claim{},
-		idle: idle, refused: newRefusalLog(log)}
+	return &Gate{lim: lim.resolved(), servers: map[string]Claim{}, shares: map[shareKey]Claim{},
+		idle: idle, refused: newRefusalLog(log), metrics: metrics}
 }
 
-// hold is what one holder took; release gives it back, once.
-type hold struct {
-	a    *admission
+// Hold is what one holder took; Release gives it back, once.
+type Hold struct {
+	a    *Gate
 	key  shareKey
 	mu   sync.Mutex
-	c    claim
+	c    Claim
 	done bool
 }
 
-// acquire takes c for server within host, or refuses at once, naming the
+// Acquire takes c for server within host, or refuses at once, naming the
 // limit, when that would pass one.
-func (a *admission) acquire(server string, host any, c claim) (*hold, *jsonrpc.Error) {
+func (a *Gate) Acquire(server string, host string, c Claim) (*Hold, *jsonrpc.Error) {
 	key := shareKey{server, host}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.closed {
-		return nil, errShuttingDown()
+		return nil, refusal.ShuttingDown()
 	}
 	if werr := a.over(key, c); werr != nil {
 		return nil, werr
@@ -134,12 +128,12 @@ func (a *admission) acquire(server string, host any, c claim) (*hold, *jsonrpc.E
 	if a.holds++; a.holds == 1 {
 		a.idle = make(chan struct{})
 	}
-	return &hold{a: a, key: key, c: c}, nil
+	return &Hold{a: a, key: key, c: c}, nil
 }
 
-// fits reports, without taking anything, the limit c would pass now, as
+// Fits reports, without taking anything, the limit c would pass now, as
 // acquire would. It counts the refusal.
-func (a *admission) fits(server string, host any, c claim) *jsonrpc.Error {
+func (a *Gate) Fits(server string, host string, c Claim) *jsonrpc.Error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.over(shareKey{server, host}, c)
@@ -147,23 +141,23 @@ func (a *admission) fits(server string, host any, c claim) *jsonrpc.Error {
 
 // over is the first limit that holding c more for key would pass, counted
 // and logged as a refusal, or nil. Callers hold a.mu.
-func (a *admission) over(key shareKey, c claim) *jsonrpc.Error {
-	s, h := a.servers[key.server].add(c), a.shares[key].add(c)
+func (a *Gate) over(key shareKey, c Claim) *jsonrpc.Error {
+	s, h := a.servers[key.server].Add(c), a.shares[key].Add(c)
 	for _, l := range []struct {
 		name       string
 		held, max  int64
 		hostShared bool
 	}{
-		{"limits.max_in_flight", int64(s.inFlight), int64(a.lim.InFlight), false},
-		{"limits.max_pending_reviews", int64(s.reviews), int64(a.lim.PendingReviews), false},
-		{"limits.max_held_bytes", s.bytes, a.lim.HeldBytes, false},
-		{"limits.max_in_flight_per_host", int64(h.inFlight), int64(a.lim.HostInFlight), true},
-		{"limits.max_pending_reviews_per_host", int64(h.reviews), int64(a.lim.HostPendingReviews), true},
-		{"limits.max_held_bytes_per_host", h.bytes, a.lim.HostHeldBytes, true},
+		{"limits.max_in_flight", int64(s.InFlight), int64(a.lim.InFlight), false},
+		{"limits.max_pending_reviews", int64(s.Reviews), int64(a.lim.PendingReviews), false},
+		{"limits.max_held_bytes", s.Bytes, a.lim.HeldBytes, false},
+		{"limits.max_in_flight_per_host", int64(h.InFlight), int64(a.lim.HostInFlight), true},
+		{"limits.max_pending_reviews_per_host", int64(h.Reviews), int64(a.lim.HostPendingReviews), true},
+		{"limits.max_held_bytes_per_host", h.Bytes, a.lim.HostHeldBytes, true},
 	} {
 		if l.held > l.max {
 			a.count(limitRefusal("upstream request", key.server, l.name), l.max)
-			return errLimitReached(l.name, l.max, key.server, l.hostShared)
+			return refusal.LimitReached(l.name, l.max, key.server, l.hostShared)
 		}
 	}
 	return nil
@@ -171,43 +165,43 @@ func (a *admission) over(key shareKey, c claim) *jsonrpc.Error {
 
 // count counts and logs a refusal by a limit of the given value, and
 // counts it in the metrics.
-func (a *admission) count(r refusal, value int64) {
-	a.metrics.Refused(r.server, r.detail)
+func (a *Gate) count(r Refusal, value int64) {
+	a.metrics.Refused(r.Server, r.Detail)
 	a.refused.count(r, zap.Int64("value", value))
 }
 
-// refuseSession counts and logs a host session refused by limit, as
+// RefuseSession counts and logs a host session refused by limit, as
 // count does an upstream's request: whoever opens sessions in a loop must
 // not fill the log either.
-func (a *admission) refuseSession(limit string, value int64) {
+func (a *Gate) RefuseSession(limit string, value int64) {
 	a.count(limitRefusal("host session", "", limit), value)
 }
 
 // take adds c to key's tallies. Callers hold a.mu.
-func (a *admission) take(key shareKey, c claim) {
-	a.servers[key.server] = a.servers[key.server].add(c)
-	a.shares[key] = a.shares[key].add(c)
+func (a *Gate) take(key shareKey, c Claim) {
+	a.servers[key.server] = a.servers[key.server].Add(c)
+	a.shares[key] = a.shares[key].Add(c)
 }
 
 // give subtracts c from key's tallies, forgetting tallies back at zero
 // (host sessions come and go). Callers hold a.mu.
-func (a *admission) give(key shareKey, c claim) {
-	if s := a.servers[key.server].sub(c); s == (claim{}) {
+func (a *Gate) give(key shareKey, c Claim) {
+	if s := a.servers[key.server].sub(c); s == (Claim{}) {
 		delete(a.servers, key.server)
 	} else {
 		a.servers[key.server] = s
 	}
-	if h := a.shares[key].sub(c); h == (claim{}) {
+	if h := a.shares[key].sub(c); h == (Claim{}) {
 		delete(a.shares, key)
 	} else {
 		a.shares[key] = h
 	}
 }
 
-// grow adds c to what h holds, or refuses, naming the limit, and then h
+// Grow adds c to what h holds, or refuses, naming the limit, and then h
 // holds what it held before. A released or nil hold refuses nothing and
 // takes nothing.
-func (h *hold) grow(c claim) *jsonrpc.Error {
+func (h *Hold) Grow(c Claim) *jsonrpc.Error {
 	if h == nil {
 		return nil
 	}
@@ -223,13 +217,13 @@ func (h *hold) grow(c claim) *jsonrpc.Error {
 		return werr
 	}
 	a.take(h.key, c)
-	h.c = h.c.add(c)
+	h.c = h.c.Add(c)
 	return nil
 }
 
-// release gives back what h holds. It may be called any number of times,
+// Release gives back what h holds. It may be called any number of times,
 // and on a nil hold.
-func (h *hold) release() {
+func (h *Hold) Release() {
 	if h == nil {
 		return
 	}
@@ -248,16 +242,16 @@ func (h *hold) release() {
 	}
 }
 
-// close refuses every later acquire: the firewall is stopping.
-func (a *admission) close() {
+// Close refuses every later Acquire: the firewall is stopping.
+func (a *Gate) Close() {
 	a.mu.Lock()
 	a.closed = true
 	a.mu.Unlock()
 }
 
-// drain waits until every hold is released, or until timeout, and
+// Drain waits until every hold is released, or until timeout, and
 // reports whether all were.
-func (a *admission) drain(timeout time.Duration) bool {
+func (a *Gate) Drain(timeout time.Duration) bool {
 	a.mu.Lock()
 	idle := a.idle
 	a.mu.Unlock()
@@ -277,14 +271,41 @@ func closedWithin(ch <-chan struct{}, timeout time.Duration) bool {
 	}
 }
 
-// held is what server holds now, over all host sessions.
-func (a *admission) held(server string) claim {
+// Held is what server holds now, over all host sessions.
+func (a *Gate) Held(server string) Claim {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.servers[server]
 }
 
-// refusals is how many requests of server limit refused so far.
-func (a *admission) refusals(server, limit string) int64 {
+// Refusals is how many requests of server limit refused so far.
+func (a *Gate) Refusals(server, limit string) int64 {
 	return a.refused.total(limitRefusal("upstream request", server, limit))
+}
+
+// Idle reports whether nothing is held: no hold unreleased, no tally left.
+func (a *Gate) Idle() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.holds == 0 && len(a.servers) == 0 && len(a.shares) == 0
+}
+
+// Refuse counts and logs a refusal the relay made of what an upstream or a
+// host sent (a capability not offered, no host to answer, a foreign
+// progress token), as the gate's own are: more are fields of this one
+// refusal for its line.
+func (a *Gate) Refuse(r Refusal, more ...zap.Field) {
+	a.refused.count(r, more...)
+}
+
+// LogTotals writes one line per kind of refusal whose lines left some out,
+// with the total: the firewall is stopping.
+func (a *Gate) LogTotals() { a.refused.logTotals() }
+
+// orDefault is v, or def where v is unset (zero or less).
+func orDefault[T int | int64](v, def T) T {
+	if v > 0 {
+		return v
+	}
+	return def
 }

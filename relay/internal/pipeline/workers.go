@@ -1,4 +1,4 @@
-package relay
+package pipeline
 
 import (
 	"context"
@@ -6,7 +6,7 @@ import (
 	"sync"
 )
 
-// judging runs the firewall's work on sampling requests on a few
+// workers runs the firewall's work on sampling requests on a few
 // long-lived workers: describing a request for the engine, the engine's
 // decisions (validation, policy evaluation, a SQLite commit) and the
 // settlement of a review. That work has a deep stack, and the goroutine
@@ -18,15 +18,15 @@ import (
 // MiB; BENCHMARKS.md, P4). Workers keep their grown stacks, so the work
 // does not grow a fresh one either. It only contends for the same cores
 // and the store's one writer, so more at once would not finish any sooner.
-type judging struct {
+type workers struct {
 	start, stop sync.Once
 	work        chan func()
 	done        chan struct{} // closed by close: the workers are gone
 }
 
-// judgingWorkers allows two decisions per core at once, so one waiting on
+// workerCount allows two decisions per core at once, so one waiting on
 // the store's write lock does not leave a core idle.
-func judgingWorkers() int { return 2 * runtime.GOMAXPROCS(0) }
+func workerCount() int { return 2 * runtime.GOMAXPROCS(0) }
 
 // do runs job on a worker, starting them on first use, and returns when
 // it has run. A request whose context ends while it waits for one, or that
@@ -34,7 +34,7 @@ func judgingWorkers() int { return 2 * runtime.GOMAXPROCS(0) }
 // would without the workers: the engine records what becomes of a
 // cancelled request. job passes its results back through the variables it
 // captures.
-func (j *judging) do(ctx context.Context, job func()) {
+func (j *workers) do(ctx context.Context, job func()) {
 	j.start.Do(j.run)
 	done := make(chan struct{})
 	run := func() {
@@ -51,9 +51,9 @@ func (j *judging) do(ctx context.Context, job func()) {
 	<-done
 }
 
-func (j *judging) run() {
+func (j *workers) run() {
 	j.work, j.done = make(chan func()), make(chan struct{})
-	for range judgingWorkers() {
+	for range workerCount() {
 		go func() {
 			for {
 				select {
@@ -68,7 +68,7 @@ func (j *judging) run() {
 }
 
 // close stops the workers once they finish what they run.
-func (j *judging) close() {
+func (j *workers) close() {
 	j.start.Do(j.run)
 	j.stop.Do(func() { close(j.done) })
 }

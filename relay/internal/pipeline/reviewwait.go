@@ -1,4 +1,4 @@
-package relay
+package pipeline
 
 import (
 	"context"
@@ -56,7 +56,7 @@ type reviewWaiter struct {
 // the item itself. The timeout
 // wakes the waiter as the poll does, so that a waiting goroutine blocks on
 // two channels, not three, and its timer has no channel of its own.
-func (p *Proxy) awaitReview(ctx context.Context, id string) bool {
+func (p *Pipeline) awaitReview(ctx context.Context, id string) bool {
 	w := p.reviews.add(p, id)
 	timeout := time.AfterFunc(p.eng.ReviewTimeout(), func() { p.reviews.timeUp(id, w) })
 	defer timeout.Stop()
@@ -71,7 +71,7 @@ func (p *Proxy) awaitReview(ctx context.Context, id string) bool {
 }
 
 // add registers a waiter on id and starts the poll if none is running.
-func (w *reviewWaits) add(p *Proxy, id string) *reviewWaiter {
+func (w *reviewWaits) add(p *Pipeline, id string) *reviewWaiter {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.waiting == nil {
@@ -115,7 +115,7 @@ func (w *reviewWaits) remove(id string, rw *reviewWaiter) bool {
 // item added meanwhile is never taken for decided. A failed read wakes
 // everyone, marked unsure: Store.Wait then polls each item itself, as it
 // would without this.
-func (w *reviewWaits) poll(p *Proxy) {
+func (w *reviewWaits) poll(p *Pipeline) {
 	tick := time.NewTicker(p.pollInterval())
 	defer tick.Stop()
 	changed := p.store.Changed()
@@ -141,7 +141,7 @@ func (w *reviewWaits) poll(p *Proxy) {
 
 // pollInterval is how often this process's polls of the store run when
 // nothing announces a change: the store's PollInterval, or its default.
-func (p *Proxy) pollInterval() time.Duration {
+func (p *Pipeline) pollInterval() time.Duration {
 	if p.store.PollInterval > 0 {
 		return p.store.PollInterval
 	}

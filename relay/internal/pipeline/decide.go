@@ -1,4 +1,4 @@
-package relay
+package pipeline
 
 import (
 	"context"
@@ -11,6 +11,8 @@ import (
 
 	"github.com/mcpx-fw/mcpx-fw/engine"
 	"github.com/mcpx-fw/mcpx-fw/engine/review"
+	"github.com/mcpx-fw/mcpx-fw/relay/internal/admit"
+	"github.com/mcpx-fw/mcpx-fw/relay/internal/refusal"
 )
 
 // Reason codes for what an operator supplied that the firewall cannot use.
@@ -33,27 +35,27 @@ type settlement struct {
 // heap, so that a goroutine waiting for a review holds a pointer to it
 // rather than copies of it in every frame of the wait.
 type stage struct {
-	u      *upstream
-	k      *kind
+	src    *Source
+	k      *Kind
 	s      engine.Request
 	result []byte         // the completion; nil at the request stage
-	v      engine.Verdict // the engine's verdict, then the final one (see judge)
+	v      engine.Verdict // the engine's verdict, then the final one (see decide)
 	// reviewID is the review an escalation went through; edited and answer
 	// are what the operator supplied with an approval (see settlement).
 	reviewID       string
 	edited, answer []byte
 	// hold is what the stage holds from before the engine runs until it
-	// settles (see judge): at the result stage the bytes of the
+	// settles (see decide): at the result stage the bytes of the
 	// completion, and a review slot once its review is opened
 	// (reviewSlot). slotted says it took the slot.
-	hold    *hold
+	hold    *admit.Hold
 	slotted bool
 	// reviewed is how its review ended, in the review-outcome metric's
 	// words (approved, rejected, expired, abandoned, error); see settle.
 	reviewed string
 }
 
-// judge runs decide, which fills in t.s, t.v and, at the result stage,
+// decide runs evaluate, which fills in t.s, t.v and, at the result stage,
 // t.result, on a decision worker, then settles an escalation: it waits
 // for the operator, then re-runs the engine with the approval (a deny
 // still wins), on the operator's edit when they made one. Any other
@@ -61,26 +63,26 @@ type stage struct {
 // before and after the review runs on a worker, so that the stack a
 // waiting goroutine keeps is the few small frames of the wait (with a
 // thousand reviews pending, a thousand of them; BENCHMARKS.md, P4). An
-// error from decide ends the stage before any decision.
+// error from evaluate ends the stage before any decision.
 //
-// The stage holds what it takes (see admission) from before the engine
+// The stage holds what it takes (package admit) from before the engine
 // runs until it settles. A review slot of its server is taken only as
-// the engine opens the stage's review (reviewSlot, which decide gives
+// the engine opens the stage's review (reviewSlot, which evaluate gives
 // the engine as engine.Request.ReviewSlot): a decision that opens none
 // takes none, so answers a host gives together are not refused for
 // slots no review holds. Lacking a slot, the review is not opened, the
 // engine records the decision as an error, and the stage is refused
 // with the limit's error.
-func (p *Proxy) judge(ctx context.Context, t *stage, decide func() error) error {
-	hold, werr := p.admit.acquire(t.u.cfg.Name, hostKey(t.u.link.host), claim{})
+func (p *Pipeline) decide(ctx context.Context, t *stage, evaluate func() error) error {
+	hold, werr := p.admit.Acquire(t.src.Server.Name, t.src.HostKey, admit.Claim{})
 	if werr != nil {
 		return werr
 	}
-	defer hold.release()
+	defer hold.Release()
 	t.hold = hold
 	var err error
-	p.judging.do(ctx, func() {
-		if err = decide(); err == nil && t.v.Outcome == engine.OutcomeEscalate {
+	p.workers.do(ctx, func() {
+		if err = evaluate(); err == nil && t.v.Outcome == engine.OutcomeEscalate {
 			p.log.Info("awaiting review", zap.String("review_id", t.v.ReviewID), zap.String("decision_id", t.v.DecisionID),
 				zap.String("server", t.s.Server.Name), zap.String("stage", string(t.v.Stage)))
 		}
@@ -97,11 +99,11 @@ func (p *Proxy) judge(ctx context.Context, t *stage, decide func() error) error 
 	t.reviewID = t.v.ReviewID
 	held, stage := time.Now(), string(t.v.Stage)
 	if p.awaitReview(ctx, t.v.ReviewID) {
-		p.judging.do(ctx, func() { p.settle(ctx, t) })
+		p.workers.do(ctx, func() { p.settle(ctx, t) })
 	} else {
 		p.settle(ctx, t) // Store.Wait may poll for minutes: not on a worker
 	}
-	p.cfg.Metrics.ReviewSettled(t.s.Server.Name, stage, t.reviewed, time.Since(held))
+	p.metrics.ReviewSettled(t.s.Server.Name, stage, t.reviewed, time.Since(held))
 	return nil
 }
 
@@ -110,13 +112,13 @@ func (p *Proxy) judge(ctx context.Context, t *stage, decide func() error) error 
 // for it as it opens the review (engine.Request.ReviewSlot), maybe more
 // than once (a decision taken again on newer usage); it takes one slot
 // however often asked. A refusal fails the verdict with it as its Err,
-// and judge returns it from there: only the decision the engine kept
+// and decide returns it from there: only the decision the engine kept
 // refuses the stage, never an earlier one it took again on newer usage.
 func (t *stage) reviewSlot() error {
 	if t.slotted {
 		return nil
 	}
-	if werr := t.hold.grow(claim{reviews: 1}); werr != nil {
+	if werr := t.hold.Grow(admit.Claim{Reviews: 1}); werr != nil {
 		return werr
 	}
 	t.slotted = true
@@ -125,7 +127,7 @@ func (t *stage) reviewSlot() error {
 
 // settle sets t's final verdict once awaitReview has returned: what
 // Store.Wait makes of its review, re-decided after an approval.
-func (p *Proxy) settle(ctx context.Context, t *stage) {
+func (p *Pipeline) settle(ctx context.Context, t *stage) {
 	v := t.v
 	var st settlement
 	it, err := p.store.Wait(ctx, v.ReviewID)
@@ -136,7 +138,7 @@ func (p *Proxy) settle(ctx context.Context, t *stage) {
 	case err != nil:
 		st = p.unsettled(v, "store-error", "review queue unavailable", err)
 	case it.State == review.StateApproved:
-		st = p.approved(ctx, t.u, t.k, t.s, t.result, v, it)
+		st = p.approved(ctx, t.src, t.k, t.s, t.result, v, it)
 		if v.Stage == engine.StageRequest {
 			// The result stage knows what the person approved: a review
 			// reason with one of these codes is satisfied there.
@@ -144,11 +146,11 @@ func (p *Proxy) settle(ctx context.Context, t *stage) {
 		}
 	case it.State == review.StateRejected:
 		st = settlement{Verdict: engine.Verdict{Outcome: engine.OutcomeBlocker, DecisionID: v.DecisionID, Stage: v.Stage,
-			ReviewID: v.ReviewID, Reasons: []engine.Reason{{Code: reasonRejected, Message: it.Note}}}}
+			ReviewID: v.ReviewID, Reasons: []engine.Reason{{Code: refusal.ReasonRejected, Message: it.Note}}}}
 	case it.State == review.StateExpired:
-		st = p.unsettled(v, reasonExpired, fmt.Sprintf("expired after %s awaiting review", p.eng.ReviewTimeout()), nil)
+		st = p.unsettled(v, refusal.ReasonExpired, fmt.Sprintf("expired after %s awaiting review", p.eng.ReviewTimeout()), nil)
 	default:
-		st = p.unsettled(v, reasonAbandon, "review abandoned", fmt.Errorf("review ended in state %s", it.State))
+		st = p.unsettled(v, refusal.ReasonAbandon, "review abandoned", fmt.Errorf("review ended in state %s", it.State))
 	}
 	t.v, t.edited, t.answer = st.Verdict, st.edited, st.answer
 }
@@ -158,20 +160,20 @@ func (p *Proxy) settle(ctx context.Context, t *stage) {
 // stopping): the store has abandoned it, unless a decision came first,
 // and nobody can be answered. Not an error of the firewall's: logged as
 // what happened.
-func (p *Proxy) ended(ctx context.Context, v engine.Verdict, it review.Item) settlement {
+func (p *Pipeline) ended(ctx context.Context, v engine.Verdict, it review.Item) settlement {
 	if it.State == review.StateApproved {
 		p.finish(ctx, it.ID, review.StateFailed, "the request ended before the approval could be delivered")
 	}
 	p.log.Info("review abandoned: its request ended", zap.String("review_id", it.ID), zap.String("state", string(it.State)))
 	return settlement{Verdict: engine.Verdict{Outcome: engine.OutcomeError, DecisionID: v.DecisionID, Stage: v.Stage,
-		ReviewID: v.ReviewID, Reasons: []engine.Reason{{Code: reasonAbandon, Message: "review abandoned"}}}}
+		ReviewID: v.ReviewID, Reasons: []engine.Reason{{Code: refusal.ReasonAbandon, Message: "review abandoned"}}}}
 }
 
 // approved re-decides an approved item, with the operator's edit in place
 // of the original, and records whether it was delivered; the re-decision
 // is authoritative, whatever the CLI saw.
-func (p *Proxy) approved(ctx context.Context, u *upstream, k *kind, s engine.Request, result []byte, v engine.Verdict, it review.Item) settlement {
-	st, err := operatorSupplied(u, k, v.Stage, it)
+func (p *Pipeline) approved(ctx context.Context, src *Source, k *Kind, s engine.Request, result []byte, v engine.Verdict, it review.Item) settlement {
+	st, err := operatorSupplied(src, k, v.Stage, it)
 	if err != nil {
 		st.Verdict = p.unsettled(v, err.code, err.msg, err).Verdict
 		p.finish(ctx, it.ID, review.StateFailed, err.msg)
@@ -211,11 +213,11 @@ type supplyError struct{ code, msg string }
 func (e *supplyError) Error() string { return e.msg }
 
 // editedPart names what an edit at stage replaces.
-func editedPart(k *kind, stage engine.Stage) string {
+func editedPart(k *Kind, stage engine.Stage) string {
 	switch {
 	case stage == engine.StageRequest:
 		return "request"
-	case k.name == engine.KindSampling:
+	case k.Name == engine.KindSampling:
 		return "completion"
 	}
 	return "answer"
@@ -225,7 +227,7 @@ func editedPart(k *kind, stage engine.Stage) string {
 // canonical form for kind k. An answer counts only for a kind an operator
 // may answer (sampling), and only where this serve lets operators answer:
 // the CLI may run with another config.
-func operatorSupplied(u *upstream, k *kind, stage engine.Stage, it review.Item) (settlement, *supplyError) {
+func operatorSupplied(src *Source, k *Kind, stage engine.Stage, it review.Item) (settlement, *supplyError) {
 	var st settlement
 	var err error
 	if it.Edited != nil {
@@ -234,8 +236,8 @@ func operatorSupplied(u *upstream, k *kind, stage engine.Stage, it review.Item) 
 		}
 	}
 	if it.Answer != nil {
-		if !u.cfg.OperatorAnswer || !k.operatorAnswers {
-			return st, &supplyError{reasonAnswerOff, "operator answers are off for server " + u.cfg.Name}
+		if !src.OperatorAnswer || !k.operatorAnswers {
+			return st, &supplyError{reasonAnswerOff, "operator answers are off for server " + src.Server.Name}
 		}
 		if st.answer, err = k.canonical(engine.StageResult, it.Answer); err != nil {
 			return st, &supplyError{reasonEditUnreadable, "the operator's answer could not be read as a completion"}
@@ -256,7 +258,7 @@ func releaseNote(it review.Item) string {
 
 // finish records what became of an approved item, even if the request was
 // cancelled meanwhile. A failure is logged and returned.
-func (p *Proxy) finish(ctx context.Context, id string, state review.State, note string) error {
+func (p *Pipeline) finish(ctx context.Context, id string, state review.State, note string) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
 	_, err := p.store.Finish(ctx, id, state, note)
@@ -268,7 +270,7 @@ func (p *Proxy) finish(ctx context.Context, id string, state review.State, note 
 
 // unsettled is a verdict for an escalation nobody decided, or whose
 // decision the firewall could not act on.
-func (p *Proxy) unsettled(v engine.Verdict, code, msg string, err error) settlement {
+func (p *Pipeline) unsettled(v engine.Verdict, code, msg string, err error) settlement {
 	if err != nil {
 		p.log.Error("review did not settle", zap.String("review_id", v.ReviewID), zap.Error(err))
 	}
