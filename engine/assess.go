@@ -27,7 +27,7 @@ type assessment struct {
 // assess validates, reads usage and evaluates the policy, with no side
 // effects. Decide, Check, Reconsider and Preview all come through here, so
 // `policy eval` cannot drift from what serve decides; a decision that
-// charges usage reads it through judgeCharged, which runs the same steps.
+// charges usage reads it through decideCharged, which runs the same steps.
 func (e *Engine) assess(ctx context.Context, stage Stage, s Request, result []byte, a *Approval, usage Usage) assessment {
 	as, clean := e.validation(stage, s, result, a)
 	if !clean {

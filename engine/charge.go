@@ -117,7 +117,7 @@ func reservationOf(v Verdict, s Request, a *Approval) string {
 
 // charges reports whether a decision of kind at stage may charge its
 // server's usage (charge says how much): such decisions read usage,
-// evaluate and commit in the server's turn (judgeCharged). The others
+// evaluate and commit in the server's turn (decideCharged). The others
 // charge nothing, and need no turn.
 func charges(kind Kind, stage Stage) bool {
 	switch kind {

@@ -126,7 +126,7 @@ func (e *Engine) ReviewTimeout() time.Duration { return e.timeout }
 // Decide judges a request before the host sees it. An
 // escalation is queued for review before Decide returns.
 func (e *Engine) Decide(ctx context.Context, s Request) Verdict {
-	return e.judge(ctx, StageRequest, s, nil, nil)
+	return e.decide(ctx, StageRequest, s, nil, nil)
 }
 
 // Screen checks the raw bytes of a request as the upstream sent
@@ -152,7 +152,7 @@ func (e *Engine) Screen(ctx context.Context, s Request) (Verdict, bool) {
 // request is validated again unless s.Validated (the request stage's
 // Verdict.Validated) was made from the same bytes.
 func (e *Engine) Check(ctx context.Context, s Request, result []byte) Verdict {
-	return e.judge(ctx, StageResult, s, result, nil)
+	return e.decide(ctx, StageResult, s, result, nil)
 }
 
 // Reconsider judges an approved escalation again, with the approval in the
@@ -165,7 +165,7 @@ func (e *Engine) Reconsider(ctx context.Context, s Request, result []byte, a App
 	if result != nil {
 		stage = StageResult
 	}
-	return e.judge(ctx, stage, s, result, &a)
+	return e.decide(ctx, stage, s, result, &a)
 }
 
 // Preview decides as Decide (stage request) or Check (stage result) would,
@@ -177,12 +177,12 @@ func (e *Engine) Preview(ctx context.Context, stage Stage, s Request, result []b
 	return a.verdict, a.input
 }
 
-// judge is the one check point: assess (validate, read usage, evaluate),
+// decide is the one decision point: assess (validate, read usage, evaluate),
 // then commit (queue, record, log). A decision that charges its server's
-// usage, or changes its request's charge, does the same in judgeCharged.
-func (e *Engine) judge(ctx context.Context, stage Stage, s Request, result []byte, a *Approval) Verdict {
+// usage, or changes its request's charge, does the same in decideCharged.
+func (e *Engine) decide(ctx context.Context, stage Stage, s Request, result []byte, a *Approval) Verdict {
 	if e.charged(stage, s, a) {
-		return e.judgeCharged(ctx, stage, s, result, a)
+		return e.decideCharged(ctx, stage, s, result, a)
 	}
 	as := e.assess(ctx, stage, s, result, a, nil)
 	e.commit(ctx, &as, s, result, a)
@@ -202,7 +202,7 @@ func (e *Engine) charged(stage Stage, s Request, a *Approval) bool {
 	return stage == StageRequest && s.kindOf() == KindSampling
 }
 
-// judgeCharged decides a request or result that charges its server's
+// decideCharged decides a request or result that charges its server's
 // usage: a first decision, or the re-decision of an approved sampling
 // request, which reserves it again (charge). Reading the usage,
 // evaluating the policy on it and committing the decision with its charge
@@ -214,7 +214,7 @@ func (e *Engine) charged(stage Stage, s Request, a *Approval) bool {
 // first, outside that step; a request it blocks is committed as any other
 // (its charge, one request, still waits for the server's turn inside the
 // store).
-func (e *Engine) judgeCharged(ctx context.Context, stage Stage, s Request, result []byte, a *Approval) Verdict {
+func (e *Engine) decideCharged(ctx context.Context, stage Stage, s Request, result []byte, a *Approval) Verdict {
 	as, clean := e.validation(stage, s, result, a)
 	if !clean {
 		e.commit(ctx, &as, s, result, a)
@@ -244,7 +244,7 @@ func (e *Engine) judgeCharged(ctx context.Context, stage Stage, s Request, resul
 
 // options are the validation options for s.
 func (e *Engine) options(s Request) validate.Options {
-	return validate.Options{Era: s.Server.Protocol, Caps: s.Caps, Limits: e.limits}
+	return validate.Options{Era: s.Server.Era, Caps: s.Caps, Limits: e.limits}
 }
 
 // newVerdict starts a verdict that has not been decided yet: its zero

@@ -66,8 +66,8 @@ func newTestEngine(t testing.TB, cfg Config) (*Engine, *review.Store) {
 // that declared sampling with tools.
 func sampling(server, params string) Request {
 	return Request{
-		Server: Server{Name: server, Label: server, Protocol: "2025-11-25"},
-		Host:   Host{Protocol: "2025-11-25", Capabilities: map[string]any{"sampling": map[string]any{"tools": map[string]any{}}}},
+		Server: Server{Name: server, Label: server, Era: "2025-11-25"},
+		Host:   Host{Era: "2025-11-25", Capabilities: map[string]any{"sampling": map[string]any{"tools": map[string]any{}}}},
 		Caps:   validate.Capabilities{Tools: true},
 		Params: []byte(params),
 	}

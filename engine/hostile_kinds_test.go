@@ -49,8 +49,8 @@ func TestHostileElicitationOutcomes(t *testing.T) {
 		}
 		name := strings.TrimSuffix(filepath.Base(path), ".json")
 		for _, era := range f.Eras {
-			s := Request{Kind: KindElicitation, Server: Server{Name: "notes", Label: "Notes", Protocol: era},
-				Host: Host{Protocol: era}, Caps: f.Caps, Params: params}
+			s := Request{Kind: KindElicitation, Server: Server{Name: "notes", Label: "Notes", Era: era},
+				Host: Host{Era: era}, Caps: f.Caps, Params: params}
 			v := e.Decide(t.Context(), s)
 			if v.Outcome.String() != f.WantOutcome {
 				t.Errorf("%s in %s: %v %v %v, want %s", name, era, v.Outcome, v.ReasonCodes(), v.Err, f.WantOutcome)

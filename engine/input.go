@@ -16,14 +16,14 @@ const InputVersion = "mcpxfw/v1"
 type Server struct {
 	Name     string         `json:"name"`
 	Label    string         `json:"label"`
-	Protocol string         `json:"protocol"`
+	Era      string         `json:"protocol"`
 	Reported map[string]any `json:"reported"`
 }
 
 // Host describes the client that will answer: its protocol version and the
 // capabilities it declared, as JSON.
 type Host struct {
-	Protocol     string         `json:"protocol"`
+	Era          string         `json:"protocol"`
 	Capabilities map[string]any `json:"capabilities"`
 }
 
@@ -163,7 +163,7 @@ func serverInput(s Server) map[string]any {
 	if reported == nil {
 		reported = map[string]any{}
 	}
-	return map[string]any{"name": s.Name, "label": s.Label, "protocol": s.Protocol, "reported": reported}
+	return map[string]any{"name": s.Name, "label": s.Label, "protocol": s.Era, "reported": reported}
 }
 
 func hostInput(h Host) map[string]any {
@@ -171,5 +171,5 @@ func hostInput(h Host) map[string]any {
 	if caps == nil {
 		caps = map[string]any{}
 	}
-	return map[string]any{"protocol": h.Protocol, "capabilities": caps}
+	return map[string]any{"protocol": h.Era, "capabilities": caps}
 }

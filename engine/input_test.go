@@ -130,9 +130,9 @@ func (c inputCase) sources(t testing.TB) (Stage, Request, []byte) {
 	}
 	s := Request{
 		Kind: c.kind,
-		Server: Server{Name: c.server, Label: configuredLabel(t, c.server), Protocol: c.era,
+		Server: Server{Name: c.server, Label: configuredLabel(t, c.server), Era: c.era,
 			Reported: map[string]any{"name": "example/" + c.server, "version": "1.0.0"}},
-		Host:   Host{Protocol: c.era, Capabilities: hostCapabilities(c.kind, f.Caps)},
+		Host:   Host{Era: c.era, Capabilities: hostCapabilities(c.kind, f.Caps)},
 		Origin: Origin{Method: "tools/call", Name: "ask_model"},
 		Caps:   f.Caps,
 		Params: f.Params,

@@ -30,8 +30,8 @@ func kindsData(t testing.TB) map[string]any {
 func kindRequest(kind Kind, server, params string) Request {
 	return Request{
 		Kind:   kind,
-		Server: Server{Name: server, Label: server, Protocol: "2025-11-25"},
-		Host:   Host{Protocol: "2025-11-25", Capabilities: hostCapabilities(kind, validate.Capabilities{})},
+		Server: Server{Name: server, Label: server, Era: "2025-11-25"},
+		Host:   Host{Era: "2025-11-25", Capabilities: hostCapabilities(kind, validate.Capabilities{})},
 		Caps:   validate.Capabilities{Form: true, URL: true},
 		Params: []byte(params),
 	}

@@ -334,8 +334,8 @@ func canaryCases(t *testing.T, c *canaries) []canaryCase {
 			reported[k] = v
 		}
 		return Request{
-			Server: Server{Name: "notes", Label: "Notes", Protocol: era, Reported: reported},
-			Host:   Host{Protocol: era, Capabilities: hostCapabilities(KindSampling, validateCaps)},
+			Server: Server{Name: "notes", Label: "Notes", Era: era, Reported: reported},
+			Host:   Host{Era: era, Capabilities: hostCapabilities(KindSampling, validateCaps)},
 			Origin: Origin{Method: "tools/call", Name: c.word(), Round: 1},
 			Caps:   validateCaps,
 			Params: b,
@@ -364,7 +364,7 @@ func canaryCases(t *testing.T, c *canaries) []canaryCase {
 	params := gen.definition("sampling_request").(map[string]any)
 	params[c.word()] = c.word()
 	generated := sampling(c.word(), params)
-	generated.Host.Protocol = c.word()
+	generated.Host.Era = c.word()
 	generated.Origin.Method = c.word()
 	cases = append(cases, canaryCase{name: "schema-generated", s: generated, invalid: true})
 	cases = append(cases, elicitationCanaryCases(t, c, gen, sampling)...)

@@ -119,7 +119,7 @@ func reviewItem(v Verdict, s Request, result []byte) (review.Item, error) {
 		Server:  s.Server.Name,
 		Label:   s.Server.Label,
 		Stage:   string(v.Stage),
-		Era:     s.Server.Protocol,
+		Era:     s.Server.Era,
 		Reasons: toReviewReasons(v.Reasons),
 		Request: storedParams(s.Params),
 		Result:  json.RawMessage(result),

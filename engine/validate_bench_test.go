@@ -44,12 +44,12 @@ func BenchmarkValidateVsPolicy(b *testing.B) {
 		b.Fatal(err)
 	}
 	s := Request{
-		Server: Server{Name: "everything", Label: "Everything reference server", Protocol: "2025-06-18"},
-		Host:   Host{Protocol: "2025-06-18", Capabilities: map[string]any{"sampling": map[string]any{}}},
+		Server: Server{Name: "everything", Label: "Everything reference server", Era: "2025-06-18"},
+		Host:   Host{Era: "2025-06-18", Capabilities: map[string]any{"sampling": map[string]any{}}},
 		Origin: Origin{Method: "tools/call", Name: "test_sampling"},
 		Params: benchChat(b),
 	}
-	opt := validate.Options{Era: s.Server.Protocol, Caps: s.Caps}
+	opt := validate.Options{Era: s.Server.Era, Caps: s.Caps}
 	req, vs := validate.Request(s.Params, opt)
 	if len(vs) > 0 {
 		b.Fatalf("benchmark request is invalid: %+v", vs)

@@ -75,7 +75,7 @@ func TestValidatedNeverVouchesForOtherBytes(t *testing.T) {
 			copy(r.Params[len(r.Params)-4:], "999}")
 		}},
 		{"fewer capabilities", func(r *Request) { r.Caps = validate.Capabilities{} }},
-		{"another era", func(r *Request) { r.Server.Protocol = "2024-11-05" }},
+		{"another era", func(r *Request) { r.Server.Era = "2024-11-05" }},
 		{"another kind", func(r *Request) { r.Kind = KindElicitation }},
 	}
 	for _, tt := range tests {

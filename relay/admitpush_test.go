@@ -126,7 +126,7 @@ func TestRootsPushesAdmitted(t *testing.T) {
 // and a round past the limit is refused whole, the host never asked.
 func TestRootsInputsAdmitted(t *testing.T) {
 	p := newLimitedProxy(t, Limits{HostInFlight: pushLimit}, time.Minute, "peer")
-	p.cfg.Upstreams[0].Protocol = modernEra
+	p.cfg.Upstreams[0].Era = modernEra
 	var asked atomic.Int32
 	release := make(chan struct{})
 	host := connectClient(t, p.Proxy, "2025-11-25", rootsHost(&asked, release, nil))
@@ -162,7 +162,7 @@ func TestRootsInputsAdmitted(t *testing.T) {
 // refused; the retry gives its round's places back.
 func TestRootsHandedBackAdmitted(t *testing.T) {
 	p := newLimitedProxy(t, Limits{HostInFlight: pushLimit}, time.Minute, "peer")
-	p.cfg.Upstreams[0].Protocol = modernEra
+	p.cfg.Upstreams[0].Era = modernEra
 	var asked atomic.Int32
 	host := connectClient(t, p.Proxy, modernEra, rootsHost(&asked, nil, &mcp.ClientOptions{MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true}}))
 	call := func() (*mcp.CallToolResult, error) {
@@ -204,7 +204,7 @@ func TestRootsHandedBackAdmitted(t *testing.T) {
 func TestBridgedRootsAdmitted(t *testing.T) {
 	log := filepath.Join(t.TempDir(), "outcomes")
 	p := newLimitedProxy(t, Limits{HostInFlight: pushLimit}, time.Minute, "peer")
-	p.cfg.Upstreams[0].Protocol = "legacy"
+	p.cfg.Upstreams[0].Era = "legacy"
 	p.cfg.Upstreams[0].Env["MCPXFW_PEER_LOG"] = log
 	var asked atomic.Int32
 	host := connectClient(t, p.Proxy, modernEra, rootsHost(&asked, nil, &mcp.ClientOptions{MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true}}))
@@ -269,7 +269,7 @@ func wantLimitError(t *testing.T, err error) {
 
 // TestEveryKindAdmitted: a push of every kind the firewall relays to a
 // host (kinds, so a kind added there is tested too) is admitted on its
-// frame, as a command upstream's is, and in the guard's judge, as an HTTP
+// frame, as a command upstream's is, and in the guard's screen, as an HTTP
 // upstream's is, however its method is spelt: past the limit the next is
 // refused with the limit's -32603 (answered on the upstream's stdin, for
 // a frame) and goes no further, and the answer to an admitted one gives
@@ -298,16 +298,16 @@ func TestEveryKindAdmitted(t *testing.T) {
 				if out := f.admitFrame(push(1)); out == nil || len(replies) != 0 {
 					t.Fatalf("the first push was refused on its frame: %q", replies)
 				}
-				if j := g.judge(t.Context(), decodeFrame(t, push(1))); j.answer != nil {
-					t.Fatalf("the first push was refused by the judge: %+v", j.answer.Error)
+				if j := g.screenMessage(t.Context(), decodeFrame(t, push(1))); j.reply != nil {
+					t.Fatalf("the first push was refused by the screen: %+v", j.reply.Error)
 				}
 				if out := f.admitFrame(push(2)); out != nil || len(replies) != 1 || !strings.Contains(replies[0], `"limits.max_in_flight (1) reached for server s"`) {
 					t.Errorf("the second push's frame: passed %t, answered %q; want it answered with the limit's refusal", out != nil, replies)
 				}
-				j := g.judge(t.Context(), decodeFrame(t, push(3)))
+				j := g.screenMessage(t.Context(), decodeFrame(t, push(3)))
 				var we *jsonrpc.Error
-				if j.answer == nil || !errors.As(j.answer.Error, &we) || we.Code != refusal.CodeInternal || we.Message != "limits.max_in_flight (1) reached for server s" {
-					t.Errorf("the judge let a push past the limit through: %+v", j.answer)
+				if j.reply == nil || !errors.As(j.reply.Error, &we) || we.Code != refusal.CodeInternal || we.Message != "limits.max_in_flight (1) reached for server s" {
+					t.Errorf("the screen let a push past the limit through: %+v", j.reply)
 				}
 				id, _ := jsonrpc.MakeID(float64(1))
 				g.held.answered(id)
@@ -316,7 +316,7 @@ func TestEveryKindAdmitted(t *testing.T) {
 				}
 				// Two entries, one without params, do not fit one place.
 				round := fmt.Sprintf(`{"resultType":"input_required","inputRequests":{"a":{"method":"%s","params":{}},"b":{"method":"%s"}},"requestState":"s"}`, method, method)
-				j = g.judge(t.Context(), &jsonrpc.Response{ID: id, Result: json.RawMessage(round)})
+				j = g.screenMessage(t.Context(), &jsonrpc.Response{ID: id, Result: json.RawMessage(round)})
 				if j.replace == nil || !errors.As(j.replace.Error, &we) || we.Message != "limits.max_in_flight (1) reached for server s" {
 					t.Error("a round of two entries past the limit was not refused with the limit's -32603")
 				}
@@ -346,7 +346,7 @@ func decodeFrame(t *testing.T, frame []byte) jsonrpc.Message {
 
 // TestKindsListed: every request the firewall can relay to a host (each
 // input request type the SDK decodes, each push method it intercepts or
-// handles, each kind the engine judges) is of a kind listed in kinds,
+// handles, each kind the engine screens) is of a kind listed in kinds,
 // which admission is keyed on: a kind left out of that list would reach
 // hosts uncounted.
 func TestKindsListed(t *testing.T) {

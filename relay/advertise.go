@@ -23,7 +23,7 @@ type knownCapabilities struct {
 // and what it is offered (sessionOffer): sampling, elicitation and roots,
 // whose offer may change the tools it registers.
 func startKey(cfg Upstream, era string, l *link) string {
-	return fmt.Sprintf("%s\x00%s\x00%s", cfg.Name, requestedEra(cfg.Protocol, era), offerKey(sessionOffer(cfg, l).caps))
+	return fmt.Sprintf("%s\x00%s\x00%s", cfg.Name, requestedEra(cfg.Era, era), offerKey(sessionOffer(cfg, l).caps))
 }
 
 func (k *knownCapabilities) remember(cfg Upstream, era string, l *link, c *mcp.ServerCapabilities) {

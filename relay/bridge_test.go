@@ -27,7 +27,7 @@ const helloParams = `{"messages":[{"role":"user","content":{"type":"text","text"
 // legacy revision) behind a 2026-07-28 host, counting the host's calls.
 func bridgedProxy(t *testing.T) (*Proxy, *atomic.Int32) {
 	p := newTestProxy(t, "peer")
-	p.cfg.Upstreams[0].Protocol = "legacy"
+	p.cfg.Upstreams[0].Era = "legacy"
 	var calls atomic.Int32
 	p.srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
@@ -257,7 +257,7 @@ func TestBridgeLimits(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			p := newTestProxy(t, "alpha", "beta")
 			for i := range p.cfg.Upstreams {
-				p.cfg.Upstreams[i].Protocol = "legacy"
+				p.cfg.Upstreams[i].Era = "legacy"
 			}
 			p.cfg.MaxBridgedPerServer, p.cfg.MaxBridged = tc.perServer, tc.total
 			p.cfg.StateTTL, p.cfg.BridgeWait = time.Minute, 500*time.Millisecond

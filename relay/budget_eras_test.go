@@ -50,7 +50,7 @@ func TestBudgetOneChargeInEveryEra(t *testing.T) {
 		for _, tc := range cases {
 			t.Run(cell.name+"/"+tc.name, func(t *testing.T) {
 				p := newTestProxy(t, "peer")
-				p.cfg.Upstreams[0].Protocol = cell.protocol
+				p.cfg.Upstreams[0].Era = cell.protocol
 				var asked atomic.Int32
 				host := connectHost(t, p, cell.host, samplingHost(&asked))
 				if tc.edit != "" {

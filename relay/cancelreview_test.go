@@ -26,7 +26,7 @@ func TestPushCancelledInReview(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			outcomes := filepath.Join(t.TempDir(), "outcomes")
 			p := newTestProxy(t, "peer")
-			p.cfg.Upstreams[0].Protocol = "legacy"
+			p.cfg.Upstreams[0].Era = "legacy"
 			p.cfg.Upstreams[0].Env = map[string]string{"MCPXFW_PEER_LOG": outcomes}
 			var asked atomic.Int32
 			host := connectHost(t, p, tc.era, samplingHost(&asked))

@@ -88,7 +88,7 @@ func TestInputRequestHostCannotAnswer(t *testing.T) {
 	}{{"2025-11-25", -32602}, {"2026-07-28", -32021}} {
 		t.Run(tc.era, func(t *testing.T) {
 			p := newTestProxy(t, "peer")
-			p.cfg.Upstreams[0].Protocol = "2026-07-28"
+			p.cfg.Upstreams[0].Era = "2026-07-28"
 			host := connectHost(t, p, tc.era, nil)
 			_, err := host.CallTool(t.Context(), &mcp.CallToolParams{Name: "sample_input", Arguments: map[string]any{
 				"params": json.RawMessage(`{"messages":[{"role":"user","content":{"type":"text","text":"hi"}}],"maxTokens":10}`)}})

@@ -2,7 +2,7 @@ package relay
 
 // The CPU readings of the tools/call benchmarks (P1): what each process
 // behind a path spends during that path's rounds, per call. The firewall's
-// own cost is the figure a relay is judged by (serve's CPU per relayed
+// own cost is the figure a relay is screened by (serve's CPU per relayed
 // call against the upstream's own), and wall-clock ratios on a shared
 // machine hide it.
 

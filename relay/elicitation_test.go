@@ -111,7 +111,7 @@ func newInputProxyWith(t *testing.T, set inputSetup, mutate ...func(*Upstream)) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	u := Upstream{Name: "peer", Label: "test peer", Command: []string{testUpstream(t)}, Protocol: set.protocol, Sampling: true,
+	u := Upstream{Name: "peer", Label: "test peer", Command: []string{testUpstream(t)}, Era: set.protocol, Sampling: true,
 		Elicitation: ElicitationConfig{Enabled: true}, Roots: RootsConfig{Enabled: true}}
 	for _, m := range mutate {
 		m(&u)

@@ -45,7 +45,7 @@ func TestEraMatrix(t *testing.T) {
 		for _, tc := range samplingCases {
 			t.Run(cell.name+"/"+tc.name, func(t *testing.T) {
 				p := newTestProxy(t, "peer")
-				p.cfg.Upstreams[0].Protocol = cell.protocol
+				p.cfg.Upstreams[0].Era = cell.protocol
 				var asked atomic.Int32
 				host := connectHost(t, p, cell.host, samplingHost(&asked))
 				if got := host.InitializeResult().ProtocolVersion; got != cell.host {

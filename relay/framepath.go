@@ -12,7 +12,7 @@ import (
 )
 
 // The frame path. Most of what crosses the firewall is a host's tools/call
-// and its answer, which the firewall does not judge: it only gives the
+// and its answer, which the firewall does not screen: it only gives the
 // call an id of its own, takes the server's prefix off the tool's name,
 // drops the protocol's _meta keys both ways and maps the progress token.
 // Relaying those through the SDK on both sides decodes every frame twice
@@ -27,14 +27,14 @@ import (
 // their names. Anything else, and every call the firewall must look into
 // (a 2026-07-28 host or upstream, an HTTP side, a traced call), goes the
 // full path through the SDK, with the same outcome. An answer the rewrite
-// cannot judge is finished the full path's way on its own goroutine
+// cannot screen is finished the full path's way on its own goroutine
 // (answerSlowly).
 
 // frameCalls are the host calls relayed on the frame path to one upstream
 // session, by the id and progress token the upstream was given.
 type frameCalls struct {
 	u     *upstream
-	guard guard       // the upstream's raw screen, for answers the rewrite cannot judge
+	guard guard       // the upstream's raw screen, for answers the rewrite cannot screen
 	stdin *childStdin // set when the command starts (attach)
 
 	mu     sync.Mutex
@@ -125,7 +125,7 @@ func (fc *frameCalls) end() {
 	fc.calls, fc.tokens = map[string]*frameCall{}, map[string]*frameCall{}
 	fc.mu.Unlock()
 	for _, c := range calls {
-		c.host.answerError(c.hostID, upstreamError(c.u, errSessionEnded))
+		c.host.respondError(c.hostID, upstreamError(c.u, errSessionEnded))
 		c.done()
 	}
 }
@@ -140,7 +140,7 @@ func (fc *frameCalls) took(frame []byte) bool {
 	e, ok := readEnvelope(frame)
 	switch {
 	case !ok || (e.method == nil && !rawjson.PlainString(e.id)):
-		return fc.tookUnjudged(frame)
+		return fc.tookUnscreened(frame)
 	case e.method != nil: // progress with an id is a request the SDK refuses
 		return e.id == nil && string(e.method) == `"notifications/progress"` && fc.progress(e.params)
 	}
@@ -150,7 +150,7 @@ func (fc *frameCalls) took(frame []byte) bool {
 	}
 	if out, ok := c.reply(e); ok {
 		if !c.host.send(out) {
-			c.host.answerError(c.hostID, refusal.Internal("answer could not be framed"))
+			c.host.respondError(c.hostID, refusal.Internal("answer could not be framed"))
 		}
 		c.done()
 		return true
@@ -159,12 +159,12 @@ func (fc *frameCalls) took(frame []byte) bool {
 	return true
 }
 
-// tookUnjudged finishes the full path's way a call whose answer the
+// tookUnscreened finishes the full path's way a call whose answer the
 // rewrite cannot even read (invalid UTF-8, say, or an id written with
 // escapes): read with the SDK's own decoder, a response to a call in
 // flight is answered by answerSlowly. Anything else goes to the SDK as it
 // came, which refuses what it cannot decode as it always did.
-func (fc *frameCalls) tookUnjudged(frame []byte) bool {
+func (fc *frameCalls) tookUnscreened(frame []byte) bool {
 	msg, err := jsonrpc.DecodeMessage(frame)
 	resp, ok := msg.(*jsonrpc.Response)
 	if err != nil || !ok {

@@ -61,7 +61,7 @@ func answerRaw(ctx context.Context, cs *mcp.ClientSession, tool, result string) 
 
 // TestFramePathMatchesFullPath: whatever an upstream answers a tools/call
 // with, a host served on the frame path gets what a host served through
-// the SDK on both sides gets: the frame path's rewrite where it can judge
+// the SDK on both sides gets: the frame path's rewrite where it can screen
 // the answer (protocol _meta keys dropped, unknown members dropped), the
 // full path's own handling where it cannot (escaped or repeated or
 // case-folded names, invalid UTF-8, wrong kinds, input_required).
@@ -422,7 +422,7 @@ func TestFramePathProgressIsANotification(t *testing.T) {
 }
 
 // TestFramePathContentTypeOnce: a content item that names its type twice
-// is what plainContent judged by one reading (the last type, as the SDK
+// is what plainContent screened by one reading (the last type, as the SDK
 // reads it) and a host's parser may read by the other (the first): a
 // tool_use behind a text. It is left to the full path, which sends the
 // host one type.

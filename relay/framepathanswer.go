@@ -58,7 +58,7 @@ func readEnvelope(frame []byte) (envelope, bool) {
 }
 
 // reply is the frame the host gets for the upstream's answer e, rewritten
-// on its bytes; false when the rewrite cannot judge it.
+// on its bytes; false when the rewrite cannot screen it.
 func (c *frameCall) reply(e envelope) ([]byte, bool) {
 	b := make([]byte, 0, len(e.result)+len(e.error)+len(c.hostID)+48)
 	b = append(b, `{"jsonrpc":"2.0","id":`...)
@@ -79,8 +79,8 @@ func (c *frameCall) reply(e envelope) ([]byte, bool) {
 // it for a host (hostToolResult): its content, structuredContent and
 // isError as the upstream wrote them, and its _meta without the protocol's
 // keys. A result with any other member (resultType and inputRequests
-// among them, which the guard must judge), or with one of these of the
-// wrong kind, is not judged here.
+// among them, which the guard must screen), or with one of these of the
+// wrong kind, is not screened here.
 func appendToolResult(b, result []byte) ([]byte, bool) {
 	var content, structured, isError, meta []byte
 	ok := rawjson.ReadMembers(result, func(name []byte) *[]byte {
@@ -190,7 +190,7 @@ func appendScrubbedMeta(b, meta []byte, token string) ([]byte, bool) {
 
 // appendPassedError appends the upstream's JSON-RPC error as it wrote it
 // (refusal.PassedThrough): an integer code, a string message, any data, nothing
-// else. A -32042 is not judged here: its URL elicitations are decided
+// else. A -32042 is not screened here: its URL elicitations are decided
 // first (callError).
 func appendPassedError(b, werr []byte) ([]byte, bool) {
 	var code, message, data []byte
@@ -274,17 +274,17 @@ func isNumber(v []byte) bool {
 }
 
 // answerSlowly answers the call with an upstream frame the rewrite could
-// not judge, the way the full path answers it: the guard judges it as it
-// judges every response, a -32042 has its URL elicitations decided, and
+// not screen, the way the full path answers it: the guard screens it as it
+// screens every response, a -32042 has its URL elicitations decided, and
 // a result is decoded into the SDK's type and rebuilt.
 func (c *frameCall) answerSlowly(frame []byte) {
 	defer c.done()
 	res, err := c.slowAnswer(frame)
 	if err != nil {
-		c.host.answerError(c.hostID, err)
+		c.host.respondError(c.hostID, err)
 		return
 	}
-	c.host.answerResult(c.hostID, res)
+	c.host.respondResult(c.hostID, res)
 }
 
 func (c *frameCall) slowAnswer(frame []byte) (mcp.Result, error) {
@@ -296,7 +296,7 @@ func (c *frameCall) slowAnswer(frame []byte) (mcp.Result, error) {
 	}
 	ctx, cancel := c.u.link.whileAlive(context.Background())
 	defer cancel()
-	if j := c.u.framePath.guard.judge(ctx, resp); j.replace != nil {
+	if j := c.u.framePath.guard.screenMessage(ctx, resp); j.replace != nil {
 		resp = j.replace
 	}
 	if resp.Error != nil {

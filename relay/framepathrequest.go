@@ -22,7 +22,7 @@ type toolCall struct {
 // token is _meta's progressToken, a string without escapes or an integer.
 // A _meta naming a protocol version makes the call, to the SDK, one of that
 // revision whatever the session's (a 2026-07-28 one is checked for what it
-// declares and served on that revision's link): the full path's to judge.
+// declares and served on that revision's link): the full path's to screen.
 func readToolCall(params []byte) (toolCall, bool) {
 	var c toolCall
 	ok := rawjson.ReadMembers(params, func(name []byte) *[]byte {

@@ -92,7 +92,7 @@ func FuzzFramedAnswer(f *testing.F) {
 // sameAsFullPath fails t unless the answer a host read (line) is what the
 // full path gave (res, err), as the SDK's types read both. An answer the
 // full path could not read is compared only when both went its way
-// (slow: the frame path could not judge it either).
+// (slow: the frame path could not screen it either).
 func sameAsFullPath(t *testing.T, raw, line []byte, res *mcp.CallToolResult, err error, slow bool) {
 	t.Helper()
 	var msg struct {

@@ -16,21 +16,21 @@ import (
 	"github.com/mcpx-fw/mcpx-fw/relay/internal/rawjson"
 )
 
-// screen judges the raw params of a request of kind k (sampling,
+// screen screens the raw params of a request of kind k (sampling,
 // elicitation); a non-nil error is the answer the upstream gets instead of
 // any further processing.
 type screen func(ctx context.Context, k *pipeline.Kind, params json.RawMessage) *jsonrpc.Error
 
-// screened reports whether the guard judges the raw params of a request of
+// screened reports whether the guard screens the raw params of a request of
 // kind k: only a kind decided at the request stage carries anything to
-// judge (a roots/list request carries nothing). Every kind is admitted
+// screen (a roots/list request carries nothing). Every kind is admitted
 // all the same.
 func screened(k *pipeline.Kind) bool { return k.Decides() }
 
 // guard is the raw screening of what an upstream sends, shared by both
 // ways of reaching one: guardedConn applies it to the messages of a
 // command upstream, screeningTransport to the response bodies of an HTTP
-// upstream. Both decode with the SDK's own decoder, so the guard judges
+// upstream. Both decode with the SDK's own decoder, so the guard screens
 // exactly the message the SDK would act on.
 type guard struct {
 	screen screen // pushes
@@ -43,36 +43,36 @@ type guard struct {
 	held        *pushHolds
 }
 
-// judgement is what becomes of one message from an upstream. With neither
+// screenResult is what becomes of one message from an upstream. With neither
 // field set it passes unchanged. A replaced result is a refusal, or a
 // result the SDK could not otherwise read (withRootsParams).
-type judgement struct {
-	answer  *jsonrpc.Response // a refused push: the upstream gets this, the SDK nothing
+type screenResult struct {
+	reply   *jsonrpc.Response // a refused push: the upstream gets this, the SDK nothing
 	replace *jsonrpc.Response // a refused input_required result: the SDK gets this instead
 }
 
-// judge screens msg on the bytes the upstream sent: a push of any kind
+// screenMessage screens msg on the bytes the upstream sent: a push of any kind
 // relayed to a host, or the entries of an input_required result. Anything
 // else passes. A push or a result's entries are admitted first (refused
 // at once past a limit); the hold of a push that passes is kept in g.held
 // until its answer is written.
-func (g guard) judge(ctx context.Context, msg jsonrpc.Message) judgement {
+func (g guard) screenMessage(ctx context.Context, msg jsonrpc.Message) screenResult {
 	switch msg := msg.(type) {
 	case *jsonrpc.Response:
 		if werr := g.refusedInputs(ctx, msg); werr != nil {
-			return judgement{replace: &jsonrpc.Response{ID: msg.ID, Error: werr}}
+			return screenResult{replace: &jsonrpc.Response{ID: msg.ID, Error: werr}}
 		}
 		if fixed := withRootsParams(msg.Result); fixed != nil && msg.Error == nil {
-			return judgement{replace: &jsonrpc.Response{ID: msg.ID, Result: fixed}}
+			return screenResult{replace: &jsonrpc.Response{ID: msg.ID, Result: fixed}}
 		}
 	case *jsonrpc.Request:
 		if k := pipeline.Relayed(msg.Method); k != nil && msg.IsCall() {
 			if werr := g.pushed(ctx, k, msg); werr != nil {
-				return judgement{answer: &jsonrpc.Response{ID: msg.ID, Error: werr}}
+				return screenResult{reply: &jsonrpc.Response{ID: msg.ID, Error: werr}}
 			}
 		}
 	}
-	return judgement{}
+	return screenResult{}
 }
 
 // pushed admits a push of kind k, or takes the hold it was admitted with
@@ -103,7 +103,7 @@ func (g guard) pushed(ctx context.Context, k *pipeline.Kind, msg *jsonrpc.Reques
 // strictness must come first; the typed handler then validates the
 // canonical form it forwards. A command's stdout is also read frame by
 // frame before the SDK's decoder (frameScreen), so that a frame nested
-// too deep for that decoder is judged too, instead of ending the session.
+// too deep for that decoder is screened too, instead of ending the session.
 // It is for command upstreams only: wrapping the SDK's HTTP connection
 // would hide its session hooks (see screeningTransport).
 type guardedTransport struct {
@@ -153,7 +153,7 @@ func (t *guardedTransport) connectCommand(ctx context.Context, ct *mcp.CommandTr
 // progress of the host calls relayed on the frame path, which go to their
 // host from here (frameCalls); a push the admission refuses, answered on
 // stdin and dropped (admitFrame); and a frame nested deeper than the SDK
-// decodes, judged as guardedConn judges messages (read without the SDK's
+// decodes, screened as guardedConn screens messages (read without the SDK's
 // decoder), a refused push answered on stdin and dropped, a refused
 // input_required result replaced by its refusal. A deep frame the guard
 // does not refuse passes, and the SDK ends the session on it as before.
@@ -175,7 +175,7 @@ func newFrameScreen(ctx context.Context, src io.Reader, g guard, calls *frameCal
 func (f *frameScreen) pick(frame []byte, deep bool) []byte {
 	switch {
 	case deep:
-		return f.judgeDeep(frame)
+		return f.screenDeep(frame)
 	case f.framePath.took(frame):
 		return nil
 	}
@@ -187,7 +187,7 @@ func (f *frameScreen) pick(frame []byte, deep bool) []byte {
 // dropped, and costs no more than the one decode of its envelope that
 // tells what it is (with the SDK's own decoder, so both read the same
 // message). The hold of an admitted one waits in pushHolds for the
-// guard's judge to claim. Only frames that may name a relayed method are
+// guard's screen to claim. Only frames that may name a relayed method are
 // decoded (mayNameRelayed).
 func (f *frameScreen) admitFrame(frame []byte) []byte {
 	if f.guard.admit == nil || f.guard.held == nil || !mayNameRelayed(frame) {
@@ -248,12 +248,12 @@ func (f *frameScreen) send(msg jsonrpc.Message) {
 // which closing its stdin asks for (see childStdin).
 func (f *frameScreen) Close() error { return nil }
 
-// judgeDeep judges a frame too deep for the SDK's decoder, reading only
+// screenDeep screens a frame too deep for the SDK's decoder, reading only
 // its envelope. It returns what the SDK gets instead: nothing for a push
 // answered here, a refusal for a result, else the frame. The refusal of
 // an answer to a call on the frame path goes to its host from here: the
 // SDK made no call with that id, and would drop it.
-func (f *frameScreen) judgeDeep(frame []byte) []byte {
+func (f *frameScreen) screenDeep(frame []byte) []byte {
 	var msg jsonrpc.Message
 	var id any
 	env := map[string]json.RawMessage{}
@@ -276,11 +276,11 @@ func (f *frameScreen) judgeDeep(frame []byte) []byte {
 	} else {
 		msg = &jsonrpc.Response{ID: rid, Result: env["result"]}
 	}
-	j := f.guard.judge(f.ctx, msg)
+	j := f.guard.screenMessage(f.ctx, msg)
 	var send jsonrpc.Message
 	switch {
-	case j.answer != nil:
-		send = j.answer
+	case j.reply != nil:
+		send = j.reply
 	case j.replace != nil:
 		send = j.replace
 	default:
@@ -314,14 +314,14 @@ func (c *guardedConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		if err != nil {
 			return msg, err
 		}
-		j := c.judge(ctx, msg)
+		j := c.screenMessage(ctx, msg)
 		switch {
 		case j.replace != nil:
 			return j.replace, nil
-		case j.answer == nil:
+		case j.reply == nil:
 			return msg, nil
 		}
-		if err := c.Connection.Write(ctx, j.answer); err != nil {
+		if err := c.Connection.Write(ctx, j.reply); err != nil {
 			return nil, err
 		}
 	}

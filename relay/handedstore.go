@@ -186,7 +186,7 @@ func (h *handedRounds) storedNonces() []string {
 }
 
 // releaseTaken forgets the stored rounds among asked whose rows are not
-// held, and releases their admission. Only the asked are judged: a round
+// held, and releases their admission. Only the asked are screened: a round
 // put after the read was not looked for. Each asked row was written
 // before its round was kept here (putStored), so a missing one was taken
 // or expired, and never comes back.

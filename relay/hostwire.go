@@ -230,20 +230,20 @@ func idKey(v []byte) string {
 	return ""
 }
 
-// answerResult and answerError answer the host's call id, as the SDK
+// respondResult and respondError answer the host's call id, as the SDK
 // would have.
-func (h *hostWire) answerResult(id []byte, res mcp.Result) {
+func (h *hostWire) respondResult(id []byte, res mcp.Result) {
 	raw, err := json.Marshal(res)
 	if err != nil {
-		h.answerError(id, refusal.Internal("result could not be encoded"))
+		h.respondError(id, refusal.Internal("result could not be encoded"))
 		return
 	}
-	h.answer(id, raw, nil)
+	h.respond(id, raw, nil)
 }
 
-func (h *hostWire) answerError(id []byte, err error) { h.answer(id, nil, err) }
+func (h *hostWire) respondError(id []byte, err error) { h.respond(id, nil, err) }
 
-func (h *hostWire) answer(id []byte, result json.RawMessage, err error) {
+func (h *hostWire) respond(id []byte, result json.RawMessage, err error) {
 	var v any
 	_ = json.Unmarshal(id, &v) // a string or an integer (hostCallID)
 	rid, idErr := jsonrpc.MakeID(v)

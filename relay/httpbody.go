@@ -17,7 +17,7 @@ import (
 // The bodies of an HTTP upstream's answers, bounded as they are read
 // (screeningTransport): no more than rawjson.MaxFrame bytes of one is ever read
 // or held, and one is held once. The SDK reads a JSON answer whole, then
-// decodes it; the screen, which must judge it before the SDK acts on it,
+// decodes it; the screen, which must screen it before the SDK acts on it,
 // reads it into one array (of the declared length, when there is one),
 // and hands the SDK that array, letting it go once the SDK has all of it.
 
@@ -57,7 +57,7 @@ func (t *screeningTransport) logTooLarge(opened *http.Request, seen int64, decla
 var errTooLarge = fmt.Errorf("upstream message larger than %d bytes", rawjson.MaxFrame)
 
 // jsonFilter is a JSON response body, read whole on the first Read, as
-// the SDK reads it, and judged as one payload. A hidden push leaves it
+// the SDK reads it, and screened as one payload. A hidden push leaves it
 // empty: a server that answers a call with a request has broken the
 // protocol, and the SDK fails the connection.
 //
@@ -70,15 +70,15 @@ var errTooLarge = fmt.Errorf("upstream message larger than %d bytes", rawjson.Ma
 type jsonFilter struct {
 	body   io.ReadCloser
 	length int64 // declared, or -1
-	judge  rewrite
+	screen rewrite
 	refuse func(seen int64, declared bool) ([]byte, error)
 	out    []byte // not yet read by the SDK; nil once it has all of it
 	filled bool
 	err    error
 }
 
-func newJSONFilter(resp *http.Response, judge rewrite, refuse func(int64, bool) ([]byte, error)) *jsonFilter {
-	return &jsonFilter{body: resp.Body, length: resp.ContentLength, judge: judge, refuse: refuse}
+func newJSONFilter(resp *http.Response, screen rewrite, refuse func(int64, bool) ([]byte, error)) *jsonFilter {
+	return &jsonFilter{body: resp.Body, length: resp.ContentLength, screen: screen, refuse: refuse}
 }
 
 func (f *jsonFilter) Read(p []byte) (int, error) {
@@ -101,7 +101,7 @@ func (f *jsonFilter) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-// fill reads and judges the body; what it returns is what the SDK reads.
+// fill reads and screens the body; what it returns is what the SDK reads.
 func (f *jsonFilter) fill() ([]byte, error) {
 	in, err := readBody(f.body, f.length)
 	var big *bodyTooLarge
@@ -112,7 +112,7 @@ func (f *jsonFilter) fill() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	out, keep, err := f.judge(in)
+	out, keep, err := f.screen(in)
 	if keep {
 		out = in
 	}

@@ -21,7 +21,7 @@ import (
 // connection must stay unwrapped (its session hooks open the standalone GET
 // stream and set MCP-Protocol-Version), so the guard sits one layer down,
 // in the HTTP client: it reads every response body the upstream sends, JSON
-// or event stream, from the POSTs and the GET streams alike, and judges
+// or event stream, from the POSTs and the GET streams alike, and screens
 // each JSON-RPC message in it before the SDK decodes it. Refused pushes are
 // answered by a POST of its own and hidden from the SDK; refused
 // input_required results reach the SDK as their refusal. Everything else
@@ -65,22 +65,22 @@ func (t *screeningTransport) RoundTrip(r *http.Request) (*http.Response, error) 
 func (t *screeningTransport) filter(r *http.Request, resp *http.Response) io.ReadCloser {
 	switch {
 	case resp.StatusCode >= 400:
-		return newJSONFilter(resp, judgeNothing, t.refusal(r))
+		return newJSONFilter(resp, screenNothing, t.refusal(r))
 	case resp.StatusCode < 200 || resp.StatusCode > 299:
 		return &boundedBody{body: resp.Body, left: rawjson.MaxFrame, refused: func(n int64) { t.logTooLarge(r, n, false) }}
 	}
 	switch mediaType(resp.Header.Get("Content-Type")) {
 	case "text/event-stream":
-		return newSSEFilter(resp.Body, t.judgeFor(r), t.refusal(r))
+		return newSSEFilter(resp.Body, t.bodyScreen(r), t.refusal(r))
 	case "application/json":
-		return newJSONFilter(resp, t.judgeFor(r), t.refusal(r))
+		return newJSONFilter(resp, t.bodyScreen(r), t.refusal(r))
 	}
 	return nil // the SDK refuses any other content, unread
 }
 
-// judgeNothing keeps every payload: an error status's body is the SDK's to
+// screenNothing keeps every payload: an error status's body is the SDK's to
 // read, for the JSON-RPC error in it.
-func judgeNothing(payload []byte) ([]byte, bool, error) { return payload, true, nil }
+func screenNothing(payload []byte) ([]byte, bool, error) { return payload, true, nil }
 
 // mediaType is the media type of a Content-Type value, parsed as the SDK
 // parses it, so the same bodies count as JSON or as an event stream.
@@ -96,28 +96,28 @@ func mediaType(value string) string {
 // bytes (keep), other bytes, or nothing (out nil). An error breaks the body.
 type rewrite func(payload []byte) (out []byte, keep bool, err error)
 
-// judgeFor judges the payloads of the response to opened: one message, or
+// bodyScreen screens the payloads of the response to opened: one message, or
 // a batch element by element. The SDK decodes no batch, but the firewall
 // must not depend on that.
-func (t *screeningTransport) judgeFor(opened *http.Request) rewrite {
+func (t *screeningTransport) bodyScreen(opened *http.Request) rewrite {
 	return func(payload []byte) ([]byte, bool, error) {
 		if plainResponse(payload) {
 			return payload, true, nil
 		}
 		if trimmed := bytes.TrimLeft(payload, " \t\r\n"); len(trimmed) > 0 && trimmed[0] == '[' {
-			return t.judgeBatch(opened, payload)
+			return t.screenBatch(opened, payload)
 		}
-		return t.judgeOne(opened, payload)
+		return t.screenOne(opened, payload)
 	}
 }
 
-// plainResponse reports, from payload's bytes alone, that the judge would
+// plainResponse reports, from payload's bytes alone, that the screen would
 // pass it as it is: one JSON object with no member named method (in any
 // case, though the SDK's decoder matches names exactly: so no request)
 // whose every member named result is one mayNeedInput passes over.
 // eachMember reads names as written; a name with an escape in it, invalid
 // JSON or anything but an object is not read here, and the payload is
-// judged. So a large answer is held once, in the screen's array, and not
+// screened. So a large answer is held once, in the screen's array, and not
 // also decoded by the screen (the SDK's decoder copies what it reads).
 func plainResponse(payload []byte) bool {
 	return json.Valid(payload) && rawjson.EachMember(payload, func(name, value []byte) bool {
@@ -131,18 +131,18 @@ func plainResponse(payload []byte) bool {
 	})
 }
 
-// judgeOne decodes payload with the SDK's own decoder, so it judges the
+// screenOne decodes payload with the SDK's own decoder, so it screens the
 // very message the SDK would act on; what that decoder refuses, the SDK
 // refuses too, and it passes.
-func (t *screeningTransport) judgeOne(opened *http.Request, payload []byte) ([]byte, bool, error) {
+func (t *screeningTransport) screenOne(opened *http.Request, payload []byte) ([]byte, bool, error) {
 	msg, err := jsonrpc.DecodeMessage(payload)
 	if err != nil {
 		return payload, true, nil
 	}
-	j := t.judge(opened.Context(), msg)
+	j := t.screenMessage(opened.Context(), msg)
 	switch {
-	case j.answer != nil:
-		return nil, false, t.answer(opened, j.answer)
+	case j.reply != nil:
+		return nil, false, t.reply(opened, j.reply)
 	case j.replace != nil:
 		out, err := jsonrpc.EncodeMessage(j.replace)
 		return out, false, err
@@ -150,9 +150,9 @@ func (t *screeningTransport) judgeOne(opened *http.Request, payload []byte) ([]b
 	return payload, true, nil
 }
 
-// judgeBatch judges each element of a JSON array as a message, keeping the
+// screenBatch screens each element of a JSON array as a message, keeping the
 // bytes of those that pass; a batch with nothing changed passes whole.
-func (t *screeningTransport) judgeBatch(opened *http.Request, payload []byte) ([]byte, bool, error) {
+func (t *screeningTransport) screenBatch(opened *http.Request, payload []byte) ([]byte, bool, error) {
 	var elems []json.RawMessage
 	if json.Unmarshal(payload, &elems) != nil {
 		return payload, true, nil
@@ -160,7 +160,7 @@ func (t *screeningTransport) judgeBatch(opened *http.Request, payload []byte) ([
 	kept := make([][]byte, 0, len(elems))
 	changed := false
 	for _, el := range elems {
-		out, keep, err := t.judgeOne(opened, el)
+		out, keep, err := t.screenOne(opened, el)
 		if err != nil {
 			return nil, false, err
 		}
@@ -178,10 +178,10 @@ func (t *screeningTransport) judgeBatch(opened *http.Request, payload []byte) ([
 	return append(append([]byte{'['}, bytes.Join(kept, []byte{','})...), ']'), false, nil
 }
 
-// answer sends a refusal to the upstream the way the SDK sends any
+// reply sends a refusal to the upstream the way the SDK sends any
 // response: a POST to the endpoint, carrying the session and protocol
 // version of the request whose response held the push.
-func (t *screeningTransport) answer(opened *http.Request, resp *jsonrpc.Response) error {
+func (t *screeningTransport) reply(opened *http.Request, resp *jsonrpc.Response) error {
 	body, err := jsonrpc.EncodeMessage(resp)
 	if err != nil {
 		return err
@@ -214,7 +214,7 @@ func (t *screeningTransport) answer(opened *http.Request, resp *jsonrpc.Response
 // own bound on an event is set to the same). Its reading mirrors the SDK's
 // (lines end at \n, with any \r before it dropped; a field is what
 // precedes the first colon; data values are trimmed and joined by \n;
-// only unnamed and "message" events are decoded), so it judges exactly
+// only unnamed and "message" events are decoded), so it screens exactly
 // what the SDK will decode. Passed events keep their bytes; a rewritten
 // one keeps every line but its data lines (its id above all: the SDK
 // resumes from the last id it saw). An event past the bound ends the
@@ -223,14 +223,14 @@ func (t *screeningTransport) answer(opened *http.Request, resp *jsonrpc.Response
 type sseFilter struct {
 	src    *bufio.Reader
 	body   io.Closer
-	judge  rewrite
+	screen rewrite
 	refuse func(seen int64, declared bool) ([]byte, error)
 	out    bytes.Buffer // rewritten bytes not yet read
 	err    error        // sticky, after out is drained
 }
 
-func newSSEFilter(body io.ReadCloser, judge rewrite, refuse func(int64, bool) ([]byte, error)) *sseFilter {
-	return &sseFilter{src: bufio.NewReader(body), body: body, judge: judge, refuse: refuse}
+func newSSEFilter(body io.ReadCloser, screen rewrite, refuse func(int64, bool) ([]byte, error)) *sseFilter {
+	return &sseFilter{src: bufio.NewReader(body), body: body, screen: screen, refuse: refuse}
 }
 
 func (f *sseFilter) Read(p []byte) (int, error) {
@@ -311,7 +311,7 @@ func (f *sseFilter) emit(ev *sseEvent) error {
 		ev.writeTo(&f.out, nil)
 		return nil
 	}
-	out, keep, err := f.judge(payload)
+	out, keep, err := f.screen(payload)
 	switch {
 	case err != nil:
 		return err

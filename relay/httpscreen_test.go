@@ -165,12 +165,12 @@ func (j *fakeJudge) rewrite(payload []byte) ([]byte, bool, error) {
 // TestSSEFilterFraming: every event the filter keeps comes out byte for
 // byte (CRLF, comments, priming events, named events); a dropped event
 // keeps its id and loses its data lines; a replaced one gets one data line
-// where its first stood, ended as that line was. Multi-line data is judged
+// where its first stood, ended as that line was. Multi-line data is screened
 // as the SDK joins it. Reading one byte at a time (every event split
 // across reads) changes nothing.
 func TestSSEFilterFraming(t *testing.T) {
 	in := ": keepalive comment\r\n\r\n" +
-		"id: 0\ndata:\n\n" + // priming: no data to judge
+		"id: 0\ndata:\n\n" + // priming: no data to screen
 		"event: message\r\nid: 1\r\ndata: {\"a\":\r\ndata:  \"keep\"} \r\n\r\n" +
 		"id: 2\ndata: {\"drop\":1}\n: note\ndata: {}\nretry: 5\n\n" +
 		"event: ping\ndata: {\"drop\":\"ignored by the SDK\"}\n\n" +
@@ -201,7 +201,7 @@ func TestSSEFilterFraming(t *testing.T) {
 				t.Errorf("out:\n%q\nwant:\n%q", got, want)
 			}
 			if !slices.Equal(j.seen, wantSeen) {
-				t.Errorf("judged %q, want %q", j.seen, wantSeen)
+				t.Errorf("screened %q, want %q", j.seen, wantSeen)
 			}
 		})
 	}
@@ -446,10 +446,10 @@ func writeXs(w http.ResponseWriter, status int, declare bool, size int64) int64 
 	return total
 }
 
-// TestPlainResponse: only a response the judge would pass unchanged is
+// TestPlainResponse: only a response the screen would pass unchanged is
 // passed without being decoded; a request, an input_required result
 // (however spelled), a batch, a name with an escape, or anything that is
-// not valid JSON is judged.
+// not valid JSON is screened.
 func TestPlainResponse(t *testing.T) {
 	tests := []struct {
 		payload string
@@ -478,7 +478,7 @@ func TestPlainResponse(t *testing.T) {
 }
 
 // FuzzPlainResponse: whatever the bytes, a payload passed undecoded as a
-// plain response is one the full judge, decoding it with the SDK's own
+// plain response is one the full screen, decoding it with the SDK's own
 // decoder, also passes unchanged without screening anything: never a
 // request, never a result with input requests or a roots entry to fix.
 func FuzzPlainResponse(f *testing.F) {
@@ -500,14 +500,14 @@ func FuzzPlainResponse(f *testing.F) {
 		}
 		tr := &screeningTransport{guard: guard{screen: screened, inputs: screened}}
 		req := httptest.NewRequest(http.MethodPost, "/", nil)
-		out, keep, err := tr.judgeOne(req, payload)
+		out, keep, err := tr.screenOne(req, payload)
 		if msg, derr := jsonrpc.DecodeMessage(payload); derr == nil {
 			if _, ok := msg.(*jsonrpc.Response); !ok {
 				t.Fatalf("a plain response decodes as %T: %q", msg, payload)
 			}
 		}
 		if !keep || err != nil || !bytes.Equal(out, payload) {
-			t.Fatalf("the judge changes a plain response: %q -> %q, %v", payload, out, err)
+			t.Fatalf("the screen changes a plain response: %q -> %q, %v", payload, out, err)
 		}
 	})
 }

@@ -14,7 +14,7 @@ import (
 // valid; but the SDK's decoder fails on such an entry, and with it the
 // whole result, the host's call failing as if the upstream had not
 // answered. The guard applies it to the bytes an upstream sends before the
-// SDK reads them (guard.judge).
+// SDK reads them (guard.screen).
 //
 // Entries are read as the SDK reads them (encoding/json: member names
 // matched without regard to case, the last of a repeated name winning), and

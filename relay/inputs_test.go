@@ -18,7 +18,7 @@ import (
 // host speaks, so its sampling arrives as input requests.
 func inputProxy(t *testing.T) *Proxy {
 	p := newTestProxy(t, "peer")
-	p.cfg.Upstreams[0].Protocol = modernEra
+	p.cfg.Upstreams[0].Era = modernEra
 	return p
 }
 

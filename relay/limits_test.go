@@ -290,7 +290,7 @@ func TestHoldsReleasedOnEveryExit(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := newLimitedProxy(t, Limits{}, tc.review, "peer")
-			p.cfg.Upstreams[0].Protocol = tc.protocol
+			p.cfg.Upstreams[0].Era = tc.protocol
 			opts := tc.opts
 			if opts == nil {
 				var asked atomic.Int32

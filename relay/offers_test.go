@@ -110,7 +110,7 @@ func TestSamplingOff(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			p := newTestProxy(t, "peer")
 			p.cfg.Upstreams[0].Sampling = false
-			p.cfg.Upstreams[0].Protocol = tc.protocol
+			p.cfg.Upstreams[0].Era = tc.protocol
 			var asked atomic.Int32
 			host := connectHost(t, p, tc.era, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{Sampling: &mcp.SamplingCapabilities{}},
 				CreateMessageWithToolsHandler: func(context.Context, *mcp.CreateMessageWithToolsRequest) (*mcp.CreateMessageWithToolsResult, error) {

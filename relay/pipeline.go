@@ -16,9 +16,9 @@ import (
 // guess), and h's asker.
 func (p *Proxy) source(u *upstream, h hostView, o engine.Origin) *pipeline.Source {
 	src := &pipeline.Source{
-		Server:         engine.Server{Name: u.cfg.Name, Label: u.cfg.Label, Protocol: u.era, Reported: u.reported()},
+		Server:         engine.Server{Name: u.cfg.Name, Label: u.cfg.Label, Era: u.era, Reported: u.reported()},
 		Caps:           u.capsFor(h),
-		Host:           engine.Host{Protocol: h.era, Capabilities: h.capabilities()},
+		Host:           engine.Host{Era: h.era, Capabilities: h.capabilities()},
 		HostCaps:       h.caps,
 		HostKey:        hostKey(u.link.host),
 		Origin:         o,

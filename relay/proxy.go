@@ -39,10 +39,10 @@ type Upstream struct {
 	// Headers go on every request to it (credentials: never logged).
 	URL     string
 	Headers map[string]string
-	// Protocol overrides the revision the firewall speaks to this server:
-	// "" or "auto" follows the host, "legacy" never goes past 2025-11-25,
-	// a revision string asks for exactly that one.
-	Protocol string
+	// Era is servers.<name>.protocol, the era the firewall speaks to this
+	// server: "" or "auto" follows the host, "legacy" never goes past
+	// 2025-11-25, a revision string asks for exactly that one.
+	Era string
 	// OperatorAnswer lets an operator write completions for this server
 	// (mcpx-fw review answer); sampling is then offered to it even when the
 	// host cannot sample.

@@ -11,14 +11,14 @@ import (
 // and has not been answered yet, by JSON-RPC id. A push is admitted on
 // the bytes the upstream sent, before anything validates or decides it:
 // on its frame for a command upstream (frameScreen.admitFrame), else in
-// the guard's judge; it stays in flight until the firewall's answer to
+// the guard's screen; it stays in flight until the firewall's answer to
 // its id goes back on the wire, whatever path produced that answer, or
 // until the session ends. Nothing between the two needs to remember to
 // release it.
 type pushHolds struct {
 	mu   sync.Mutex
 	byID map[jsonrpc.ID][]*admit.Hold // an upstream may reuse an id: one hold per request
-	// framed holds what frameScreen admitted, until the guard's judge
+	// framed holds what frameScreen admitted, until the guard's screen
 	// claims it as the message reaches it.
 	framed map[jsonrpc.ID][]*admit.Hold
 	ended  bool
@@ -28,7 +28,7 @@ func newPushHolds() *pushHolds {
 	return &pushHolds{byID: map[jsonrpc.ID][]*admit.Hold{}, framed: map[jsonrpc.ID][]*admit.Hold{}}
 }
 
-// frame keeps h, admitted on its frame, for the judge of the message.
+// frame keeps h, admitted on its frame, for the screen of the message.
 func (p *pushHolds) frame(id jsonrpc.ID, h *admit.Hold) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -40,8 +40,8 @@ func (p *pushHolds) frame(id jsonrpc.ID, h *admit.Hold) {
 }
 
 // claim takes the oldest hold admitted on a frame with id, or nil. The
-// frame screen and the judge read the same bytes with the same decoder,
-// in the same order, so the judge of a push frameScreen admitted finds
+// frame screen and the screen read the same bytes with the same decoder,
+// in the same order, so the screen of a push frameScreen admitted finds
 // its hold here, and that of any other push finds none.
 func (p *pushHolds) claim(id jsonrpc.ID) *admit.Hold {
 	if p == nil {

@@ -15,7 +15,7 @@ import (
 // TestPushPathToolCall: a legacy host's tool call, answered; no push.
 func TestPushPathToolCall(t *testing.T) {
 	p := newTestProxy(t, "peer")
-	p.cfg.Upstreams[0].Protocol = "legacy"
+	p.cfg.Upstreams[0].Era = "legacy"
 	var asked atomic.Int32
 	host := connectHost(t, p, "2025-11-25", samplingHost(&asked))
 	res, err := host.CallTool(t.Context(), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "hi"}})
@@ -28,7 +28,7 @@ func TestPushPathToolCall(t *testing.T) {
 // the shipped policy lets through, which the host answers.
 func TestPushPathOnePush(t *testing.T) {
 	p := newTestProxy(t, "peer")
-	p.cfg.Upstreams[0].Protocol = "legacy"
+	p.cfg.Upstreams[0].Era = "legacy"
 	var asked atomic.Int32
 	host := connectHost(t, p, "2025-11-25", samplingHost(&asked))
 	res, err := host.CallTool(t.Context(), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "hi"}})

@@ -179,7 +179,7 @@ func mustJSON(t *testing.T, v any) json.RawMessage {
 // replica completes.
 func TestBridgedRetryOnAnotherReplica(t *testing.T) {
 	p1, p2 := replicaPair(t, "peer")
-	p1.cfg.Upstreams[0].Protocol, p2.cfg.Upstreams[0].Protocol = "legacy", "legacy"
+	p1.cfg.Upstreams[0].Era, p2.cfg.Upstreams[0].Era = "legacy", "legacy"
 	host1, host2 := manualHost(t, p1), manualHost(t, p2)
 	args := map[string]any{"params": json.RawMessage(helloParams)}
 	first, err := host1.CallTool(t.Context(), &mcp.CallToolParams{Name: "sample", Arguments: args})
@@ -205,8 +205,8 @@ func TestStoredRoundRoundTrip(t *testing.T) {
 	in := map[string]pipeline.Entry{
 		"sampling-1-1": {Kind: pipeline.Sampling, ReviewID: "rv-1", Request: engine.Request{
 			Kind:     engine.KindSampling,
-			Server:   engine.Server{Name: "alpha", Label: "Alpha", Protocol: "2026-07-28", Reported: map[string]any{"name": "up", "n": 1.5}},
-			Host:     engine.Host{Protocol: "2026-07-28", Capabilities: map[string]any{"sampling": map[string]any{"tools": map[string]any{}}}},
+			Server:   engine.Server{Name: "alpha", Label: "Alpha", Era: "2026-07-28", Reported: map[string]any{"name": "up", "n": 1.5}},
+			Host:     engine.Host{Era: "2026-07-28", Capabilities: map[string]any{"sampling": map[string]any{"tools": map[string]any{}}}},
 			Origin:   engine.Origin{Method: "tools/call", Name: "alpha__x", Round: 2},
 			Caps:     validate.Capabilities{Tools: true, Context: true},
 			Params:   []byte(helloParams),

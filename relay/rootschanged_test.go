@@ -42,7 +42,7 @@ func TestRootsListChanged(t *testing.T) {
 		p.cfg.Upstreams[i].Command = append(p.cfg.Upstreams[i].Command, "-record")
 	}
 	p.cfg.Upstreams[0].Roots.Enabled = false
-	p.cfg.Upstreams[2].Protocol = "2026-07-28"
+	p.cfg.Upstreams[2].Era = "2026-07-28"
 	rootsHost := func() (*mcp.Client, *mcp.ClientSession) {
 		c := mcp.NewClient(&mcp.Implementation{Name: "test-host", Version: "1"},
 			&mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{RootsV2: &mcp.RootCapabilities{ListChanged: true}}})

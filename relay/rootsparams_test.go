@@ -26,7 +26,7 @@ func TestRootsInputWithoutParams(t *testing.T) {
 					if reach == "http" {
 						p.cfg.Upstreams[0] = defaultOffers(Upstream{Name: "peer", Label: "test peer", URL: startHTTPUpstream(t)})
 					}
-					p.cfg.Upstreams[0].Protocol = "2026-07-28"
+					p.cfg.Upstreams[0].Era = "2026-07-28"
 					client := mcp.NewClient(&mcp.Implementation{Name: "test-host", Version: "1"},
 						&mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{RootsV2: &mcp.RootCapabilities{}}})
 					client.AddRoots(&mcp.Root{URI: "file:///work", Name: "work"})

@@ -110,7 +110,7 @@ func (p *Proxy) connect(l *link, cfg Upstream, era string) (*upstream, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), p.cfg.ConnectTimeout)
 	defer cancel()
 	t := p.upstreamTransportFor(u)
-	cs, err := client.Connect(ctx, t, &mcp.ClientSessionOptions{ProtocolVersion: requestedEra(cfg.Protocol, era)})
+	cs, err := client.Connect(ctx, t, &mcp.ClientSessionOptions{ProtocolVersion: requestedEra(cfg.Era, era)})
 	if err != nil {
 		p.cfg.Metrics.UpstreamStartFailed(cfg.Name, startFailure(err))
 		return nil, err
@@ -130,7 +130,7 @@ func (p *Proxy) connect(l *link, cfg Upstream, era string) (*upstream, error) {
 // slot takes its pushes from the first: always at the last revision with
 // pushes, since bridging exists for upstreams that push.
 func (p *Proxy) connectBridged(l *link, cfg Upstream) (*upstream, error) {
-	cfg.Protocol = "legacy"
+	cfg.Era = "legacy"
 	return p.connect(l, cfg, l.host.era)
 }
 

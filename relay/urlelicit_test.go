@@ -184,7 +184,7 @@ func TestURLElicitationRequiredDecided(t *testing.T) {
 		} {
 			t.Run(cell.host+"/"+cmp.Or(cell.protocol, "same era")+"/"+tc.name, func(t *testing.T) {
 				p := newTestProxyConfig(t, allowAuthHost, "peer")
-				p.cfg.Upstreams[0].Protocol = cell.protocol
+				p.cfg.Upstreams[0].Era = cell.protocol
 				cs := connectHost(t, p, cell.host, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{
 					Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}, URL: &mcp.URLElicitationCapabilities{}}}})
 				stop := func() {}

@@ -172,7 +172,7 @@ func (f evalFile) result() []byte {
 // context, and elicitation's modes, allowed exactly when the host declared
 // them.
 func (f evalFile) engineRequest(kind engine.Kind, server, label, era string) engine.Request {
-	host := engine.Host{Protocol: era, Capabilities: map[string]any{
+	host := engine.Host{Era: era, Capabilities: map[string]any{
 		"sampling":    map[string]any{"tools": map[string]any{}, "context": map[string]any{}},
 		"elicitation": map[string]any{"form": map[string]any{}, "url": map[string]any{}},
 		"roots":       map[string]any{"listChanged": true},
@@ -189,7 +189,7 @@ func (f evalFile) engineRequest(kind engine.Kind, server, label, era string) eng
 	form = form || declared && len(elicit) == 0 // an empty declaration means form mode
 	return engine.Request{
 		Kind:   kind,
-		Server: engine.Server{Name: server, Label: label, Protocol: era, Reported: f.Reported},
+		Server: engine.Server{Name: server, Label: label, Era: era, Reported: f.Reported},
 		Host:   host,
 		Origin: f.Origin,
 		Caps:   validate.Capabilities{Tools: tools, Context: context, Form: form, URL: url},

@@ -259,7 +259,7 @@ func relayConfig(rt *runtime) (relay.Config, error) {
 			return relay.Config{}, fmt.Errorf("config %s: %w", cfg.DisplayPath(), err)
 		}
 		rc.Upstreams = append(rc.Upstreams, relay.Upstream{Name: name, Label: label, Command: s.Command, Env: env, Dir: s.Dir,
-			Isolated: rt.isolation.isolated[name], URL: s.URL, Headers: headers, Protocol: s.Protocol, OperatorAnswer: s.OperatorAnswer,
+			Isolated: rt.isolation.isolated[name], URL: s.URL, Headers: headers, Era: s.Protocol, OperatorAnswer: s.OperatorAnswer,
 			Sampling: s.Sampling, Elicitation: s.Elicitation, Roots: s.Roots})
 	}
 	return rc, nil

@@ -80,8 +80,8 @@ func testDeps(t *testing.T, reviewTimeout, hostTimeout time.Duration) Deps {
 
 // source is a legacy host's request from server "peer", asked of h.
 func source(h Asker) *Source {
-	return &Source{Server: engine.Server{Name: "peer", Label: "test peer", Protocol: "2025-11-25"},
-		Host:     engine.Host{Protocol: "2025-11-25", Capabilities: map[string]any{"sampling": map[string]any{}}},
+	return &Source{Server: engine.Server{Name: "peer", Label: "test peer", Era: "2025-11-25"},
+		Host:     engine.Host{Era: "2025-11-25", Capabilities: map[string]any{"sampling": map[string]any{}}},
 		HostCaps: &mcp.ClientCapabilities{Sampling: &mcp.SamplingCapabilities{}}, HostKey: "host-1", Asker: h}
 }
 
