@@ -27,7 +27,8 @@ const pushGather = 20 * time.Millisecond
 // which such a host cannot receive.
 // The call runs upstream on a session of its own, detached from the host's
 // request; each push is suspended, handed to the host as an input request,
-// and answered when the host retries (SPEC-NOTES §8).
+// and answered when the host retries (ARCHITECTURE.md, The path of one
+// request).
 //
 // A push carries nothing that links it to its call, so a session serves
 // one call and is then closed, never reused: an upstream may push after

@@ -276,8 +276,8 @@ const sep1330Schema = `{"type":"object","properties":{
  "titledMulti":{"type":"array","minItems":1,"maxItems":3,"items":{"type":"string","anyOf":[{"const":"value1","title":"First Option"},{"const":"value2","title":"Second Option"}]}}}}`
 
 // TestElicitationEraMatrix runs elicitations through every pairing of a
-// host's and an upstream's era, each outcome of the wire table (DESIGN
-// §2a): what reaches the upstream, and whether the host was asked.
+// host's and an upstream's era, each outcome of the wire table
+// (refusal.ForVerdict): what reaches the upstream, and whether the host was asked.
 func TestElicitationEraMatrix(t *testing.T) {
 	cases := []struct {
 		name   string

@@ -67,7 +67,8 @@ func (o HTTPOptions) resolved() HTTPOptions {
 }
 
 // Handler serves hosts of every protocol revision on one streamable HTTP
-// endpoint, all backed by the one host-facing server (SPEC-NOTES §8). The
+// endpoint, all backed by the one host-facing server (the Go SDK v1.8.0 serves
+// both eras on one address this way). The
 // SDK serves 2026-07-28 only statelessly, and a stateless session cannot
 // send a host any request, so each request is routed on its
 // MCP-Protocol-Version header: 2026-07-28 or later to a stateless handler

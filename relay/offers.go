@@ -8,7 +8,7 @@ import (
 	"github.com/mcpx-fw/mcpx-fw/validate"
 )
 
-// What the firewall offers each upstream of a host (DESIGN §2a, §5):
+// What the firewall offers each upstream of a host:
 // sampling, elicitation (in the modes the host declared) and roots (with
 // listChanged as the host declared it), each only when the host declared
 // it and the server's config allows it (servers.<name>.sampling,

@@ -29,7 +29,7 @@ type HTTPOptions struct {
 // ServeUpstreamHTTP serves the test upstream's sampling tools over
 // streamable HTTP, at / and /mcp on ln, until ctx ends, the way a Go SDK
 // server is served: 2026-07-28 requests statelessly, older sessions with
-// state (SPEC-NOTES §8). Its tools are RunUpstream's, and
+// state. Its tools are RunUpstream's, and
 // sample_standalone, which pushes outside the call: a push made inside a
 // call travels on that call's response stream, one made outside it only on
 // the client's standalone stream.
