@@ -1,9 +1,11 @@
 package relay
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +15,7 @@ import (
 
 	"github.com/mcpx-fw/mcpx-fw/relay/internal/refusal"
 	"github.com/mcpx-fw/mcpx-fw/relay/peer"
+	"github.com/mcpx-fw/mcpx-fw/relay/seal"
 )
 
 // manualHost is a 2026-07-28 host that runs no input-request loop of its
@@ -40,6 +43,10 @@ func retry(ctx context.Context, host *mcp.ClientSession, tool, key, state string
 		RequestState: state, InputResponses: mcp.InputResponseMap{key: hiResult()}})
 }
 
+// stateKey seals the states of TestRequestStateRejected, so a case can
+// open them with a sealer of its own.
+var stateKey = bytes.Repeat([]byte{7}, seal.KeySize)
+
 // TestRequestStateRejected: the state a 2026-07-28 host gets back is the
 // firewall's, sealed; altered, reused, late or moved to another server or
 // call, it is refused with -32602 and the upstream is not retried.
@@ -61,8 +68,9 @@ func TestRequestStateRejected(t *testing.T) {
 			_, err := retry(t.Context(), host, "alpha__sample_input", keyOf(res.InputRequests), res.RequestState)
 			return err
 		}},
-		{"expired", "expired", func(t *testing.T, _ *Proxy, host *mcp.ClientSession, res *mcp.CallToolResult) error {
-			time.Sleep(400 * time.Millisecond)
+		{"expired", "expired", func(t *testing.T, p *Proxy, host *mcp.ClientSession, res *mcp.CallToolResult) error {
+			later := func() time.Time { return time.Now().Add(p.cfg.StateTTL + time.Second) }
+			p.sealer = seal.New(stateKey, later) // the same key, its clock past the state's expiry
 			_, err := retry(t.Context(), host, "alpha__sample_input", keyOf(res.InputRequests), res.RequestState)
 			return err
 		}},
@@ -82,7 +90,7 @@ func TestRequestStateRejected(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p := newTestProxy(t, "alpha", "beta")
+			p := newTestProxyOn(t, filepath.Join(t.TempDir(), "state"), stateKey, nil, "alpha", "beta")
 			p.cfg.StateTTL = 300 * time.Millisecond
 			host := manualHost(t, p)
 			err := tc.use(t, p, host, askInput(t, host, "alpha__sample_input"))
