@@ -18,15 +18,18 @@ import (
 // requests and answers held for them. Each is counted per
 // configured server, over all its sessions (one server's many sessions are
 // one attacker), and per server within one host session (one host's share
-// of it). Zero fields take DefaultLimits.
+// of it). Zero fields take DefaultLimits. The tags are the keys of the
+// configuration's limits: section, which holds this type itself; the byte
+// limits are ints like every other count there, so a value that does not
+// parse is reported the same way for each.
 type Limits struct {
-	InFlight       int   // limits.max_in_flight
-	PendingReviews int   // limits.max_pending_reviews
-	HeldBytes      int64 // limits.max_held_bytes
+	InFlight       int `mapstructure:"max_in_flight"`
+	PendingReviews int `mapstructure:"max_pending_reviews"`
+	HeldBytes      int `mapstructure:"max_held_bytes"`
 	// The same, for one server's requests on behalf of one host session.
-	HostInFlight       int   // limits.max_in_flight_per_host
-	HostPendingReviews int   // limits.max_pending_reviews_per_host
-	HostHeldBytes      int64 // limits.max_held_bytes_per_host
+	HostInFlight       int `mapstructure:"max_in_flight_per_host"`
+	HostPendingReviews int `mapstructure:"max_pending_reviews_per_host"`
+	HostHeldBytes      int `mapstructure:"max_held_bytes_per_host"`
 }
 
 // DefaultLimits are the limits unless configured: of the order of 16
@@ -150,10 +153,10 @@ func (a *Gate) over(key shareKey, c Claim) *jsonrpc.Error {
 	}{
 		{"limits.max_in_flight", int64(s.InFlight), int64(a.lim.InFlight), false},
 		{"limits.max_pending_reviews", int64(s.Reviews), int64(a.lim.PendingReviews), false},
-		{"limits.max_held_bytes", s.Bytes, a.lim.HeldBytes, false},
+		{"limits.max_held_bytes", s.Bytes, int64(a.lim.HeldBytes), false},
 		{"limits.max_in_flight_per_host", int64(h.InFlight), int64(a.lim.HostInFlight), true},
 		{"limits.max_pending_reviews_per_host", int64(h.Reviews), int64(a.lim.HostPendingReviews), true},
-		{"limits.max_held_bytes_per_host", h.Bytes, a.lim.HostHeldBytes, true},
+		{"limits.max_held_bytes_per_host", h.Bytes, int64(a.lim.HostHeldBytes), true},
 	} {
 		if l.held > l.max {
 			a.count(limitRefusal("upstream request", key.server, l.name), l.max)
@@ -303,7 +306,7 @@ func (a *Gate) Refuse(r Refusal, more ...zap.Field) {
 func (a *Gate) LogTotals() { a.refused.logTotals() }
 
 // orDefault is v, or def where v is unset (zero or less).
-func orDefault[T int | int64](v, def T) T {
+func orDefault(v, def int) int {
 	if v > 0 {
 		return v
 	}

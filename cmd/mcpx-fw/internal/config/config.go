@@ -185,16 +185,11 @@ type Limits struct {
 	MaxBridgedCalls          int           `mapstructure:"max_bridged_calls"`
 	MaxBridgedCallsPerServer int           `mapstructure:"max_bridged_calls_per_server"`
 	BridgeWait               time.Duration `mapstructure:"bridge_wait"`
-	// What one server may make the firewall hold at once, over all its
-	// sessions (see relay.Limits): sampling requests in flight, pending
-	// reviews, and the bytes of requests and completions held.
-	MaxInFlight       int `mapstructure:"max_in_flight"`
-	MaxPendingReviews int `mapstructure:"max_pending_reviews"`
-	MaxHeldBytes      int `mapstructure:"max_held_bytes"`
-	// The same for one server's share within one host session.
-	MaxInFlightPerHost       int `mapstructure:"max_in_flight_per_host"`
-	MaxPendingReviewsPerHost int `mapstructure:"max_pending_reviews_per_host"`
-	MaxHeldBytesPerHost      int `mapstructure:"max_held_bytes_per_host"`
+	// Held is what one server may make the firewall hold at once, over all
+	// its sessions and within one host session: max_in_flight through
+	// max_held_bytes_per_host, keyed by relay.Limits' tags, the type the
+	// relay enforces.
+	Held relay.Limits `mapstructure:",squash"`
 }
 
 // defaultMaxRounds is limits.max_rounds unless configured: below the Go

@@ -43,8 +43,8 @@ func defaultConfig(stateHome, base string) Config {
 	c.Limits = Limits{MaxRounds: 8, Limits: validate.Limits{MaxBytes: 4 << 20, MaxDepth: 32, MaxMessages: 1000, MaxBlocks: 100,
 		MaxTextBytes: 1 << 20, MaxBase64Bytes: 3 << 20, MaxTools: 128,
 		MaxFields: 100, MaxEnumValues: 500, MaxLabelBytes: 16 << 10, MaxURLBytes: 8 << 10, MaxRoots: 1000},
-		MaxInFlight: 48, MaxPendingReviews: 32, MaxHeldBytes: 16 << 20,
-		MaxInFlightPerHost: 24, MaxPendingReviewsPerHost: 16, MaxHeldBytesPerHost: 8 << 20}
+		Held: relay.Limits{InFlight: 48, PendingReviews: 32, HeldBytes: 16 << 20,
+			HostInFlight: 24, HostPendingReviews: 16, HostHeldBytes: 8 << 20}}
 	c.HTTP = HTTP{HTTPOptions: relay.HTTPOptions{SessionTimeout: 30 * time.Minute, MaxSessions: 32, ReadTimeout: 30 * time.Second,
 		IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10, MaxBodyBytes: 8 << 20}}
 	c.Limits.MaxBridgedCalls, c.Limits.MaxBridgedCallsPerServer, c.Limits.BridgeWait = 64, 16, time.Minute
@@ -289,12 +289,12 @@ func TestConfigOverrides(t *testing.T) {
 		{"MCPXFW_LIMITS_MAX_PENDING_REVIEWS overrides limits.max_pending_reviews", "limits:\n  max_pending_reviews: 5\n",
 			map[string]string{"MCPXFW_LIMITS_MAX_PENDING_REVIEWS": "7"},
 			func(t *testing.T, c *Config, _ string) {
-				wantEqual(t, "limits.max_pending_reviews", c.Limits.MaxPendingReviews, 7)
+				wantEqual(t, "limits.max_pending_reviews", c.Limits.Held.PendingReviews, 7)
 			}},
 		{"MCPXFW_LIMITS_MAX_HELD_BYTES_PER_HOST overrides limits.max_held_bytes_per_host", "",
 			map[string]string{"MCPXFW_LIMITS_MAX_HELD_BYTES_PER_HOST": "33554432"},
 			func(t *testing.T, c *Config, _ string) {
-				wantEqual(t, "limits.max_held_bytes_per_host", c.Limits.MaxHeldBytesPerHost, 32<<20)
+				wantEqual(t, "limits.max_held_bytes_per_host", c.Limits.Held.HostHeldBytes, 32<<20)
 			}},
 		{"MCPXFW_HTTP_SESSION_TIMEOUT overrides http.session_timeout", "http:\n  session_timeout: 1h\n",
 			map[string]string{"MCPXFW_HTTP_SESSION_TIMEOUT": "90s"},
@@ -352,14 +352,14 @@ func TestConfigExampleDocumentsEveryKey(t *testing.T) {
 }
 
 // structKeys lists the dotted mapstructure keys of a struct type; a map of
-// structs contributes "<prefix>.*.<key>", and a squashed embedded struct
-// its keys at the prefix.
+// structs contributes "<prefix>.*.<key>", and a squashed struct, embedded
+// or named, its keys at the prefix.
 func structKeys(typ reflect.Type, prefix string) []string {
 	var keys []string
 	for i := range typ.NumField() {
 		f := typ.Field(i)
 		tag, opts, _ := strings.Cut(f.Tag.Get("mapstructure"), ",")
-		if f.Anonymous && opts == "squash" { // its keys are the section's own
+		if opts == "squash" { // its keys are the section's own
 			keys = append(keys, structKeys(f.Type, prefix)...)
 			continue
 		}

@@ -155,9 +155,9 @@ func (l Limits) verify(bad func(string, string, ...any)) {
 		"max_base64_bytes": l.MaxBase64Bytes, "max_tools": l.MaxTools,
 		"max_fields": l.MaxFields, "max_enum_values": l.MaxEnumValues, "max_label_bytes": l.MaxLabelBytes,
 		"max_url_bytes": l.MaxURLBytes, "max_roots": l.MaxRoots,
-		"max_in_flight": l.MaxInFlight, "max_pending_reviews": l.MaxPendingReviews, "max_held_bytes": l.MaxHeldBytes,
-		"max_in_flight_per_host": l.MaxInFlightPerHost, "max_pending_reviews_per_host": l.MaxPendingReviewsPerHost,
-		"max_held_bytes_per_host": l.MaxHeldBytesPerHost} {
+		"max_in_flight": l.Held.InFlight, "max_pending_reviews": l.Held.PendingReviews, "max_held_bytes": l.Held.HeldBytes,
+		"max_in_flight_per_host": l.Held.HostInFlight, "max_pending_reviews_per_host": l.Held.HostPendingReviews,
+		"max_held_bytes_per_host": l.Held.HostHeldBytes} {
 		if v <= 0 {
 			bad("limits."+key, "must be positive")
 		}
@@ -168,7 +168,7 @@ func (l Limits) verify(bad func(string, string, ...any)) {
 		}
 	}
 	positive(bad, "limits.bridge_wait", l.BridgeWait)
-	for key, v := range map[string]int{"max_held_bytes": l.MaxHeldBytes, "max_held_bytes_per_host": l.MaxHeldBytesPerHost} {
+	for key, v := range map[string]int{"max_held_bytes": l.Held.HeldBytes, "max_held_bytes_per_host": l.Held.HostHeldBytes} {
 		if v > 0 && l.MaxBytes > 0 && v < l.MaxBytes {
 			bad("limits."+key, "%d is below limits.max_bytes (%d): a request of the largest size allowed could never be held", v, l.MaxBytes)
 		}
