@@ -23,7 +23,7 @@ import (
 // entries are what must not travel through the host at all. They are
 // here for a bridged call (whose pushes wait in this process anyway) and
 // when the Proxy has no store; otherwise they are in the store, which any
-// replica resumes from (handedstore.go), and here is only the round's
+// replica resumes from (handbackstore.go), and here is only the round's
 // admission (admitRound), kept until then: its entries are in flight,
 // waiting for the host. A round another replica resumed is found by the
 // poll of the store (pollStored), which gives its admission back.

@@ -246,7 +246,7 @@ func (p *Proxy) run(ctx context.Context, t mcp.Transport, h *hostWire) error {
 // at initialize and at server/discover, by what the upstreams offer.
 func (p *Proxy) server() *mcp.Server {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "mcpx-fw", Version: p.cfg.Version}, &mcp.ServerOptions{
-		// The lists may change (changes.go); the SDK accepts a 2026-07-28
+		// The lists may change (listchanged.go); the SDK accepts a 2026-07-28
 		// host's subscriptions/listen only for what its options declare.
 		// What a host is told at initialize and discover is mergedCapabilities.
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true},

@@ -516,7 +516,7 @@ func URLElicitationUndecided(server string) *jsonrpc.Error {
 	return relayError(CodeInternal, fmt.Sprintf("upstream %s required URL elicitation outside a call the firewall decides", server), "", ReasonURLElicitationUndecided)
 }
 
-// Continuations across replicas (handedstore.go): a 2026-07-28 host's
+// Continuations across replicas (handbackstore.go): a 2026-07-28 host's
 // retry resumed by whichever replica it reaches.
 
 const (
