@@ -16,9 +16,6 @@ import (
 	"github.com/mcpx-fw/mcpx-fw/relay/sandbox"
 )
 
-// version is set at build time with -ldflags "-X main.version=…".
-var version = "dev"
-
 // Exit codes: 0 done, 1 refused or failed, 2 usage, 3 not found.
 const (
 	exitFailure  = 1
@@ -89,9 +86,11 @@ per server (deny, review by a person, or permit), and the host's answer is
 checked before it goes back. Every decision is recorded.
 
 Start with:  mcpx-fw demo`,
+		Version:       versionText(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	root.SetVersionTemplate("{{.Version}}")
 	root.PersistentFlags().String("config", "", "config file (default mcpx-fw.yaml in the working folder, if present)")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageError{fmt.Errorf("%w\nTry: %s --help", err, c.CommandPath())}
@@ -115,16 +114,5 @@ func args(n int, hint string) cobra.PositionalArgs {
 			return usageError{fmt.Errorf("%s takes %d argument(s), got %d\nTry: %s", c.CommandPath(), n, len(a), hint)}
 		}
 		return nil
-	}
-}
-
-func versionCommand() *cobra.Command {
-	return &cobra.Command{
-		Use:   "version",
-		Short: "Print the version",
-		Args:  args(0, "mcpx-fw version"),
-		Run: func(c *cobra.Command, _ []string) {
-			fmt.Fprintln(c.OutOrStdout(), "mcpx-fw", version)
-		},
 	}
 }

@@ -62,8 +62,8 @@ func TestMain(m *testing.M) {
 	binary = filepath.Join(dir, "mcpx-fw")
 	upstreamBinary = filepath.Join(dir, "mcpx-fw-test-upstream")
 	for out, pkg := range map[string]string{binary: ".", upstreamBinary: "../../testdata/upstream"} {
-		if b, err := exec.Command("go", "build", "-o", out, pkg).CombinedOutput(); err != nil {
-			fmt.Fprintf(os.Stderr, "build %s: %v\n%s", pkg, err, b)
+		if err := goBuild(out, pkg); err != nil {
+			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
 	}
@@ -71,6 +71,16 @@ func TestMain(m *testing.M) {
 	stopSharedCluster()
 	os.RemoveAll(temp)
 	os.Exit(code)
+}
+
+// goBuild builds pkg (a path from this folder) into out, with flags for
+// go build before them.
+func goBuild(out, pkg string, flags ...string) error {
+	args := append(append([]string{"build"}, flags...), "-o", out, pkg)
+	if b, err := exec.Command("go", args...).CombinedOutput(); err != nil {
+		return fmt.Errorf("build %s: %v\n%s", pkg, err, b)
+	}
+	return nil
 }
 
 // repoPath is a path from the repository root.
