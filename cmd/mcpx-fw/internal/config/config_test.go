@@ -321,6 +321,15 @@ func TestConfigOverrides(t *testing.T) {
 		{"MCPXFW_HTTP_MAX_SESSIONS overrides http.max_sessions", "",
 			map[string]string{"MCPXFW_HTTP_MAX_SESSIONS": "3"},
 			func(t *testing.T, c *Config, _ string) { wantEqual(t, "http.max_sessions", c.HTTP.MaxSessions, 3) }},
+		{"a dotted key is a path, as viper reads it", "policy.dir: rules\n", nil,
+			func(t *testing.T, c *Config, base string) {
+				wantEqual(t, "policy.dir", c.Policy.Dir, filepath.Join(base, "rules"))
+			}},
+		{"a YAML merge key brings an anchor's keys", "servers:\n  a: &a\n    command: [cat]\n    max_tokens: 7\n  b:\n    <<: *a\n    label: B\n", nil,
+			func(t *testing.T, c *Config, _ string) {
+				wantEqual(t, "servers.b.command", strings.Join(c.Servers["b"].Command, " "), "cat")
+				wantEqual(t, "servers.b.label", c.Servers["b"].Label, "B")
+			}},
 		{"an HTTP upstream with headers", "servers:\n  web:\n    url: https://example.com/mcp\n    headers: {Authorization: \"Bearer ${TOKEN}\"}\n", nil,
 			func(t *testing.T, c *Config, _ string) {
 				wantEqual(t, "servers.web.url", c.Servers["web"].URL, "https://example.com/mcp")
