@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -16,14 +18,18 @@ import (
 func TestBadInputIsOneClearLine(t *testing.T) {
 	good := testConfig(t, repoPath(t, "policies"), time.Minute, peerServer("peer", 0))
 	dir := t.TempDir()
+	bad := writeFile(t, dir, "bad.yaml", "policy:\n  timeout: -1s\n")
+	typo := writeFile(t, dir, "typo.yaml", "polcy:\n  dir: x\n")
 	cases := []struct {
 		name     string
 		args     []string
 		wantCode int
 		wantText string
 	}{
-		{"invalid config names the key", []string{"check", "--config", writeFile(t, dir, "bad.yaml", "policy:\n  timeout: -1s\n")}, 1, "policy.timeout"},
-		{"unknown key is named", []string{"check", "--config", writeFile(t, dir, "typo.yaml", "polcy:\n  dir: x\n")}, 1, "polcy"},
+		{"invalid config names the line and the key", []string{"check", "--config", bad}, 1,
+			"mcpx-fw: " + bad + ":2: policy.timeout: must be a positive duration such as 250ms or 10m\n"},
+		{"unknown key is named with the nearest known one", []string{"check", "--config", typo}, 1,
+			"mcpx-fw: " + typo + ":1: unknown key polcy (did you mean policy?)\n"},
 		{"missing policies: serve refuses to start", []string{"serve", "--config", writeFile(t, dir, "nopol.yaml", "policy:\n  dir: "+filepath.Join(dir, "none")+"\nstate_dir: "+filepath.Join(dir, "s1")+"\n")}, 1, "policy.dir"},
 		{"uncompilable policies: serve refuses to start", []string{"serve", "--config", brokenPolicyConfig(t, dir)}, 1, "main.rego"},
 		{"unknown review id", []string{"review", "show", "rv-0000000000000000", "--config", good}, 3, "no review rv-0000000000000000"},
@@ -50,6 +56,47 @@ func brokenPolicyConfig(t *testing.T, dir string) string {
 	pol := filepath.Join(dir, "broken")
 	writeFile(t, pol, "mcpxfw/main.rego", "package mcpxfw\n\ndecision := {\n")
 	return writeFile(t, dir, "broken.yaml", "policy:\n  dir: "+pol+"\nstate_dir: "+filepath.Join(dir, "s2")+"\n")
+}
+
+// TestConfigFromEnv: MCPXFW_CONFIG names the config file when --config is
+// not given, and --config wins over it; --help says so.
+func TestConfigFromEnv(t *testing.T) {
+	good := testConfig(t, repoPath(t, "policies"), time.Minute, peerServer("peer", 0))
+	dir := t.TempDir()
+	typo := writeFile(t, dir, "typo.yaml", "servres: {}\n")
+	missing := filepath.Join(dir, "missing.yaml")
+	cases := []struct {
+		name, env string
+		args      []string
+		wantCode  int
+		wantOut   string // a prefix of stdout, or of stderr when the exit is not 0
+	}{
+		{"MCPXFW_CONFIG is read", good, []string{"check"}, 0, "ok: 1 server(s)"},
+		{"MCPXFW_CONFIG's problems are named", typo, []string{"check"}, 1,
+			"mcpx-fw: " + typo + ":1: unknown key servres (did you mean servers?)\n"},
+		{"--config wins over MCPXFW_CONFIG", typo, []string{"check", "--config", good}, 0, "ok: 1 server(s)"},
+		{"a missing MCPXFW_CONFIG is an error", missing, []string{"check"}, 1, "mcpx-fw: config: open " + missing},
+		{"--help names MCPXFW_CONFIG", "", []string{"--help"}, 0, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cmd := exec.CommandContext(t.Context(), binary, tc.args...)
+			cmd.Dir, cmd.Env = t.TempDir(), append(os.Environ(), "MCPXFW_CONFIG="+tc.env)
+			var stdout, stderr strings.Builder
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			err := cmd.Run()
+			out := stdout.String()
+			if tc.wantCode != 0 {
+				out = stderr.String()
+			}
+			if code := cmd.ProcessState.ExitCode(); code != tc.wantCode || !strings.HasPrefix(out, tc.wantOut) {
+				t.Fatalf("exit %d (%v), want %d; output %q, want it to start with %q; stderr %q", code, err, tc.wantCode, out, tc.wantOut, stderr.String())
+			}
+			if tc.args[0] == "--help" && !strings.Contains(out, "config file (default $MCPXFW_CONFIG, else mcpx-fw.yaml") {
+				t.Errorf("--help does not name MCPXFW_CONFIG:\n%s", out)
+			}
+		})
+	}
 }
 
 func TestCheckAcceptsAGoodConfig(t *testing.T) {

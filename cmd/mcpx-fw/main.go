@@ -91,7 +91,7 @@ Start with:  mcpx-fw demo`,
 		SilenceErrors: true,
 	}
 	root.SetVersionTemplate("{{.Version}}")
-	root.PersistentFlags().String("config", "", "config file (default mcpx-fw.yaml in the working folder, if present)")
+	root.PersistentFlags().String("config", "", "config file (default $MCPXFW_CONFIG, else mcpx-fw.yaml in the working folder, if present)")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageError{fmt.Errorf("%w\nTry: %s --help", err, c.CommandPath())}
 	})
@@ -100,10 +100,14 @@ Start with:  mcpx-fw demo`,
 	return root
 }
 
-// configFlag returns the --config value of any subcommand.
+// configFlag returns the --config value of any subcommand, or
+// MCPXFW_CONFIG when the flag is not given: a config named once for a
+// shell, the way MCPXFW_STATE_DIR names a state dir.
 func configFlag(c *cobra.Command) string {
-	s, _ := c.Flags().GetString("config")
-	return s
+	if s, _ := c.Flags().GetString("config"); s != "" {
+		return s
+	}
+	return os.Getenv("MCPXFW_CONFIG")
 }
 
 // args wraps cobra's positional-argument checks so a wrong count is a

@@ -99,7 +99,11 @@ type Config struct {
 // Server is one upstream server.
 type Server struct {
 	Command []string `mapstructure:"command"` // stdio command and arguments; or url
-	URL     string   `mapstructure:"url"`     // streamable HTTP endpoint; or command
+	// Args follow Command, as a host's own config writes a server
+	// (command: npx, args: [-y, pkg]); Load appends them to Command, so
+	// after Load it is empty.
+	Args []string `mapstructure:"args"`
+	URL  string   `mapstructure:"url"` // streamable HTTP endpoint; or command
 	// Headers go on every request to url (Authorization, say); ${VAR} in a
 	// value is replaced from serve's environment when it starts.
 	Headers map[string]string `mapstructure:"headers"`

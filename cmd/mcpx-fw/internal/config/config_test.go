@@ -187,31 +187,48 @@ func TestConfigErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			configtest.CleanEnv(t)
-			_, err := Load(configtest.WriteFile(t, tt.content))
+			path := configtest.WriteFile(t, tt.content)
+			_, err := Load(path)
 			configtest.WantError(t, err, tt.want...)
+			wantPlaced(t, err, path)
 		})
 	}
 }
 
-// TestConfigEnvErrors: a bad MCPXFW_* value is checked like the file's and
-// named by its key.
+// decoderWords are what a config error must not show: Go's and
+// mapstructure's words for what the user wrote.
+var decoderWords = regexp.MustCompile(`mapstructure|decoding failed|invalid keys|config\.Config|main\.|expected type|unconvertible|\[\]string|time\.Duration`)
+
+// wantPlaced fails the test unless each line of err is placed in the file
+// at path (path:LINE: or path:) and free of decoder words.
+func wantPlaced(t *testing.T, err error, path string) {
+	t.Helper()
+	for line := range strings.SplitSeq(err.Error(), "\n") {
+		if !strings.HasPrefix(line, path+":") || decoderWords.MatchString(line) {
+			t.Errorf("error line %q is not placed in %s in the config's words", line, path)
+		}
+	}
+}
+
+// TestConfigEnvErrors: a bad MCPXFW_* value is checked like the file's,
+// named by its key and placed at the variable.
 func TestConfigEnvErrors(t *testing.T) {
 	tests := []struct {
 		env, value string
-		want       []string
+		want       string // the whole error
 	}{
-		{"MCPXFW_LOG_LEVEL", "loud", []string{"log.level", "loud"}},
-		{"MCPXFW_POLICY_DEFAULT", "maybe", []string{"policy.default", "maybe"}},
-		{"MCPXFW_REVIEW_TIMEOUT", "-1s", []string{"review.timeout"}},
-		{"MCPXFW_POLICY_TIMEOUT", "soon", []string{"policy.timeout"}},
-		{"MCPXFW_STORE_URL", "sqlite:///var/lib/fw.db", []string{"store.url"}},
+		{"MCPXFW_LOG_LEVEL", "loud", `MCPXFW_LOG_LEVEL: log.level: "loud" is not one of debug, info, warn, error`},
+		{"MCPXFW_POLICY_DEFAULT", "maybe", `MCPXFW_POLICY_DEFAULT: policy.default: "maybe" is not one of review, deny, permit`},
+		{"MCPXFW_REVIEW_TIMEOUT", "-1s", "MCPXFW_REVIEW_TIMEOUT: review.timeout: must be a positive duration such as 250ms or 10m"},
+		{"MCPXFW_POLICY_TIMEOUT", "soon", `MCPXFW_POLICY_TIMEOUT: policy.timeout: want a duration such as 250ms or 10m, got "soon"`},
+		{"MCPXFW_STORE_URL", "sqlite:///var/lib/fw.db", "MCPXFW_STORE_URL: store.url: must be empty (the SQLite file in state_dir) or a postgres:// URL"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.env, func(t *testing.T) {
 			configtest.CleanEnv(t)
 			t.Setenv(tt.env, tt.value)
 			_, err := Load(configtest.WriteFile(t, ""))
-			configtest.WantError(t, err, tt.want...)
+			wantLines(t, err, []string{tt.want})
 		})
 	}
 }
@@ -304,6 +321,15 @@ func TestConfigOverrides(t *testing.T) {
 		{"MCPXFW_HTTP_MAX_SESSIONS overrides http.max_sessions", "",
 			map[string]string{"MCPXFW_HTTP_MAX_SESSIONS": "3"},
 			func(t *testing.T, c *Config, _ string) { wantEqual(t, "http.max_sessions", c.HTTP.MaxSessions, 3) }},
+		{"a dotted key is a path, as viper reads it", "policy.dir: rules\n", nil,
+			func(t *testing.T, c *Config, base string) {
+				wantEqual(t, "policy.dir", c.Policy.Dir, filepath.Join(base, "rules"))
+			}},
+		{"a YAML merge key brings an anchor's keys", "servers:\n  a: &a\n    command: [cat]\n    max_tokens: 7\n  b:\n    <<: *a\n    label: B\n", nil,
+			func(t *testing.T, c *Config, _ string) {
+				wantEqual(t, "servers.b.command", strings.Join(c.Servers["b"].Command, " "), "cat")
+				wantEqual(t, "servers.b.label", c.Servers["b"].Label, "B")
+			}},
 		{"an HTTP upstream with headers", "servers:\n  web:\n    url: https://example.com/mcp\n    headers: {Authorization: \"Bearer ${TOKEN}\"}\n", nil,
 			func(t *testing.T, c *Config, _ string) {
 				wantEqual(t, "servers.web.url", c.Servers["web"].URL, "https://example.com/mcp")

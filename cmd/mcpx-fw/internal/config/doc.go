@@ -7,7 +7,8 @@
 // config.example.yaml documents each key with its default, and a test
 // holds the two together.
 //
-// It reads the config file and the environment, and nothing else: it opens
+// It reads the config file and the environment (and looks a server's
+// command up on PATH when it is written with a space), and nothing else: it opens
 // no store, starts no upstream, builds no logger and keeps no state past
 // Load. It imports the relay, the engine and validate only for their
 // defaults, their words (revisions, loopback hosts) and the settings types

@@ -2,6 +2,7 @@ package config
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,11 +12,13 @@ import (
 
 	"github.com/go-viper/mapstructure/v2"
 	"github.com/spf13/viper"
+	"go.yaml.in/yaml/v3"
 )
 
 // Load reads path (or mcpx-fw.yaml in the working folder when path is
 // empty and that file exists), applies MCPXFW_* environment overrides and
-// checks every field, reporting all problems at once.
+// checks every field, reporting all problems at once, one line each, at
+// the line of the file (or the variable) that needs the fix.
 func Load(path string) (*Config, error) {
 	v := viper.New()
 	setDefaults(v)
@@ -27,23 +30,40 @@ func Load(path string) (*Config, error) {
 			path = defaultConfigFile
 		}
 	}
+	p := &problems{file: path}
 	if path != "" {
-		if err := readConfigFile(v, path); err != nil {
+		doc, err := readConfigFile(v, path)
+		if err != nil {
 			return nil, err
 		}
+		p.doc = doc
 	}
+	return decode(v, p)
+}
+
+// decode turns viper's settings into a Config and checks it. Unknown keys
+// are left to checkFile, and a value that does not decode leaves its key
+// at the zero value, so the checks of the rest still run and one run
+// names every problem. UnmarshalExact is the backstop: what it refuses is
+// refused, in the config's words, even if the checks let it through.
+func decode(v *viper.Viper, p *problems) (*Config, error) {
+	p.checkFile()
+	p.checkEnv(v.AllKeys())
+	foreseen := len(p.list)
 	var cfg Config
-	if err := v.UnmarshalExact(&cfg, viper.DecodeHook(decodeHooks())); err != nil {
-		return nil, fmt.Errorf("config %s: %w", displayPath(path), err)
+	_ = v.Unmarshal(&cfg, viper.DecodeHook(decodeHooks()))
+	decodeErr := v.UnmarshalExact(new(Config), viper.DecodeHook(decodeHooks()))
+	cfg.path = p.file
+	cfg.applyRawServers(p.doc)
+	cfg.resolvePaths()
+	cfg.verify(p.bad)
+	if decodeErr != nil && foreseen == 0 { // what checkFile and checkEnv did not foresee
+		p.unforeseen(decodeErr)
 	}
-	cfg.path = path
-	if err := cfg.applyRawServers(); err != nil {
+	if err := p.err(); err != nil {
 		return nil, err
 	}
-	cfg.resolvePaths()
-	if err := cfg.verify(); err != nil {
-		return nil, fmt.Errorf("config %s: %w", displayPath(path), err)
-	}
+	cfg.appendArgs()
 	return &cfg, nil
 }
 
@@ -65,16 +85,30 @@ func dateAsString(from, to reflect.Type, data any) (any, error) {
 	return data, nil
 }
 
-func readConfigFile(v *viper.Viper, path string) error {
+// readConfigFile gives viper the file at path and returns its YAML, whose
+// nodes know their lines; a file that is not a mapping of keys stops here,
+// with what checkFile says of it.
+func readConfigFile(v *viper.Viper, path string) (*yaml.Node, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return fmt.Errorf("config: %w", err)
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	doc, err := parseFile(path, b)
+	if err != nil {
+		return nil, err
 	}
 	v.SetConfigType("yaml")
 	if err := v.ReadConfig(bytes.NewReader(b)); err != nil {
-		return fmt.Errorf("config %s: %w", path, err)
+		p := &problems{file: path, doc: doc}
+		p.checkFile()
+		return nil, cmp.Or(p.err(), fmt.Errorf("config %s: %s", path, oneLine(err)))
 	}
-	return nil
+	return doc, nil
+}
+
+// oneLine is an error of viper's or mapstructure's on one line.
+func oneLine(err error) string {
+	return strings.Join(strings.Fields(err.Error()), " ")
 }
 
 func displayPath(p string) string {

@@ -1,8 +1,7 @@
 package config
 
 import (
-	"fmt"
-	"os"
+	"slices"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -31,13 +30,9 @@ type rawServer struct {
 
 // applyRawServers puts back, for each server, what viper's decoding loses
 // (see keepEnvCase, defaultServerMaxTokens and defaultServerOffers). Servers come only from the
-// file, never from the environment, so the file is the whole truth.
-func (c *Config) applyRawServers() error {
-	raw, err := c.rawServers()
-	if err != nil {
-		return err
-	}
-	for name, s := range raw {
+// file, never from the environment, so the file (doc) is the whole truth.
+func (c *Config) applyRawServers(doc *yaml.Node) {
+	for name, s := range rawServers(doc) {
 		server, ok := c.Servers[strings.ToLower(name)]
 		if !ok {
 			continue
@@ -47,24 +42,18 @@ func (c *Config) applyRawServers() error {
 		defaultServerOffers(&server, s)
 		c.Servers[strings.ToLower(name)] = server
 	}
-	return nil
 }
 
-func (c *Config) rawServers() (map[string]rawServer, error) {
-	if c.path == "" {
-		return nil, nil
-	}
-	b, err := os.ReadFile(c.path)
-	if err != nil {
-		return nil, fmt.Errorf("config: %w", err)
-	}
+// rawServers reads the servers of the file. A value of the wrong type is
+// left out (checkFile names it), the rest is read.
+func rawServers(doc *yaml.Node) map[string]rawServer {
 	var raw struct {
 		Servers map[string]rawServer `yaml:"servers"`
 	}
-	if err := yaml.Unmarshal(b, &raw); err != nil {
-		return nil, fmt.Errorf("config %s: %w", c.path, err)
+	if doc != nil {
+		_ = doc.Decode(&raw) // a *yaml.TypeError still fills in the rest
 	}
-	return raw.Servers, nil
+	return raw.Servers
 }
 
 // keepEnvCase puts back the case of a server's env names, which viper
@@ -98,5 +87,16 @@ func defaultServerOffers(server *Server, raw rawServer) {
 	}
 	if raw.Roots.Enabled == nil {
 		server.Roots.Enabled = true
+	}
+}
+
+// appendArgs puts each server's args after its command, as a host's
+// config means them.
+func (c *Config) appendArgs() {
+	for name, s := range c.Servers {
+		if len(s.Args) > 0 {
+			s.Command, s.Args = append(slices.Clip(s.Command), s.Args...), nil
+			c.Servers[name] = s
+		}
 	}
 }

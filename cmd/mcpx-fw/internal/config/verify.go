@@ -1,12 +1,15 @@
 package config
 
 import (
-	"errors"
 	"fmt"
 	"net"
 	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -24,12 +27,8 @@ var serverName = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*(_[a-z0-9-]+)*$`)
 // by the others, however alive it is.
 const minStoreLease = time.Second
 
-// verify validates every field and names each bad key.
-func (c *Config) verify() error {
-	var errs []error
-	bad := func(key, format string, args ...any) {
-		errs = append(errs, fmt.Errorf("%s: %s", key, fmt.Sprintf(format, args...)))
-	}
+// verify validates every field and names each bad key to bad.
+func (c *Config) verify(bad func(key, format string, args ...any)) {
 	if !oneOf(c.Policy.Default, "review", "deny", "permit") {
 		bad("policy.default", "%q is not one of review, deny, permit", c.Policy.Default)
 	}
@@ -69,7 +68,6 @@ func (c *Config) verify() error {
 	for name, s := range c.Servers {
 		c.verifyServer(bad, name, s)
 	}
-	return errors.Join(errs...)
 }
 
 func (c *Config) verifyServer(bad func(string, string, ...any), name string, s Server) {
@@ -124,11 +122,17 @@ func verifyReach(bad func(string, string, ...any), key string, s Server) {
 		if s.Dir != "" {
 			bad(key+".dir", "applies to command only")
 		}
+		if len(s.Args) > 0 {
+			bad(key+".args", "applies to command only")
+		}
 		if s.Isolation != "" {
 			bad(key+".isolation", "applies to command only; an HTTP server runs elsewhere")
 		}
 	case len(s.Command) == 0 || s.Command[0] == "":
 		bad(key+".command", "required: the command that starts the server (or url for an HTTP server)")
+	case commandLine(s.Command[0], s.Dir):
+		bad(key+".command", "%q is a command line, not a program: write it as a list, command: [%s], or as command: %s with args: [%s]",
+			s.Command[0], flowList(strings.Fields(s.Command[0])), flowList(strings.Fields(s.Command[0])[:1]), flowList(strings.Fields(s.Command[0])[1:]))
 	}
 	if len(s.Headers) > 0 && s.URL == "" {
 		bad(key+".headers", "applies to url only")
@@ -144,6 +148,40 @@ func verifyReach(bad func(string, string, ...any), key string, s Server) {
 	for name := range s.Headers {
 		verifyHeaderName(bad, key+".headers."+name, name)
 	}
+}
+
+// commandLine tells whether program is a whole command line written as one
+// string, as a host's "command": "npx -y pkg" is copied: it holds a space
+// and names no program, on PATH or as a path (from dir, when relative).
+func commandLine(program, dir string) bool {
+	if !strings.ContainsAny(program, " \t") {
+		return false
+	}
+	if _, err := exec.LookPath(program); err == nil {
+		return false
+	}
+	if strings.ContainsRune(program, filepath.Separator) && !filepath.IsAbs(program) && dir != "" {
+		if _, err := os.Stat(filepath.Join(dir, program)); err == nil {
+			return false
+		}
+	}
+	return true
+}
+
+// plainWord is a word YAML reads as itself in a flow list.
+var plainWord = regexp.MustCompile(`^[-A-Za-z0-9_./=+][-A-Za-z0-9_./=+@:]*$`)
+
+// flowList writes words as the inside of a YAML flow list, quoting those
+// YAML would read otherwise ("@scope/pkg").
+func flowList(words []string) string {
+	out := make([]string, len(words))
+	for i, w := range words {
+		out[i] = w
+		if !plainWord.MatchString(w) {
+			out[i] = strconv.Quote(w)
+		}
+	}
+	return strings.Join(out, ", ")
 }
 
 // verify refuses limits that are not positive: a zero would not mean "no
