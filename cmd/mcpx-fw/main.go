@@ -92,7 +92,7 @@ Start with:  mcpx-fw demo`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.PersistentFlags().String("config", "", "config file (default mcpx-fw.yaml in the working folder, if present)")
+	root.PersistentFlags().String("config", "", "config file (default $MCPXFW_CONFIG, else mcpx-fw.yaml in the working folder, if present)")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageError{fmt.Errorf("%w\nTry: %s --help", err, c.CommandPath())}
 	})
@@ -101,10 +101,14 @@ Start with:  mcpx-fw demo`,
 	return root
 }
 
-// configFlag returns the --config value of any subcommand.
+// configFlag returns the --config value of any subcommand, else
+// MCPXFW_CONFIG: a shell that sets it once runs every command, and the
+// commands they print, on that config.
 func configFlag(c *cobra.Command) string {
-	s, _ := c.Flags().GetString("config")
-	return s
+	if s, _ := c.Flags().GetString("config"); s != "" {
+		return s
+	}
+	return os.Getenv("MCPXFW_CONFIG")
 }
 
 // args wraps cobra's positional-argument checks so a wrong count is a

@@ -198,7 +198,7 @@ func withQueue(c *cobra.Command, note string, fn func(context.Context, *runtime)
 // noConfigNote is what review list, show and watch say when they read no
 // config file: the queue is all there, but servers' budgets and whether
 // an operator may answer are in the config.
-const noConfigNote = "note: no config file (--config, or mcpx-fw.yaml here): budgets are not shown and operator answers are not offered"
+const noConfigNote = "note: no config file (--config, MCPXFW_CONFIG, or mcpx-fw.yaml here): budgets are not shown and operator answers are not offered"
 
 // getItem finds a review by its id, or by the decision id that opened it.
 // A decision that was a blocker is refused here: nobody may approve it.

@@ -205,3 +205,25 @@ func TestRejectSaysWhatTheUpstreamGets(t *testing.T) {
 		t.Errorf("review reject of a form: exit %d\n%s%s", res.code, res.stdout, res.stderr)
 	}
 }
+
+// TestConfigFromTheEnvironment: MCPXFW_CONFIG names the config file when
+// --config does not, for every command; --config still wins.
+func TestConfigFromTheEnvironment(t *testing.T) {
+	cfg := testConfig(t, repoPath(t, "policies"), time.Minute, peerServer("peer", 1000))
+	it, err := openStore(t, cfg).Add(t.Context(), rendertest.KindItem(t, "sampling", `{}`, ""), time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"MCPXFW_CONFIG=" + cfg, "XDG_STATE_HOME=" + t.TempDir()}
+	list := runBare(t, t.TempDir(), env, "review", "list")
+	if list.code != 0 || !strings.Contains(list.stdout, it.ID) || list.stderr != "" {
+		t.Errorf("review list with MCPXFW_CONFIG: exit %d\n%s%s", list.code, list.stdout, list.stderr)
+	}
+	if res := runBare(t, t.TempDir(), env, "review", "reject", it.ID); res.code != 0 {
+		t.Errorf("review reject with MCPXFW_CONFIG: exit %d %s", res.code, res.stderr)
+	}
+	other := writeFile(t, t.TempDir(), "other.yaml", "state_dir: "+filepath.Join(t.TempDir(), "state")+"\npolicy:\n  dir: "+repoPath(t, "policies")+"\n")
+	if res := runBare(t, t.TempDir(), env, "review", "list", "--config", other); res.code != 0 || strings.Contains(res.stdout, it.ID) {
+		t.Errorf("--config does not win over MCPXFW_CONFIG: exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+}
