@@ -92,7 +92,7 @@ Start with:  mcpx-fw demo`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.PersistentFlags().String("config", "", "config file (default $MCPXFW_CONFIG, else mcpx-fw.yaml in the working folder, if present)")
+	root.PersistentFlags().String("config", "", "config file (default mcpx-fw.yaml in the working folder, if present)")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageError{fmt.Errorf("%w\nTry: %s --help", err, c.CommandPath())}
 	})

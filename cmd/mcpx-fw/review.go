@@ -27,7 +27,8 @@ func reviewCommand() *cobra.Command {
 		Long: `When a policy says a request an upstream makes of the host (sampling,
 elicitation or roots), or the answer to one, needs a person, serve holds it in the review queue (in state_dir) until an operator
 decides or review.timeout passes. These commands work from any shell with the
-same config (or MCPXFW_STATE_DIR), while serve waits; list, show and watch
+same config (--config, or MCPXFW_CONFIG when it is not given; or
+MCPXFW_STATE_DIR), while serve waits; list, show and watch
 need only the store (MCPXFW_STATE_DIR or MCPXFW_STORE_URL), no config file
 and no policies.
 
