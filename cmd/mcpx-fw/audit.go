@@ -36,19 +36,26 @@ and the outcome. Each entry holds the hash of the one before it.
   mcpx-fw audit --verify            check the chain; names an edited, inserted
                                     or deleted entry and exits 1
 
+Rows wider than the terminal go on in rows that start with ┆ (--width N
+cuts them at N columns; with no terminal they are left whole).
+
 --verify prints the chain head; an operator who notes it (or ships the log
 elsewhere) can also tell a log cut back and rebuilt by someone with write
 access to the state dir.`,
-		Args: args(0, "mcpx-fw audit [--since 24h] [--server NAME] [--json] | mcpx-fw audit --verify"),
+		Args: args(0, "mcpx-fw audit [--since 24h] [--server NAME] [--json] [--width N] | mcpx-fw audit --verify"),
 		RunE: func(c *cobra.Command, _ []string) error {
-			if verify && (since != "" || server != "" || asJSON) {
+			if verify && (since != "" || server != "" || asJSON || c.Flags().Changed("width")) {
 				return usageError{errors.New("--verify checks the whole log and takes no other flag\nTry: mcpx-fw audit --verify")}
 			}
 			from, err := parseSince(since, time.Now())
 			if err != nil {
 				return usageError{fmt.Errorf("--since: %w\nTry: mcpx-fw audit --since 24h", err)}
 			}
-			return withStore(c, func(ctx context.Context, rt *runtime) error {
+			scr, err := tableLayoutFor(c)
+			if err != nil {
+				return err
+			}
+			return withQueue(c, "", func(ctx context.Context, rt *runtime) error {
 				if verify {
 					return verifyAudit(ctx, c.OutOrStdout(), rt.store)
 				}
@@ -60,8 +67,9 @@ access to the state dir.`,
 				if asJSON {
 					return writeJSONLines(c.OutOrStdout(), withKinds(entries, kinds))
 				}
-				renderAudit(c.OutOrStdout(), entries, kinds)
-				return nil
+				w := scr.Rows(c.OutOrStdout())
+				renderAudit(w, entries, kinds)
+				return w.Flush()
 			})
 		},
 	}
@@ -69,6 +77,7 @@ access to the state dir.`,
 	c.Flags().StringVar(&server, "server", "", "only this server's entries")
 	c.Flags().BoolVar(&asJSON, "json", false, "one JSON object per line")
 	c.Flags().BoolVar(&verify, "verify", false, "verify the hash chain; exit 1 naming the first broken entry")
+	addTableWidthFlag(c)
 	return c
 }
 
@@ -110,9 +119,9 @@ func parseSince(s string, now time.Time) (time.Time, error) {
 // renderAudit prints the log as a table, with digests and hashes shortened
 // to what a person compares by eye (--json has them whole). Every cell
 // goes through inert. No cell holds what an upstream wrote (ids, the
-// configured server name, the OS user, digests, fixed words), so its rows
-// are not cut for the screen as show's are: a terminal that wraps the
-// table can only bring the firewall's own words to the start of a row.
+// configured server name, the OS user, digests, fixed words); its rows
+// are cut for the screen as list's are (the caller's RowWriter), so a
+// wide table reads the same way on every terminal.
 func renderAudit(w io.Writer, entries []review.AuditEntry, kinds map[string]string) {
 	if len(entries) == 0 {
 		fmt.Fprintln(w, "no audit entries")

@@ -137,8 +137,8 @@ func TestPendingReviewSurvivesRestart(t *testing.T) {
 	_ = host.Close() // reaps the killed process, as init would
 
 	res := runCLI(t, "review", "list", "--all", "--json", "--config", cfg)
-	var items []struct{ ID, State string }
-	if err := json.Unmarshal([]byte(res.stdout), &items); err != nil || len(items) != 1 || items[0].ID != id || items[0].State != "abandoned" {
+	items, err := listLines[struct{ ID, State string }](res.stdout)
+	if err != nil || len(items) != 1 || items[0].ID != id || items[0].State != "abandoned" {
 		t.Fatalf("after the crash, list = %s (%v); want %s abandoned", res.stdout, err, id)
 	}
 	if res := runCLI(t, "review", "approve", id, "--config", cfg); res.code != 1 {

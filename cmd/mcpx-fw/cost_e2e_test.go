@@ -88,11 +88,11 @@ func TestReviewShowsCostAndBudget(t *testing.T) {
 		t.Errorf("list does not show the budget left:\n%s", list)
 	}
 	wantLeft := &render.BudgetLeft{Tokens: &render.LimitLeft{Window: "hour", Left: int64(1000 - used), Budget: 1000}, Requests: &render.LimitLeft{Window: "minute", Left: 1, Budget: 3}}
-	var items []struct {
+	items, err := listLines[struct {
 		ID         string             `json:"id"`
 		BudgetLeft *render.BudgetLeft `json:"budget_left"`
-	}
-	if err := json.Unmarshal([]byte(inertRun(t, "review", "list", "--json", "--config", cfg)), &items); err != nil || len(items) != 1 {
+	}](inertRun(t, "review", "list", "--json", "--config", cfg))
+	if err != nil || len(items) != 1 {
 		t.Fatalf("list --json: %d items, %v", len(items), err)
 	}
 	if diff := cmp.Diff(wantLeft, items[0].BudgetLeft); diff != "" {

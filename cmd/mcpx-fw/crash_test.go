@@ -30,8 +30,8 @@ func TestCrashAbandonsEveryPendingReview(t *testing.T) {
 	restarted := time.Since(killed)
 
 	res := runCLI(t, "review", "list", "--all", "--json", "--config", cfg)
-	var items []struct{ ID, State string }
-	if err := json.Unmarshal([]byte(res.stdout), &items); err != nil {
+	items, err := listLines[struct{ ID, State string }](res.stdout)
+	if err != nil {
 		t.Fatalf("list: %v\n%s", err, res.stdout)
 	}
 	abandoned := 0

@@ -183,8 +183,7 @@ func (r *snoopRig) escalate() (<-chan *peer.SampleOutcome, string) {
 
 func pendingIDs(t *testing.T, cfg string) []string {
 	res := runCLI(t, "review", "list", "--json", "--config", cfg)
-	var items []struct{ ID string }
-	_ = json.Unmarshal([]byte(res.stdout), &items)
+	items, _ := listLines[struct{ ID string }](res.stdout)
 	var ids []string
 	for _, it := range items {
 		ids = append(ids, it.ID)

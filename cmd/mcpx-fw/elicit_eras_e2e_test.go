@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -286,8 +285,8 @@ func approveAll(ctx context.Context, cfg string) (int, []string) {
 	n := 0
 	for ctx.Err() == nil {
 		res := runQuiet(ctx, "review", "list", "--json", "--config", cfg)
-		var items []struct{ ID, State string }
-		if res.code != 0 || json.Unmarshal([]byte(res.stdout), &items) != nil || len(items) == 0 {
+		items, err := listLines[struct{ ID, State string }](res.stdout)
+		if res.code != 0 || err != nil || len(items) == 0 {
 			select {
 			case <-ctx.Done():
 			case <-time.After(50 * time.Millisecond):

@@ -271,8 +271,8 @@ func waitPendingOther(t *testing.T, cfg, id string) string {
 	t.Helper()
 	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
 		res := runCLI(t, "review", "list", "--json", "--config", cfg)
-		var items []struct{ ID string }
-		if res.code == 0 && json.Unmarshal([]byte(res.stdout), &items) == nil {
+		items, err := listLines[struct{ ID string }](res.stdout)
+		if res.code == 0 && err == nil {
 			for _, it := range items {
 				if it.ID != id {
 					return it.ID

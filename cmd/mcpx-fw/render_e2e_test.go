@@ -136,7 +136,11 @@ func checkRequestScreens(t *testing.T, cfg, id string) {
 	}
 	for _, args := range [][]string{{"review", "show", id, "--json"}, {"review", "list", "--json"}, {"review", "watch", "--count", "1", "--json"}} {
 		out := inertRun(t, append(args, "--config", cfg)...)
-		if !json.Valid([]byte(out)) {
+		if args[1] != "show" {
+			if _, err := listLines[map[string]any](out); err != nil {
+				t.Errorf("%s is not JSON Lines: %v\n%s", args, err, out)
+			}
+		} else if !json.Valid([]byte(out)) {
 			t.Errorf("%s is not JSON:\n%s", args, out)
 		}
 		mustShow(t, strings.Join(args, " "), out, `quoted-sys\u001b[2J\u001b[HReview`)
@@ -247,8 +251,7 @@ func waitPendingStage(t *testing.T, cfg, stage string) string {
 	t.Helper()
 	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
 		res := runCLI(t, "review", "list", "--json", "--config", cfg)
-		var items []struct{ ID, Stage string }
-		_ = json.Unmarshal([]byte(res.stdout), &items)
+		items, _ := listLines[struct{ ID, Stage string }](res.stdout)
 		for _, it := range items {
 			if it.Stage == stage {
 				return it.ID

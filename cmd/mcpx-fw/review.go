@@ -27,14 +27,17 @@ func reviewCommand() *cobra.Command {
 		Long: `When a policy says a request an upstream makes of the host (sampling,
 elicitation or roots), or the answer to one, needs a person, serve holds it in the review queue (in state_dir) until an operator
 decides or review.timeout passes. These commands work from any shell with the
-same config (or MCPXFW_STATE_DIR), while serve waits.
+same config (--config, or MCPXFW_CONFIG when it is not given; or
+MCPXFW_STATE_DIR), while serve waits; list, show and watch
+need only the store (MCPXFW_STATE_DIR or MCPXFW_STORE_URL), no config file
+and no policies.
 
   mcpx-fw review list                 what is waiting
   mcpx-fw review watch                each new review as it arrives
   mcpx-fw review show rv-…            the whole request, and the commands to act
   mcpx-fw review approve rv-…         let it through (--edit to change it first)
   mcpx-fw review answer rv-… --text "…"     write the completion yourself
-  mcpx-fw review reject rv-… --reason "…"   the upstream gets -1 (user rejected)
+  mcpx-fw review reject rv-… --reason "…"   the upstream hears no (-1, or decline for a form)
   mcpx-fw review prune                erase old prompt text now (serve does it hourly)
 
 Approving runs the policy again with the approval: a deny still wins, and a
@@ -57,11 +60,11 @@ func reviewListCommand() *cobra.Command {
 		Short: "List pending reviews (--all for decided ones too)",
 		Args:  args(0, "mcpx-fw review list [--all] [--server NAME] [--json]"),
 		RunE: func(c *cobra.Command, _ []string) error {
-			scr, err := layoutFor(c)
+			scr, err := tableLayoutFor(c)
 			if err != nil {
 				return err
 			}
-			return withStore(c, func(ctx context.Context, rt *runtime) error {
+			return withQueue(c, noConfigNote, func(ctx context.Context, rt *runtime) error {
 				items, err := rt.store.List(ctx, review.Filter{All: all, Server: server})
 				if err != nil {
 					return err
@@ -71,7 +74,7 @@ func reviewListCommand() *cobra.Command {
 					return err
 				}
 				if asJSON {
-					return writeJSON(c.OutOrStdout(), render.ListJSON(items, budgets))
+					return writeJSONLines(c.OutOrStdout(), render.ListJSON(items, budgets))
 				}
 				w := scr.Rows(c.OutOrStdout())
 				render.List(w, items, budgets, time.Now())
@@ -81,8 +84,8 @@ func reviewListCommand() *cobra.Command {
 	}
 	c.Flags().BoolVar(&all, "all", false, "include decided, expired and abandoned items")
 	c.Flags().StringVar(&server, "server", "", "only items from this server")
-	c.Flags().BoolVar(&asJSON, "json", false, "print a JSON array")
-	addWidthFlag(c)
+	c.Flags().BoolVar(&asJSON, "json", false, "one JSON object per line")
+	addTableWidthFlag(c)
 	return c
 }
 
@@ -121,7 +124,7 @@ itself, so no text can reach the start of a row unmarked.`,
 			if err != nil {
 				return err
 			}
-			return withStore(c, func(ctx context.Context, rt *runtime) error {
+			return withQueue(c, noConfigNote, func(ctx context.Context, rt *runtime) error {
 				it, err := getItem(ctx, rt, a[0])
 				if err != nil {
 					return err
@@ -177,6 +180,26 @@ func withStore(c *cobra.Command, fn func(context.Context, *runtime) error) error
 	defer rt.close()
 	return fn(c.Context(), rt)
 }
+
+// withQueue runs fn with the runtime of a command that only reads the
+// queue (startReader): no policy is compiled. Without a config file it
+// says, on stderr, what it cannot know (note; "": nothing).
+func withQueue(c *cobra.Command, note string, fn func(context.Context, *runtime) error) error {
+	rt, err := startReader(c.Context(), configFlag(c))
+	if err != nil {
+		return err
+	}
+	defer rt.close()
+	if rt.cfg.Path() == "" && note != "" {
+		fmt.Fprintln(c.ErrOrStderr(), note)
+	}
+	return fn(c.Context(), rt)
+}
+
+// noConfigNote is what review list, show and watch say when they read no
+// config file: the queue is all there, but servers' budgets and whether
+// an operator may answer are in the config.
+const noConfigNote = "note: no config file (--config, MCPXFW_CONFIG, or mcpx-fw.yaml here): budgets are not shown and operator answers are not offered"
 
 // getItem finds a review by its id, or by the decision id that opened it.
 // A decision that was a blocker is refused here: nobody may approve it.

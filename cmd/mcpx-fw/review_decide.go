@@ -143,15 +143,23 @@ func reviewRejectCommand() *cobra.Command {
 	var reason string
 	c := &cobra.Command{
 		Use:   "reject ID",
-		Short: "Reject a pending review; the upstream gets -1 (user rejected)",
-		Args:  args(1, `mcpx-fw review reject rv-… --reason "…"`),
+		Short: "Reject a pending review; the upstream hears no (-1, or decline for a form)",
+		Long: `reject refuses a pending review; the reason stays in the queue and the
+audit log, and is never sent. What the upstream gets is what a refusal by
+a person is on the wire: for sampling and roots, error -1 (user
+rejected); for an elicitation from an upstream before 2026-07-28, the
+result {"action": "decline"} (a URL from an upstream's -32042 error fails
+the host's call with -1 instead); for a request a 2026-07-28 upstream made
+in its input requests, the host's call fails with -1 and the upstream is
+not retried. It prints which, for the review it rejected.`,
+		Args: args(1, `mcpx-fw review reject rv-… --reason "…"`),
 		RunE: func(c *cobra.Command, a []string) error {
 			return withStore(c, func(ctx context.Context, rt *runtime) error {
 				it, err := rejectItem(ctx, rt, a[0], reason)
 				if err != nil {
 					return err
 				}
-				fmt.Fprintf(c.OutOrStdout(), "rejected %s (decision %s); the upstream gets -1\n", it.ID, it.DecisionID)
+				fmt.Fprintf(c.OutOrStdout(), "rejected %s (decision %s); %s\n", it.ID, it.DecisionID, render.RejectEffect(it))
 				return nil
 			})
 		},

@@ -38,7 +38,7 @@ label, parent, decision_id and the commands to act.`,
 			if err != nil {
 				return err
 			}
-			return withStore(c, func(ctx context.Context, rt *runtime) error {
+			return withQueue(c, noConfigNote, func(ctx context.Context, rt *runtime) error {
 				printed := 0
 				err := rt.store.Watch(ctx, review.Filter{Server: server}, func(it review.Item) error {
 					acts := render.Actions(it, configFlag(c), rt.cfg.Servers[it.Server].OperatorAnswer)

@@ -70,8 +70,8 @@ func waitPending(t *testing.T, cfg string) string {
 	t.Helper()
 	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
 		res := runCLI(t, "review", "list", "--json", "--config", cfg)
-		var items []struct{ ID, State string }
-		if res.code == 0 && json.Unmarshal([]byte(res.stdout), &items) == nil && len(items) > 0 {
+		items, err := listLines[struct{ ID, State string }](res.stdout)
+		if res.code == 0 && err == nil && len(items) > 0 {
 			return items[0].ID
 		}
 	}

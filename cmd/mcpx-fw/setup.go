@@ -46,7 +46,23 @@ func startOperator(ctx context.Context, configPath string) (*runtime, error) {
 	return startRuntime(ctx, configPath, true)
 }
 
+// startReader is the runtime of the commands that only read the queue
+// (review list, show and watch; audit): the config and the store, and no
+// policy. A policy is needed only to decide, so these work from any
+// folder with MCPXFW_STATE_DIR (or store.url) alone, whatever the
+// policies are; what the config alone knows (budgets, operator answers)
+// is unknown without one (noConfigNote).
+func startReader(ctx context.Context, configPath string) (*runtime, error) {
+	return startWith(ctx, configPath, true, (*runtime).openStore)
+}
+
 func startRuntime(ctx context.Context, configPath string, operator bool) (*runtime, error) {
+	return startWith(ctx, configPath, operator, (*runtime).open)
+}
+
+// startWith loads the config, quieted for an operator's command, and
+// opens the runtime with open.
+func startWith(ctx context.Context, configPath string, operator bool, open func(*runtime, context.Context) error) (*runtime, error) {
 	cfg, err := config.Load(configPath)
 	if err != nil {
 		return nil, err
@@ -58,14 +74,15 @@ func startRuntime(ctx context.Context, configPath string, operator bool) (*runti
 		cfg.DecisionLog.Sink = "off"
 	}
 	rt := &runtime{cfg: cfg, operator: operator}
-	if err := rt.open(ctx); err != nil {
+	if err := open(rt, ctx); err != nil {
 		rt.close()
 		return nil, err
 	}
 	return rt, nil
 }
 
-func (rt *runtime) open(ctx context.Context) error {
+// openStore builds the logger and opens the review store.
+func (rt *runtime) openStore(ctx context.Context) error {
 	log, closeLog, err := newLogger(rt.cfg)
 	if err != nil {
 		return err
@@ -76,6 +93,14 @@ func (rt *runtime) open(ctx context.Context) error {
 		return err
 	}
 	rt.closers = append(rt.closers, func() { _ = rt.store.Close() })
+	return nil
+}
+
+func (rt *runtime) open(ctx context.Context) error {
+	if err := rt.openStore(ctx); err != nil {
+		return err
+	}
+	log := rt.log
 	dlog, closeDlog, err := openSink(rt.cfg.DecisionLog.Sink)
 	if err != nil {
 		return fmt.Errorf("decision_log.sink: %w", err)

@@ -48,7 +48,7 @@ func Actions(it review.Item, configPath string, answers bool) []Action {
 	if answers && it.Stage == review.StageRequest && kind == engine.KindSampling {
 		out = append(out, Action{"answer", cmd("answer", ` --text "…"`), "write the completion yourself (the upstream sees model \"human\")"})
 	}
-	return append(out, Action{"reject", cmd("reject", ` --reason "…"`), "refuse it: the upstream gets " + rejectWords(it) + "; the reason stays here"})
+	return append(out, Action{"reject", cmd("reject", ` --reason "…"`), "refuse it: " + RejectEffect(it) + "; the reason stays here"})
 }
 
 // ReviewCommand is the exact command line to run verb on it, with the

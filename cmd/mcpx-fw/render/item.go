@@ -61,12 +61,24 @@ func expiryWords(it review.Item) string {
 	return `-32603 "expired"`
 }
 
-// rejectWords say what the upstream gets when the operator rejects.
-func rejectWords(it review.Item) string {
-	if ItemKind(it) == engine.KindElicitation && legacyEra(it) {
-		return `{"action": "decline"}`
+// RejectEffect says what rejecting it does, as relay answers a refusal
+// by reviewer (relay/internal/refusal): an upstream before 2026-07-28
+// gets -1 (user rejected) for sampling and roots, and for an elicitation
+// the result {"action": "decline"}, except that a URL from its -32042
+// error is refused on the host's call that got the error. A 2026-07-28
+// upstream asked in its result's input requests: a refused one fails the
+// host's call with -1, and the upstream is never retried with it.
+func RejectEffect(it review.Item) string {
+	const hostCall = "the host's call fails with -1 (user rejected)"
+	switch {
+	case !legacyEra(it):
+		return hostCall + " and the upstream is not retried"
+	case ItemKind(it) != engine.KindElicitation:
+		return "the upstream gets -1 (user rejected)"
+	case decodeObject(it.Request)["mode"] == "url":
+		return `the upstream gets {"action": "decline"} (a URL from a -32042 error: the host's call gets -1)`
 	}
-	return "-1 (user rejected)"
+	return `the upstream gets {"action": "decline"}`
 }
 
 // ItemRequest is the request an item holds, as the engine saw it (its

@@ -3,6 +3,7 @@ package render
 import (
 	"bytes"
 	"io"
+	"math"
 	"strings"
 	"unicode/utf8"
 
@@ -33,6 +34,9 @@ const (
 	// MinWidth is the narrowest layout cut for: enough for an
 	// indentation, the mark and a few characters on every row.
 	MinWidth = 10
+	// Uncut is the width of a layout that cuts no line: output no
+	// terminal will show (ForTable).
+	Uncut = math.MaxInt32
 )
 
 // Layout is what text is laid out for: how many columns a row holds, and

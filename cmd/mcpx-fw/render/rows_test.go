@@ -89,18 +89,23 @@ func TestChooseWidthAndLocale(t *testing.T) {
 	cases := []struct {
 		name                  string
 		asked, stdout, stderr int
+		none                  int // the width when there is no terminal and none was asked
 		want                  int
 	}{
-		{"no terminal, nothing asked", 0, 0, 0, DefaultWidth},
-		{"stdout a terminal", 0, 80, 80, 80},
-		{"stdout a terminal narrower than asked", 120, 80, 80, 80},
-		{"stdout a terminal wider than asked", 60, 80, 80, 60},
-		{"piped, asked", 120, 0, 80, 120},
-		{"piped to a pager on a terminal", 0, 0, 132, 132},
+		{"no terminal, nothing asked", 0, 0, 0, DefaultWidth, DefaultWidth},
+		{"no terminal, nothing asked, a table", 0, 0, 0, Uncut, Uncut},
+		{"stdout a terminal", 0, 80, 80, DefaultWidth, 80},
+		{"stdout a terminal, a table", 0, 80, 80, Uncut, 80},
+		{"stdout a terminal narrower than asked", 120, 80, 80, DefaultWidth, 80},
+		{"stdout a terminal wider than asked", 60, 80, 80, DefaultWidth, 60},
+		{"piped, asked", 120, 0, 80, DefaultWidth, 120},
+		{"piped, asked, a table", 120, 0, 0, Uncut, 120},
+		{"piped to a pager on a terminal", 0, 0, 132, DefaultWidth, 132},
+		{"piped to a pager on a terminal, a table", 0, 0, 132, Uncut, 132},
 	}
 	for _, c := range cases {
-		if got := chooseWidth(c.asked, c.stdout, c.stderr); got != c.want {
-			t.Errorf("%s: chooseWidth(%d, %d, %d) = %d, want %d", c.name, c.asked, c.stdout, c.stderr, got, c.want)
+		if got := chooseWidth(c.asked, c.stdout, c.stderr, c.none); got != c.want {
+			t.Errorf("%s: chooseWidth(%d, %d, %d, %d) = %d, want %d", c.name, c.asked, c.stdout, c.stderr, c.none, got, c.want)
 		}
 	}
 	for env, want := range map[string]bool{"LANG=ja_JP.UTF-8": true, "LC_ALL=zh_CN.UTF-8": true, "LANG=ko_KR.UTF-8": true,

@@ -16,13 +16,26 @@ import (
 // also what tests and scripts get. Ambiguous-width characters count two
 // columns in a Chinese, Japanese or Korean locale.
 func ForTerminal(asked int) Layout {
-	width := chooseWidth(asked, terminalWidth(os.Stdout), terminalWidth(os.Stderr))
+	return forScreens(asked, DefaultWidth)
+}
+
+// ForTable is the layout of a table (review list, audit): ForTerminal's,
+// but Uncut when neither stdout nor stderr is a terminal and no width was
+// asked. No terminal is there to wrap a row, and a script or a file gets
+// each row whole, as the JSON gives each item.
+func ForTable(asked int) Layout {
+	return forScreens(asked, Uncut)
+}
+
+func forScreens(asked, none int) Layout {
+	width := chooseWidth(asked, terminalWidth(os.Stdout), terminalWidth(os.Stderr), none)
 	return Layout{Width: width, WideAmbiguous: eastAsianLocale(os.Getenv)}
 }
 
 // chooseWidth applies ForTerminal's order to the width asked for and the
-// widths of the terminals stdout and stderr are (0: none).
-func chooseWidth(asked, stdout, stderr int) int {
+// widths of the terminals stdout and stderr are (0: none); none when
+// there is neither a terminal nor a width asked.
+func chooseWidth(asked, stdout, stderr, none int) int {
 	switch {
 	case stdout > 0 && asked > 0:
 		return min(asked, stdout)
@@ -33,7 +46,7 @@ func chooseWidth(asked, stdout, stderr int) int {
 	case stderr > 0:
 		return stderr
 	}
-	return DefaultWidth
+	return none
 }
 
 // terminalWidth is the width in columns of the terminal f is (TIOCGWINSZ
