@@ -27,7 +27,6 @@ func defaultConfig(stateHome, base string) Config {
 	var c Config
 	c.StateDir = filepath.Join(stateHome, "mcpx-fw")
 	c.Store.Lease = 15 * time.Second
-	c.Policy.Dir = filepath.Join(base, "policies")
 	c.Policy.Default = "review"
 	c.Policy.Timeout = 250 * time.Millisecond
 	c.Policy.Bundle.Resource = "bundles/bundle.tar.gz"

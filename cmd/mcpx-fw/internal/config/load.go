@@ -37,6 +37,7 @@ func Load(path string) (*Config, error) {
 		return nil, fmt.Errorf("config %s: %w", displayPath(path), err)
 	}
 	cfg.path = path
+	cfg.policyDirGiven = v.InConfig("policy.dir")
 	if err := cfg.applyRawServers(); err != nil {
 		return nil, err
 	}
@@ -91,7 +92,9 @@ func (c *Config) resolvePaths() {
 	if c.path != "" {
 		base = filepath.Dir(c.path)
 	}
-	c.Policy.Dir = resolve(base, c.Policy.Dir)
+	if c.Policy.Dir != "" { // "" is the embedded set, not this folder
+		c.Policy.Dir = resolve(base, c.Policy.Dir)
+	}
 	if c.Policy.Bundle.Signing.PublicKey != "" {
 		c.Policy.Bundle.Signing.PublicKey = resolve(base, c.Policy.Bundle.Signing.PublicKey)
 	}
