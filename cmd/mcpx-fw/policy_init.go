@@ -65,7 +65,7 @@ policy.dir in the config to the folder.`,
 			if err := writeInitFiles(dir, files, force); err != nil {
 				return err
 			}
-			printInitDone(c.OutOrStdout(), dir, files)
+			printInitDone(c.OutOrStdout(), cfg, dir, files)
 			return nil
 		},
 	}
@@ -142,12 +142,38 @@ func writeInitFiles(dir string, files map[string][]byte, force bool) error {
 }
 
 // printInitDone names the server packages written and what to do next.
-func printInitDone(w io.Writer, dir string, files map[string][]byte) {
+func printInitDone(w io.Writer, cfg *config.Config, dir string, files map[string][]byte) {
 	fmt.Fprintf(w, "wrote %d files to %s: the shipped framework and baseline (mcpxfw/) and a package per server:\n", len(files), dir)
 	for _, p := range slices.Sorted(maps.Keys(files)) {
 		if strings.HasPrefix(p, "servers/") && !strings.HasSuffix(p, "_test.rego") {
 			fmt.Fprintf(w, "  %s\n", filepath.Join(dir, filepath.FromSlash(p)))
 		}
 	}
-	fmt.Fprintf(w, "next: set policy.dir to this folder in the config (a relative path is read from the config's folder), edit the packages, then run: mcpx-fw policy test %s\n", dir)
+	fmt.Fprintf(w, "next: set policy.dir: %s in %s, edit the packages, then run: mcpx-fw policy test %s\n",
+		policyDirSetting(cfg, dir), configName(cfg), dir)
+}
+
+// policyDirSetting is dir as the config's policy.dir reads it: relative to
+// the config's folder when inside it, else absolute.
+func policyDirSetting(cfg *config.Config, dir string) string {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return dir
+	}
+	base, err := filepath.Abs(filepath.Dir(configName(cfg)))
+	if err != nil {
+		return abs
+	}
+	if rel, err := filepath.Rel(base, abs); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
+		return filepath.ToSlash(rel)
+	}
+	return abs
+}
+
+// configName is the config file read, or the one serve would read.
+func configName(cfg *config.Config) string {
+	if cfg.Path() != "" {
+		return cfg.Path()
+	}
+	return "mcpx-fw.yaml"
 }

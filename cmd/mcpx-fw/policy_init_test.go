@@ -29,6 +29,9 @@ func TestPolicyInit(t *testing.T) {
 			if res.code != 0 {
 				t.Fatalf("init: exit %d: %s", res.code, res.stderr)
 			}
+			if !strings.Contains(res.stdout, "set policy.dir: rules in "+cfg) {
+				t.Errorf("init output does not say what to set policy.dir to:\n%s", res.stdout)
+			}
 			for _, w := range tt.want {
 				if !strings.Contains(res.stdout, filepath.Join(rules, w)) {
 					t.Errorf("init output lacks %s:\n%s", w, res.stdout)
