@@ -1,15 +1,12 @@
 package engine
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"strings"
 
-	"github.com/open-policy-agent/opa/v1/ast"
 	"github.com/open-policy-agent/opa/v1/bundle"
 	"github.com/open-policy-agent/opa/v1/loader"
-	"github.com/open-policy-agent/opa/v1/util"
 
 	"github.com/mcpx-fw/mcpx-fw/policies"
 )
@@ -70,23 +67,10 @@ func bundleFiles(b *bundle.Bundle) *loader.Result {
 // the input it builds, not something a policy author chooses. Network
 // builtins are removed as for a directory.
 func bundleRules(where string) (compileRules, error) {
-	capsJSON, err := policies.FS.ReadFile(capabilitiesFile)
+	rules, err := dirRules(policySource{fsys: policies.FS, root: "."})
 	if err != nil {
-		return compileRules{}, err
+		return compileRules{}, fmt.Errorf("shipped policy rules: %w", err)
 	}
-	caps, err := ast.LoadCapabilitiesJSON(bytes.NewReader(capsJSON))
-	if err != nil {
-		return compileRules{}, fmt.Errorf("shipped capabilities: %w", err)
-	}
-	schemaJSON, err := policies.FS.ReadFile(schemasDir + "/input.json")
-	if err != nil {
-		return compileRules{}, err
-	}
-	var schema any
-	if err := util.Unmarshal(schemaJSON, &schema); err != nil {
-		return compileRules{}, fmt.Errorf("shipped input schema: %w", err)
-	}
-	ss := ast.NewSchemaSet()
-	ss.Put(ast.SchemaRootRef, schema)
-	return compileRules{where: where, caps: sandboxCapabilities(caps), schemas: ss}, nil
+	rules.where = where
+	return rules, nil
 }

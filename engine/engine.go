@@ -102,9 +102,10 @@ func New(ctx context.Context, cfg Config, store *review.Store, log *zap.Logger) 
 	if err != nil {
 		return nil, err
 	}
-	e.policyState = newPolicyState(SourceDir, cfg.Policy.Dir)
+	src := sourceOf(cfg.Policy)
+	e.policyState = newPolicyState(src.kind(), src.name())
 	e.activate(ctx, p)
-	e.log.Info("policy loaded", zap.String("revision", p.Revision()), zap.String("dir", cfg.Policy.Dir))
+	e.log.Info("policy loaded", zap.String("revision", p.Revision()), zap.String("source", src.kind()), zap.String("from", src.name()))
 	return e, nil
 }
 

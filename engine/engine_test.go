@@ -40,7 +40,7 @@ func fixtureData(t testing.TB) map[string]any {
 // fixture configuration unless cfg says otherwise) with a fresh store.
 func newTestEngine(t testing.TB, cfg Config) (*Engine, *review.Store) {
 	t.Helper()
-	if cfg.Policy.Dir == "" {
+	if cfg.Policy.Dir == "" && cfg.Policy.FS == nil {
 		cfg.Policy.Dir = shippedPolicies
 	}
 	if cfg.Policy.Data == nil {

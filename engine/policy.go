@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
 	"slices"
 	"time"
@@ -24,10 +25,15 @@ const DefaultPolicyTimeout = time.Second
 
 // PolicyConfig says where the Rego policy lives and what it may see.
 type PolicyConfig struct {
-	// Dir is the policy directory, e.g. "policies" (required; no default).
-	// Every .rego, .json and .yaml file under it is loaded except
-	// *_test.rego, hidden files and capabilities.json.
+	// Dir is the policy directory, e.g. "policies". Every .rego, .json and
+	// .yaml file under it is loaded except *_test.rego, hidden files,
+	// capabilities.json and schemas/.
 	Dir string
+	// FS, when Dir is empty, holds the policy instead, laid out as a
+	// directory would be: the shipped set embedded in the binary
+	// (policies.FS). It is read once; nothing watches it. With neither,
+	// loading fails.
+	FS fs.FS
 	// Timeout bounds one evaluation (default DefaultPolicyTimeout when 0).
 	Timeout time.Duration
 	// Data becomes data.mcpxfw.config (default: absent, and the shipped
@@ -56,7 +62,8 @@ func LoadPolicy(ctx context.Context, cfg PolicyConfig) (*Policy, error) {
 	if cfg.Timeout < 0 {
 		return nil, fmt.Errorf("policy timeout %s is negative", cfg.Timeout)
 	}
-	files, err := loadPolicyFiles(cfg.Dir)
+	src := sourceOf(cfg)
+	files, err := src.load(false, nil)
 	if err != nil {
 		return nil, fmt.Errorf("load policy: %w", err)
 	}
@@ -64,10 +71,10 @@ func LoadPolicy(ctx context.Context, cfg PolicyConfig) (*Policy, error) {
 	if p.timeout == 0 {
 		p.timeout = DefaultPolicyTimeout
 	}
-	if p.revision, err = policyRevision(cfg.Dir, files); err != nil {
+	if p.revision, err = policyRevision(src.root, files); err != nil {
 		return nil, fmt.Errorf("load policy: %w", err)
 	}
-	rules, err := dirRules(cfg.Dir)
+	rules, err := dirRules(src)
 	if err != nil {
 		return nil, fmt.Errorf("load policy: %w", err)
 	}
@@ -85,18 +92,19 @@ type compileRules struct {
 	schemas *ast.SchemaSet
 }
 
-// dirRules are a policy directory's capabilities.json and input schema,
-// or this OPA version's builtins and no schema where it has none.
-func dirRules(dir string) (compileRules, error) {
-	caps, err := policyCapabilities(dir)
+// dirRules are a policy directory's (or the embedded set's)
+// capabilities.json and input schema, or this OPA version's builtins and no
+// schema where it has none.
+func dirRules(src policySource) (compileRules, error) {
+	caps, err := policyCapabilities(src)
 	if err != nil {
 		return compileRules{}, err
 	}
-	schemas, err := policySchemas(dir)
+	schemas, err := policySchemas(src)
 	if err != nil {
 		return compileRules{}, err
 	}
-	return compileRules{where: dir, caps: caps, schemas: schemas}, nil
+	return compileRules{where: src.name(), caps: caps, schemas: schemas}, nil
 }
 
 // prepareDecision compiles the modules in strict mode inside the network-free

@@ -1,10 +1,10 @@
 package engine
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
-	"path/filepath"
 	"slices"
 
 	"github.com/open-policy-agent/opa/v1/ast"
@@ -21,17 +21,20 @@ const capabilitiesFile = "capabilities.json"
 // sampling decision must depend only on its input and data.
 var networkBuiltins = []string{"http.send", "net.lookup_ip_addr", "opa.runtime"}
 
-// policyCapabilities returns the builtins a policy in dir may use: the
-// directory's capabilities.json when present (operators may narrow it
-// further), else this OPA version's. The network builtins are removed in
-// either case, so no file can widen the sandbox.
-func policyCapabilities(dir string) (*ast.Capabilities, error) {
-	path := filepath.Join(dir, capabilitiesFile)
-	caps, err := ast.LoadCapabilitiesFile(path)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		caps = ast.CapabilitiesForThisVersion()
-	case err != nil:
+// policyCapabilities returns the builtins a policy in src may use: its
+// capabilities.json when present (operators may narrow it further), else
+// this OPA version's. The network builtins are removed in either case, so
+// no file can widen the sandbox.
+func policyCapabilities(src policySource) (*ast.Capabilities, error) {
+	b, path, err := src.readFile(capabilitiesFile)
+	if errors.Is(err, fs.ErrNotExist) {
+		return sandboxCapabilities(ast.CapabilitiesForThisVersion()), nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("policy capabilities %s: %w", path, err)
+	}
+	caps, err := ast.LoadCapabilitiesJSON(bytes.NewReader(b))
+	if err != nil {
 		return nil, fmt.Errorf("policy capabilities %s: %w", path, err)
 	}
 	return sandboxCapabilities(caps), nil

@@ -54,18 +54,6 @@ func policyFilter(withTests bool) loader.Filter {
 	}
 }
 
-// loadPolicyFiles parses every policy file under dir. Parse errors name the
-// file and line.
-func loadPolicyFiles(dir string) (*loader.Result, error) {
-	if err := requirePolicyDir(dir); err != nil {
-		return nil, err
-	}
-	return loader.NewFileLoader().
-		WithRegoVersion(ast.RegoV1).
-		WithProcessAnnotation(true).
-		Filtered([]string{dir}, policyFilter(false))
-}
-
 // requirePolicyDir fails unless path is a readable directory; the os error
 // names the path.
 func requirePolicyDir(path string) error {

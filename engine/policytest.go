@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"runtime"
 	"time"
 
 	"github.com/open-policy-agent/opa/v1/ast"
 	"github.com/open-policy-agent/opa/v1/cover"
 	"github.com/open-policy-agent/opa/v1/storage"
+	"github.com/open-policy-agent/opa/v1/storage/inmem"
 	"github.com/open-policy-agent/opa/v1/tester"
 	"github.com/open-policy-agent/opa/v1/topdown"
 	"github.com/open-policy-agent/opa/v1/topdown/lineage"
@@ -46,12 +48,25 @@ func RunPolicyTests(ctx context.Context, dirs []string, w io.Writer, opts Policy
 	if len(dirs) == 0 {
 		return PolicyTestResult{}, errors.New("policy test: no policy directory given")
 	}
-	caps, err := policyCapabilities(dirs[0])
+	srcs := make([]policySource, len(dirs))
+	for i, dir := range dirs {
+		srcs[i] = policySource{root: dir}
+	}
+	return runPolicyTests(ctx, srcs, w, opts)
+}
+
+// RunPolicyTestsFS is RunPolicyTests on a policy laid out in fsys as in a
+// directory: the shipped set embedded in the binary.
+func RunPolicyTestsFS(ctx context.Context, fsys fs.FS, w io.Writer, opts PolicyTestOptions) (PolicyTestResult, error) {
+	return runPolicyTests(ctx, []policySource{{fsys: fsys, root: "."}}, w, opts)
+}
+
+func runPolicyTests(ctx context.Context, srcs []policySource, w io.Writer, opts PolicyTestOptions) (PolicyTestResult, error) {
+	caps, err := policyCapabilities(srcs[0])
 	if err != nil {
 		return PolicyTestResult{}, fmt.Errorf("policy test: %w", err)
 	}
-	modules, store, err := tester.LoadWithParserOptions(dirs, policyFilter(true),
-		ast.ParserOptions{RegoVersion: ast.RegoV1, ProcessAnnotation: true, Capabilities: caps})
+	modules, store, err := loadPolicyTests(srcs, caps)
 	if err != nil {
 		return PolicyTestResult{}, fmt.Errorf("policy test: %w", err)
 	}
@@ -71,6 +86,25 @@ func RunPolicyTests(ctx context.Context, dirs []string, w io.Writer, opts Policy
 		return PolicyTestResult{}, fmt.Errorf("policy test: %w", err)
 	}
 	return reportPolicyTests(ch, w, opts, cov, modules)
+}
+
+// loadPolicyTests parses every source's modules, tests included, and
+// their data into one store, as `opa test` loads its arguments. The
+// sources are all folders, or the one file system.
+func loadPolicyTests(srcs []policySource, caps *ast.Capabilities) (map[string]*ast.Module, storage.Store, error) {
+	roots := make([]string, len(srcs))
+	for i, src := range srcs {
+		roots[i] = src.root
+	}
+	res, err := loadFiles(srcs[0].fsys, roots, true, caps)
+	if err != nil {
+		return nil, nil, err
+	}
+	modules := make(map[string]*ast.Module, len(res.Modules))
+	for _, m := range res.Modules {
+		modules[m.Name] = m.Parsed
+	}
+	return modules, inmem.NewFromObject(res.Documents), nil
 }
 
 // reportPolicyTests prints results with the reporter `opa test` would use

@@ -25,6 +25,9 @@ const (
 const (
 	SourceDir    = "dir"
 	SourceBundle = "bundle"
+	// SourceEmbedded: the shipped policies built into the binary
+	// (PolicyConfig.FS), used when no directory is configured.
+	SourceEmbedded = "embedded"
 )
 
 // PolicyStatus is what the engine knows of its policy: which revision
@@ -32,8 +35,8 @@ const (
 // /readyz and `mcpx-fw status` all read it, so they never disagree.
 type PolicyStatus struct {
 	Revision string    // the revision deciding now
-	Source   string    // SourceDir or SourceBundle
-	Location string    // the directory, or the bundle's URL
+	Source   string    // SourceDir, SourceEmbedded or SourceBundle
+	Location string    // the directory, the bundle's URL, or ShippedPolicyName
 	LoadedAt time.Time // when Revision started deciding
 	// Reloads counts load attempts since start-up by result (the Reload*
 	// words), the first load included.

@@ -28,7 +28,8 @@ const reloadDebounce = 50 * time.Millisecond
 // picks the directory up again.
 //
 // With a bundle configured, Watch polls the bundle service instead (see
-// watchBundle) and the directory is not watched.
+// watchBundle) and the directory is not watched. The embedded shipped
+// policies cannot change while the process runs: nothing is watched.
 //
 // Watch returns once the watcher is set up. It runs until ctx ends or
 // stop is called; stop returns only once no reload is under way and none
@@ -37,9 +38,12 @@ const reloadDebounce = 50 * time.Millisecond
 func (e *Engine) Watch(ctx context.Context) (stop func(), err error) {
 	ctx, cancel := context.WithCancel(ctx)
 	var done <-chan struct{}
-	if e.bundle != nil {
+	switch {
+	case e.bundle != nil:
 		done, err = e.watchBundle(ctx)
-	} else {
+	case sourceOf(e.policyCfg).fsys != nil:
+		done = closedDone()
+	default:
 		done, err = e.watchDir(ctx)
 	}
 	if err != nil {
@@ -47,6 +51,13 @@ func (e *Engine) Watch(ctx context.Context) (stop func(), err error) {
 		return func() {}, err
 	}
 	return func() { cancel(); <-done }, nil
+}
+
+// closedDone is the done channel of a watch that has nothing to do.
+func closedDone() <-chan struct{} {
+	done := make(chan struct{})
+	close(done)
+	return done
 }
 
 // watchDir is Watch's directory half; done closes when its loop has

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 
 	"github.com/spf13/cobra"
 
@@ -37,10 +38,7 @@ revision and where the last good one is kept.`,
 			defer rt.close()
 			fmt.Fprintf(c.OutOrStdout(), "ok: %d server(s), policy revision %s, state dir %s\n",
 				len(rt.cfg.Servers), rt.engine.Revision(), rt.cfg.StateDir)
-			if st := rt.engine.PolicyStatus(); st.Source == engine.SourceBundle {
-				fmt.Fprintf(c.OutOrStdout(), "policy bundle: %s, revision %s, last good kept in %s\n",
-					st.Location, st.Revision, policybundle.PersistedPath(rt.cfg.StateDir))
-			}
+			printPolicySource(c.OutOrStdout(), rt)
 			if rt.store.Backend() != "sqlite" {
 				v, err := rt.store.SchemaVersion(c.Context())
 				if err != nil {
@@ -63,5 +61,20 @@ revision and where the last good one is kept.`,
 			}
 			return nil
 		},
+	}
+}
+
+// printPolicySource says which policy decides: the folder, the shipped
+// set built into the binary, or the bundle and where its last good copy
+// is kept.
+func printPolicySource(w io.Writer, rt *runtime) {
+	switch st := rt.engine.PolicyStatus(); st.Source {
+	case engine.SourceBundle:
+		fmt.Fprintf(w, "policy bundle: %s, revision %s, last good kept in %s\n",
+			st.Location, st.Revision, policybundle.PersistedPath(rt.cfg.StateDir))
+	case engine.SourceEmbedded:
+		fmt.Fprintln(w, "policy: the shipped policies built into mcpx-fw (no policy.dir; mcpx-fw policy init writes a folder to edit)")
+	default:
+		fmt.Fprintf(w, "policy: folder %s\n", st.Location)
 	}
 }

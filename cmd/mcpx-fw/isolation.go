@@ -115,7 +115,7 @@ func (p isolationPlan) describe(cfg *config.Config) []string {
 // through which it could decide a review, change how one is decided, or
 // read serve's secrets. They are the state dir (the review queue, seal.key,
 // the decision log's salt), seal.key_file and metrics.token_file when set,
-// the policy dir, the config file, the service log and the decision log
+// the policy dir (when set), the config file, the service log and the decision log
 // when they are files, the paths of isolation.hide, and the user's session services
 // (sandbox.SessionPaths), which run commands outside any sandbox. Each is
 // made absolute and, where it is reached through symbolic links, given
@@ -123,7 +123,10 @@ func (p isolationPlan) describe(cfg *config.Config) []string {
 // resolves each itself, keeps the links on the way from being pointed
 // elsewhere (a config given by a link to a forged one).
 func protectedPaths(cfg *config.Config) []string {
-	paths := []string{cfg.StateDir, cfg.Policy.Dir}
+	paths := []string{cfg.StateDir}
+	if cfg.Policy.Dir != "" { // none: the policies are inside the binary
+		paths = append(paths, cfg.Policy.Dir)
+	}
 	for _, secret := range []string{cfg.Seal.KeyFile, cfg.Metrics.TokenFile} {
 		if secret != "" {
 			paths = append(paths, secret)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/mcpx-fw/mcpx-fw/cmd/mcpx-fw/internal/config"
 	"github.com/mcpx-fw/mcpx-fw/engine"
+	"github.com/mcpx-fw/mcpx-fw/policies"
 )
 
 func policyCommand() *cobra.Command {
@@ -14,7 +15,7 @@ func policyCommand() *cobra.Command {
 		Use:   "policy",
 		Short: "Work with the Rego policies",
 	}
-	c.AddCommand(policyTestCommand(), policyEvalCommand())
+	c.AddCommand(policyInitCommand(), policyTestCommand(), policyEvalCommand())
 	return c
 }
 
@@ -25,10 +26,11 @@ func policyTestCommand() *cobra.Command {
 		Use:   "test [DIR…]",
 		Short: "Run the policies' *_test.rego tests, as stock 'opa test' does",
 		Long: `test runs every test_* rule in the policy directory (policy.dir from the
-config, or the directories given) with OPA's own test runner, so the result is
-the same as 'opa test DIR'. --coverage prints OPA's JSON coverage report
-instead of the test list, and --threshold N fails when fewer than N percent of
-the policy lines were evaluated. It exits 1 when a test fails or coverage is
+config, the shipped policies when it names none, or the directories given)
+with OPA's own test runner, so the result is the same as 'opa test DIR'.
+--coverage prints OPA's JSON coverage report instead of the test list, and
+--threshold N fails when fewer than N percent of the policy lines were
+evaluated. It exits 1 when a test fails or coverage is
 below the threshold.`,
 		Example: `  mcpx-fw policy test -v
   mcpx-fw policy test --coverage --threshold 90 policies`,
@@ -37,11 +39,7 @@ below the threshold.`,
 				return usageError{fmt.Errorf("--threshold %v is not a percentage between 0 and 100", threshold)}
 			}
 			opts.Coverage = opts.Coverage || threshold > 0
-			dirs, err := policyDirs(c, dirs)
-			if err != nil {
-				return err
-			}
-			res, err := engine.RunPolicyTests(c.Context(), dirs, c.OutOrStdout(), opts)
+			res, err := runPolicyTests(c, dirs, opts)
 			if err != nil {
 				return err
 			}
@@ -54,16 +52,21 @@ below the threshold.`,
 	return c
 }
 
-// policyDirs is the directories given, or policy.dir from the config.
-func policyDirs(c *cobra.Command, dirs []string) ([]string, error) {
-	if len(dirs) > 0 {
-		return dirs, nil
+// runPolicyTests runs the tests of the directories given, else of
+// policy.dir from the config, else of the shipped policies built into the
+// binary.
+func runPolicyTests(c *cobra.Command, dirs []string, opts engine.PolicyTestOptions) (engine.PolicyTestResult, error) {
+	if len(dirs) == 0 {
+		cfg, err := config.Load(configFlag(c))
+		if err != nil {
+			return engine.PolicyTestResult{}, err
+		}
+		if cfg.Policy.Dir == "" {
+			return engine.RunPolicyTestsFS(c.Context(), policies.FS, c.OutOrStdout(), opts)
+		}
+		dirs = []string{cfg.Policy.Dir}
 	}
-	cfg, err := config.Load(configFlag(c))
-	if err != nil {
-		return nil, err
-	}
-	return []string{cfg.Policy.Dir}, nil
+	return engine.RunPolicyTests(c.Context(), dirs, c.OutOrStdout(), opts)
 }
 
 // policyTestVerdict is the exit status of a test run, worded as opa's.

@@ -283,7 +283,7 @@ func printEval(w io.Writer, rt *runtime, server string, kind engine.Kind, v engi
 		note = " (not in the configuration)"
 	}
 	fmt.Fprintf(w, "kind:       %s\nserver:     %s%s\npolicy:     %s (revision %s)\nstage:      %s\n",
-		kind, inert.Line(server), note, inert.Line(rt.cfg.Policy.Dir), inert.Word(rt.engine.Revision()), v.Stage)
+		kind, inert.Line(server), note, inert.Line(rt.engine.PolicyStatus().Location), inert.Word(rt.engine.Revision()), v.Stage)
 	fmt.Fprintln(w, "violations:", len(v.Violations))
 	for _, vi := range v.Violations {
 		fmt.Fprintf(w, "  %s at %s: %s\n", inert.Word(vi.Rule), inert.Line(vi.Path), inert.Line(vi.Message))

@@ -27,8 +27,9 @@ func serveCommand() *cobra.Command {
 hosts over streamable HTTP, and reaches every configured upstream server: a
 command it starts (stdio) or a url (streamable HTTP). Everything passes
 through unchanged except an upstream's sampling, elicitation and roots
-requests, which are validated, decided by the policies in policy.dir (or the
-OPA bundle policy.bundle.url serves) and, when a policy asks for review, held
+requests, which are validated, decided by the policies in policy.dir (the
+shipped ones built into mcpx-fw when it is not set; or the OPA bundle
+policy.bundle.url serves) and, when a policy asks for review, held
 until an operator runs 'mcpx-fw review approve|reject' (from any shell, with
 the same config). Logs go to stderr; over stdio, stdout is the protocol.
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"io/fs"
 
 	"go.uber.org/zap"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/mcpx-fw/mcpx-fw/engine"
 	"github.com/mcpx-fw/mcpx-fw/engine/review"
 	"github.com/mcpx-fw/mcpx-fw/engine/telemetry"
+	"github.com/mcpx-fw/mcpx-fw/policies"
 )
 
 // runtime is everything serve's start-up path builds; check builds the same
@@ -150,8 +152,11 @@ func (rt *runtime) startNotifier(ctx context.Context) {
 
 // policyError names the policy source a start-up failure is about.
 func (rt *runtime) policyError(err error) error {
-	if rt.cfg.Policy.Bundle.URL != "" {
+	switch {
+	case rt.cfg.Policy.Bundle.URL != "":
 		return fmt.Errorf("policy.bundle: %w", err)
+	case rt.cfg.Policy.Dir == "":
+		return fmt.Errorf("%s: %w", engine.ShippedPolicyName, err)
 	}
 	return fmt.Errorf("policy.dir %s: %w", rt.cfg.Policy.Dir, err)
 }
@@ -164,6 +169,7 @@ func (rt *runtime) engineConfig(dlog io.Writer) (engine.Config, error) {
 	cfg := engine.Config{
 		Policy: engine.PolicyConfig{
 			Dir:     rt.cfg.Policy.Dir,
+			FS:      shippedUnlessDir(rt.cfg),
 			Timeout: rt.cfg.Policy.Timeout,
 			Data:    policyData(rt.cfg),
 			Bundle:  bundle,
@@ -199,6 +205,15 @@ func (rt *runtime) startDecisionLogService(ctx context.Context, cfg *engine.Conf
 	cfg.DecisionLogService = ship
 	rt.closers = append(rt.closers, func() { ship.Stop(dlogServiceStopTimeout) })
 	return nil
+}
+
+// shippedUnlessDir is the embedded shipped policies when the config names
+// no policy.dir, so a binary decides with nothing beside it.
+func shippedUnlessDir(cfg *config.Config) fs.FS {
+	if cfg.Policy.Dir != "" {
+		return nil
+	}
+	return policies.FS
 }
 
 // policyData is the server configuration policies see as

@@ -39,7 +39,7 @@ type Config struct {
 		KeyFile string `mapstructure:"key_file"`
 	} `mapstructure:"seal"`
 	Policy struct {
-		Dir     string        `mapstructure:"dir"`     // default "policies", relative to the config file
+		Dir     string        `mapstructure:"dir"`     // relative to the config file; unset: the shipped policies embedded in the binary
 		Default string        `mapstructure:"default"` // outcome when no rule decides; default "review"
 		Timeout time.Duration `mapstructure:"timeout"` // evaluation deadline; default 250ms
 		Bundle  Bundle        `mapstructure:"bundle"`  // OPA bundles instead of dir; off by default
@@ -94,6 +94,9 @@ type Config struct {
 	} `mapstructure:"log"`
 
 	path string // the file it was read from, if any
+	// policyDirGiven: the file names policy.dir, so an empty one is a
+	// mistake rather than the default.
+	policyDirGiven bool
 }
 
 // Server is one upstream server.

@@ -27,7 +27,6 @@ func defaultConfig(stateHome, base string) Config {
 	var c Config
 	c.StateDir = filepath.Join(stateHome, "mcpx-fw")
 	c.Store.Lease = 15 * time.Second
-	c.Policy.Dir = filepath.Join(base, "policies")
 	c.Policy.Default = "review"
 	c.Policy.Timeout = 250 * time.Millisecond
 	c.Policy.Bundle.Resource = "bundles/bundle.tar.gz"
@@ -78,6 +77,9 @@ func TestConfigExample(t *testing.T) {
 		Sampling:  true, Elicitation: relay.ElicitationConfig{Enabled: true}, Roots: relay.RootsConfig{Enabled: true},
 	}}
 	want.path = path
+	// It sits beside the repository's policies folder, which decides for
+	// it (besidePolicies).
+	want.Policy.Dir = filepath.Join(filepath.Dir(path), "policies")
 	if diff := cmp.Diff(want, *got, cmp.AllowUnexported(Config{}), cmpopts.EquateEmpty()); diff != "" {
 		t.Errorf("config.example.yaml loaded differently from what it says (-want +got):\n%s", diff)
 	}
@@ -556,5 +558,40 @@ func TestStoreURLErrorHidesPassword(t *testing.T) {
 	configtest.WantError(t, err, "store.url")
 	if strings.Contains(err.Error(), "hunter2") {
 		t.Errorf("the error shows the password: %v", err)
+	}
+}
+
+// TestPolicyDirBesideConfig: a config that names no policy.dir beside a
+// policies folder of the operator's own decides with that folder, never
+// passing it over for the shipped policies; without one, the shipped
+// policies decide (policy.dir "").
+func TestPolicyDirBesideConfig(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "policies", "mcpxfw"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	configtest.CleanEnv(t)
+	path := filepath.Join(dir, "mcpx-fw.yaml")
+	write := func(content string) {
+		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("servers:\n  notes:\n    command: [notes-server]\n")
+	if c, err := Load(path); err != nil || c.Policy.Dir != filepath.Join(dir, "policies") {
+		t.Fatalf("Load beside a policies folder = %v, %v; want that folder", c, err)
+	}
+	if err := os.RemoveAll(filepath.Join(dir, "policies")); err != nil {
+		t.Fatal(err)
+	}
+	if c, err := Load(path); err != nil || c.Policy.Dir != "" {
+		t.Fatalf("Load with no folder beside = %v, %v; want the shipped policies", c, err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "policies", "mcpxfw"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write("policy:\n  dir: policies\nservers:\n  notes:\n    command: [notes-server]\n")
+	if c, err := Load(path); err != nil || c.Policy.Dir != filepath.Join(dir, "policies") {
+		t.Fatalf("Load with policy.dir = %v, %v; want the folder", c, err)
 	}
 }

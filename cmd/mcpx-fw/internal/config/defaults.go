@@ -13,7 +13,7 @@ func setDefaults(v *viper.Viper) {
 	v.SetDefault("store.url", "")
 	v.SetDefault("store.lease", review.DefaultLease.String())
 	v.SetDefault("seal.key_file", "")
-	v.SetDefault("policy.dir", "policies")
+	v.SetDefault("policy.dir", "") // unset: the shipped policies embedded in the binary
 	v.SetDefault("policy.default", "review")
 	v.SetDefault("policy.timeout", "250ms")
 	setBundleDefaults(v)

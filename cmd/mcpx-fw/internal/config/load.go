@@ -54,6 +54,7 @@ func decode(v *viper.Viper, p *problems) (*Config, error) {
 	_ = v.Unmarshal(&cfg, viper.DecodeHook(decodeHooks()))
 	decodeErr := v.UnmarshalExact(new(Config), viper.DecodeHook(decodeHooks()))
 	cfg.path = p.file
+	cfg.policyDirGiven = v.InConfig("policy.dir")
 	cfg.applyRawServers(p.doc)
 	cfg.resolvePaths()
 	cfg.verify(p.bad)
@@ -125,7 +126,11 @@ func (c *Config) resolvePaths() {
 	if c.path != "" {
 		base = filepath.Dir(c.path)
 	}
-	c.Policy.Dir = resolve(base, c.Policy.Dir)
+	if c.Policy.Dir != "" { // "" is the embedded set, not this folder
+		c.Policy.Dir = resolve(base, c.Policy.Dir)
+	} else if dir := c.besidePolicies(); dir != "" {
+		c.Policy.Dir = dir
+	}
 	if c.Policy.Bundle.Signing.PublicKey != "" {
 		c.Policy.Bundle.Signing.PublicKey = resolve(base, c.Policy.Bundle.Signing.PublicKey)
 	}
@@ -202,3 +207,19 @@ func (c *Config) Path() string { return c.path }
 
 // DisplayPath is Path as errors name it: "(defaults)" when no file was read.
 func (c *Config) DisplayPath() string { return displayPath(c.path) }
+
+// besidePolicies is the policies folder beside the config file (its
+// framework in mcpxfw/) when the config names neither policy.dir nor a
+// bundle: a folder of the operator's own there decides, never passed over
+// silently for the shipped policies, whose rules may be looser than
+// theirs. check and serve's log name the folder in use.
+func (c *Config) besidePolicies() string {
+	if c.path == "" || c.policyDirGiven || c.Policy.Bundle.URL != "" {
+		return ""
+	}
+	dir := filepath.Join(filepath.Dir(c.path), "policies")
+	if fi, err := os.Stat(filepath.Join(dir, "mcpxfw")); err != nil || !fi.IsDir() {
+		return ""
+	}
+	return dir
+}

@@ -38,6 +38,9 @@ func (c *Config) verify(bad func(key, format string, args ...any)) {
 	if c.Store.Lease < minStoreLease {
 		bad("store.lease", "must be at least %v: a shorter lease is renewed several times a second and runs out at any pause of the database, when the other replicas abandon this one's reviews", minStoreLease)
 	}
+	if c.policyDirGiven && c.Policy.Dir == "" {
+		bad("policy.dir", "is empty; leave it out to use the shipped policies built into mcpx-fw, or name a folder (mcpx-fw policy init writes one)")
+	}
 	positive(bad, "policy.timeout", c.Policy.Timeout)
 	c.Policy.Bundle.verify(bad)
 	positive(bad, "review.timeout", c.Review.Timeout)
