@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -188,13 +189,13 @@ func approveWhenPending(ctx context.Context, self, cfgPath string) string {
 	deadline := time.Now().Add(demoReviewTimeout)
 	for time.Now().Before(deadline) {
 		list, err := exec.CommandContext(ctx, self, "review", "list", "--json", "--config", cfgPath).Output()
-		var items []struct{ ID string }
-		if err == nil && json.Unmarshal(list, &items) == nil && len(items) > 0 {
-			outb, err := exec.CommandContext(ctx, self, "review", "approve", items[0].ID, "--config", cfgPath).CombinedOutput()
+		var first struct{ ID string } // list --json is one review a line
+		if err == nil && json.NewDecoder(bytes.NewReader(list)).Decode(&first) == nil && first.ID != "" {
+			outb, err := exec.CommandContext(ctx, self, "review", "approve", first.ID, "--config", cfgPath).CombinedOutput()
 			if err != nil {
 				return fmt.Sprintf("approve failed: %v: %s", err, outb)
 			}
-			return "$ mcpx-fw review approve " + items[0].ID + " → " + strings.TrimSpace(string(outb))
+			return "$ mcpx-fw review approve " + first.ID + " → " + strings.TrimSpace(string(outb))
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
