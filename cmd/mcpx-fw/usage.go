@@ -7,13 +7,16 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// errorText is the line run prints for err. A usage error is one line
+// errorText is what run prints for err. A usage error is one line
 // whatever its text holds: the hint a usage error carries on a line of its
 // own ("\nTry: …") follows the problem on the same line, so a script or a
-// person reads one line per mistake.
+// person reads one line per mistake. Any other error keeps its lines, and
+// the tabs that indent them (OPA's, under each problem of a policy that
+// does not compile) are spaces, so it reads as written instead of as
+// escaped tabs (the sink escapes a tab; see package inert).
 func errorText(err error) string {
 	if !isUsageError(err) {
-		return err.Error()
+		return expandTabs(err.Error())
 	}
 	text := strings.ReplaceAll(err.Error(), "\nTry: ", ". Try: ")
 	return strings.ReplaceAll(text, "\n", "; ")
@@ -82,4 +85,16 @@ func usageOf(err error) error {
 		}
 	}
 	return err
+}
+
+// expandTabs turns the tabs that indent the lines of text into spaces, four
+// per tab. OPA indents a problem's detail (the source line, the caret
+// under it) with a tab; spaces keep the caret under its column.
+func expandTabs(text string) string {
+	lines := strings.Split(text, "\n")
+	for i, line := range lines {
+		rest := strings.TrimLeft(line, "\t")
+		lines[i] = strings.Repeat("    ", len(line)-len(rest)) + rest
+	}
+	return strings.Join(lines, "\n")
 }
