@@ -61,7 +61,7 @@ reads it; "mcpx-fw: ops listening on http://HOST:PORT" on stderr), which
 answers only its own Host and, with metrics.token_file, needs the token
 for anything but liveness and readiness; decision_log.service ships the decision log to a collector, and
 tracing.otlp.endpoint exports a span per decision. On SIGINT or SIGTERM
-serve settles what it holds, then flushes the shipped log and the spans
+serve logs the signal, settles what it holds, then flushes the shipped log and the spans
 (a few seconds at most) and exits.
 
 Examples:
@@ -79,7 +79,7 @@ Host entry for HTTP (VS Code):
 			if err := checkListenFlag(addr); err != nil {
 				return err
 			}
-			ctx, stop := signal.NotifyContext(c.Context(), os.Interrupt, syscall.SIGTERM)
+			ctx, stop := signalContext(c.Context())
 			defer stop()
 			return serve(ctx, configFlag(c), addr)
 		},
@@ -99,6 +99,52 @@ func checkListenFlag(addr string) error {
 	return nil
 }
 
+// stopSignal is the cause of serve's context when a signal stops it.
+type stopSignal struct{ sig os.Signal }
+
+func (s stopSignal) Error() string { return "stopped by " + signalName(s.sig) }
+
+// signalName is a stop signal's name as kill and the logs write it.
+func signalName(sig os.Signal) string {
+	switch sig {
+	case os.Interrupt:
+		return "SIGINT"
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	}
+	return sig.String()
+}
+
+// signalContext is ctx, ended by SIGINT or SIGTERM with the signal as its
+// cause (stopSignal), so serve can say which one it stops for. As with
+// signal.NotifyContext, both stay caught until stop: a second signal while
+// serve settles what it holds does not kill it.
+func signalContext(ctx context.Context) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		select {
+		case sig := <-sigs:
+			cancel(stopSignal{sig})
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, func() { signal.Stop(sigs); cancel(nil) }
+}
+
+// logStopSignal logs, once, the signal that ends ctx, when one does:
+// the operator's log says why serve stopped before it settles what it
+// holds. The returned func stops it waiting.
+func logStopSignal(ctx context.Context, log *zap.Logger) func() bool {
+	return context.AfterFunc(ctx, func() {
+		var s stopSignal
+		if errors.As(context.Cause(ctx), &s) {
+			log.Info("stopping on a signal", zap.String("signal", signalName(s.sig)))
+		}
+	})
+}
+
 // serve serves hosts over stdio, or over HTTP on addr when it is set. It
 // makes itself non-dumpable first (see sandbox.Undumpable): its
 // environment holds every server's credentials.
@@ -113,6 +159,8 @@ func serve(ctx context.Context, configPath, addr string) error {
 	// entry) and closed its upstreams, so the store is never closed under
 	// a settling review.
 	defer rt.close()
+	stopLogging := logStopSignal(ctx, rt.log)
+	defer stopLogging()
 	if dumpable != nil {
 		rt.log.Warn("serve stays dumpable: processes of this account can read its memory and environment", zap.Error(dumpable))
 	}
