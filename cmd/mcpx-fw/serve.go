@@ -145,6 +145,21 @@ func logStopSignal(ctx context.Context, log *zap.Logger) func() bool {
 	})
 }
 
+// listenError names, in the error of a listener that could not open, the
+// flag or config key that set its address (source), and says so plainly
+// when another process holds the port. An error that already names it
+// (an address refused before listening) is returned as it is.
+func listenError(source, addr string, err error) error {
+	var op *net.OpError
+	switch {
+	case !errors.As(err, &op):
+		return err
+	case errors.Is(err, syscall.EADDRINUSE):
+		return fmt.Errorf("%s %s: the port is already in use: stop what listens there, or choose another port (0 picks a free one)", source, addr)
+	}
+	return fmt.Errorf("%s %s: %w", source, addr, err)
+}
+
 // serve serves hosts over stdio, or over HTTP on addr when it is set. It
 // makes itself non-dumpable first (see sandbox.Undumpable): its
 // environment holds every server's credentials.
@@ -177,7 +192,7 @@ func serve(ctx context.Context, configPath, addr string) error {
 	var ln net.Listener
 	if addr != "" {
 		if ln, err = relay.Listen(addr, rt.cfg.HTTP.AllowRemote); err != nil {
-			return err
+			return listenError("--http", addr, err)
 		}
 	}
 	stop, err := startBeside(ctx, rt)
