@@ -243,24 +243,32 @@ func startServing(ctx context.Context, configPath string) (*runtime, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := checkServers(rt.cfg); err != nil {
+	if err := rt.readyToServe(ctx); err != nil {
 		rt.close()
 		return nil, err
 	}
+	return rt, nil
+}
+
+// readyToServe is what serve's start-up path does once the runtime is
+// open: it checks the servers, abandons the reviews of a process that
+// died, and plans how each upstream is isolated.
+func (rt *runtime) readyToServe(ctx context.Context) error {
+	if err := checkServers(rt.cfg); err != nil {
+		return err
+	}
 	if n, err := rt.store.AbandonOrphans(ctx); err != nil {
-		rt.close()
-		return nil, fmt.Errorf("state_dir %s: %w", rt.cfg.StateDir, err)
+		return fmt.Errorf("state_dir %s: %w", rt.cfg.StateDir, err)
 	} else if n > 0 {
 		rt.log.Warn("reviews abandoned by an earlier process", zap.Int("count", n))
 	}
 	plan, err := planIsolation(rt.cfg)
 	if err != nil {
-		rt.close()
-		return nil, fmt.Errorf("config %s: %w", rt.cfg.DisplayPath(), err)
+		return fmt.Errorf("config %s: %w", rt.cfg.DisplayPath(), err)
 	}
 	plan.log(rt.log, rt.cfg)
 	rt.isolation = plan
-	return rt, nil
+	return nil
 }
 
 // checkServers fails early, instead of when a host connects, when an
