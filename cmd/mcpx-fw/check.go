@@ -28,10 +28,15 @@ an entry point that does not exist yet, which one could create).
 With policy.bundle.url set, the policy is the bundle kept in the state dir
 (verified and compiled again, no network needed), or, when none is kept
 yet, the one downloaded now, as serve would; check names the bundle's URL,
-revision and where the last good one is kept.`,
+revision and where the last good one is kept.
+
+check prints its report and nothing else: its logs go to log.file when the
+config names one, and nowhere otherwise. It creates no review store: when
+the state dir holds none yet, it says serve will create it, and checks the
+rest with a temporary one.`,
 		Args: args(0, "mcpx-fw check --config FILE"),
 		RunE: func(c *cobra.Command, _ []string) error {
-			rt, err := startServing(c.Context(), configFlag(c))
+			rt, fresh, err := startChecking(c.Context(), configFlag(c))
 			if err != nil {
 				return err
 			}
@@ -59,6 +64,7 @@ revision and where the last good one is kept.`,
 			for _, line := range rt.isolation.describe(rt.cfg) {
 				fmt.Fprintln(c.OutOrStdout(), line)
 			}
+			reportFreshStore(c.OutOrStdout(), rt, fresh)
 			return nil
 		},
 	}

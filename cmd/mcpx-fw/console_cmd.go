@@ -49,9 +49,9 @@ true (it has no TLS: use an SSH tunnel instead where you can).`,
 			defer stop()
 			return withStore(c, func(_ context.Context, rt *runtime) error {
 				if addr == "" {
-					addr = rt.cfg.Console.Addr
+					return serveConsole(ctx, c, rt, "console.addr", rt.cfg.Console.Addr)
 				}
-				return serveConsole(ctx, c, rt, addr)
+				return serveConsole(ctx, c, rt, "--addr", addr)
 			})
 		},
 	}
@@ -59,12 +59,12 @@ true (it has no TLS: use an SSH tunnel instead where you can).`,
 	return c
 }
 
-// serveConsole listens at addr, prints the sign-in link and serves until
-// ctx ends.
-func serveConsole(ctx context.Context, c *cobra.Command, rt *runtime, addr string) error {
+// serveConsole listens at addr, which source (--addr or console.addr)
+// set, prints the sign-in link and serves until ctx ends.
+func serveConsole(ctx context.Context, c *cobra.Command, rt *runtime, source, addr string) error {
 	ln, err := consoleListen(addr, rt.cfg.Console.AllowRemote)
 	if err != nil {
-		return err
+		return listenError(source, addr, err)
 	}
 	s := console.New(consoleActions{rt: rt}, ln.Addr().String())
 	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second}

@@ -232,7 +232,8 @@ log:
 	return path, os.WriteFile(path, []byte(cfg), 0o600)
 }
 
-// extractPolicies writes the embedded, shipped policies to dir.
+// extractPolicies writes the embedded, shipped policies to dir: the
+// policy files only (isPolicyFile), not the Go file that embeds them.
 func extractPolicies(dir string) error {
 	return fs.WalkDir(policies.FS, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -242,12 +243,26 @@ func extractPolicies(dir string) error {
 		if d.IsDir() {
 			return os.MkdirAll(target, 0o700)
 		}
+		if !isPolicyFile(p) {
+			return nil
+		}
 		b, err := policies.FS.ReadFile(p)
 		if err != nil {
 			return err
 		}
 		return os.WriteFile(target, b, 0o600)
 	})
+}
+
+// isPolicyFile reports whether a file of the shipped policy folder belongs
+// in a policy folder: Rego, its JSON (data, the input schema, the
+// capabilities) and the README that describes them.
+func isPolicyFile(name string) bool {
+	switch filepath.Ext(name) {
+	case ".rego", ".json", ".md":
+		return true
+	}
+	return false
 }
 
 // demoSeen remembers how many decision-log lines earlier cases printed.

@@ -22,6 +22,9 @@ func newLogger(cfg *config.Config) (*zap.Logger, func(), error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("log.file: %w", err)
 	}
+	if w == nil { // "off"
+		return zap.NewNop(), closeFn, nil
+	}
 	enc := zap.NewProductionEncoderConfig()
 	enc.EncodeTime = zapcore.ISO8601TimeEncoder
 	core := zapcore.NewCore(zapcore.NewJSONEncoder(enc), zapcore.AddSync(w), level)

@@ -51,11 +51,12 @@ func run(args []string) int {
 	root.SetArgs(args)
 	root.SetOut(out)
 	root.SetErr(errOut)
-	err := root.Execute()
+	strictGroups(root)
+	err := usageOf(root.Execute())
 	if err == nil {
 		return 0
 	}
-	fmt.Fprintln(errOut, "mcpx-fw:", err)
+	fmt.Fprintln(errOut, "mcpx-fw:", errorText(err))
 	var ee *exitError
 	if errors.As(err, &ee) {
 		return ee.code
@@ -93,7 +94,7 @@ Start with:  mcpx-fw demo`,
 	root.SetVersionTemplate("{{.Version}}")
 	root.PersistentFlags().String("config", "", "config file (default $MCPXFW_CONFIG, else mcpx-fw.yaml in the working folder, if present)")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return usageError{fmt.Errorf("%w\nTry: %s --help", err, c.CommandPath())}
+		return usageError{fmt.Errorf("%s: %w\nTry: %s --help", typedName(c), err, c.CommandPath())}
 	})
 	root.AddCommand(serveCommand(), checkCommand(), reviewCommand(), auditCommand(), policyCommand(),
 		storeCommand(), statusCommand(), demoCommand(), versionCommand(), demoUpstreamCommand(), consoleCommand())
@@ -115,7 +116,7 @@ func configFlag(c *cobra.Command) string {
 func args(n int, hint string) cobra.PositionalArgs {
 	return func(c *cobra.Command, a []string) error {
 		if len(a) != n {
-			return usageError{fmt.Errorf("%s takes %d argument(s), got %d\nTry: %s", c.CommandPath(), n, len(a), hint)}
+			return usageError{fmt.Errorf("%s takes %s, got %d\nTry: %s", typedName(c), argCount(n), len(a), hint)}
 		}
 		return nil
 	}

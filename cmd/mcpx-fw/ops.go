@@ -103,7 +103,7 @@ func serveOps(rt *runtime) (func(), error) {
 	}
 	ln, err := net.Listen("tcp", rt.cfg.Metrics.Addr)
 	if err != nil {
-		return nil, fmt.Errorf("metrics.addr %s: %w", rt.cfg.Metrics.Addr, err)
+		return nil, listenError("metrics.addr", rt.cfg.Metrics.Addr, err)
 	}
 	handler := hostcheck.For(ln.Addr().String(), rt.cfg.Metrics.Addr).Guard(rt.metrics.Handler(opsAccess(rt.opsToken)))
 	srv := &http.Server{Handler: handler, ReadHeaderTimeout: opsReadTimeout, ReadTimeout: opsReadTimeout}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -63,7 +64,13 @@ with requestedSchema, url, elicitationId or mode, or a result with an
 action, is an elicitation; a request of {} or a result with roots is
 roots; anything else is sampling. The kind eval used is printed first.
 
---json prints {"kind", "outcome", "decision_id", "reasons", "violations", "input"}.`,
+--json prints {"kind", "outcome", "decision_id", "reasons", "violations", "input"},
+and "error" when the outcome is error.
+
+Exit status: 0 when the policy decided (permit, review or deny: the verdict
+says which), 1 when the verdict is error (the policy could not decide, and
+serve refuses such a request) or eval could not run, 2 when it was called
+wrongly.`,
 		Example: `  mcpx-fw policy eval --server everything request.json
   mcpx-fw policy eval --server github-mcp --stage result --json pair.json
   mcpx-fw policy eval --server everything --kind elicitation form.json
@@ -113,10 +120,23 @@ func policyEval(c *cobra.Command, f evalFlags, path string) error {
 	s := file.engineRequest(kind, f.server, serverLabel(rt.cfg, f.server), cmp.Or(f.era, file.Era, defaultEvalEra))
 	v, input := rt.engine.Preview(c.Context(), stage, s, file.result(), file.Usage)
 	if f.json {
-		return writeJSON(c.OutOrStdout(), evalJSON(kind, v, input))
+		err = writeJSON(c.OutOrStdout(), evalJSON(kind, v, input))
+	} else {
+		w := scr.Rows(c.OutOrStdout())
+		err = errors.Join(printEval(w, rt, f.server, kind, v, input), w.Flush())
 	}
-	w := scr.Rows(c.OutOrStdout())
-	return errors.Join(printEval(w, rt, f.server, kind, v, input), w.Flush())
+	return cmp.Or(err, evalStatus(v))
+}
+
+// evalStatus is eval's exit status for a verdict (see policy eval --help):
+// an error verdict is a request serve would refuse because the policy
+// could not decide, so a script testing a policy must not read it as a
+// pass.
+func evalStatus(v engine.Verdict) error {
+	if v.Outcome != engine.OutcomeError {
+		return nil
+	}
+	return withCode(exitFailure, fmt.Errorf("verdict: error (%s): the policy could not decide, and serve refuses such a request", v.DecisionID))
 }
 
 // evalFile is policy eval's FILE in its object form.
@@ -297,9 +317,23 @@ func printEval(w io.Writer, rt *runtime, server string, kind engine.Kind, v engi
 		fmt.Fprintf(w, "  %s: %s\n", inert.Word(r.Code), inert.Line(r.Message))
 	}
 	if v.Err != nil {
-		fmt.Fprintln(w, "error:     ", inert.Line(v.Err.Error()))
+		printLines(w, "error:      ", v.Err.Error())
 	}
 	return nil
+}
+
+// printLines prints text after label, a line of it per line, the lines
+// after the first indented under the first: an error from OPA reads as
+// OPA wrote it (a line per problem, its detail indented), not as one line
+// of escaped newlines and tabs. Each line is still a field of its own.
+func printLines(w io.Writer, label, text string) {
+	indent := strings.Repeat(" ", len(label))
+	for i, line := range strings.Split(strings.TrimRight(text, "\n"), "\n") {
+		if i > 0 {
+			label = indent
+		}
+		fmt.Fprintln(w, label+inert.Line(expandTabs(line)))
+	}
 }
 
 // hasAny reports whether m holds any of keys.

@@ -62,7 +62,7 @@ reads it; "mcpx-fw: ops listening on http://HOST:PORT" on stderr), which
 answers only its own Host and, with metrics.token_file, needs the token
 for anything but liveness and readiness; decision_log.service ships the decision log to a collector, and
 tracing.otlp.endpoint exports a span per decision. On SIGINT or SIGTERM
-serve settles what it holds, then flushes the shipped log and the spans
+serve logs the signal, settles what it holds, then flushes the shipped log and the spans
 (a few seconds at most) and exits.
 
 Examples:
@@ -80,7 +80,7 @@ Host entry for HTTP (VS Code):
 			if err := checkListenFlag(addr); err != nil {
 				return err
 			}
-			ctx, stop := signal.NotifyContext(c.Context(), os.Interrupt, syscall.SIGTERM)
+			ctx, stop := signalContext(c.Context())
 			defer stop()
 			return serve(ctx, configFlag(c), addr)
 		},
@@ -100,6 +100,67 @@ func checkListenFlag(addr string) error {
 	return nil
 }
 
+// stopSignal is the cause of serve's context when a signal stops it.
+type stopSignal struct{ sig os.Signal }
+
+func (s stopSignal) Error() string { return "stopped by " + signalName(s.sig) }
+
+// signalName is a stop signal's name as kill and the logs write it.
+func signalName(sig os.Signal) string {
+	switch sig {
+	case os.Interrupt:
+		return "SIGINT"
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	}
+	return sig.String()
+}
+
+// signalContext is ctx, ended by SIGINT or SIGTERM with the signal as its
+// cause (stopSignal), so serve can say which one it stops for. As with
+// signal.NotifyContext, both stay caught until stop: a second signal while
+// serve settles what it holds does not kill it.
+func signalContext(ctx context.Context) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		select {
+		case sig := <-sigs:
+			cancel(stopSignal{sig})
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, func() { signal.Stop(sigs); cancel(nil) }
+}
+
+// logStopSignal logs, once, the signal that ends ctx, when one does:
+// the operator's log says why serve stopped before it settles what it
+// holds. The returned func stops it waiting.
+func logStopSignal(ctx context.Context, log *zap.Logger) func() bool {
+	return context.AfterFunc(ctx, func() {
+		var s stopSignal
+		if errors.As(context.Cause(ctx), &s) {
+			log.Info("stopping on a signal", zap.String("signal", signalName(s.sig)))
+		}
+	})
+}
+
+// listenError names, in the error of a listener that could not open, the
+// flag or config key that set its address (source), and says so plainly
+// when another process holds the port. An error that already names it
+// (an address refused before listening) is returned as it is.
+func listenError(source, addr string, err error) error {
+	var op *net.OpError
+	switch {
+	case !errors.As(err, &op):
+		return err
+	case errors.Is(err, syscall.EADDRINUSE):
+		return fmt.Errorf("%s %s: the port is already in use: stop what listens there, or choose another port (0 picks a free one)", source, addr)
+	}
+	return fmt.Errorf("%s %s: %w", source, addr, err)
+}
+
 // serve serves hosts over stdio, or over HTTP on addr when it is set. It
 // makes itself non-dumpable first (see sandbox.Undumpable): its
 // environment holds every server's credentials.
@@ -114,6 +175,8 @@ func serve(ctx context.Context, configPath, addr string) error {
 	// entry) and closed its upstreams, so the store is never closed under
 	// a settling review.
 	defer rt.close()
+	stopLogging := logStopSignal(ctx, rt.log)
+	defer stopLogging()
 	if dumpable != nil {
 		rt.log.Warn("serve stays dumpable: processes of this account can read its memory and environment", zap.Error(dumpable))
 	}
@@ -130,7 +193,7 @@ func serve(ctx context.Context, configPath, addr string) error {
 	var ln net.Listener
 	if addr != "" {
 		if ln, err = relay.Listen(addr, rt.cfg.HTTP.AllowRemote); err != nil {
-			return err
+			return listenError("--http", addr, err)
 		}
 	}
 	stop, err := startBeside(ctx, rt)
@@ -181,24 +244,32 @@ func startServing(ctx context.Context, configPath string) (*runtime, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := checkServers(rt.cfg); err != nil {
+	if err := rt.readyToServe(ctx); err != nil {
 		rt.close()
 		return nil, err
 	}
+	return rt, nil
+}
+
+// readyToServe is what serve's start-up path does once the runtime is
+// open: it checks the servers, abandons the reviews of a process that
+// died, and plans how each upstream is isolated.
+func (rt *runtime) readyToServe(ctx context.Context) error {
+	if err := checkServers(rt.cfg); err != nil {
+		return err
+	}
 	if n, err := rt.store.AbandonOrphans(ctx); err != nil {
-		rt.close()
-		return nil, fmt.Errorf("state_dir %s: %w", rt.cfg.StateDir, err)
+		return fmt.Errorf("state_dir %s: %w", rt.cfg.StateDir, err)
 	} else if n > 0 {
 		rt.log.Warn("reviews abandoned by an earlier process", zap.Int("count", n))
 	}
 	plan, err := planIsolation(rt.cfg)
 	if err != nil {
-		rt.close()
-		return nil, fmt.Errorf("config %s: %w", rt.cfg.DisplayPath(), err)
+		return fmt.Errorf("config %s: %w", rt.cfg.DisplayPath(), err)
 	}
 	plan.log(rt.log, rt.cfg)
 	rt.isolation = plan
-	return rt, nil
+	return nil
 }
 
 // checkServers fails early, instead of when a host connects, when an
