@@ -7,7 +7,7 @@ import (
 )
 
 // Tracing is tracing.*: OpenTelemetry spans per decision, exported
-// over OTLP/HTTP (README, Traces). Off unless an endpoint is set.
+// over OTLP/HTTP (docs/operations.md, Traces). Off unless an endpoint is set.
 type Tracing struct {
 	// SampleRatio is the share of new traces recorded (0..1); a trace the
 	// host started keeps the host's sampling decision. Default 1.
