@@ -36,12 +36,12 @@ func Diff(name string, old, new []byte) string {
 		case i < len(a) && j < len(b) && a[i] == b[j]:
 			fmt.Fprintf(&out, " %s\n", a[i])
 			i, j = i+1, j+1
-		case j < len(b) && (i == len(a) || lcs[i][j+1] >= lcs[i+1][j]):
-			fmt.Fprintf(&out, "+%s\n", b[j])
-			j++
-		default:
+		case i < len(a) && (j == len(b) || lcs[i+1][j] >= lcs[i][j+1]):
 			fmt.Fprintf(&out, "-%s\n", a[i])
 			i++
+		default:
+			fmt.Fprintf(&out, "+%s\n", b[j])
+			j++
 		}
 	}
 	return out.String()

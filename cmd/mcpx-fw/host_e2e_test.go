@@ -1,0 +1,185 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpx-fw/mcpx-fw/cmd/mcpx-fw/internal/hostconfig"
+	"github.com/mcpx-fw/mcpx-fw/relay/peer"
+)
+
+// hostSecret is a key in a host's env: it must reach mcpx-fw's config
+// (0600) and never a command line.
+const hostSecret = "ghp_e2e_secret_value"
+
+// claudeDesktopFile is a Claude Desktop config with two stdio servers (one
+// with env) and keys of the host's own.
+func claudeDesktopFile(t *testing.T) (string, []byte) {
+	t.Helper()
+	data := fmt.Appendf(nil, `{
+  "globalShortcut": "Ctrl+Space",
+  "mcpServers": {
+    "alpha": {
+      "command": %q,
+      "env": {"PEER_TOKEN": %q}
+    },
+    "beta": {"command": %q, "args": []}
+  },
+  "preferences": {"menuBarEnabled": true}
+}
+`, upstreamBinary, hostSecret, upstreamBinary)
+	return writeFile(t, t.TempDir(), "claude_desktop_config.json", string(data)), data
+}
+
+// TestHostConnectServes: after host connect, each rewritten entry, started
+// by a test host as the host would start it, lists the same tool names as
+// the server did directly and has its sampling decided by the policy;
+// disconnect gives the file's bytes back.
+func TestHostConnectServes(t *testing.T) {
+	file, original := claudeDesktopFile(t)
+	cfg := testConfig(t, repoPath(t, "policies"), 2*time.Second, "")
+	direct := toolNames(t, peer.HostOptions{Command: []string{upstreamBinary}})
+	if res := runCLI(t, "host", "connect", "claude-desktop", "--host-config", file, "--config", cfg); res.code != 0 {
+		t.Fatalf("connect: exit %d: %s", res.code, res.stderr)
+	}
+	connected, _ := os.ReadFile(file)
+	if bytes.Contains(connected, []byte(hostSecret)) {
+		t.Error("the host's secret is still in its file, in a command line")
+	}
+	if info, _ := os.Stat(cfg); info.Mode().Perm() != 0o600 {
+		t.Errorf("config mode %v, want 0600", info.Mode().Perm())
+	}
+	servers, err := hostconfig.Hosts["claude-desktop"].Parse(connected)
+	if err != nil || len(servers) != 2 {
+		t.Fatalf("connected file: %d servers, %v", len(servers), err)
+	}
+	for _, s := range servers {
+		t.Run(s.Name, func(t *testing.T) {
+			opts := peer.HostOptions{Command: append([]string{s.Command}, s.Args...), Answer: answerWith(hostAnswer), Tools: true}
+			if got := toolNames(t, opts); !slices.Equal(got, direct) {
+				t.Errorf("through mcpx-fw: %q, directly: %q", got, direct)
+			}
+			sampleDecided(t, opts)
+		})
+	}
+	if res := runCLI(t, "host", "disconnect", "claude-desktop", "--host-config", file); res.code != 0 {
+		t.Fatalf("disconnect: exit %d: %s", res.code, res.stderr)
+	}
+	if got, _ := os.ReadFile(file); !bytes.Equal(got, original) {
+		t.Errorf("disconnect did not give the original bytes back:\n%s", hostconfig.Diff(file, original, got))
+	}
+}
+
+// sampleDecided: a request over the server's cap is denied by the policy
+// before the host is asked, and a plain one reaches the host.
+func sampleDecided(t *testing.T, opts peer.HostOptions) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	h, err := peer.StartHost(ctx, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	got, err := h.Sample(ctx, json.RawMessage(`{"messages":[{"role":"user","content":{"type":"text","text":"Say hello."}}],"maxTokens":99999}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkOutcome(t, got, -1, "User rejected sampling request")
+	if got, err = h.Sample(ctx, json.RawMessage(plainRequest)); err != nil {
+		t.Fatal(err)
+	}
+	checkOutcome(t, got, 0, "")
+	if len(h.Asked) != 1 {
+		t.Errorf("the host was asked %d times, want once", len(h.Asked))
+	}
+}
+
+func toolNames(t *testing.T, opts peer.HostOptions) []string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	h, err := peer.StartHost(ctx, opts)
+	if err != nil {
+		t.Fatalf("start %s: %v", strings.Join(opts.Command, " "), err)
+	}
+	defer h.Close()
+	names, err := h.ToolNames(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// TestHostDryRun: --dry-run prints the diffs and changes neither file;
+// connect twice is connect once.
+func TestHostDryRun(t *testing.T) {
+	file, original := claudeDesktopFile(t)
+	cfg := testConfig(t, repoPath(t, "policies"), 2*time.Second, "")
+	cfgBefore, _ := os.ReadFile(cfg)
+	res := runCLI(t, "host", "connect", "claude-desktop", "--host-config", file, "--config", cfg, "--dry-run")
+	if res.code != 0 || !strings.Contains(res.stdout, "+  alpha:") || !strings.Contains(res.stdout, `+      "args": [`) {
+		t.Fatalf("dry run: exit %d:\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	got, _ := os.ReadFile(file)
+	cfgAfter, _ := os.ReadFile(cfg)
+	if !bytes.Equal(got, original) || !bytes.Equal(cfgBefore, cfgAfter) {
+		t.Error("--dry-run changed a file")
+	}
+	if _, err := os.Stat(hostconfig.BackupPath(file)); !os.IsNotExist(err) {
+		t.Errorf("--dry-run left a backup: %v", err)
+	}
+	runCLI(t, "host", "connect", "claude-desktop", "--host-config", file, "--config", cfg)
+	once, _ := os.ReadFile(file)
+	cfgOnce, _ := os.ReadFile(cfg)
+	res = runCLI(t, "host", "connect", "claude-desktop", "--host-config", file, "--config", cfg)
+	twice, _ := os.ReadFile(file)
+	cfgTwice, _ := os.ReadFile(cfg)
+	if res.code != 0 || !bytes.Equal(once, twice) || !bytes.Equal(cfgOnce, cfgTwice) || !strings.Contains(res.stdout, "already connected") {
+		t.Errorf("a second connect: exit %d, file same %v, config same %v: %s", res.code, bytes.Equal(once, twice), bytes.Equal(cfgOnce, cfgTwice), res.stdout)
+	}
+	res = runCLI(t, "host", "disconnect", "claude-desktop", "--host-config", file, "--dry-run")
+	if now, _ := os.ReadFile(file); res.code != 0 || !bytes.Equal(now, once) || !strings.Contains(res.stdout, "-      \"command\": \""+binaryPath(t)) {
+		t.Errorf("disconnect --dry-run: exit %d, changed %v:\n%s", res.code, !bytes.Equal(now, once), res.stdout)
+	}
+}
+
+// TestHostUsage: an unknown host, a file that is not there and a server
+// the config lacks are one line each.
+func TestHostUsage(t *testing.T) {
+	dir := t.TempDir()
+	cfg := testConfig(t, repoPath(t, "policies"), 2*time.Second, peerServer("peer", 1000))
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"host", "connect", "zed"}, 2, `mcpx-fw: unknown host "zed" (want one of claude-code, claude-desktop, cursor, vscode)`},
+		{[]string{"host", "import", "cursor", "--host-config", filepath.Join(dir, "none.json")}, 1, "none.json: no such file (name the host's file with --host-config)"},
+		{[]string{"host", "disconnect", "vscode", "--host-config", filepath.Join(dir, "mcp.json")}, 1, "mcp.json: no backup"},
+		{[]string{"serve", "--config", cfg, "--server", "nope"}, 2, "--server nope: config " + cfg + " has no such server (it has peer)"},
+	} {
+		res := runCLI(t, tc.args...)
+		if res.code != tc.code || !strings.Contains(res.stderr, tc.want) || !oneLine(res.stderr) {
+			t.Errorf("%v: exit %d, stderr %q", tc.args, res.code, res.stderr)
+		}
+	}
+}
+
+func binaryPath(t *testing.T) string {
+	t.Helper()
+	p, err := filepath.EvalSymlinks(binary)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
