@@ -20,57 +20,77 @@ import (
 // (0600) and never a command line.
 const hostSecret = "ghp_e2e_secret_value"
 
-// claudeDesktopFile is a Claude Desktop config with two stdio servers (one
-// with env) and keys of the host's own.
-func claudeDesktopFile(t *testing.T) (string, []byte) {
+// hostSecretHeader is a token in a host's HTTP server entry: it goes the
+// same way as hostSecret.
+const hostSecretHeader = "e2e-header-token"
+
+// claudeCodeFile is a Claude Code .mcp.json with two stdio servers (one
+// with env), a streamable HTTP server at url with a header, and a key of
+// the file's own.
+func claudeCodeFile(t *testing.T, url string) (string, []byte) {
 	t.Helper()
 	data := fmt.Appendf(nil, `{
-  "globalShortcut": "Ctrl+Space",
   "mcpServers": {
     "alpha": {
+      "type": "stdio",
       "command": %q,
       "env": {"PEER_TOKEN": %q}
     },
-    "beta": {"command": %q, "args": []}
+    "beta": {"type": "stdio", "command": %q, "args": []},
+    "web": {
+      "type": "http",
+      "url": %q,
+      "headers": {"X-Peer-Token": %q}
+    }
   },
-  "preferences": {"menuBarEnabled": true}
+  "$comment": "kept as it is"
 }
-`, upstreamBinary, hostSecret, upstreamBinary)
-	return writeFile(t, t.TempDir(), "claude_desktop_config.json", string(data)), data
+`, upstreamBinary, hostSecret, upstreamBinary, url, hostSecretHeader)
+	return writeFile(t, t.TempDir(), ".mcp.json", string(data)), data
 }
 
-// TestHostConnectServes: after host connect, each rewritten entry, started
-// by a test host as the host would start it, lists the same tool names as
-// the server did directly and has its sampling decided by the policy;
+// TestHostConnectServes: after host connect, each rewritten entry (two
+// stdio servers and an HTTP one), started by a test host as the host would
+// start it, lists the same tool names as the server did directly and has
+// its sampling decided by the policy; the secrets are in no command line;
 // disconnect gives the file's bytes back.
 func TestHostConnectServes(t *testing.T) {
-	file, original := claudeDesktopFile(t)
+	url := startHTTPUpstream(t, "-require-header", "X-Peer-Token: "+hostSecretHeader)
+	file, original := claudeCodeFile(t, url)
 	cfg := testConfig(t, repoPath(t, "policies"), 2*time.Second, "")
-	direct := toolNames(t, peer.HostOptions{Command: []string{upstreamBinary}})
-	if res := runCLI(t, "host", "connect", "claude-desktop", "--host-config", file, "--config", cfg); res.code != 0 {
+	direct := map[string][]string{
+		"stdio": toolNames(t, peer.HostOptions{Command: []string{upstreamBinary}}),
+		// the same program over HTTP, with no header to ask for
+		"http": httpToolNames(t, startHTTPUpstream(t)),
+	}
+	if res := runCLI(t, "host", "connect", "claude-code", "--host-config", file, "--config", cfg); res.code != 0 {
 		t.Fatalf("connect: exit %d: %s", res.code, res.stderr)
 	}
 	connected, _ := os.ReadFile(file)
-	if bytes.Contains(connected, []byte(hostSecret)) {
-		t.Error("the host's secret is still in its file, in a command line")
+	if bytes.Contains(connected, []byte(hostSecret)) || bytes.Contains(connected, []byte(hostSecretHeader)) {
+		t.Error("a secret of the host's is still in its file, in a command line")
 	}
 	if info, _ := os.Stat(cfg); info.Mode().Perm() != 0o600 {
 		t.Errorf("config mode %v, want 0600", info.Mode().Perm())
 	}
-	servers, err := hostconfig.Hosts["claude-desktop"].Parse(connected)
-	if err != nil || len(servers) != 2 {
+	servers, err := hostconfig.Hosts["claude-code"].Parse(connected)
+	if err != nil || len(servers) != 3 {
 		t.Fatalf("connected file: %d servers, %v", len(servers), err)
 	}
 	for _, s := range servers {
 		t.Run(s.Name, func(t *testing.T) {
 			opts := peer.HostOptions{Command: append([]string{s.Command}, s.Args...), Answer: answerWith(hostAnswer), Tools: true}
-			if got := toolNames(t, opts); !slices.Equal(got, direct) {
-				t.Errorf("through mcpx-fw: %q, directly: %q", got, direct)
+			want := direct["stdio"]
+			if s.Name == "web" {
+				want = direct["http"]
+			}
+			if got := toolNames(t, opts); !slices.Equal(got, want) {
+				t.Errorf("through mcpx-fw: %q, directly: %q", got, want)
 			}
 			sampleDecided(t, opts)
 		})
 	}
-	if res := runCLI(t, "host", "disconnect", "claude-desktop", "--host-config", file); res.code != 0 {
+	if res := runCLI(t, "host", "disconnect", "claude-code", "--host-config", file); res.code != 0 {
 		t.Fatalf("disconnect: exit %d: %s", res.code, res.stderr)
 	}
 	if got, _ := os.ReadFile(file); !bytes.Equal(got, original) {
@@ -120,13 +140,30 @@ func toolNames(t *testing.T, opts peer.HostOptions) []string {
 	return names
 }
 
+func httpToolNames(t *testing.T, url string) []string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	h, err := peer.ConnectHTTP(ctx, url, peer.HostOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	names, err := h.ToolNames(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(names)
+	return names
+}
+
 // TestHostDryRun: --dry-run prints the diffs and changes neither file;
 // connect twice is connect once.
 func TestHostDryRun(t *testing.T) {
-	file, original := claudeDesktopFile(t)
+	file, original := claudeCodeFile(t, "https://mcp.example.com/mcp")
 	cfg := testConfig(t, repoPath(t, "policies"), 2*time.Second, "")
 	cfgBefore, _ := os.ReadFile(cfg)
-	res := runCLI(t, "host", "connect", "claude-desktop", "--host-config", file, "--config", cfg, "--dry-run")
+	res := runCLI(t, "host", "connect", "claude-code", "--host-config", file, "--config", cfg, "--dry-run")
 	if res.code != 0 || !strings.Contains(res.stdout, "+  alpha:") || !strings.Contains(res.stdout, `+      "args": [`) {
 		t.Fatalf("dry run: exit %d:\n%s%s", res.code, res.stdout, res.stderr)
 	}
@@ -138,16 +175,16 @@ func TestHostDryRun(t *testing.T) {
 	if _, err := os.Stat(hostconfig.BackupPath(file)); !os.IsNotExist(err) {
 		t.Errorf("--dry-run left a backup: %v", err)
 	}
-	runCLI(t, "host", "connect", "claude-desktop", "--host-config", file, "--config", cfg)
+	runCLI(t, "host", "connect", "claude-code", "--host-config", file, "--config", cfg)
 	once, _ := os.ReadFile(file)
 	cfgOnce, _ := os.ReadFile(cfg)
-	res = runCLI(t, "host", "connect", "claude-desktop", "--host-config", file, "--config", cfg)
+	res = runCLI(t, "host", "connect", "claude-code", "--host-config", file, "--config", cfg)
 	twice, _ := os.ReadFile(file)
 	cfgTwice, _ := os.ReadFile(cfg)
 	if res.code != 0 || !bytes.Equal(once, twice) || !bytes.Equal(cfgOnce, cfgTwice) || !strings.Contains(res.stdout, "already connected") {
 		t.Errorf("a second connect: exit %d, file same %v, config same %v: %s", res.code, bytes.Equal(once, twice), bytes.Equal(cfgOnce, cfgTwice), res.stdout)
 	}
-	res = runCLI(t, "host", "disconnect", "claude-desktop", "--host-config", file, "--dry-run")
+	res = runCLI(t, "host", "disconnect", "claude-code", "--host-config", file, "--dry-run")
 	if now, _ := os.ReadFile(file); res.code != 0 || !bytes.Equal(now, once) || !strings.Contains(res.stdout, "-      \"command\": \""+binaryPath(t)) {
 		t.Errorf("disconnect --dry-run: exit %d, changed %v:\n%s", res.code, !bytes.Equal(now, once), res.stdout)
 	}
