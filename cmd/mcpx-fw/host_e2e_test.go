@@ -77,17 +77,20 @@ func TestHostConnectServes(t *testing.T) {
 	if err != nil || len(servers) != 3 {
 		t.Fatalf("connected file: %d servers, %v", len(servers), err)
 	}
+	hosts := map[string]*peer.Host{} // every entry running at once, as in the host
+	for _, s := range servers {
+		hosts[s.Name] = startEntry(t, s)
+	}
 	for _, s := range servers {
 		t.Run(s.Name, func(t *testing.T) {
-			opts := peer.HostOptions{Command: append([]string{s.Command}, s.Args...), Answer: answerWith(hostAnswer), Tools: true}
 			want := direct["stdio"]
 			if s.Name == "web" {
 				want = direct["http"]
 			}
-			if got := toolNames(t, opts); !slices.Equal(got, want) {
+			if got := listTools(t, hosts[s.Name]); !slices.Equal(got, want) {
 				t.Errorf("through mcpx-fw: %q, directly: %q", got, want)
 			}
-			sampleDecided(t, opts)
+			sampleDecided(t, hosts[s.Name])
 		})
 	}
 	if res := runCLI(t, "host", "disconnect", "claude-code", "--host-config", file); res.code != 0 {
@@ -98,17 +101,26 @@ func TestHostConnectServes(t *testing.T) {
 	}
 }
 
-// sampleDecided: a request over the server's cap is denied by the policy
-// before the host is asked, and a plain one reaches the host.
-func sampleDecided(t *testing.T, opts peer.HostOptions) {
+// startEntry starts a host's entry as the host does, with a host that
+// answers sampling.
+func startEntry(t *testing.T, s hostconfig.Server) *peer.Host {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
-	h, err := peer.StartHost(ctx, opts)
+	h, err := peer.StartHost(ctx, peer.HostOptions{Command: append([]string{s.Command}, s.Args...), Answer: answerWith(hostAnswer), Tools: true})
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("start %s: %v", s.Name, err)
 	}
-	defer h.Close()
+	t.Cleanup(func() { _ = h.Close() })
+	return h
+}
+
+// sampleDecided: a request over the server's cap is denied by the policy
+// before the host is asked, and a plain one reaches the host.
+func sampleDecided(t *testing.T, h *peer.Host) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
 	got, err := h.Sample(ctx, json.RawMessage(`{"messages":[{"role":"user","content":{"type":"text","text":"Say hello."}}],"maxTokens":99999}`))
 	if err != nil {
 		t.Fatal(err)
@@ -132,6 +144,13 @@ func toolNames(t *testing.T, opts peer.HostOptions) []string {
 		t.Fatalf("start %s: %v", strings.Join(opts.Command, " "), err)
 	}
 	defer h.Close()
+	return listTools(t, h)
+}
+
+func listTools(t *testing.T, h *peer.Host) []string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
 	names, err := h.ToolNames(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -149,12 +168,7 @@ func httpToolNames(t *testing.T, url string) []string {
 		t.Fatal(err)
 	}
 	defer h.Close()
-	names, err := h.ToolNames(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	slices.Sort(names)
-	return names
+	return listTools(t, h.Host)
 }
 
 // TestHostDryRun: --dry-run prints the diffs and changes neither file;
