@@ -28,7 +28,8 @@ func hostCommand() *cobra.Command {
               starts as 'mcpx-fw serve --config CONFIG --server NAME': the
               host lists the same servers and tool names, and none bypasses
               the firewall. The file as it was is kept in FILE.mcpx-fw.bak
-  disconnect  puts the file's bytes from before connect back
+  disconnect  puts the file's bytes from before connect back; it stops when
+              the file changed since, outside those entries (--force)
 
 The host's file is its usual one unless --host-config names another:
 claude-desktop  claude_desktop_config.json in Claude's folder of this system
@@ -55,7 +56,12 @@ func hostConnectCommand() *cobra.Command {
 }
 
 func hostDisconnectCommand() *cobra.Command {
-	return hostSub("disconnect", "Give a connected host's file its bytes from before connect", disconnectHost)
+	var force bool
+	c := hostSub("disconnect", "Give a connected host's file its bytes from before connect", func(w io.Writer, hf hostFile, _ string, dry bool) error {
+		return disconnectHost(w, hf, dry, force)
+	})
+	c.Flags().BoolVar(&force, "force", false, "restore the backup even when the file changed since connect (the change is lost)")
+	return c
 }
 
 // hostSub is one host subcommand: HOST, --host-config and --dry-run.
@@ -120,6 +126,9 @@ func (hf hostFile) read() ([]byte, []hostconfig.Server, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", hf.path, err)
 	}
+	if len(servers) == 0 {
+		return nil, nil, fmt.Errorf("%s: no servers under %q: nothing to wire (is it %s's file?)", hf.path, hf.host.Key, hf.host.Name)
+	}
 	return data, servers, nil
 }
 
@@ -155,18 +164,29 @@ func connectHost(w io.Writer, hf hostFile, cfg string, dry bool) error {
 	return nil
 }
 
-func disconnectHost(w io.Writer, hf hostFile, _ string, dry bool) error {
+// disconnectHost restores the backup. A file changed since connect outside
+// the entries connect wrote (the host saved a setting, a server was added)
+// is left alone unless force: the restore would undo the change.
+func disconnectHost(w io.Writer, hf hostFile, dry, force bool) error {
 	original, err := hostconfig.Restored(hf.path)
 	if err != nil {
 		return err
 	}
+	current, err := os.ReadFile(hf.path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
 	if dry {
-		current, err := os.ReadFile(hf.path)
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return err
-		}
 		fmt.Fprint(w, hostconfig.Diff(hf.path, current, original))
 		return nil
+	}
+	changed, err := hf.host.ChangedSince(original, current)
+	if err != nil {
+		changed = "the file (" + err.Error() + ")"
+	}
+	if changed != "" && !force {
+		return fmt.Errorf("%s: %s changed since connect, and restoring %s would undo that: edit the file by hand, or --force",
+			hf.path, changed, hostconfig.BackupPath(hf.path))
 	}
 	if err := hostconfig.Restore(hf.path); err != nil {
 		return err

@@ -198,6 +198,17 @@ func TestHostDryRun(t *testing.T) {
 	if res.code != 0 || !bytes.Equal(once, twice) || !bytes.Equal(cfgOnce, cfgTwice) || !strings.Contains(res.stdout, "already connected") {
 		t.Errorf("a second connect: exit %d, file same %v, config same %v: %s", res.code, bytes.Equal(once, twice), bytes.Equal(cfgOnce, cfgTwice), res.stdout)
 	}
+	changed := bytes.Replace(once, []byte(`"kept as it is"`), []byte(`"the host's own edit"`), 1)
+	if err := os.WriteFile(file, changed, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	res = runCLI(t, "host", "disconnect", "claude-code", "--host-config", file)
+	if now, _ := os.ReadFile(file); res.code != 1 || !bytes.Equal(now, changed) || !strings.Contains(res.stderr, "$comment changed since connect") {
+		t.Errorf("disconnect of a file the host changed: exit %d: %s", res.code, res.stderr)
+	}
+	if err := os.WriteFile(file, once, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	res = runCLI(t, "host", "disconnect", "claude-code", "--host-config", file, "--dry-run")
 	if now, _ := os.ReadFile(file); res.code != 0 || !bytes.Equal(now, once) || !strings.Contains(res.stdout, "-      \"command\": \""+binaryPath(t)) {
 		t.Errorf("disconnect --dry-run: exit %d, changed %v:\n%s", res.code, !bytes.Equal(now, once), res.stdout)
@@ -217,6 +228,8 @@ func TestHostUsage(t *testing.T) {
 		{[]string{"host", "connect", "zed"}, 2, `mcpx-fw: unknown host "zed" (want one of claude-code, claude-desktop, cursor, vscode)`},
 		{[]string{"host", "import", "cursor", "--host-config", filepath.Join(dir, "none.json")}, 1, "none.json: no such file (name the host's file with --host-config)"},
 		{[]string{"host", "disconnect", "vscode", "--host-config", filepath.Join(dir, "mcp.json")}, 1, "mcp.json: no backup"},
+		{[]string{"host", "connect", "vscode", "--host-config", writeFile(t, dir, "cursor.json", `{"mcpServers": {"a": {"command": "x"}}}`)}, 1,
+			`cursor.json: no servers under "servers": nothing to wire (is it vscode's file?)`},
 		{[]string{"serve", "--config", cfg, "--server", "nope"}, 2, "--server nope: config " + cfg + " has no such server (it has peer)"},
 	} {
 		res := runCLI(t, tc.args...)

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -186,5 +187,22 @@ func sameOthers(t *testing.T, h Host, before, after []byte) {
 	}
 	if !json.Valid(after) {
 		t.Error("not valid JSON")
+	}
+}
+
+// TestChangedSince: what the host changed after connect, outside the
+// rewritten entries, is named; the rewritten entries alone are not.
+func TestChangedSince(t *testing.T) {
+	h, data := fixture(t, "claude-desktop")
+	connected, _ := h.Connect(data, testServe)
+	for _, tc := range []struct{ current, want string }{
+		{string(connected), ""},
+		{strings.Replace(string(connected), `"menuBarEnabled": true`, `"menuBarEnabled": false`, 1), "preferences"},
+		{strings.Replace(string(connected), `"github": {`, `"gitlab": {`, 1), "the names under mcpServers"},
+		{`{"mcpServers": {}}`, "its top-level members"},
+	} {
+		if got, err := h.ChangedSince(data, []byte(tc.current)); err != nil || got != tc.want {
+			t.Errorf("got %q, %v; want %q", got, err, tc.want)
+		}
 	}
 }

@@ -3,6 +3,7 @@ package hostconfig
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 )
@@ -112,4 +113,41 @@ func indentUnit(data []byte, top []member) string {
 		}
 	}
 	return strings.Repeat(" ", 2)
+}
+
+// ChangedSince names what of current differs from the file connect
+// started from (backup), outside the entries connect rewrites: a member of
+// the file's own, or the list of server names. Restoring the backup would
+// undo that change, so disconnect asks before it does.
+func (h Host) ChangedSince(backup, current []byte) (string, error) {
+	before, err := members(backup)
+	if err != nil {
+		return "", fmt.Errorf("backup: %w", err)
+	}
+	now, err := members(current)
+	if err != nil {
+		return "", err
+	}
+	if len(before) != len(now) {
+		return "its top-level members", nil
+	}
+	for i := range before {
+		switch {
+		case before[i].Name != now[i].Name:
+			return "its top-level members", nil
+		case before[i].Name == h.Key:
+			if !sameNames(before[i].Value, now[i].Value) {
+				return "the names under " + h.Key, nil
+			}
+		case !bytes.Equal(before[i].Value, now[i].Value):
+			return before[i].Name, nil
+		}
+	}
+	return "", nil
+}
+
+func sameNames(a, b []byte) bool {
+	ma, _ := members(a)
+	mb, _ := members(b)
+	return slices.EqualFunc(ma, mb, func(x, y member) bool { return x.Name == y.Name })
 }
