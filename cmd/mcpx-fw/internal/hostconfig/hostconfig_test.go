@@ -96,37 +96,41 @@ func TestParseRefuses(t *testing.T) {
 	}
 }
 
-// TestWriteRestore: connect then restore gives the original bytes and
-// mode back; a second write keeps the first backup.
+// TestWriteRestore: for each host's file, connect then restore gives the
+// original bytes and mode back; a second write keeps the first backup.
 func TestWriteRestore(t *testing.T) {
-	h, data := fixture(t, "claude-desktop")
-	path := filepath.Join(t.TempDir(), "claude_desktop_config.json")
-	if err := os.WriteFile(path, data, 0o640); err != nil {
-		t.Fatal(err)
-	}
-	connected, _ := h.Connect(data, testServe)
-	if err := Write(path, data, connected); err != nil {
-		t.Fatal(err)
-	}
-	if err := Write(path, connected, connected); err != nil {
-		t.Fatal(err)
-	}
-	if bak, _ := os.ReadFile(BackupPath(path)); !bytes.Equal(bak, data) {
-		t.Fatal("the backup is not the original")
-	}
-	if err := Restore(path); err != nil {
-		t.Fatal(err)
-	}
-	got, _ := os.ReadFile(path)
-	info, _ := os.Stat(path)
-	if !bytes.Equal(got, data) || info.Mode().Perm() != 0o640 {
-		t.Errorf("restored %v, mode %v", bytes.Equal(got, data), info.Mode().Perm())
-	}
-	if _, err := os.Stat(BackupPath(path)); !os.IsNotExist(err) {
-		t.Errorf("backup left: %v", err)
-	}
-	if err := Restore(path); err == nil {
-		t.Error("a restore with no backup succeeded")
+	for _, name := range Names() {
+		t.Run(name, func(t *testing.T) {
+			h, data := fixture(t, name)
+			path := filepath.Join(t.TempDir(), "mcp.json")
+			if err := os.WriteFile(path, data, 0o640); err != nil {
+				t.Fatal(err)
+			}
+			connected, _ := h.Connect(data, testServe)
+			if err := Write(path, data, connected); err != nil {
+				t.Fatal(err)
+			}
+			if err := Write(path, connected, connected); err != nil {
+				t.Fatal(err)
+			}
+			if bak, _ := os.ReadFile(BackupPath(path)); !bytes.Equal(bak, data) {
+				t.Fatal("the backup is not the original")
+			}
+			if err := Restore(path); err != nil {
+				t.Fatal(err)
+			}
+			got, _ := os.ReadFile(path)
+			info, _ := os.Stat(path)
+			if !bytes.Equal(got, data) || info.Mode().Perm() != 0o640 {
+				t.Errorf("restored %v, mode %v", bytes.Equal(got, data), info.Mode().Perm())
+			}
+			if _, err := os.Stat(BackupPath(path)); !os.IsNotExist(err) {
+				t.Errorf("backup left: %v", err)
+			}
+			if err := Restore(path); err == nil {
+				t.Error("a restore with no backup succeeded")
+			}
+		})
 	}
 }
 
