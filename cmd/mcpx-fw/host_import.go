@@ -19,6 +19,7 @@ import (
 type importedServer struct {
 	Command []string          `yaml:"command,omitempty,flow"`
 	Env     map[string]string `yaml:"env,omitempty"`
+	Dir     string            `yaml:"dir,omitempty"`
 	URL     string            `yaml:"url,omitempty"`
 	Headers map[string]string `yaml:"headers,omitempty"`
 }
@@ -137,7 +138,10 @@ var hostRef = regexp.MustCompile(`\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}`)
 // passed on by name: the connected entry keeps it in its own env
 // (Server.HostVars), so serve has it in its environment.
 func imported(s hostconfig.Server) (importedServer, bool, error) {
-	e := importedServer{URL: s.URL}
+	e := importedServer{URL: s.URL, Dir: s.Dir}
+	if strings.Contains(s.Dir, "${") {
+		return e, false, fmt.Errorf("cwd %s is filled in by the host, which serve cannot do: write the folder as dir in the config", s.Dir)
+	}
 	if s.Command != "" {
 		e.Command = append([]string{s.Command}, s.Args...)
 	}

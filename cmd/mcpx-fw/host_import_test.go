@@ -29,6 +29,12 @@ func TestImported(t *testing.T) {
 	if _, _, err = imported(hostconfig.Server{URL: "https://x/mcp", Headers: map[string]string{"A": "${input:t}"}}); err == nil {
 		t.Error("a header asking the host for its value was imported")
 	}
+	if e, _, err = imported(hostconfig.Server{Command: "x", Dir: "/srv"}); err != nil || e.Dir != "/srv" {
+		t.Errorf("cwd: %+v, %v", e, err)
+	}
+	if _, _, err = imported(hostconfig.Server{Command: "x", Dir: "${workspaceFolder}"}); err == nil {
+		t.Error("a cwd the host fills in was imported")
+	}
 }
 
 // TestImportKeepsConfig: import adds only the servers the config lacks

@@ -78,6 +78,22 @@ func TestParse(t *testing.T) {
 	}
 }
 
+// TestConnectKeepsOthers: an entry's members that do not say how to start
+// the server stay in the connected entry, after what connect writes.
+func TestConnectKeepsOthers(t *testing.T) {
+	h := Hosts["claude-code"]
+	in := `{"mcpServers": {"a": {"command": "x", "description": "<b> & co", "cwd": "/srv", "disabled": false}}}`
+	got, err := h.Connect([]byte(in), testServe)
+	want := `{"mcpServers": {"a": {"type": "stdio", "command": "/opt/bin/mcpx-fw", "args": ["serve", "--config", "/home/me/mcpx-fw.yaml", "--server", "a"], "description": "<b> & co", "disabled": false}}}`
+	if err != nil || string(got) != want {
+		t.Errorf("got %s, %v\nwant %s", got, err, want)
+	}
+	servers, _ := h.Parse([]byte(in))
+	if servers[0].Dir != "/srv" {
+		t.Errorf("dir %q", servers[0].Dir)
+	}
+}
+
 // TestParseRefuses: what mcpx-fw cannot serve the way the host did is
 // named, never dropped.
 func TestParseRefuses(t *testing.T) {

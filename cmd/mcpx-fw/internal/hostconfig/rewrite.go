@@ -70,17 +70,27 @@ func (h Host) entryBytes(serve Serve, s Server, old []byte, prefix, unit string)
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
-	if bytes.ContainsRune(old, '\n') {
-		enc.SetIndent(prefix, unit)
-	}
 	if err := enc.Encode(e); err != nil {
 		return nil, err
 	}
-	b := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
-	if !bytes.ContainsRune(old, '\n') {
-		b = spaced(b)
+	b := bytes.TrimSuffix(bytes.TrimSuffix(buf.Bytes(), []byte("\n")), []byte("}"))
+	for _, o := range s.others {
+		var v bytes.Buffer
+		if err := json.Compact(&v, o.Value); err != nil {
+			return nil, err
+		}
+		name, _ := json.Marshal(o.Name)
+		b = slices.Concat(b, []byte(","), name, []byte(":"), v.Bytes())
 	}
-	return b, nil
+	b = append(b, '}')
+	if !bytes.ContainsRune(old, '\n') {
+		return spaced(b), nil
+	}
+	var out bytes.Buffer
+	if err := json.Indent(&out, b, prefix, unit); err != nil {
+		return nil, err
+	}
+	return out.Bytes(), nil
 }
 
 // spaced puts a space after each comma and colon of compact JSON outside

@@ -15,6 +15,12 @@ type Server struct {
 	Env     map[string]string
 	URL     string
 	Headers map[string]string
+	// Dir is the command's working folder ("cwd").
+	Dir string
+	// others are the entry's members that say nothing of how to start the
+	// server (a description, disabled, a host's own setting): the
+	// connected entry keeps them.
+	others []member
 	// Connected marks an entry that already starts mcpx-fw serve.
 	Connected bool
 }
@@ -27,7 +33,12 @@ type entry struct {
 	Env     map[string]string `json:"env"`
 	URL     string            `json:"url"`
 	Headers map[string]string `json:"headers"`
+	Cwd     string            `json:"cwd"`
 }
+
+// started are the members of an entry that say how to start the server:
+// the connected entry says that itself. Any other member is kept.
+var started = map[string]bool{"type": true, "command": true, "args": true, "env": true, "url": true, "headers": true, "cwd": true}
 
 // Parse reads the servers of a host's file, in the file's order. A file
 // with no servers member has none; a server mcpx-fw cannot start the way
@@ -62,7 +73,19 @@ func (h Host) server(m member) (Server, error) {
 	if err := json.Unmarshal(m.Value, &e); err != nil {
 		return Server{}, err
 	}
-	s := Server{Name: m.Name, Command: e.Command, Args: e.Args, Env: e.Env, URL: e.URL, Headers: e.Headers}
+	s := Server{Name: m.Name, Command: e.Command, Args: e.Args, Env: e.Env, URL: e.URL, Headers: e.Headers, Dir: e.Cwd}
+	all, err := members(m.Value)
+	if err != nil {
+		return Server{}, err
+	}
+	for _, o := range all {
+		if o.Name == "envFile" {
+			return Server{}, fmt.Errorf("envFile is not imported: write its variables in env")
+		}
+		if !started[o.Name] {
+			s.others = append(s.others, o)
+		}
+	}
 	switch {
 	case e.Type == "sse":
 		return Server{}, fmt.Errorf("an SSE server: mcpx-fw reaches streamable HTTP servers only (type http)")
