@@ -52,7 +52,8 @@ var Hosts = map[string]Host{
 	"claude-desktop": {Name: "claude-desktop", Key: "mcpServers", where: claudeDesktop, home: true},
 	// Claude Code's project file: ~/.claude.json also holds the host's own
 	// state, which it rewrites as it runs, so restoring its bytes would
-	// undo that; name it with --host-config to wire user-scope servers.
+	// undo that; named with --host-config, its top-level (user-scope)
+	// servers are wired, not those under projects (local scope).
 	"claude-code": {Name: "claude-code", Key: "mcpServers", Typed: true, where: fixed(".mcp.json")},
 	"vscode":      {Name: "vscode", Key: "servers", Typed: true, where: fixed(filepath.Join(".vscode", "mcp.json"))},
 	"cursor":      {Name: "cursor", Key: "mcpServers", where: fixed(filepath.Join(".cursor", "mcp.json")), home: true},
