@@ -239,6 +239,13 @@ var layerRules = []layerRule{
 		}),
 	},
 	{
+		name: "hostconfig-stdlib-only",
+		text: "cmd/mcpx-fw/internal/hostconfig imports only the standard library: it edits files the hosts own, with encoding/json alone",
+		check: forbidImports(func(_ string, f goFile, imp string) bool {
+			return under(f.dir, "cmd/mcpx-fw/internal/hostconfig") && !isStdlib(imp)
+		}),
+	},
+	{
 		name: "relay-not-cmd",
 		text: "relay/... does not import cmd",
 		check: forbidImports(func(module string, f goFile, imp string) bool {

@@ -97,7 +97,7 @@ Start with:  mcpx-fw demo`,
 		return usageError{fmt.Errorf("%s: %w\nTry: %s --help", typedName(c), err, c.CommandPath())}
 	})
 	root.AddCommand(serveCommand(), checkCommand(), reviewCommand(), auditCommand(), policyCommand(),
-		storeCommand(), statusCommand(), demoCommand(), versionCommand(), demoUpstreamCommand(), consoleCommand())
+		storeCommand(), statusCommand(), demoCommand(), versionCommand(), demoUpstreamCommand(), consoleCommand(), hostCommand())
 	return root
 }
 

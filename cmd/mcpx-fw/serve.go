@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"os"
 	"os/exec"
 	"os/signal"
+	"slices"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -82,10 +85,12 @@ Host entry for HTTP (VS Code):
 			}
 			ctx, stop := signalContext(c.Context())
 			defer stop()
-			return serve(ctx, configFlag(c), addr)
+			only, _ := c.Flags().GetString("server")
+			return serve(ctx, configFlag(c), addr, only)
 		},
 	}
 	c.Flags().String("http", "", "serve hosts over streamable HTTP on `ADDR` (HOST:PORT) instead of stdio")
+	c.Flags().String("server", "", "serve only the configured server `NAME`, its tool names unprefixed (the entries 'mcpx-fw host connect' writes)")
 	return c
 }
 
@@ -164,9 +169,9 @@ func listenError(source, addr string, err error) error {
 // serve serves hosts over stdio, or over HTTP on addr when it is set. It
 // makes itself non-dumpable first (see sandbox.Undumpable): its
 // environment holds every server's credentials.
-func serve(ctx context.Context, configPath, addr string) error {
+func serve(ctx context.Context, configPath, addr, only string) error {
 	dumpable := sandbox.Undumpable()
-	rt, err := startServing(ctx, configPath)
+	rt, err := startServing(ctx, configPath, only)
 	if err != nil {
 		return err
 	}
@@ -239,9 +244,13 @@ func runRelay(ctx context.Context, rt *runtime, rc relay.Config, ln net.Listener
 
 // startServing is serve's start-up path up to the point of serving: it is
 // what `mcpx-fw check` runs.
-func startServing(ctx context.Context, configPath string) (*runtime, error) {
+func startServing(ctx context.Context, configPath, only string) (*runtime, error) {
 	rt, err := start(ctx, configPath)
 	if err != nil {
+		return nil, err
+	}
+	if err := rt.serveOnly(only); err != nil {
+		rt.close()
 		return nil, err
 	}
 	if err := rt.readyToServe(ctx); err != nil {
@@ -249,6 +258,22 @@ func startServing(ctx context.Context, configPath string) (*runtime, error) {
 		return nil, err
 	}
 	return rt, nil
+}
+
+// serveOnly keeps, when --server names one, that server alone: a host
+// entry per server lists the server's tools under their own names, as the
+// host did when it started the server itself.
+func (rt *runtime) serveOnly(name string) error {
+	if name == "" {
+		return nil
+	}
+	s, ok := rt.cfg.Servers[strings.ToLower(name)]
+	if !ok {
+		return usageError{fmt.Errorf("--server %s: config %s has no such server (it has %s)",
+			name, rt.cfg.DisplayPath(), strings.Join(slices.Sorted(maps.Keys(rt.cfg.Servers)), ", "))}
+	}
+	rt.cfg.Servers = map[string]config.Server{strings.ToLower(name): s}
+	return nil
 }
 
 // readyToServe is what serve's start-up path does once the runtime is

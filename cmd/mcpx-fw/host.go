@@ -1,0 +1,224 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mcpx-fw/mcpx-fw/cmd/mcpx-fw/internal/hostconfig"
+)
+
+func hostCommand() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "host",
+		Short: "Wire a host's MCP servers through mcpx-fw (import, connect, disconnect)",
+		Long: `Wire a host's own MCP servers through mcpx-fw. HOST is one of
+` + strings.Join(hostconfig.Names(), ", ") + `.
+
+  import      adds the host's servers to mcpx-fw's config (--config, else
+              $MCPXFW_CONFIG, else mcpx-fw.yaml here; made if missing)
+  connect     imports them, then rewrites the host's file so each server
+              starts as 'mcpx-fw serve --config CONFIG --server NAME': the
+              host lists the same servers and tool names, and none bypasses
+              the firewall. The file as it was is kept in FILE.mcpx-fw.bak
+  disconnect  puts the file's bytes from before connect back; it stops when
+              the file changed since, outside those entries (--force)
+
+The host's file is its usual one unless --host-config names another:
+claude-desktop  claude_desktop_config.json in Claude's folder of this system
+claude-code     .mcp.json in the working folder (the project's servers)
+vscode          .vscode/mcp.json in the working folder (the workspace's)
+cursor          ~/.cursor/mcp.json
+
+--dry-run prints what would change, as a diff, and changes nothing.
+Restart the host (or reload its servers) after connect and disconnect.`,
+	}
+	c.AddCommand(hostImportCommand(), hostConnectCommand(), hostDisconnectCommand())
+	return c
+}
+
+func hostImportCommand() *cobra.Command {
+	return hostSub("import", "Add a host's servers to mcpx-fw's config", func(w io.Writer, hf hostFile, cfg string, dry bool) error {
+		_, err := importHost(w, hf, cfg, dry)
+		return err
+	})
+}
+
+func hostConnectCommand() *cobra.Command {
+	return hostSub("connect", "Import a host's servers and start each through mcpx-fw serve", connectHost)
+}
+
+func hostDisconnectCommand() *cobra.Command {
+	var force bool
+	c := hostSub("disconnect", "Give a connected host's file its bytes from before connect", func(w io.Writer, hf hostFile, _ string, dry bool) error {
+		return disconnectHost(w, hf, dry, force)
+	})
+	c.Flags().BoolVar(&force, "force", false, "restore the backup even when the file changed since connect (the change is lost)")
+	return c
+}
+
+// hostSub is one host subcommand: HOST, --host-config and --dry-run.
+func hostSub(verb, short string, run func(io.Writer, hostFile, string, bool) error) *cobra.Command {
+	c := &cobra.Command{
+		Use:   verb + " HOST",
+		Short: short,
+		Args:  args(1, "mcpx-fw host "+verb+" HOST  (HOST: "+strings.Join(hostconfig.Names(), ", ")+")"),
+		RunE: func(c *cobra.Command, a []string) error {
+			hf, err := openHostFile(c, a[0])
+			if err != nil {
+				return err
+			}
+			dry, _ := c.Flags().GetBool("dry-run")
+			return run(c.OutOrStdout(), hf, hostConfigPath(c), dry)
+		},
+	}
+	c.Flags().String("host-config", "", "the host's config `FILE` (default: the host's usual file, see 'mcpx-fw host --help')")
+	c.Flags().Bool("dry-run", false, "print what would change, as a diff, and change nothing")
+	return c
+}
+
+// hostFile is a host's format and the file of it a command works on.
+type hostFile struct {
+	host hostconfig.Host
+	path string
+}
+
+func openHostFile(c *cobra.Command, name string) (hostFile, error) {
+	h, err := hostconfig.Lookup(name)
+	if err != nil {
+		return hostFile{}, usageError{err}
+	}
+	path, _ := c.Flags().GetString("host-config")
+	if path == "" {
+		if path, err = h.DefaultPath(); err != nil {
+			return hostFile{}, err
+		}
+	}
+	return hostFile{host: h, path: path}, nil
+}
+
+// hostConfigPath is mcpx-fw's config the host commands write: the one
+// every other command reads.
+func hostConfigPath(c *cobra.Command) string {
+	if p := configFlag(c); p != "" {
+		return p
+	}
+	return "mcpx-fw.yaml"
+}
+
+// read returns the host's file and its servers.
+func (hf hostFile) read() ([]byte, []hostconfig.Server, error) {
+	data, err := os.ReadFile(hf.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, fmt.Errorf("%s: no such file (name the host's file with --host-config)", hf.path)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	servers, err := hf.host.Parse(data)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", hf.path, err)
+	}
+	if len(servers) == 0 {
+		return nil, nil, fmt.Errorf("%s: no servers under %q: nothing to wire (is it %s's file?)", hf.path, hf.host.Key, hf.host.Name)
+	}
+	return data, servers, nil
+}
+
+func connectHost(w io.Writer, hf hostFile, cfg string, dry bool) error {
+	data, servers, err := hf.read()
+	if err != nil {
+		return err
+	}
+	if _, err := importHost(w, hf, cfg, dry); err != nil {
+		return err
+	}
+	serve, err := serveEntry(cfg)
+	if err != nil {
+		return err
+	}
+	connected, err := hf.host.Connect(data, serve)
+	if err != nil {
+		return fmt.Errorf("%s: %w", hf.path, err)
+	}
+	if dry {
+		fmt.Fprint(w, hostconfig.Diff(hf.path, data, connected))
+		return nil
+	}
+	if bytes.Equal(data, connected) {
+		fmt.Fprintf(w, "%s (%s) is already connected: every server starts through mcpx-fw serve\n", hf.host.Name, hf.path)
+		return nil
+	}
+	if err := hostconfig.Write(hf.path, data, connected); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "connected %s (%s): %s start through mcpx-fw serve; the file as it was is in %s; restart %s\n",
+		hf.host.Name, hf.path, serverNames(servers), hostconfig.BackupPath(hf.path), hf.host.Name)
+	return nil
+}
+
+// disconnectHost restores the backup. A file changed since connect outside
+// the entries connect wrote (the host saved a setting, a server was added)
+// is left alone unless force: the restore would undo the change.
+func disconnectHost(w io.Writer, hf hostFile, dry, force bool) error {
+	original, err := hostconfig.Restored(hf.path)
+	if err != nil {
+		return err
+	}
+	current, err := os.ReadFile(hf.path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	if dry {
+		fmt.Fprint(w, hostconfig.Diff(hf.path, current, original))
+		return nil
+	}
+	changed, err := hf.host.ChangedSince(original, current)
+	if err != nil {
+		changed = "the file (" + err.Error() + ")"
+	}
+	if changed != "" && !force {
+		return fmt.Errorf("%s: %s changed since connect, and restoring %s would undo that: edit the file by hand, or --force",
+			hf.path, changed, hostconfig.BackupPath(hf.path))
+	}
+	if err := hostconfig.Restore(hf.path); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "disconnected %s (%s): the file is as it was before connect; restart %s\n", hf.host.Name, hf.path, hf.host.Name)
+	return nil
+}
+
+// serveEntry is this binary and the config's absolute path: what the
+// host's rewritten entries start, whatever its working folder.
+func serveEntry(cfg string) (hostconfig.Serve, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return hostconfig.Serve{}, fmt.Errorf("the path of mcpx-fw itself: %w", err)
+	}
+	if resolved, err := filepath.EvalSymlinks(exe); err == nil {
+		exe = resolved
+	}
+	abs, err := filepath.Abs(cfg)
+	if err != nil {
+		return hostconfig.Serve{}, err
+	}
+	return hostconfig.Serve{Binary: exe, Config: abs}, nil
+}
+
+func serverNames(servers []hostconfig.Server) string {
+	var names []string
+	for _, s := range servers {
+		names = append(names, s.Name)
+	}
+	if len(names) == 0 {
+		return "no servers"
+	}
+	return strings.Join(names, ", ")
+}

@@ -1,0 +1,64 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mcpx-fw/mcpx-fw/cmd/mcpx-fw/internal/hostconfig"
+)
+
+// TestImported: a value the host fills in is passed on by name, a value
+// written in the host's file is copied (and marks the config secret), and
+// a header only the host could ask for is refused.
+func TestImported(t *testing.T) {
+	e, secret, err := imported(hostconfig.Server{Command: "npx", Args: []string{"-y", "pkg"},
+		Env: map[string]string{"KEY": "${input:key}", "HOME_DIR": "${env:HOME}"}})
+	if err != nil || secret || e.Env["KEY"] != "${KEY}" || e.Env["HOME_DIR"] != "${HOME_DIR}" || strings.Join(e.Command, " ") != "npx -y pkg" {
+		t.Errorf("host variables: %+v, secret %v, %v", e, secret, err)
+	}
+	e, secret, err = imported(hostconfig.Server{URL: "https://x/mcp", Headers: map[string]string{"A": "${env:TOKEN}"}})
+	if err != nil || secret || e.Headers["A"] != "${TOKEN}" {
+		t.Errorf("header from the environment: %+v, secret %v, %v", e, secret, err)
+	}
+	if _, secret, _ = imported(hostconfig.Server{Command: "x", Env: map[string]string{"K": "literal"}}); !secret {
+		t.Error("a literal env value is not marked secret")
+	}
+	if _, _, err = imported(hostconfig.Server{URL: "https://x/mcp", Headers: map[string]string{"A": "${input:t}"}}); err == nil {
+		t.Error("a header asking the host for its value was imported")
+	}
+	if e, _, err = imported(hostconfig.Server{Command: "x", Dir: "/srv"}); err != nil || e.Dir != "/srv" {
+		t.Errorf("cwd: %+v, %v", e, err)
+	}
+	if _, _, err = imported(hostconfig.Server{Command: "x", Dir: "${workspaceFolder}"}); err == nil {
+		t.Error("a cwd the host fills in was imported")
+	}
+}
+
+// TestImportKeepsConfig: import adds only the servers the config lacks
+// (names compared as the config folds them), keeps the config's comments
+// and keys, and leaves out an entry that already starts mcpx-fw serve.
+func TestImportKeepsConfig(t *testing.T) {
+	dir := t.TempDir()
+	cfg := writeFile(t, dir, "mcpx-fw.yaml", "# our firewall\nstate_dir: state # here\nservers:\n  fetch:\n    command: [uvx, mcp-server-fetch]\n")
+	host := writeFile(t, dir, "mcp.json", `{"mcpServers": {"Fetch": {"command": "other"}, "new": {"command": "npx", "args": ["-y", "p"]},
+		"wired": {"command": "/bin/mcpx-fw", "args": ["serve", "--config", "x"]}}}`)
+	var out bytes.Buffer
+	secret, err := importHost(&out, hostFile{host: hostconfig.Hosts["cursor"], path: host}, cfg, false)
+	if err != nil || secret {
+		t.Fatalf("import: %v, secret %v", err, secret)
+	}
+	got, _ := os.ReadFile(cfg)
+	want := "# our firewall\nstate_dir: state # here\nservers:\n  fetch:\n    command: [uvx, mcp-server-fetch]\n  new:\n    command: [npx, -y, p]\n"
+	if string(got) != want {
+		t.Errorf("config:\n%s\nwant:\n%s", got, want)
+	}
+	if info, _ := os.Stat(filepath.Join(dir, "mcpx-fw.yaml")); info.Mode().Perm() != 0o600 {
+		t.Errorf("mode %v", info.Mode().Perm())
+	}
+	if !strings.Contains(out.String(), "imported into "+cfg+" from "+host+": new\n") {
+		t.Errorf("output %q", out.String())
+	}
+}

@@ -1,0 +1,91 @@
+package hostconfig
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// BackupPath is where connect keeps the host's file as it was.
+func BackupPath(path string) string { return path + ".mcpx-fw.bak" }
+
+// Write puts the connected bytes in place of the host's file, keeping its
+// first bytes in the backup: a backup already there holds the file from
+// before the first connect and is never replaced. The file is replaced
+// whole (a temporary file renamed over it), with its mode kept.
+func Write(path string, original, connected []byte) error {
+	if bytes.Equal(original, connected) {
+		return nil
+	}
+	info, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	bak, err := os.OpenFile(BackupPath(path), os.O_WRONLY|os.O_CREATE|os.O_EXCL, info.Mode().Perm())
+	switch {
+	case errors.Is(err, fs.ErrExist):
+	case err != nil:
+		return err
+	default:
+		if err := writeClose(bak, original); err != nil {
+			return err
+		}
+	}
+	return replace(path, connected, info.Mode().Perm())
+}
+
+// Restore puts the backup's bytes back as the host's file and removes the
+// backup.
+func Restore(path string) error {
+	data, err := os.ReadFile(BackupPath(path))
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%s: no backup %s: the file was not connected by mcpx-fw", path, BackupPath(path))
+	}
+	if err != nil {
+		return err
+	}
+	mode := fs.FileMode(0o600)
+	if info, err := os.Stat(path); err == nil {
+		mode = info.Mode().Perm()
+	}
+	if err := replace(path, data, mode); err != nil {
+		return err
+	}
+	return os.Remove(BackupPath(path))
+}
+
+// Restored is what Restore would put back, for a dry run.
+func Restored(path string) ([]byte, error) {
+	data, err := os.ReadFile(BackupPath(path))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%s: no backup %s: the file was not connected by mcpx-fw", path, BackupPath(path))
+	}
+	return data, err
+}
+
+func replace(path string, data []byte, mode fs.FileMode) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name()) // once renamed, there is nothing to remove
+	if err := tmp.Chmod(mode); err != nil {
+		_ = tmp.Close()
+		return err
+	}
+	if err := writeClose(tmp, data); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+func writeClose(f *os.File, data []byte) error {
+	_, err := f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
