@@ -1,11 +1,11 @@
-# Package mcpxfw.servers.sampler is a server package the composition's tests
-# decide with, so they depend on no example server. Files ending _test.rego
-# never decide a live request.
-package mcpxfw.servers.sampler
+# Package mcpxfw.servers.main_test_sampler is a server package the
+# composition's tests decide with, so they depend on no example server.
+# Files ending _test.rego never decide a live request.
+package mcpxfw.servers.main_test_sampler
 
 import data.mcpxfw.lib
 
-deny contains {"code": "no-tools", "message": "sampler may not offer tools to the model"} if {
+deny contains {"code": "no-tools", "message": "main_test_sampler may not offer tools to the model"} if {
 	lib.sampling
 	lib.request_stage
 	input.facts.has_tools
