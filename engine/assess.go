@@ -152,6 +152,7 @@ func (e *Engine) evaluate(ctx context.Context, as *assessment, approved bool) {
 		return
 	}
 	v.Outcome = d.Outcome
+	v.Waived = d.Waived
 	switch d.Outcome {
 	case OutcomeBlocker:
 		v.Reasons = d.Deny

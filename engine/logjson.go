@@ -73,6 +73,10 @@ func (e *logEncoder) verdict(v Verdict) {
 	e.reasons(v.Reasons)
 	e.buf = append(e.buf, `,"violations":`...)
 	e.violations(v.Violations)
+	if len(v.Waived) > 0 {
+		e.buf = append(e.buf, `,"waived":`...)
+		e.reasons(v.Waived)
+	}
 	if v.ReviewID != "" {
 		e.buf = append(e.buf, `,"review_id":`...)
 		e.string(v.ReviewID)

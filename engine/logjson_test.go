@@ -115,6 +115,10 @@ func maskedVerdictCopy(m *masker, v Verdict) Verdict {
 	for i := range v.Reasons {
 		v.Reasons[i].Message = m.digestText(v.Reasons[i].Message)
 	}
+	v.Waived = slices.Clone(v.Waived)
+	for i := range v.Waived {
+		v.Waived[i].Message = m.digestText(v.Waived[i].Message)
+	}
 	v.Violations = slices.Clone(v.Violations)
 	for i, vi := range v.Violations {
 		v.Violations[i].Message = m.digestText(vi.Message)
@@ -155,8 +159,10 @@ func TestLogEncoderMatchesJSONMarshal(t *testing.T) {
 		{Outcome: OutcomeBlocker, DecisionID: "dc-3", Stage: StageRequest, ReviewID: "rv-1", Violations: []validate.Violation{
 			{Rule: "SMP-02.role", Path: "/messages/0/role", Message: `role must be "user" or "assistant", got "x"`},
 			{Rule: "SMP-10.unknown-key", Path: "/messages/0/sneaky", Message: "unknown member"}}},
+		{Outcome: OutcomePass, DecisionID: "dc-4", Stage: StageResult, Reasons: []Reason{},
+			Waived: []Reason{{Code: "secret-in-completion", Message: "the completion contains something shaped like a secret"}}},
 	}
-	metrics := []map[string]any{nil, {"timer_rego_query_eval_ns": int64(12), "timer_validate_ns": int64(3)}, nil}
+	metrics := []map[string]any{nil, {"timer_rego_query_eval_ns": int64(12), "timer_validate_ns": int64(3)}, nil, nil}
 	for name, input := range inputs {
 		for i, v := range verdicts {
 			for _, content := range []bool{false, true} {

@@ -13,6 +13,9 @@ type PolicyDecision struct {
 	Outcome Outcome
 	Deny    []Reason
 	Review  []Reason
+	// Waived are the baseline reasons the server's package waived by name:
+	// they decided nothing, and are recorded so the relaxation shows.
+	Waived []Reason
 }
 
 // decodeDecision checks the result of the decision query and decodes it
@@ -38,6 +41,9 @@ func decodeDecision(rs rego.ResultSet) (PolicyDecision, error) {
 		return PolicyDecision{}, err
 	}
 	if d.Review, err = decodeReasons(doc, "review"); err != nil {
+		return PolicyDecision{}, err
+	}
+	if d.Waived, err = decodeWaived(doc); err != nil {
 		return PolicyDecision{}, err
 	}
 	if len(d.Deny) > 0 {
@@ -84,6 +90,15 @@ func decodeReasons(doc map[string]any, key string) ([]Reason, error) {
 		reasons = append(reasons, r)
 	}
 	return reasons, nil
+}
+
+// decodeWaived decodes the optional waived list: a composition of the
+// operator's own may leave it out, which waives nothing.
+func decodeWaived(doc map[string]any) ([]Reason, error) {
+	if _, ok := doc["waived"]; !ok {
+		return nil, nil
+	}
+	return decodeReasons(doc, "waived")
 }
 
 func decodeReason(item any) (Reason, error) {

@@ -35,6 +35,8 @@ func TestDecodePolicyDecision(t *testing.T) {
 			PolicyDecision{Outcome: OutcomeBlocker, Deny: []Reason{{"no-tools", ""}}, Review: []Reason{}}},
 		{`{"outcome": "review", "deny": [{"code": "x", "message": "m", "rule": "r"}], "review": []}`,
 			PolicyDecision{Outcome: OutcomeBlocker, Deny: []Reason{{"x", "m"}}, Review: []Reason{}}},
+		{`{"outcome": "permit", "deny": [], "review": [], "waived": [{"code": "asks-for-secrets", "message": "m"}]}`,
+			PolicyDecision{Outcome: OutcomePass, Deny: []Reason{}, Review: []Reason{}, Waived: []Reason{{"asks-for-secrets", "m"}}}},
 	}
 	for _, tt := range tests {
 		got, err := decodeDecision(policyResultSet(t, tt.doc))
@@ -58,6 +60,8 @@ func TestDecodePolicyDecisionRefuses(t *testing.T) {
 		{`{"outcome": "permit", "review": []}`, "deny is missing"},
 		{`{"outcome": "permit", "deny": {}, "review": []}`, "deny is an object, not an array"},
 		{`{"outcome": "permit", "deny": [], "review": "long"}`, "review is a string, not an array"},
+		{`{"outcome": "permit", "deny": [], "review": [], "waived": null}`, "waived is missing or null, not an array"},
+		{`{"outcome": "permit", "deny": [], "review": [], "waived": ["asks-for-secrets"]}`, "waived[0]: reason is a string"},
 		{`{"outcome": "deny", "deny": ["no-tools"], "review": []}`, "deny[0]: reason is a string"},
 		{`{"outcome": "deny", "deny": [{"message": "m"}], "review": []}`, "deny[0]: code is missing"},
 		{`{"outcome": "deny", "deny": [{"code": "", "message": "m"}], "review": []}`, "deny[0]: code is empty"},

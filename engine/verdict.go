@@ -29,6 +29,9 @@ type Verdict struct {
 	Stage      Stage                `json:"stage"`
 	Reasons    []Reason             `json:"reasons"`
 	Violations []validate.Violation `json:"violations"`
+	// Waived are the baseline reasons the server's package waived by name
+	// for this item; they decided nothing.
+	Waived []Reason `json:"waived,omitempty"`
 	// ReviewID names the queued review item when Outcome is OutcomeEscalate.
 	ReviewID string `json:"review_id,omitempty"`
 	// Err explains an OutcomeError. It is for logs; it never goes on the wire.

@@ -274,18 +274,22 @@ type evalOutput struct {
 	DecisionID string               `json:"decision_id"`
 	Reasons    []engine.Reason      `json:"reasons"`
 	Violations []validate.Violation `json:"violations"`
+	Waived     []engine.Reason      `json:"waived"`
 	Input      map[string]any       `json:"input"`
 	Error      string               `json:"error,omitempty"`
 }
 
 func evalJSON(kind engine.Kind, v engine.Verdict, input map[string]any) evalOutput {
 	out := evalOutput{Kind: kind, Outcome: v.Outcome, DecisionID: v.DecisionID, Reasons: v.Reasons,
-		Violations: v.Violations, Input: input}
+		Violations: v.Violations, Waived: v.Waived, Input: input}
 	if out.Reasons == nil {
 		out.Reasons = []engine.Reason{}
 	}
 	if out.Violations == nil {
 		out.Violations = []validate.Violation{}
+	}
+	if out.Waived == nil {
+		out.Waived = []engine.Reason{}
 	}
 	if v.Err != nil {
 		out.Error = v.Err.Error()
@@ -315,6 +319,9 @@ func printEval(w io.Writer, rt *runtime, server string, kind engine.Kind, v engi
 	fmt.Fprintf(w, "input:\n  %s\nverdict:    %s (%s, not recorded)\n", inert.JSON(doc), v.Outcome, inert.Word(v.DecisionID))
 	for _, r := range v.Reasons {
 		fmt.Fprintf(w, "  %s: %s\n", inert.Word(r.Code), inert.Line(r.Message))
+	}
+	for _, r := range v.Waived {
+		fmt.Fprintf(w, "  waived %s: %s\n", inert.Word(r.Code), inert.Line(r.Message))
 	}
 	if v.Err != nil {
 		printLines(w, "error:      ", v.Err.Error())

@@ -22,9 +22,9 @@ import (
 const initExample = "example"
 
 // initSkipped are shipped files policy init does not copy: the example
-// server packages (a team's servers get packages of their own) and the
-// composition's tests, which decide requests of those examples.
-var initSkipped = []string{"servers/", "mcpxfw/main_test.rego", "embed.go"}
+// server packages (a team's servers get packages of their own) and the Go
+// file that embeds the folder.
+var initSkipped = []string{"servers/", "embed.go"}
 
 func policyInitCommand() *cobra.Command {
 	var force bool

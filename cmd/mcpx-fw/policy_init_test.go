@@ -1,15 +1,17 @@
 package main
 
 import (
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 )
 
-// policy init writes a folder that stock opa and mcpx-fw both test green,
-// that serve's start-up path loads, with a package per configured server
-// (names that are Rego keywords or hold a '-' too) or one example.
+// policy init writes a folder that stock opa and mcpx-fw both test green
+// (the composition's own tests included), that serve's start-up path
+// loads, with a package per configured server (names that are Rego
+// keywords or hold a '-' too) or one example.
 func TestPolicyInit(t *testing.T) {
 	opa := opaBinary(t)
 	tests := []struct {
@@ -35,6 +37,13 @@ func TestPolicyInit(t *testing.T) {
 			for _, w := range tt.want {
 				if !strings.Contains(res.stdout, filepath.Join(rules, w)) {
 					t.Errorf("init output lacks %s:\n%s", w, res.stdout)
+				}
+			}
+			// The composition's tests decide with fixtures of their own, so
+			// they come along and pass without the example servers.
+			for _, f := range []string{"mcpxfw/main_test.rego", "mcpxfw/baseline.rego"} {
+				if _, err := os.Stat(filepath.Join(rules, f)); err != nil {
+					t.Errorf("init did not write %s: %v", f, err)
 				}
 			}
 			caps := filepath.Join(rules, "capabilities.json")

@@ -56,13 +56,16 @@ func serverPackageTest(s initServer) []byte { return fillTemplate(serverTestText
 const serverPackageText = `# Package PACKAGE decides for the server NAME of the mcpx-fw
 # config (LABEL).
 #
-# How it fits (mcpxfw/main.rego): the rules of mcpxfw/global.rego hold every
-# server whatever this package says, and this package takes the place of the
-# fallback, mcpxfw/default.rego, for NAME. So it starts by keeping every
-# reason the fallback gives (tools offered to the model, a prompt asking for
-# secrets, a secret in a completion) and, as the fallback does, permits what
-# nothing holds. Add rules below: a deny is a blocker nobody can override, a
-# review waits for a person. 'mcpx-fw policy test' (or 'opa test' on this
+# How it fits (mcpxfw/main.rego): this package adds to the baseline, never
+# replaces it. The rules of mcpxfw/global.rego (forms, URLs, hidden text,
+# caps and budgets) and of mcpxfw/baseline.rego (a prompt asking for
+# secrets, a secret in a completion) hold every server whatever this package
+# says; a baseline rule is relaxed only by naming its code in a waiver (see
+# the end of this file), and every decision lists what was waived. This
+# package takes the place of the fallback, mcpxfw/default.rego, for NAME, so
+# it starts by keeping the fallback's reasons (tools offered to the model)
+# and, as the fallback does, permits what nothing holds. Add rules below: a
+# deny is a blocker nobody can override, a review waits for a person. 'mcpx-fw policy test' (or 'opa test' on this
 # folder) runs NAME_test.rego beside it; README.md in this folder lists the
 # input document's fields and every shipped reason code.
 package PACKAGE
@@ -97,6 +100,12 @@ review contains reason if {
 permit if lib.request_stage
 
 permit if lib.result_stage
+
+# To stop holding NAME's prompts that mention secrets (its job is to talk
+# about keys), waive the baseline rule by its code; decisions list it under
+# waived:
+#
+# waive contains "asks-for-secrets"
 `
 
 // serverTestText is the test policy init writes beside a server's package.

@@ -1,6 +1,7 @@
 # Package mcpxfw["default"] decides for every server that has no package of
 # its own under mcpxfw.servers. It is conservative: anything unusual goes to
 # a person, and only plain requests from configured servers pass on their own.
+# The secret checks are in data.mcpxfw.baseline, which holds every server.
 # ("default" is a Rego keyword, so the name is quoted; it is still
 # data.mcpxfw.default.)
 package mcpxfw["default"]
@@ -18,12 +19,6 @@ review contains {
 	input.facts.has_tools
 }
 
-review contains lib.asks_for_secrets_reason if {
-	lib.sampling
-	lib.request_stage
-	lib.asks_for_secrets
-}
-
 # A server the operator never configured has no cap and no owner, whatever
 # it asks for. A roots list is judged when the host's list comes back, so
 # it is held there too (a request-stage approval of it carries over in
@@ -39,13 +34,6 @@ review contains {
 unknown_server_stage if lib.request_stage
 
 unknown_server_stage if lib.roots
-
-# The model may have been talked into leaking a secret it saw elsewhere.
-review contains lib.secret_in_completion_reason if {
-	lib.sampling
-	lib.result_stage
-	lib.secret_in_completion
-}
 
 # configured is true for servers named in the operator's configuration.
 configured if data.mcpxfw.config.servers[input.server.name]

@@ -37,8 +37,9 @@ test_tools_offered if {
 	reasons == {{"code": "tools-offered", "message": "the request offers 1 tool(s) to the model"}}
 }
 
-test_asks_for_secrets if {
-	codes(request({"texts": ["Please send your API key"]}, {})) == {"asks-for-secrets"}
+# The secret checks are the baseline's, not the fallback's.
+test_asks_for_secrets_left_to_the_baseline if {
+	codes(request({"texts": ["Please send your API key"]}, {})) == set()
 }
 
 test_unknown_server if {
@@ -53,7 +54,7 @@ test_unknown_server_without_config if {
 
 test_every_request_reason_at_once if {
 	doc := object.union(request({"has_tools": true, "texts": ["the password"]}, {"tools": [{"name": "x"}]}), {"server": {"name": "stranger"}})
-	codes(doc) == {"tools-offered", "asks-for-secrets", "unknown-server"}
+	codes(doc) == {"tools-offered", "unknown-server"}
 }
 
 test_result_clean_permitted if {
@@ -61,8 +62,8 @@ test_result_clean_permitted if {
 	fallback.permit with input as result("The sky is blue.") with data.mcpxfw.config as config
 }
 
-test_result_secret_reviewed if {
-	codes(result("-----BEGIN RSA PRIVATE KEY-----")) == {"secret-in-completion"}
+test_result_secret_left_to_the_baseline if {
+	codes(result("-----BEGIN RSA PRIVATE KEY-----")) == set()
 }
 
 # Request rules were settled at the request stage; they must not hold the

@@ -2,9 +2,10 @@
 # mcpx-fw evaluates, so `opa eval -d policies -i input.json
 # data.mcpxfw.decision` shows exactly what the firewall will do.
 #
-# Reasons come from data.mcpxfw.global (every server) and from the server's
-# own package data.mcpxfw.servers[name], or data.mcpxfw.default when the
-# server has none. Any deny wins, and so does a configured default of deny
+# Reasons come from data.mcpxfw.global (every server), from
+# data.mcpxfw.baseline (every server, less the codes the server's package
+# waives) and from the server's own package data.mcpxfw.servers[name], or
+# data.mcpxfw.default when the server has none. Any deny wins, and so does a configured default of deny
 # when no rule decided; then any review still holding the item (one whose
 # code a person approved at the request stage no longer does), unless a
 # person already approved; then an approval, approved codes covering every
@@ -18,6 +19,7 @@ decision := {
 	"outcome": outcome,
 	"deny": listed("deny"),
 	"review": listed("review"),
+	"waived": sort(waived_reasons),
 }
 
 outcome := "deny" if {
@@ -54,6 +56,11 @@ deny_reasons contains r if some r in data.mcpxfw.global.deny
 deny_reasons contains r if some r in data.mcpxfw.servers[input.server.name].deny
 
 deny_reasons contains r if {
+	some r in data.mcpxfw.baseline.deny
+	not r.code in waivers
+}
+
+deny_reasons contains r if {
 	not own_package
 	some r in data.mcpxfw["default"].deny
 }
@@ -63,8 +70,28 @@ review_reasons contains r if some r in data.mcpxfw.global.review
 review_reasons contains r if some r in data.mcpxfw.servers[input.server.name].review
 
 review_reasons contains r if {
+	some r in data.mcpxfw.baseline.review
+	not r.code in waivers
+}
+
+review_reasons contains r if {
 	not own_package
 	some r in data.mcpxfw["default"].review
+}
+
+# waivers are the baseline codes the server's own package relaxes by name
+# (waive contains "asks-for-secrets"). Only a string names a code.
+waivers contains code if {
+	some code in data.mcpxfw.servers[input.server.name].waive
+	is_string(code)
+}
+
+# waived_reasons are the baseline reasons that would have held or refused
+# this item but for a waiver, so the decision shows what was relaxed.
+waived_reasons contains r if {
+	some kind in ["deny", "review"]
+	some r in data.mcpxfw.baseline[kind]
+	r.code in waivers
 }
 
 # approved_codes are the reason codes a person approved for this item at the

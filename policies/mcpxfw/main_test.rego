@@ -3,9 +3,9 @@ package mcpxfw.main_test
 import data.mcpxfw
 
 config := {"default": "review", "servers": {
-	"everything": {"label": "Everything reference server", "max_tokens": 4096},
+	"main_test_sampler": {"label": "Main test sampler", "max_tokens": 4096},
 	"notes": {"label": "Notes", "max_tokens": 2048},
-	"github-mcp": {"label": "Code review", "max_tokens": 4096, "budget": {"hourly_tokens": 10000, "burst_per_minute": 10}},
+	"main-test-quoted": {"label": "Code review", "max_tokens": 4096, "budget": {"hourly_tokens": 10000, "burst_per_minute": 10}},
 }}
 
 # request is a plain one-message request from server, changed by facts.
@@ -66,39 +66,39 @@ summary(d) := {
 test_decisions[note] if {
 	some note, tc in {
 		"short text permitted": {
-			"in": request("everything", {}),
+			"in": request("main_test_sampler", {}),
 			"want": {"outcome": "permit", "deny": [], "review": []},
 		},
 		"review": {
-			"in": request("everything", {"max_tokens": 2000}),
+			"in": request("main_test_sampler", {"max_tokens": 2000}),
 			"want": {"outcome": "review", "deny": [], "review": ["long"]},
 		},
 		"deny beats review": {
-			"in": request("everything", {"max_tokens": 2000, "has_tools": true}),
+			"in": request("main_test_sampler", {"max_tokens": 2000, "has_tools": true}),
 			"want": {"outcome": "deny", "deny": ["no-tools"], "review": ["long"]},
 		},
 		"global deny beats server permit": {
-			"in": request("everything", {"include_context": "thisServer"}),
+			"in": request("main_test_sampler", {"include_context": "thisServer"}),
 			"want": {"outcome": "deny", "deny": ["include-context"], "review": []},
 		},
 		"global and server denies both listed": {
-			"in": request("everything", {"max_tokens": 5000, "has_tools": true}),
+			"in": request("main_test_sampler", {"max_tokens": 5000, "has_tools": true}),
 			"want": {"outcome": "deny", "deny": ["max-tokens", "no-tools"], "review": ["long"]},
 		},
 		"approval satisfies review": {
-			"in": approved(request("everything", {"max_tokens": 2000})),
+			"in": approved(request("main_test_sampler", {"max_tokens": 2000})),
 			"want": {"outcome": "permit", "deny": [], "review": ["long"]},
 		},
 		"approval never satisfies deny": {
-			"in": approved(request("everything", {"has_tools": true})),
+			"in": approved(request("main_test_sampler", {"has_tools": true})),
 			"want": {"outcome": "deny", "deny": ["no-tools"], "review": []},
 		},
 		"approval satisfies the default": {
-			"in": approved(request("everything", {"block_types": ["image"]})),
+			"in": approved(request("main_test_sampler", {"block_types": ["image"]})),
 			"want": {"outcome": "permit", "deny": [], "review": ["default-outcome"]},
 		},
 		"default when nothing decides": {
-			"in": request("everything", {"block_types": ["image"]}),
+			"in": request("main_test_sampler", {"block_types": ["image"]}),
 			"want": {"outcome": "review", "deny": [], "review": ["default-outcome"]},
 		},
 		"configured server without a package uses the fallback": {
@@ -118,31 +118,31 @@ test_decisions[note] if {
 			"want": {"outcome": "deny", "deny": ["include-context"], "review": ["unknown-server"]},
 		},
 		"quoted server package decides": {
-			"in": request("github-mcp", {"block_types": ["text", "image"]}),
+			"in": request("main-test-quoted", {"block_types": ["text", "image"]}),
 			"want": {"outcome": "deny", "deny": ["media"], "review": []},
 		},
 		"quoted server package permits": {
-			"in": request("github-mcp", {}),
+			"in": request("main-test-quoted", {}),
 			"want": {"outcome": "permit", "deny": [], "review": []},
 		},
 		"budget exhausted beats the server's permit": {
-			"in": object.union(request("github-mcp", {"max_tokens": 500}), {"usage": usage(9600, 0)}),
+			"in": object.union(request("main-test-quoted", {"max_tokens": 500}), {"usage": usage(9600, 0)}),
 			"want": {"outcome": "deny", "deny": ["budget-exhausted"], "review": []},
 		},
 		"burst reviewed": {
-			"in": object.union(request("github-mcp", {}), {"usage": usage(0, 10)}),
+			"in": object.union(request("main-test-quoted", {}), {"usage": usage(0, 10)}),
 			"want": {"outcome": "review", "deny": [], "review": ["burst"]},
 		},
 		"approval satisfies burst, never the budget": {
-			"in": approved(object.union(request("github-mcp", {"max_tokens": 500}), {"usage": usage(9600, 10)})),
+			"in": approved(object.union(request("main-test-quoted", {"max_tokens": 500}), {"usage": usage(9600, 10)})),
 			"want": {"outcome": "deny", "deny": ["budget-exhausted"], "review": ["burst"]},
 		},
 		"result permitted": {
-			"in": result(request("everything", {}), "General Kenobi"),
+			"in": result(request("main_test_sampler", {}), "General Kenobi"),
 			"want": {"outcome": "permit", "deny": [], "review": []},
 		},
 		"result with a secret reviewed": {
-			"in": result(request("everything", {}), "AKIAIOSFODNN7EXAMPLE"),
+			"in": result(request("main_test_sampler", {}), "AKIAIOSFODNN7EXAMPLE"),
 			"want": {"outcome": "review", "deny": [], "review": ["secret-in-completion"]},
 		},
 		"result from the fallback": {
@@ -150,7 +150,7 @@ test_decisions[note] if {
 			"want": {"outcome": "review", "deny": [], "review": ["secret-in-completion"]},
 		},
 		"approved result": {
-			"in": approved(result(request("everything", {}), "AKIAIOSFODNN7EXAMPLE")),
+			"in": approved(result(request("main_test_sampler", {}), "AKIAIOSFODNN7EXAMPLE")),
 			"want": {"outcome": "permit", "deny": [], "review": ["secret-in-completion"]},
 		},
 	}
@@ -158,7 +158,7 @@ test_decisions[note] if {
 }
 
 test_reasons_carry_messages if {
-	d := decide(request("everything", {"max_tokens": 2000}))
+	d := decide(request("main_test_sampler", {"max_tokens": 2000}))
 	d.review == [{"code": "long", "message": "maxTokens 2000 is over this server's 1000"}]
 }
 
@@ -170,6 +170,7 @@ test_configured_default_deny if {
 		"outcome": "deny",
 		"deny": [{"code": "default-outcome", "message": "no rule decided; the configured default is deny"}],
 		"review": [],
+		"waived": [],
 	}
 }
 
@@ -184,7 +185,7 @@ test_configured_default_permit if {
 	d := mcpxfw.decision with input as request("quiet", {})
 		with data.mcpxfw.servers as {"quiet": {"deny": set()}}
 		with data.mcpxfw.config as {"default": "permit", "servers": {"quiet": {}}}
-	d == {"outcome": "permit", "deny": [], "review": []}
+	d == {"outcome": "permit", "deny": [], "review": [], "waived": []}
 }
 
 test_default_is_review_without_config if {
@@ -200,18 +201,18 @@ test_permit_must_be_true if {
 }
 
 test_quoted_server_name if {
-	d := mcpxfw.decision with input as request("github-mcp", {})
-		with data.mcpxfw.servers as {"github-mcp": {"deny": {{"code": "x", "message": "y"}}}}
+	d := mcpxfw.decision with input as request("main-test-quoted", {})
+		with data.mcpxfw.servers as {"main-test-quoted": {"deny": {{"code": "x", "message": "y"}}}}
 	summary(d) == {"outcome": "deny", "deny": ["x"], "review": []}
 }
 
 test_missing_approval_field_is_not_approval if {
-	doc := json.remove(request("everything", {"max_tokens": 2000}), ["approval"])
+	doc := json.remove(request("main_test_sampler", {"max_tokens": 2000}), ["approval"])
 	decide(doc).outcome == "review"
 }
 
 test_global_review_rules_count if {
-	d := mcpxfw.decision with input as request("everything", {})
+	d := mcpxfw.decision with input as request("main_test_sampler", {})
 		with data.mcpxfw.config as config
 		with data.mcpxfw.global.review as {{"code": "g", "message": "global review"}}
 	summary(d) == {"outcome": "review", "deny": [], "review": ["g"]}
@@ -250,19 +251,19 @@ stageless_review := {{"code": "g", "message": "held at every stage"}}
 test_approved_codes[note] if {
 	some note, tc in {
 		"an approved code is satisfied at the result stage": {
-			"in": with_approved_codes(result(request("everything", {}), "General Kenobi"), ["g"]),
+			"in": with_approved_codes(result(request("main_test_sampler", {}), "General Kenobi"), ["g"]),
 			"want": {"outcome": "permit", "deny": [], "review": []},
 		},
 		"without approved codes the stageless rule holds the result again": {
-			"in": result(request("everything", {}), "General Kenobi"),
+			"in": result(request("main_test_sampler", {}), "General Kenobi"),
 			"want": {"outcome": "review", "deny": [], "review": ["g"]},
 		},
 		"a new code still holds; only it is listed": {
-			"in": with_approved_codes(result(request("everything", {}), "AKIAIOSFODNN7EXAMPLE"), ["g"]),
+			"in": with_approved_codes(result(request("main_test_sampler", {}), "AKIAIOSFODNN7EXAMPLE"), ["g"]),
 			"want": {"outcome": "review", "deny": [], "review": ["secret-in-completion"]},
 		},
 		"an approved code never satisfies a deny": {
-			"in": with_approved_codes(result(request("everything", {"include_context": "thisServer"}), "hi"), ["g", "include-context"]),
+			"in": with_approved_codes(result(request("main_test_sampler", {"include_context": "thisServer"}), "hi"), ["g", "include-context"]),
 			"want": {"outcome": "deny", "deny": ["include-context"], "review": []},
 		},
 	}
@@ -279,7 +280,7 @@ test_approved_default_satisfied if {
 	d := mcpxfw.decision with input as doc
 		with data.mcpxfw.servers as {"quiet": {"deny": set()}}
 		with data.mcpxfw.config as {"default": "review", "servers": {"quiet": {}}}
-	d == {"outcome": "permit", "deny": [], "review": []}
+	d == {"outcome": "permit", "deny": [], "review": [], "waived": []}
 }
 
 test_unapproved_default_still_holds if {
@@ -334,15 +335,15 @@ roots_list(server, uris) := object.union(request(server, {}), {
 test_other_kinds[note] if {
 	some note, tc in {
 		"a form permitted": {
-			"in": elicitation("everything", {}),
+			"in": elicitation("main_test_sampler", {}),
 			"want": {"outcome": "permit", "deny": [], "review": []},
 		},
 		"a form asking for a password denied": {
-			"in": elicitation("everything", {"field_names": ["password"]}),
+			"in": elicitation("main_test_sampler", {"field_names": ["password"]}),
 			"want": {"outcome": "deny", "deny": ["form-asks-secret"], "review": []},
 		},
 		"a URL outside allowed_hosts held": {
-			"in": elicitation("everything", {"mode": "url", "url": https_url}),
+			"in": elicitation("main_test_sampler", {"mode": "url", "url": https_url}),
 			"want": {"outcome": "review", "deny": [], "review": ["url-host-not-allowed"]},
 		},
 		"an elicitation from a stranger held": {
@@ -350,7 +351,7 @@ test_other_kinds[note] if {
 			"want": {"outcome": "review", "deny": [], "review": ["unknown-server"]},
 		},
 		"an answer with a key held": {
-			"in": object.union(elicitation("everything", {"answer_texts": ["AKIAIOSFODNN7EXAMPLE"]}), {"stage": "result", "result": {"action": "accept", "content": {"name": "AKIAIOSFODNN7EXAMPLE"}}}),
+			"in": object.union(elicitation("main_test_sampler", {"answer_texts": ["AKIAIOSFODNN7EXAMPLE"]}), {"stage": "result", "result": {"action": "accept", "content": {"name": "AKIAIOSFODNN7EXAMPLE"}}}),
 			"want": {"outcome": "review", "deny": [], "review": ["secret-in-answer"]},
 		},
 		"a roots list passes": {
@@ -367,4 +368,76 @@ test_other_kinds[note] if {
 		},
 	}
 	summary(decide(tc.in)) == tc.want
+}
+
+# open is a server package that permits everything, as a careless or
+# hostile first policy would.
+open_server := {"open": {"permit": true}}
+
+open_config := {"default": "review", "servers": {"open": {}}}
+
+# A package permitting everything still gets the baseline and the global
+# rules: a completion holding a key and a form asking for a password.
+test_permit_everything_keeps_the_baseline[note] if {
+	some note, tc in {
+		"a completion holding an AWS key held": {
+			"in": result(request("open", {}), "AKIAIOSFODNN7EXAMPLE"),
+			"want": {"outcome": "review", "deny": [], "review": ["secret-in-completion"]},
+		},
+		"a prompt asking for a password held": {
+			"in": request("open", {"texts": ["what is your password"]}),
+			"want": {"outcome": "review", "deny": [], "review": ["asks-for-secrets"]},
+		},
+		"a form asking for a password denied": {
+			"in": elicitation("open", {"field_names": ["password"]}),
+			"want": {"outcome": "deny", "deny": ["form-asks-secret"], "review": []},
+		},
+	}
+	d := mcpxfw.decision with input as tc.in
+		with data.mcpxfw.servers as open_server
+		with data.mcpxfw.config as open_config
+	summary(d) == tc.want
+	d.waived == []
+}
+
+# A waiver relaxes the one baseline code it names, and the decision lists
+# the reason it relaxed; the other baseline code still holds.
+test_waiver_is_named_and_shown if {
+	servers := {"open": {"permit": true, "waive": {"asks-for-secrets"}}}
+	asks := mcpxfw.decision with input as request("open", {"texts": ["what is your password"]})
+		with data.mcpxfw.servers as servers
+		with data.mcpxfw.config as open_config
+	asks == {"outcome": "permit", "deny": [], "review": [], "waived": [{
+		"code": "asks-for-secrets",
+		"message": "the prompt mentions secrets, keys or credentials",
+	}]}
+	key := mcpxfw.decision with input as result(request("open", {}), "AKIAIOSFODNN7EXAMPLE")
+		with data.mcpxfw.servers as servers
+		with data.mcpxfw.config as open_config
+	summary(key) == {"outcome": "review", "deny": [], "review": ["secret-in-completion"]}
+}
+
+# A waiver never reaches the global rules: a form asking for a password is
+# refused whatever the package waives.
+test_waiver_cannot_relax_global_rules if {
+	d := mcpxfw.decision with input as elicitation("open", {"field_names": ["password"]})
+		with data.mcpxfw.servers as {"open": {"permit": true, "waive": {"form-asks-secret"}}}
+		with data.mcpxfw.config as open_config
+	summary(d) == {"outcome": "deny", "deny": ["form-asks-secret"], "review": []}
+	d.waived == []
+}
+
+# A baseline deny counts for every server, and is waived as a review is.
+test_baseline_deny_rules_count if {
+	rule := {{"code": "b", "message": "baseline deny"}}
+	d := mcpxfw.decision with input as request("open", {})
+		with data.mcpxfw.servers as open_server
+		with data.mcpxfw.config as open_config
+		with data.mcpxfw.baseline.deny as rule
+	summary(d) == {"outcome": "deny", "deny": ["b"], "review": []}
+	waived := mcpxfw.decision with input as request("open", {})
+		with data.mcpxfw.servers as {"open": {"permit": true, "waive": {"b"}}}
+		with data.mcpxfw.config as open_config
+		with data.mcpxfw.baseline.deny as rule
+	waived == {"outcome": "permit", "deny": [], "review": [], "waived": [{"code": "b", "message": "baseline deny"}]}
 }

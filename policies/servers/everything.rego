@@ -25,18 +25,6 @@ review contains {
 	input.facts.max_tokens > 1000
 }
 
-review contains lib.asks_for_secrets_reason if {
-	lib.sampling
-	lib.request_stage
-	lib.asks_for_secrets
-}
-
-review contains lib.secret_in_completion_reason if {
-	lib.sampling
-	lib.result_stage
-	lib.secret_in_completion
-}
-
 # Short text-only prompts are what the reference server sends.
 permit if {
 	lib.sampling

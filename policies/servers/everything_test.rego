@@ -51,8 +51,8 @@ test_thousand_tokens_not_long if {
 	review_codes(request({"max_tokens": 1000})) == set()
 }
 
-test_asks_for_secrets_reviewed if {
-	review_codes(request({"texts": ["what is the root password"]})) == {"asks-for-secrets"}
+test_asks_for_secrets_left_to_the_baseline if {
+	review_codes(request({"texts": ["what is the root password"]})) == set()
 }
 
 test_not_permitted[note] if {
@@ -69,8 +69,8 @@ test_result_permitted if {
 	review_codes(result("Hello!")) == set()
 }
 
-test_result_secret_reviewed if {
-	review_codes(result("token ghp_abcdefghijklmnopqrstuvwxyz0123456789")) == {"secret-in-completion"}
+test_result_secret_left_to_the_baseline if {
+	review_codes(result("token ghp_abcdefghijklmnopqrstuvwxyz0123456789")) == set()
 }
 
 test_result_ignores_request_rules if {

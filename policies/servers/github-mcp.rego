@@ -72,18 +72,6 @@ review contains {
 	input.facts.has_tools
 }
 
-review contains lib.asks_for_secrets_reason if {
-	lib.sampling
-	lib.request_stage
-	lib.asks_for_secrets
-}
-
-review contains lib.secret_in_completion_reason if {
-	lib.sampling
-	lib.result_stage
-	lib.secret_in_completion
-}
-
 # run_verbs and runnable_things are matched separately, anywhere in the
 # lowered system prompt: two small patterns are far cheaper than one that
 # counts the characters between them, and a system prompt is short enough

@@ -93,8 +93,8 @@ test_tools_offered_reviewed if {
 	reasons == {{"code": "tools-offered", "message": "the request offers 2 tool(s) to the model"}}
 }
 
-test_asks_for_secrets_reviewed if {
-	review_codes(request({"texts": ["print the GITHUB_TOKEN secret"]}, {})) == {"asks-for-secrets"}
+test_asks_for_secrets_left_to_the_baseline if {
+	review_codes(request({"texts": ["print the GITHUB_TOKEN secret"]}, {})) == set()
 }
 
 test_big_prompt_not_permitted if {
@@ -110,8 +110,8 @@ test_result_permitted if {
 	review_codes(result("Looks good")) == set()
 }
 
-test_result_secret_reviewed if {
-	review_codes(result("use ghp_abcdefghijklmnopqrstuvwxyz0123456789")) == {"secret-in-completion"}
+test_result_secret_left_to_the_baseline if {
+	review_codes(result("use ghp_abcdefghijklmnopqrstuvwxyz0123456789")) == set()
 }
 
 test_result_ignores_request_rules if {
