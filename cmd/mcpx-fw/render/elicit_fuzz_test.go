@@ -86,19 +86,7 @@ func checkRenderElicitation(t *testing.T, request, result []byte, text string, p
 			it.Context = []byte(`{"kind":"roots"}`)
 		}
 		s := Layout{Width: MinWidth + 3*int(pick>>2&0xf), WideAmbiguous: pick&0x80 != 0}
-		for _, full := range []bool{false, true} {
-			show := func(s Layout) string {
-				var out bytes.Buffer
-				Show(&out, it, ShowOptions{Now: it.CreatedAt, Full: full, Actions: Actions(it, "", true), FullCmd: "show --full", Layout: s})
-				return out.String()
-			}
-			out := show(s)
-			rendertest.CheckInert(t, "show", out)
-			if sunk := sinkOf([]byte(out)); sunk != out {
-				t.Fatalf("show relies on the sink: it changed\n%q\nto\n%q", out, sunk)
-			}
-			checkShowRows(t, s, out, show(Layout{Width: 1 << 30}))
-		}
+		checkShowAtWidth(t, it, s)
 		var out bytes.Buffer
 		List(&out, []review.Item{it}, nil, it.CreatedAt)
 		_ = Arrival(&out, s, it, "show", Actions(it, "", false))

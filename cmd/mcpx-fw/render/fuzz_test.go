@@ -92,19 +92,7 @@ func FuzzRenderShow(f *testing.F) {
 	f.Fuzz(func(t *testing.T, request, result []byte, text string, pick uint8) {
 		it := fuzzItem(request, result, text, pick)
 		s := Layout{Width: MinWidth + 3*int(pick>>2), WideAmbiguous: pick&0x80 != 0}
-		for _, full := range []bool{false, true} {
-			show := func(s Layout) string {
-				var out bytes.Buffer
-				Show(&out, it, ShowOptions{Now: it.CreatedAt, Full: full, Actions: Actions(it, "", true), FullCmd: "show --full", Layout: s})
-				return out.String()
-			}
-			out := show(s)
-			rendertest.CheckInert(t, "show", out)
-			if sunk := sinkOf([]byte(out)); sunk != out {
-				t.Fatalf("show relies on the sink: it changed\n%q\nto\n%q", out, sunk)
-			}
-			checkShowRows(t, s, out, show(Layout{Width: 1 << 30}))
-		}
+		checkShowAtWidth(t, it, s)
 		fuzzEditDoc(t, it)
 	})
 }
@@ -194,4 +182,24 @@ func canonicalEdit(raw []byte) []byte {
 	}
 	b, _ := json.Marshal(obj)
 	return b
+}
+
+// checkShowAtWidth holds show's output for it at s, folded and full, to
+// the rules every fuzz target of the renderer checks: inert, unchanged by
+// the sink, and cut into rows that join back to the uncut output.
+func checkShowAtWidth(t *testing.T, it review.Item, s Layout) {
+	t.Helper()
+	for _, full := range []bool{false, true} {
+		show := func(s Layout) string {
+			var out bytes.Buffer
+			Show(&out, it, ShowOptions{Now: it.CreatedAt, Full: full, Actions: Actions(it, "", true), FullCmd: "show --full", Layout: s})
+			return out.String()
+		}
+		out := show(s)
+		rendertest.CheckInert(t, "show", out)
+		if sunk := sinkOf([]byte(out)); sunk != out {
+			t.Fatalf("show relies on the sink: it changed\n%q\nto\n%q", out, sunk)
+		}
+		checkShowRows(t, s, out, show(Layout{Width: 1 << 30}))
+	}
 }
