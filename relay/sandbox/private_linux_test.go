@@ -350,22 +350,8 @@ func TestHiddenInKeptFolder(t *testing.T) {
 	args, _ := json.Marshal(a)
 	exe, _ := os.Executable()
 	env := sandbox.IsolatedEnviron(os.Environ(), map[string]string{roleEnv: "inside", argsEnv: string(args)})
-	out, err := sandbox.Command(sandbox.Spec{Args: []string{exe, link}, Env: env, Dir: filepath.Join(proj, "sub"), Hide: []string{state, cfg}}).Output()
-	if err != nil {
-		t.Fatalf("isolated command: %v\n%s", err, stderrOf(err))
-	}
-	var r report
-	if err := json.Unmarshal(out, &r); err != nil {
-		t.Fatalf("report %q: %v", out, err)
-	}
-	for f, got := range r.Read {
-		if got != "" {
-			t.Errorf("read %s: %q; want nothing", f, got)
-		}
-	}
-	for d, ents := range r.Listed {
-		t.Errorf("listed %s: %v; want nothing", d, ents)
-	}
+	r := reportOf(t, sandbox.Command(sandbox.Spec{Args: []string{exe, link}, Env: env, Dir: filepath.Join(proj, "sub"), Hide: []string{state, cfg}}))
+	checkNothingSeen(t, r)
 	if len(r.Wrote)+len(r.Unmounted)+len(r.Renamed) > 0 {
 		t.Errorf("wrote %v, unmounted %v, renamed %v: want none", r.Wrote, r.Unmounted, r.Renamed)
 	}

@@ -208,22 +208,8 @@ func TestHiding(t *testing.T) {
 		Rename: []string{filepath.Join(root, "home"), root}, Outside: os.Getpid()}
 	args, _ := json.Marshal(a)
 	cmd := self(t, "inside", string(args), state, link, filepath.Join(root, "missing"))
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("isolated command: %v\n%s", err, stderrOf(err))
-	}
-	var r report
-	if err := json.Unmarshal(out, &r); err != nil {
-		t.Fatalf("report %q: %v", out, err)
-	}
-	for f, got := range r.Read {
-		if got != "" {
-			t.Errorf("read %s: %q; want nothing", f, got)
-		}
-	}
-	for d, ents := range r.Listed {
-		t.Errorf("listed %s: %v; want nothing", d, ents)
-	}
+	r := reportOf(t, cmd)
+	checkNothingSeen(t, r)
 	for _, got := range [][]string{r.Wrote, r.Unmounted, r.Renamed} {
 		if len(got) > 0 {
 			t.Errorf("wrote %v, unmounted %v, renamed %v: want none", r.Wrote, r.Unmounted, r.Renamed)
@@ -406,5 +392,33 @@ func TestNoOrphans(t *testing.T) {
 				t.Fatal("the command's grandchild still holds its stdout 10s after the kill")
 			}
 		})
+	}
+}
+
+// reportOf runs the isolated command and reads the report it prints.
+func reportOf(t *testing.T, cmd *exec.Cmd) report {
+	t.Helper()
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("isolated command: %v\n%s", err, stderrOf(err))
+	}
+	var r report
+	if err := json.Unmarshal(out, &r); err != nil {
+		t.Fatalf("report %q: %v", out, err)
+	}
+	return r
+}
+
+// checkNothingSeen: the command read no byte of a hidden file and listed
+// no entry of a hidden folder.
+func checkNothingSeen(t *testing.T, r report) {
+	t.Helper()
+	for f, got := range r.Read {
+		if got != "" {
+			t.Errorf("read %s: %q; want nothing", f, got)
+		}
+	}
+	for d, ents := range r.Listed {
+		t.Errorf("listed %s: %v; want nothing", d, ents)
 	}
 }
