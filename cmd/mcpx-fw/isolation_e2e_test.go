@@ -232,16 +232,7 @@ func TestCheckWithoutUserNamespaces(t *testing.T) {
 		cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWUSER,
 			UidMappings: []syscall.SysProcIDMap{{HostID: os.Getuid(), Size: 1}},
 			GidMappings: []syscall.SysProcIDMap{{HostID: os.Getgid(), Size: 1}}}
-		var out, errb strings.Builder
-		cmd.Stdout, cmd.Stderr = &out, &errb
-		err := cmd.Run()
-		res := cliResult{stdout: out.String(), stderr: errb.String()}
-		if ee, ok := err.(*exec.ExitError); ok {
-			res.code = ee.ExitCode()
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		return res
+		return mustRun(t, cmd)
 	}
 	for _, sub := range []string{"check", "serve"} {
 		res := run(nil, sub)

@@ -115,7 +115,12 @@ func runCLI(t *testing.T, args ...string) cliResult {
 func runQuiet(ctx context.Context, args ...string) cliResult {
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, binary, args...)
+	return runCmd(exec.CommandContext(ctx, binary, args...))
+}
+
+// runCmd runs cmd and reads what it printed and its exit code; a command
+// that could not run gives code -1 and the error as its stderr.
+func runCmd(cmd *exec.Cmd) cliResult {
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
@@ -124,6 +129,17 @@ func runQuiet(ctx context.Context, args ...string) cliResult {
 		res.code = ee.ExitCode()
 	} else if err != nil {
 		res.code, res.stderr = -1, err.Error()
+	}
+	return res
+}
+
+// mustRun is runCmd for a command that must start: one that cannot
+// stops the test.
+func mustRun(t *testing.T, cmd *exec.Cmd) cliResult {
+	t.Helper()
+	res := runCmd(cmd)
+	if res.code == -1 {
+		t.Fatalf("run %v: %s", cmd.Args, res.stderr)
 	}
 	return res
 }

@@ -3,7 +3,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -351,17 +350,7 @@ func runWithPath(t *testing.T, path string, args ...string) cliResult {
 	t.Helper()
 	cmd := exec.CommandContext(t.Context(), binary, args...)
 	cmd.Env = append(os.Environ(), "PATH="+path)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	res := cliResult{stdout: out.String(), stderr: errb.String()}
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		res.code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatalf("run %v: %v", args, err)
-	}
-	return res
+	return mustRun(t, cmd)
 }
 
 // floodScript writes a command that records "start" and "end" around

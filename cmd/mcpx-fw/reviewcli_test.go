@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -53,16 +52,7 @@ func runBare(t *testing.T, dir string, env []string, args ...string) cliResult {
 		}
 	}
 	cmd.Env = append(cmd.Env, env...)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	res := cliResult{stdout: out.String(), stderr: errb.String()}
-	if ee, ok := err.(*exec.ExitError); ok {
-		res.code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatalf("run %v: %v", args, err)
-	}
-	return res
+	return mustRun(t, cmd)
 }
 
 // stateWith makes a state dir holding one pending review of each kind,
