@@ -15,14 +15,26 @@
 //     ~/.claude.json (user and local scope), "mcpServers" with "type"
 //     stdio | http | sse (https://code.claude.com/docs/en/mcp, as quoted by
 //     https://www.developersdigest.tech/mcp-servers/clients/claude-code).
+//     Local scope is the same "mcpServers" under projects["/abs/dir"] of
+//     ~/.claude.json, keyed by the project's absolute path
+//     (https://code.claude.com/docs/en/mcp#mcp-installation-scopes, as
+//     quoted by https://dev.to/aicoding-guide/claude-mcp-add-scope-local-vs-project-vs-user-and-which-to-pick-4ajm).
 //   - VS Code: .vscode/mcp.json in the workspace (or mcp.json of the user
 //     profile), a top-level "servers" object whose entries carry "type":
 //     "stdio" with command, args, env, or "http" with url and headers
 //     (https://code.visualstudio.com/docs/copilot/reference/mcp-configuration).
+//     VS Code reads it as JSON with comments: // and /* */ comments and
+//     trailing commas, as in its settings.json
+//     (https://code.visualstudio.com/docs/languages/json#_json-with-comments).
 //   - Cursor: ~/.cursor/mcp.json (global) or .cursor/mcp.json (project),
 //     "mcpServers" of {command, args, env} or {url, headers}; no type
 //     (https://www.developersdigest.tech/mcp-servers/clients/cursor, from
 //     cursor.com/docs/mcp).
+//
+// Claude Desktop's, Claude Code's and Cursor's files are JSON, with no
+// word of comments in their documentation: a comment or trailing comma in
+// one is an error naming its line, not a file mcpx-fw would write back
+// for a host that may refuse it.
 package hostconfig
 
 import (
@@ -41,6 +53,12 @@ type Host struct {
 	Key string
 	// Typed hosts write "type" in every entry they start (stdio or http).
 	Typed bool
+	// JSONC hosts read their file as JSON with comments and trailing
+	// commas.
+	JSONC bool
+	// path leads from the top of the file to the servers' object when it
+	// is not the top-level Key: a Claude Code project's local scope.
+	path []string
 	// where is the usual file, relative to the home folder (home) or to
 	// the working folder (the project's file).
 	where func(goos, home, appData string) string
@@ -53,9 +71,9 @@ var Hosts = map[string]Host{
 	// Claude Code's project file: ~/.claude.json also holds the host's own
 	// state, which it rewrites as it runs, so restoring its bytes would
 	// undo that; named with --host-config, its top-level (user-scope)
-	// servers are wired, not those under projects (local scope).
+	// servers are wired, and a project's (local scope) with Project.
 	"claude-code": {Name: "claude-code", Key: "mcpServers", Typed: true, where: fixed(".mcp.json")},
-	"vscode":      {Name: "vscode", Key: "servers", Typed: true, where: fixed(filepath.Join(".vscode", "mcp.json"))},
+	"vscode":      {Name: "vscode", Key: "servers", Typed: true, JSONC: true, where: fixed(filepath.Join(".vscode", "mcp.json"))},
 	"cursor":      {Name: "cursor", Key: "mcpServers", where: fixed(filepath.Join(".cursor", "mcp.json")), home: true},
 }
 
@@ -66,6 +84,42 @@ func Lookup(name string) (Host, error) {
 		return Host{}, fmt.Errorf("unknown host %q (want one of %s)", name, strings.Join(Names(), ", "))
 	}
 	return h, nil
+}
+
+// UserFile is Claude Code's ~/.claude.json, relative to the home folder:
+// its user scope and every project's local scope.
+const UserFile = ".claude.json"
+
+// Project is Claude Code's local scope of the project in dir (an absolute
+// path, as ~/.claude.json keys it): the servers under
+// projects[dir].mcpServers, in ~/.claude.json by default.
+func (h Host) Project(dir string) (Host, error) {
+	if h.Name != "claude-code" {
+		return Host{}, fmt.Errorf("%s has no project scope in a file of the user's: only claude-code does", h.Name)
+	}
+	if !filepath.IsAbs(dir) {
+		return Host{}, fmt.Errorf("project %q: not an absolute path", dir)
+	}
+	h.path = []string{"projects", dir, h.Key}
+	h.where, h.home = fixed(UserFile), true
+	return h, nil
+}
+
+// keys are the members leading to the servers' object.
+func (h Host) keys() []string {
+	if h.path != nil {
+		return h.path
+	}
+	return []string{h.Key}
+}
+
+// Where names the servers' object in the file: "mcpServers", or
+// projects["/abs/dir"].mcpServers.
+func (h Host) Where() string {
+	if h.path == nil {
+		return h.Key
+	}
+	return fmt.Sprintf("projects[%q].%s", h.path[1], h.Key)
 }
 
 // Names lists the hosts, sorted.

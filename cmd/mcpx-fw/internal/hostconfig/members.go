@@ -8,17 +8,33 @@ import (
 )
 
 // member is one member of a JSON object: its name and where its value's
-// bytes start and end in the document read.
+// bytes start and end in the whole document read.
 type member struct {
 	Name       string
 	Start, End int
 	Value      json.RawMessage
 }
 
-// members reads the members of the object data holds, in the file's order,
-// each with the span of its value, so a rewrite can replace one value and
-// leave every other byte as it was.
+// members reads the members of the object the document holds, in the
+// file's order, each with the span of its value, so a rewrite can replace
+// one value and leave every other byte as it was. data is strict JSON:
+// a host's file passes through blank first.
 func members(data []byte) ([]member, error) {
+	return membersAt(data, 0, len(data))
+}
+
+// membersAt reads the members of the object data[start:end] holds, with
+// spans of the whole of data; a syntax error names its line of data.
+func membersAt(data []byte, start, end int) ([]member, error) {
+	out, err := scan(data[start:end], start)
+	var syn *json.SyntaxError
+	if errors.As(err, &syn) {
+		return nil, &SyntaxError{Line: lineAt(data, start+int(syn.Offset)), Msg: syn.Error()}
+	}
+	return out, err
+}
+
+func scan(data []byte, base int) ([]member, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
 		return nil, errors.New("not a JSON object")
@@ -34,7 +50,7 @@ func members(data []byte) ([]member, error) {
 			return nil, fmt.Errorf("%v: %w", tok, err)
 		}
 		end := int(dec.InputOffset())
-		out = append(out, member{Name: tok.(string), Start: end - len(raw), End: end, Value: raw})
+		out = append(out, member{Name: tok.(string), Start: base + end - len(raw), End: base + end, Value: raw})
 	}
 	if _, err := dec.Token(); err != nil {
 		return nil, err

@@ -36,26 +36,22 @@ type serveEntry struct {
 // they are, and so is every byte outside the entries replaced, so
 // connecting a connected file gives it back unchanged.
 func (h Host) Connect(data []byte, serve Serve) ([]byte, error) {
-	servers, err := h.Parse(data)
-	if err != nil || len(servers) == 0 {
+	d, err := h.read(data)
+	if err != nil || len(d.servers) == 0 {
 		return data, err
 	}
-	top, _ := members(data)
-	list, _ := find(top, h.Key)
-	entries, _ := members(list.Value)
-	unit := indentUnit(data, top)
+	unit := indentUnit(data, d.top)
 	out := slices.Clone(data)
-	for i := len(entries) - 1; i >= 0; i-- { // from the end: earlier spans stay valid
-		if servers[i].Connected {
+	for i := len(d.entries) - 1; i >= 0; i-- { // from the end: earlier spans stay valid
+		if d.servers[i].Connected {
 			continue
 		}
-		m := entries[i]
-		start, end := list.Start+m.Start, list.Start+m.End
-		val, err := h.entryBytes(serve, servers[i], m.Value, indentBefore(data, start), unit)
+		m := d.entries[i]
+		val, err := h.entryBytes(serve, d.servers[i], data[m.Start:m.End], indentBefore(data, m.Start), unit)
 		if err != nil {
 			return nil, err
 		}
-		out = slices.Concat(out[:start], val, out[end:])
+		out = slices.Concat(out[:m.Start], val, out[m.End:])
 	}
 	return out, nil
 }
@@ -89,6 +85,9 @@ func (h Host) entryBytes(serve Serve, s Server, old []byte, prefix, unit string)
 	var out bytes.Buffer
 	if err := json.Indent(&out, b, prefix, unit); err != nil {
 		return nil, err
+	}
+	if bytes.Contains(old, []byte("\r\n")) { // the file's line ends
+		return bytes.ReplaceAll(out.Bytes(), []byte("\n"), []byte("\r\n")), nil
 	}
 	return out.Bytes(), nil
 }
@@ -127,37 +126,46 @@ func indentUnit(data []byte, top []member) string {
 
 // ChangedSince names what of current differs from the file connect
 // started from (backup), outside the entries connect rewrites: a member of
-// the file's own, or the list of server names. Restoring the backup would
-// undo that change, so disconnect asks before it does.
+// the file's own, the list of server names, or a comment or spacing
+// between them. Restoring the backup would undo that change, so
+// disconnect asks before it does.
 func (h Host) ChangedSince(backup, current []byte) (string, error) {
-	before, err := members(backup)
+	before, err := h.read(backup)
 	if err != nil {
 		return "", fmt.Errorf("backup: %w", err)
 	}
-	now, err := members(current)
+	now, err := h.read(current)
 	if err != nil {
 		return "", err
 	}
-	if len(before) != len(now) {
+	if !slices.EqualFunc(before.top, now.top, sameName) {
 		return "its top-level members", nil
 	}
-	for i := range before {
-		switch {
-		case before[i].Name != now[i].Name:
-			return "its top-level members", nil
-		case before[i].Name == h.Key:
-			if !sameNames(before[i].Value, now[i].Value) {
-				return "the names under " + h.Key, nil
-			}
-		case !bytes.Equal(before[i].Value, now[i].Value):
-			return before[i].Name, nil
+	if !slices.EqualFunc(before.entries, now.entries, sameName) {
+		return "the names under " + h.Where(), nil
+	}
+	for i, m := range before.top {
+		if !bytes.Equal(before.outside(m.Start, m.End), now.outside(now.top[i].Start, now.top[i].End)) {
+			return m.Name, nil
 		}
+	}
+	if !bytes.Equal(before.outside(0, len(backup)), now.outside(0, len(current))) {
+		return "the text between its members (a comment, spacing)", nil
 	}
 	return "", nil
 }
 
-func sameNames(a, b []byte) bool {
-	ma, _ := members(a)
-	mb, _ := members(b)
-	return slices.EqualFunc(ma, mb, func(x, y member) bool { return x.Name == y.Name })
+func sameName(x, y member) bool { return x.Name == y.Name }
+
+// outside is data[from:to] without the server entries in it: what
+// connect leaves as it was.
+func (d doc) outside(from, to int) []byte {
+	var out []byte
+	for _, e := range d.entries {
+		if e.Start >= from && e.End <= to {
+			out = append(append(out, d.data[from:e.Start]...), 0) // where an entry was
+			from = e.End
+		}
+	}
+	return append(out, d.data[from:to]...)
 }

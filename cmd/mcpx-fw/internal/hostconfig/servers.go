@@ -27,65 +27,122 @@ type Server struct {
 
 // entry is a server's entry as the four hosts write it.
 type entry struct {
-	Type    string            `json:"type"`
-	Command string            `json:"command"`
-	Args    []string          `json:"args"`
-	Env     map[string]string `json:"env"`
-	URL     string            `json:"url"`
-	Headers map[string]string `json:"headers"`
-	Cwd     string            `json:"cwd"`
+	Type    string
+	Command string
+	Args    []string
+	Env     map[string]string
+	URL     string
+	Headers map[string]string
+	Cwd     string
 }
 
-// started are the members of an entry that say how to start the server:
-// the connected entry says that itself. Any other member is kept.
-var started = map[string]bool{"type": true, "command": true, "args": true, "env": true, "url": true, "headers": true, "cwd": true}
+// field is where the member named goes, and what it holds, when it says
+// how to start the server: the connected entry says that itself. Names
+// match as the hosts match them, case and all (encoding/json would also
+// take "Command" for command, a member the host ignores). Any other
+// member is kept.
+func (e *entry) field(name string) (any, string) {
+	switch name {
+	case "type", "command", "url", "cwd":
+		return map[string]*string{"type": &e.Type, "command": &e.Command, "url": &e.URL, "cwd": &e.Cwd}[name], "a string"
+	case "args":
+		return &e.Args, "a list of strings"
+	case "env", "headers":
+		return map[string]*map[string]string{"env": &e.Env, "headers": &e.Headers}[name], "an object of strings"
+	}
+	return nil, ""
+}
 
 // Parse reads the servers of a host's file, in the file's order. A file
 // with no servers member has none; a server mcpx-fw cannot start the way
 // the host does (an SSE endpoint, an entry with neither command nor url) is
 // an error naming it.
 func (h Host) Parse(data []byte) ([]Server, error) {
-	top, err := members(data)
-	if err != nil {
-		return nil, err
-	}
-	list, ok := find(top, h.Key)
-	if !ok {
-		return nil, nil
-	}
-	entries, err := members(list.Value)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", h.Key, err)
-	}
-	var out []Server
-	for _, m := range entries {
-		s, err := h.server(m)
-		if err != nil {
-			return nil, fmt.Errorf("%s.%s: %w", h.Key, m.Name, err)
-		}
-		out = append(out, s)
-	}
-	return out, nil
+	d, err := h.read(data)
+	return d.servers, err
 }
 
-func (h Host) server(m member) (Server, error) {
-	var e entry
-	if err := json.Unmarshal(m.Value, &e); err != nil {
-		return Server{}, err
+// doc is a host's file read: its bytes, the same bytes with comments and
+// trailing commas blanked (every span is the same in both), its top-level
+// members, the entries of its servers' object and their servers.
+type doc struct {
+	data, clean []byte
+	top         []member
+	entries     []member
+	servers     []Server
+}
+
+func (h Host) read(data []byte) (doc, error) {
+	d := doc{data: data}
+	var err error
+	if d.clean, err = blank(data, h.JSONC); err != nil {
+		return doc{}, h.strict(err)
 	}
-	s := Server{Name: m.Name, Command: e.Command, Args: e.Args, Env: e.Env, URL: e.URL, Headers: e.Headers, Dir: e.Cwd}
-	all, err := members(m.Value)
+	if d.top, err = members(d.clean); err != nil {
+		return doc{}, err
+	}
+	list, ok, err := h.list(d)
+	if err != nil || !ok {
+		return d, err
+	}
+	if d.entries, err = membersAt(d.clean, list.Start, list.End); err != nil {
+		return doc{}, fmt.Errorf("%s: %w", h.Where(), err)
+	}
+	for _, m := range d.entries {
+		s, err := h.server(d.clean, m)
+		if err != nil {
+			return doc{}, fmt.Errorf("%s.%s: %w", h.Where(), m.Name, err)
+		}
+		d.servers = append(d.servers, s)
+	}
+	return d, nil
+}
+
+// strict says, of a comment or trailing comma in a file the host reads as
+// strict JSON, that the host would refuse it.
+func (h Host) strict(err error) error {
+	if syn, ok := err.(*SyntaxError); ok && !h.JSONC {
+		return &SyntaxError{Line: syn.Line, Msg: syn.Msg + ", which " + h.Name + " does not accept: its file is strict JSON"}
+	}
+	return err
+}
+
+// list is the servers' object: the member at the end of the host's keys.
+func (h Host) list(d doc) (member, bool, error) {
+	ms := d.top
+	keys := h.keys()
+	for i, name := range keys {
+		m, ok := find(ms, name)
+		if !ok || i == len(keys)-1 {
+			return m, ok, nil
+		}
+		var err error
+		if ms, err = membersAt(d.clean, m.Start, m.End); err != nil {
+			return member{}, false, fmt.Errorf("%s: %w", name, err)
+		}
+	}
+	return member{}, false, nil
+}
+
+func (h Host) server(clean []byte, m member) (Server, error) {
+	all, err := membersAt(clean, m.Start, m.End)
 	if err != nil {
 		return Server{}, err
 	}
+	var e entry
+	var others []member
 	for _, o := range all {
-		if o.Name == "envFile" {
+		to, kind := e.field(o.Name)
+		switch {
+		case o.Name == "envFile":
 			return Server{}, fmt.Errorf("envFile is not imported: write its variables in env")
-		}
-		if !started[o.Name] {
-			s.others = append(s.others, o)
+		case to == nil:
+			others = append(others, o)
+		case json.Unmarshal(o.Value, to) != nil:
+			return Server{}, fmt.Errorf("%s is not %s", o.Name, kind)
 		}
 	}
+	s := Server{Name: m.Name, Command: e.Command, Args: e.Args, Env: e.Env, URL: e.URL, Headers: e.Headers, Dir: e.Cwd, others: others}
 	switch {
 	case e.Type == "sse":
 		return Server{}, fmt.Errorf("an SSE server: mcpx-fw reaches streamable HTTP servers only (type http)")
