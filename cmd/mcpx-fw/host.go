@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -33,9 +34,18 @@ func hostCommand() *cobra.Command {
 
 The host's file is its usual one unless --host-config names another:
 claude-desktop  claude_desktop_config.json in Claude's folder of this system
-claude-code     .mcp.json in the working folder (the project's servers)
+claude-code     .mcp.json in the working folder (project scope); with
+                --project DIR, ~/.claude.json's projects["DIR"].mcpServers
+                (local scope: DIR made absolute); ~/.claude.json named with
+                --host-config and no --project: its top-level mcpServers
+                (user scope)
 vscode          .vscode/mcp.json in the working folder (the workspace's)
 cursor          ~/.cursor/mcp.json
+
+VS Code's file may hold comments and trailing commas (JSON with comments):
+connect rewrites only the servers' entries, so every comment outside them
+stays. The other hosts read strict JSON: a comment or trailing comma in
+their file is an error naming FILE:LINE.
 
 --dry-run prints what would change, as a diff, and changes nothing.
 Restart the host (or reload its servers) after connect and disconnect.`,
@@ -80,6 +90,7 @@ func hostSub(verb, short string, run func(io.Writer, hostFile, string, bool) err
 		},
 	}
 	c.Flags().String("host-config", "", "the host's config `FILE` (default: the host's usual file, see 'mcpx-fw host --help')")
+	c.Flags().String("project", "", "claude-code only: the servers of the project in `DIR` (local scope), in ~/.claude.json unless --host-config")
 	c.Flags().Bool("dry-run", false, "print what would change, as a diff, and change nothing")
 	return c
 }
@@ -95,6 +106,11 @@ func openHostFile(c *cobra.Command, name string) (hostFile, error) {
 	if err != nil {
 		return hostFile{}, usageError{err}
 	}
+	if dir, _ := c.Flags().GetString("project"); dir != "" {
+		if h, err = projectScope(h, dir); err != nil {
+			return hostFile{}, usageError{err}
+		}
+	}
 	path, _ := c.Flags().GetString("host-config")
 	if path == "" {
 		if path, err = h.DefaultPath(); err != nil {
@@ -102,6 +118,16 @@ func openHostFile(c *cobra.Command, name string) (hostFile, error) {
 		}
 	}
 	return hostFile{host: h, path: path}, nil
+}
+
+// projectScope is Claude Code's local scope of the project in dir, keyed
+// by its absolute path as Claude Code keys it.
+func projectScope(h hostconfig.Host, dir string) (hostconfig.Host, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return hostconfig.Host{}, err
+	}
+	return h.Project(abs)
 }
 
 // hostConfigPath is mcpx-fw's config the host commands write: the one
@@ -124,12 +150,47 @@ func (hf hostFile) read() ([]byte, []hostconfig.Server, error) {
 	}
 	servers, err := hf.host.Parse(data)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", hf.path, err)
+		return nil, nil, hf.fail(err)
 	}
 	if len(servers) == 0 {
-		return nil, nil, fmt.Errorf("%s: no servers under %q: nothing to wire (is it %s's file?)", hf.path, hf.host.Key, hf.host.Name)
+		return nil, nil, fmt.Errorf("%s: no servers under %s: nothing to wire (is it %s's file%s?)", hf.path, hf.under(), hf.host.Name, hf.scopeHint())
 	}
 	return data, servers, nil
+}
+
+// fail names the host's file in an error of it, as FILE:LINE when the
+// error is at a line.
+func (hf hostFile) fail(err error) error {
+	var syn *hostconfig.SyntaxError
+	if errors.As(err, &syn) {
+		return fmt.Errorf("%s:%d: %s", hf.path, syn.Line, syn.Msg)
+	}
+	return fmt.Errorf("%s: %w", hf.path, err)
+}
+
+// place is the file, and the servers' object in it when that is not the
+// host's top-level one.
+func (hf hostFile) place() string {
+	if hf.host.Where() == hf.host.Key {
+		return hf.path
+	}
+	return hf.path + " " + hf.host.Where()
+}
+
+// under names the servers' object: "servers", or
+// projects["/abs/dir"].mcpServers.
+func (hf hostFile) under() string {
+	if hf.host.Where() == hf.host.Key {
+		return strconv.Quote(hf.host.Key)
+	}
+	return hf.host.Where()
+}
+
+func (hf hostFile) scopeHint() string {
+	if hf.host.Where() == hf.host.Key {
+		return ""
+	}
+	return ", and the folder Claude Code was started in"
 }
 
 func connectHost(w io.Writer, hf hostFile, cfg string, dry bool) error {
@@ -146,21 +207,21 @@ func connectHost(w io.Writer, hf hostFile, cfg string, dry bool) error {
 	}
 	connected, err := hf.host.Connect(data, serve)
 	if err != nil {
-		return fmt.Errorf("%s: %w", hf.path, err)
+		return hf.fail(err)
 	}
 	if dry {
 		fmt.Fprint(w, hostconfig.Diff(hf.path, data, connected))
 		return nil
 	}
 	if bytes.Equal(data, connected) {
-		fmt.Fprintf(w, "%s (%s) is already connected: every server starts through mcpx-fw serve\n", hf.host.Name, hf.path)
+		fmt.Fprintf(w, "%s (%s) is already connected: every server starts through mcpx-fw serve\n", hf.host.Name, hf.place())
 		return nil
 	}
 	if err := hostconfig.Write(hf.path, data, connected); err != nil {
 		return err
 	}
 	fmt.Fprintf(w, "connected %s (%s): %s start through mcpx-fw serve; the file as it was is in %s; restart %s\n",
-		hf.host.Name, hf.path, serverNames(servers), hostconfig.BackupPath(hf.path), hf.host.Name)
+		hf.host.Name, hf.place(), serverNames(servers), hostconfig.BackupPath(hf.path), hf.host.Name)
 	return nil
 }
 
@@ -182,7 +243,7 @@ func disconnectHost(w io.Writer, hf hostFile, dry, force bool) error {
 	}
 	changed, err := hf.host.ChangedSince(original, current)
 	if err != nil {
-		changed = "the file (" + err.Error() + ")"
+		changed = "the file (" + hf.fail(err).Error() + ")"
 	}
 	if changed != "" && !force {
 		return fmt.Errorf("%s: %s changed since connect, and restoring %s would undo that: edit the file by hand, or --force",
