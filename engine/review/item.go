@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"time"
 )
 
@@ -133,3 +134,13 @@ func ValidID(id string) bool {
 	}
 	return true
 }
+
+// ExpiryMessage is the sentence a review that expired is refused with,
+// for a review opened with timeout: the relay puts it on the wire, and
+// show says it before it happens, so both read the same words.
+func ExpiryMessage(timeout time.Duration) string {
+	return fmt.Sprintf("expired after %s awaiting review", timeout)
+}
+
+// Timeout is how long the item was given to be decided.
+func (it Item) Timeout() time.Duration { return it.ExpiresAt.Sub(it.CreatedAt) }
