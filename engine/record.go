@@ -121,6 +121,7 @@ func reviewItem(v Verdict, s Request, result []byte) (review.Item, error) {
 		Stage:   string(v.Stage),
 		Era:     s.Server.Era,
 		Reasons: toReviewReasons(v.Reasons),
+		Waived:  toReviewReasons(v.Waived),
 		Request: storedParams(s.Params),
 		Result:  json.RawMessage(result),
 		Context: meta,

@@ -67,6 +67,11 @@ type Item struct {
 	CreatedAt time.Time `json:"created_at"`
 	ExpiresAt time.Time `json:"expires_at"`
 	Reasons   []Reason  `json:"reasons"`
+	// Waived are the baseline reasons the server's policy waived by name
+	// on the decision that opened the item: they did not hold it, and the
+	// reviewer sees what the server's policy relaxed. None on an item
+	// stored before they were kept.
+	Waived []Reason `json:"waived,omitempty"`
 
 	// Request is the sampling params exactly as they will be forwarded.
 	Request json.RawMessage `json:"request,omitempty"`

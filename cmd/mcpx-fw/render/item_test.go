@@ -60,3 +60,29 @@ func TestShowNamesTheExpiryOfItsTimeout(t *testing.T) {
 		t.Errorf("expiry words %q do not name the 10-minute timeout", got)
 	}
 }
+
+// TestShowSaysWhatWasWaived: show lists the baseline reasons the server's
+// policy waived on the item's decision, under the reasons that held it,
+// inertly (a policy's message may quote the request).
+func TestShowSaysWhatWasWaived(t *testing.T) {
+	it := rendertest.KindItem(t, "sampling", `{"maxTokens":10,"messages":[]}`, "")
+	it.Waived = []review.Reason{{Code: "asks-for-secrets", Message: "the prompt asks for a password"},
+		{Code: "secret-in-completion", Message: "quoted " + hostile}}
+	out := showItem(it, false, 100)
+	rendertest.CheckInert(t, "show", out)
+	for _, want := range []string{
+		"\nWhy it needs review:\n  - [elicitation-url-host] the URL's host is not in allowed_hosts\n" +
+			"  waived by the server's policy: [asks-for-secrets] the prompt asks for a password\n",
+		"  waived by the server's policy: [secret-in-completion] quoted x\\x1b[2J",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("show lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "\nTo decide: mcpx-fw") {
+		t.Errorf("a waiver's message forged a line of show's own:\n%s", out)
+	}
+	if plain := showItem(rendertest.KindItem(t, "sampling", `{"maxTokens":10,"messages":[]}`, ""), false, 100); strings.Contains(plain, "waived") {
+		t.Errorf("show of an item without waivers mentions them:\n%s", plain)
+	}
+}
