@@ -14,8 +14,8 @@ import (
 )
 
 // TestReviewShowsWaivers: a review opened on a decision whose server
-// package waived a baseline reason says so in review show and its --json,
-// read back from the store.
+// package waived a baseline reason says so in review show, its --json and
+// the console's review page, read back from the store.
 func TestReviewShowsWaivers(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "policies")
 	if err := os.CopyFS(dir, os.DirFS(repoPath(t, "policies"))); err != nil {
@@ -53,5 +53,14 @@ review contains {"code": "looked-at", "message": "every answer"} if input.stage 
 	if err := json.Unmarshal([]byte(runCLI(t, "review", "show", v.ReviewID, "--json", "--config", cfg).stdout), &it); err != nil ||
 		len(it.Waived) != 1 || it.Waived[0].Code != "secret-in-completion" {
 		t.Errorf("review show --json: waived %v (%v), want secret-in-completion", it.Waived, err)
+	}
+	rt, err := startOperator(t.Context(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.close()
+	rv, err := consoleActions{rt: rt}.Review(t.Context(), v.ReviewID)
+	if err != nil || len(rv.Waived) != 1 || !strings.HasPrefix(rv.Waived[0], "[secret-in-completion] ") {
+		t.Errorf("console review: waived %q (%v), want secret-in-completion", rv.Waived, err)
 	}
 }
