@@ -15,6 +15,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/mcpx-fw/mcpx-fw/engine/logship"
+	"github.com/mcpx-fw/mcpx-fw/validate"
 )
 
 // decisionPath is the decision's path in OPA's terms, as the log names it.
@@ -131,6 +132,27 @@ func boxed(raw []byte) *any {
 func (d *decisionLog) errorText(err error) string {
 	m := masker{macs: &d.macs, seen: map[string]string{}}
 	return m.errorText(err)
+}
+
+// maxLoggedViolations is the most violations one service-log line names;
+// the first decide, and reason_codes counts them all.
+const maxLoggedViolations = 10
+
+// violationPlaces are a decision's first violations as the service log
+// names them, "rule at path", the path masked as a masked decision log
+// masks it whatever include_content says (see maskedPath).
+func (d *decisionLog) violationPlaces(vs []validate.Violation, input map[string]any) []string {
+	m := masker{macs: &d.macs, seen: map[string]string{}}
+	fields := schemaFields(input)
+	out := make([]string, 0, min(len(vs), maxLoggedViolations))
+	for _, vi := range vs[:min(len(vs), maxLoggedViolations)] {
+		path := vi.Path
+		if !placePath(path, fields) {
+			path = m.digestText(path)
+		}
+		out = append(out, vi.Rule+" at "+path)
+	}
+	return out
 }
 
 // noteWrite logs the sink's transitions, not every failure: one error

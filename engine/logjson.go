@@ -26,6 +26,7 @@ type logEncoder struct {
 	keys    []string      // a stack of map keys being sorted, shared by nested maps
 	masking bool          // false when content is logged
 	mask    masker
+	fields  map[string]bool // the form's field names, which violation paths may name (schemaFields)
 }
 
 // parts appends the input and then the result to buf and returns them.
@@ -38,6 +39,7 @@ func (e *logEncoder) parts(v Verdict, input map[string]any) (in, result json.Raw
 		e.value(input)
 	}
 	split := len(e.buf)
+	e.fields = schemaFields(input)
 	e.verdict(v)
 	return e.buf[:split:split], e.buf[split:]
 }

@@ -109,8 +109,8 @@ func maskedCopyAs(m *masker, s *shape, v any) (any, bool) {
 }
 
 // maskedVerdictCopy is v with its messages, and the paths that name more
-// than places, digested.
-func maskedVerdictCopy(m *masker, v Verdict) Verdict {
+// than places (in input's form, see placePath), digested.
+func maskedVerdictCopy(m *masker, v Verdict, input map[string]any) Verdict {
 	v.Reasons = slices.Clone(v.Reasons)
 	for i := range v.Reasons {
 		v.Reasons[i].Message = m.digestText(v.Reasons[i].Message)
@@ -122,7 +122,7 @@ func maskedVerdictCopy(m *masker, v Verdict) Verdict {
 	v.Violations = slices.Clone(v.Violations)
 	for i, vi := range v.Violations {
 		v.Violations[i].Message = m.digestText(vi.Message)
-		if !placePath(vi.Path) {
+		if !placePath(vi.Path, schemaFields(input)) {
 			v.Violations[i].Path = m.digestText(vi.Path)
 		}
 	}
@@ -180,7 +180,7 @@ func TestLogEncoderMatchesJSONMarshal(t *testing.T) {
 				if !content {
 					m := &masker{}
 					m.reset(&d.macs)
-					want = referenceEvent(maskedVerdictCopy(m, v), maskedCopy(m, inputShapeOf(input), input), "abc123", metrics[i], maskedPaths, "")
+					want = referenceEvent(maskedVerdictCopy(m, v, input), maskedCopy(m, inputShapeOf(input), input), "abc123", metrics[i], maskedPaths, "")
 					if v.Err != nil {
 						want.Error = &eventError{Code: codeInternal, Message: m.errorText(v.Err)}
 					}

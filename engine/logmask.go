@@ -13,6 +13,8 @@ import (
 	"sync"
 
 	"github.com/open-policy-agent/opa/v1/topdown"
+
+	"github.com/mcpx-fw/mcpx-fw/validate"
 )
 
 // masker replaces what an upstream or a host wrote with keyed digests. It
@@ -264,23 +266,49 @@ func (e *logEncoder) maskedText(s string) {
 	e.string(s)
 }
 
-// maskedPath appends a violation's path, digested when masking unless
-// every step of it is an index or a member name the input document
-// defines: such a path names a place, not a text.
+// maskedPath appends a violation's path, digested when masking unless it
+// names a place (see placePath).
 func (e *logEncoder) maskedPath(path string) {
-	if e.masking && !placePath(path) {
+	if e.masking && !placePath(path, e.fields) {
 		path = e.mask.digestText(path)
 	}
 	e.string(path)
 }
 
-func placePath(path string) bool {
+// placePath reports whether every step of path is an index, a member name
+// the input document defines, or, after "properties" or "content", one of
+// fields: the field names the request's form defines, as a path spells
+// them (schemaFields). Such a path names a place, not a text: a form's
+// field names are the server's schema, while what the user typed is a
+// value, never a step, and a member of the answer the form did not define
+// is digested with the path.
+func placePath(path string, fields map[string]bool) bool {
+	prev := ""
 	for step := range strings.SplitSeq(strings.TrimPrefix(path, "/"), "/") {
-		if !pathWords[step] && strings.Trim(step, "0123456789") != "" {
+		field := fields[step] && (prev == "properties" || prev == "content")
+		if !field && !pathWords[step] && strings.Trim(step, "0123456789") != "" {
 			return false
 		}
+		prev = step
 	}
 	return true
+}
+
+// schemaFields are the field names of an elicitation's requestedSchema
+// in input's request, as a violation's path spells them
+// (validate.PathStep); nil for any other request.
+func schemaFields(input map[string]any) map[string]bool {
+	req, _ := input["request"].(map[string]any)
+	schema, _ := req["requestedSchema"].(map[string]any)
+	props, _ := schema["properties"].(map[string]any)
+	if len(props) == 0 {
+		return nil
+	}
+	fields := make(map[string]bool, len(props))
+	for name := range props {
+		fields[validate.PathStep(name)] = true
+	}
+	return fields
 }
 
 // pathWords are the member names the input document's request and result

@@ -58,7 +58,7 @@ func (e *Engine) recorded(ctx context.Context, as *assessment, s Request, result
 		e.log.Error("record decision", zap.String("decision_id", v.DecisionID), zap.Error(err))
 	}
 	e.dlog.write(*v, as.input, as.revisionOr(e.Revision()), as.timings.metrics(), trace.SpanContextFromContext(ctx))
-	e.logVerdict(*v, s)
+	e.logVerdict(*v, s, as.input)
 	e.metrics.Decided(telemetry.Decision{Server: s.Server.Name, Kind: string(s.kindOf()), Stage: string(v.Stage), Outcome: v.Outcome.String(),
 		Validate: as.timings.validate, Eval: as.timings.eval, Commit: as.timings.commit})
 }
@@ -121,6 +121,7 @@ func reviewItem(v Verdict, s Request, result []byte) (review.Item, error) {
 		Stage:   string(v.Stage),
 		Era:     s.Server.Era,
 		Reasons: toReviewReasons(v.Reasons),
+		Waived:  toReviewReasons(v.Waived),
 		Request: storedParams(s.Params),
 		Result:  json.RawMessage(result),
 		Context: meta,
@@ -167,8 +168,10 @@ func violationReasons(v Verdict) []Reason {
 }
 
 // logVerdict writes one service-log line per decision: ids, codes and the
-// outcome, never prompt text; an error's quoted part is digested.
-func (e *Engine) logVerdict(v Verdict, s Request) {
+// outcome, never prompt text; an error's quoted part is digested, and so
+// is a violation's path unless it names a place (a form's field among
+// them), as in the masked decision log.
+func (e *Engine) logVerdict(v Verdict, s Request, input map[string]any) {
 	fields := []zap.Field{
 		zap.String("decision_id", v.DecisionID),
 		zap.String("server", s.Server.Name),
@@ -179,6 +182,9 @@ func (e *Engine) logVerdict(v Verdict, s Request) {
 	}
 	if v.ReviewID != "" {
 		fields = append(fields, zap.String("review_id", v.ReviewID))
+	}
+	if len(v.Violations) > 0 {
+		fields = append(fields, zap.Strings("violations", e.dlog.violationPlaces(v.Violations, input)))
 	}
 	if v.Err != nil {
 		fields = append(fields, zap.String("error", e.dlog.errorText(v.Err)))

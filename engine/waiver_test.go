@@ -62,3 +62,23 @@ func TestWaiverShowsInDecisionLog(t *testing.T) {
 		t.Errorf("the decision log's result lists waived %v, want secret-in-completion", ev.Result.Waived)
 	}
 }
+
+// The review a decision opens keeps the baseline reasons the server's
+// package waived on it, for show and the console to say.
+func TestWaiverKeptWithReview(t *testing.T) {
+	dir := openPolicy(t, "\nwaive contains \"secret-in-completion\"\n\nreview contains {\"code\": \"looked-at\", \"message\": \"every answer\"} if input.stage == \"result\"\n")
+	e, store := newTestEngine(t, Config{Policy: PolicyConfig{Dir: dir}})
+	s := sampling("open", `{"maxTokens":100,"messages":[{"role":"user","content":{"type":"text","text":"hi"}}]}`)
+	e.Decide(t.Context(), s)
+	v := e.Check(t.Context(), s, []byte(keyCompletion))
+	if v.Outcome != OutcomeEscalate || v.ReviewID == "" {
+		t.Fatalf("result: %v %v %v, want a review for looked-at", v.Outcome, v.ReasonCodes(), v.Err)
+	}
+	it, err := store.Get(t.Context(), v.ReviewID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(it.Waived) != 1 || it.Waived[0].Code != "secret-in-completion" || len(it.Reasons) != 1 || it.Reasons[0].Code != "looked-at" {
+		t.Errorf("review: reasons %v waived %v, want looked-at, with secret-in-completion waived", it.Reasons, it.Waived)
+	}
+}

@@ -250,6 +250,11 @@ func segment(key string) string {
 	return pointerEscaper.Replace(key)
 }
 
+// PathStep is the reference token a violation's path spells member name
+// with: escaped, and cut short past maxSegment bytes. A reader of paths
+// (the decision log) compares a step with a name it knows through it.
+func PathStep(name string) string { return segment(name) }
+
 // child returns the JSON Pointer of member key under path; a long key is
 // cut short (see segment).
 func child(path, key string) string {

@@ -61,7 +61,7 @@ func (a consoleActions) Review(ctx context.Context, id string) (console.Review, 
 	}
 	var show bytes.Buffer
 	render.Show(&show, it, render.ShowOptions{Now: time.Now(), Full: true, Layout: render.Layout{Width: consoleWidth}})
-	rv := console.Review{Summary: consoleSummary(it), DecisionID: it.DecisionID, Show: consoleShow(show.String()),
+	rv := console.Review{Summary: consoleSummary(it), DecisionID: it.DecisionID, Waived: rawReasons(it.Waived), Show: consoleShow(show.String()),
 		Revision: a.rt.engine.Revision(), Decided: approvalOf(it)}
 	rv.Doc, rv.DocNote = consoleDoc(it)
 	if err := a.approvable(ctx, it); err != nil {

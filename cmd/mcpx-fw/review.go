@@ -226,9 +226,32 @@ func getItem(ctx context.Context, rt *runtime, id string) (review.Item, error) {
 
 func notReviewable(d review.Decision) error {
 	if d.Outcome == engine.OutcomeBlocker.String() {
-		return fmt.Errorf("%s is a blocker (%s): nobody may approve it; the request itself must change", d.ID, render.ReasonCodes(d.Reasons))
+		what := "request"
+		if d.Stage == string(engine.StageResult) {
+			what = "answer"
+		}
+		return fmt.Errorf("%s is a blocker (%s): nobody may approve it; the %s itself must change", d.ID, blockerWhy(d.Reasons), what)
 	}
 	return fmt.Errorf("%s was decided %q and has no review to act on", d.ID, d.Outcome)
+}
+
+// maxBlockerReasons is how many of a blocker's reasons its one line names.
+const maxBlockerReasons = 3
+
+// blockerWhy names a blocker's first reasons with their messages (a
+// violation's names the field or member it is about, e.g. "/content/age:
+// the value is above maximum 120"), inertly: a path spells the upstream's
+// member names.
+func blockerWhy(rs []review.Reason) string {
+	parts := make([]string, 0, maxBlockerReasons+1)
+	for i, r := range rs {
+		if i == maxBlockerReasons {
+			parts = append(parts, fmt.Sprintf("and %d more", len(rs)-i))
+			break
+		}
+		parts = append(parts, fmt.Sprintf("%s: %s", inert.Word(r.Code), inert.Line(r.Message)))
+	}
+	return strings.Join(parts, "; ")
 }
 
 func decideError(err error) error {

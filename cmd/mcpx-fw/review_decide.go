@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/mcpx-fw/mcpx-fw/cmd/mcpx-fw/inert"
 	"github.com/mcpx-fw/mcpx-fw/cmd/mcpx-fw/render"
 	"github.com/mcpx-fw/mcpx-fw/engine"
 	"github.com/mcpx-fw/mcpx-fw/engine/review"
@@ -215,14 +216,15 @@ func nextForBlocker(what string) string {
 }
 
 // blockerReasons lists what made a blocker, for the operator (who may see
-// rule messages; the upstream never does).
+// rule messages; the upstream never does), inertly: a violation's path
+// spells the upstream's member names.
 func blockerReasons(v engine.Verdict) string {
 	var parts []string
 	for _, vi := range v.Violations {
-		parts = append(parts, fmt.Sprintf("[%s] %s: %s", vi.Rule, vi.Path, vi.Message))
+		parts = append(parts, fmt.Sprintf("[%s] %s: %s", inert.Word(vi.Rule), inert.Line(vi.Path), inert.Line(vi.Message)))
 	}
 	for _, r := range v.Reasons {
-		parts = append(parts, fmt.Sprintf("[%s] %s", r.Code, r.Message))
+		parts = append(parts, fmt.Sprintf("[%s] %s", inert.Word(r.Code), inert.Line(r.Message)))
 	}
 	return strings.Join(parts, "; ")
 }

@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"time"
 )
 
@@ -66,6 +67,11 @@ type Item struct {
 	CreatedAt time.Time `json:"created_at"`
 	ExpiresAt time.Time `json:"expires_at"`
 	Reasons   []Reason  `json:"reasons"`
+	// Waived are the baseline reasons the server's policy waived by name
+	// on the decision that opened the item: they did not hold it, and the
+	// reviewer sees what the server's policy relaxed. None on an item
+	// stored before they were kept.
+	Waived []Reason `json:"waived,omitempty"`
 
 	// Request is the sampling params exactly as they will be forwarded.
 	Request json.RawMessage `json:"request,omitempty"`
@@ -133,3 +139,13 @@ func ValidID(id string) bool {
 	}
 	return true
 }
+
+// ExpiryMessage is the sentence a review that expired is refused with,
+// for a review opened with timeout: the relay puts it on the wire, and
+// show says it before it happens, so both read the same words.
+func ExpiryMessage(timeout time.Duration) string {
+	return fmt.Sprintf("expired after %s awaiting review", timeout)
+}
+
+// Timeout is how long the item was given to be decided.
+func (it Item) Timeout() time.Duration { return it.ExpiresAt.Sub(it.CreatedAt) }

@@ -481,4 +481,7 @@ FOR EACH ROW WHEN (NEW.requested_tokens <> OLD.requested_tokens OR NEW.returned_
 	OR NEW.tokens <> OLD.tokens)
 EXECUTE FUNCTION decisions_usage_changed();
 `,
+	// 8: the reasons waived on the decision that opened an item (see the
+	// SQLite migration 8).
+	`ALTER TABLE items ADD COLUMN waived TEXT NOT NULL DEFAULT '[]';`,
 }

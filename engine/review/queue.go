@@ -90,11 +90,11 @@ func insertItem(ctx context.Context, tx *writeTx, it Item) error {
 	it = lineage(ctx, it)
 	_, err := tx.ExecContext(ctx, `INSERT INTO items (id, parent, decision_id,
 		server, label, stage, era, state, created_at, expires_at, reasons,
-		request, result, context, owner) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+		request, result, context, owner, waived) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
 		it.ID, it.Parent, it.DecisionID, it.Server, it.Label, it.Stage, it.Era,
 		string(it.State), toNanos(it.CreatedAt), toNanos(it.ExpiresAt),
 		encodeReasons(it.Reasons), blob(it.Request), blob(it.Result),
-		blob(it.Context), it.Owner)
+		blob(it.Context), it.Owner, encodeReasons(it.Waived))
 	return err
 }
 

@@ -14,7 +14,7 @@ import (
 const itemColumns = `id, parent, decision_id, server, label, stage, era, state,
 	created_at, expires_at, reasons, request, result, context, owner,
 	decided_by, decided_at, note, finished_at, finish_note, edited, edit_diff,
-	answer, erased_at`
+	answer, erased_at, waived`
 
 // querier is what reads need: the database or a transaction.
 type querier interface {
@@ -28,12 +28,12 @@ type scanner interface{ Scan(dest ...any) error }
 func scanItem(r scanner) (Item, error) {
 	var it Item
 	var created, expires, decided, finished, erased int64
-	var reasons string
+	var reasons, waived string
 	var request, result, context, edited, answer []byte
 	err := r.Scan(&it.ID, &it.Parent, &it.DecisionID, &it.Server, &it.Label,
 		&it.Stage, &it.Era, &it.State, &created, &expires, &reasons,
 		&request, &result, &context, &it.Owner, &it.DecidedBy, &decided,
-		&it.Note, &finished, &it.FinishNote, &edited, &it.EditDiff, &answer, &erased)
+		&it.Note, &finished, &it.FinishNote, &edited, &it.EditDiff, &answer, &erased, &waived)
 	if err != nil {
 		return Item{}, err
 	}
@@ -43,6 +43,12 @@ func scanItem(r scanner) (Item, error) {
 	it.Edited, it.Answer = rawJSON(edited), rawJSON(answer)
 	if err := json.Unmarshal([]byte(reasons), &it.Reasons); err != nil {
 		return Item{}, fmt.Errorf("item %s: reasons: %w", it.ID, err)
+	}
+	if err := json.Unmarshal([]byte(waived), &it.Waived); err != nil {
+		return Item{}, fmt.Errorf("item %s: waived: %w", it.ID, err)
+	}
+	if len(it.Waived) == 0 {
+		it.Waived = nil
 	}
 	return it, nil
 }

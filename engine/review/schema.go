@@ -232,6 +232,9 @@ BEGIN
 		tokens = tokens + excluded.tokens;
 END;
 `,
+	// 8: the baseline reasons the server's policy waived on the decision
+	// that opened an item, shown with it; an item from before has none.
+	`ALTER TABLE items ADD COLUMN waived TEXT NOT NULL DEFAULT '[]';`,
 }
 
 // migrate brings the schema up to date in one transaction. The write lock

@@ -281,7 +281,7 @@ func TestSettlementsKeepTheSums(t *testing.T) {
 // one to what its completion returned.
 func TestSettlementAfterUpgrade(t *testing.T) {
 	dir := stateDir(t)
-	old := openAtVersion(t, dir, len(migrations)-1)
+	old := openAtVersion(t, dir, 6) // before migration 7, which keeps settlements
 	_, err := old.ExecContext(t.Context(), `INSERT INTO decisions (id, server, stage, outcome, reasons,
 		review_id, created_at, requests, requested_tokens, returned_tokens, tokens)
 		VALUES ('dc-old', 'a', 'request', 'pass', '[]', '', ?, 1, 500, 0, 500)`, now().Add(-time.Minute).UnixNano())

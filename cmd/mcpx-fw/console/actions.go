@@ -39,6 +39,9 @@ type Summary struct {
 type Review struct {
 	Summary
 	DecisionID string
+	// Waived are the baseline reasons the server's policy waived on the
+	// decision that opened the review, as Reasons are given.
+	Waived []string
 	// Show is the whole item as review show prints it (settings, system
 	// prompt, messages, tools with their schemas, an elicitation's form or
 	// URL, the completion at stage two), already through inert.

@@ -19,7 +19,7 @@ type hostileReview struct{ queueOnly }
 
 func (hostileReview) Review(_ context.Context, id string) (Review, error) {
 	return Review{Summary: Summary{ID: id, Server: hostile, Label: hostile, Kind: hostile, Stage: hostile, State: "pending",
-		Reasons: []string{hostile}}, DecisionID: hostile, Show: hostile, Doc: hostile, DocNote: hostile, Refusal: hostile,
+		Reasons: []string{hostile}}, DecisionID: hostile, Waived: []string{hostile}, Show: hostile, Doc: hostile, DocNote: hostile, Refusal: hostile,
 		Decided: hostile, Revision: hostile}, nil
 }
 
@@ -44,5 +44,18 @@ func TestUpstreamTextIsInertInHTML(t *testing.T) {
 	}
 	if regexp.MustCompile(`<script>|<style|<[^>]*\son[a-z]+=|<[^>]*\sstyle=`).MatchString(out) {
 		t.Error("the page has inline script or style")
+	}
+}
+
+// TestReviewPageShowsWaivers: the page lists the baseline reasons the
+// server's policy waived under the reasons that hold the review.
+func TestReviewPageShowsWaivers(t *testing.T) {
+	rv := Review{Summary: Summary{ID: "rv-1", State: "pending", Reasons: []string{"[looked-at] every answer"}},
+		Waived: []string{"[asks-for-secrets] the prompt asks for a password"}}
+	var m markup
+	reviewPage(&m, "t", reviewView{Review: rv})
+	want := "<li>[looked-at] every answer</li><li class=\"waived\">waived by the server's policy: [asks-for-secrets] the prompt asks for a password</li>"
+	if out := m.String(); !strings.Contains(out, want) {
+		t.Errorf("the page lacks %s:\n%s", want, out)
 	}
 }

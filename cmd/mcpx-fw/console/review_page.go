@@ -1,6 +1,7 @@
 package console
 
-// reviewPage is one review: its facts, why it needs review, a refused
+// reviewPage is one review: its facts, why it needs review (and what the
+// server's policy waived), a refused
 // action's refusal, the actions while it is pending, and everything in it.
 func reviewPage(m *markup, csrf string, v reviewView) {
 	m.head("Review")
@@ -8,6 +9,11 @@ func reviewPage(m *markup, csrf string, v reviewView) {
 	m.raw("<h2>Why it needs review</h2>\n<ul class=\"reasons\">")
 	for _, r := range v.Reasons {
 		m.raw("<li>")
+		m.line(r)
+		m.raw("</li>")
+	}
+	for _, r := range v.Waived {
+		m.raw("<li class=\"waived\">waived by the server's policy: ")
 		m.line(r)
 		m.raw("</li>")
 	}

@@ -79,7 +79,7 @@ func HostOffers(it review.Item) bool {
 // renderActions prints the actions as the end of show, each command
 // whole so that it can be copied.
 func renderActions(w *RowWriter, it review.Item, acts []Action) {
-	fmt.Fprintf(w, "\nTo decide (if nobody does by %s, the upstream gets %s):\n", it.ExpiresAt.Format("15:04:05 MST"), expiryWords(it))
+	fmt.Fprintf(w, "\nTo decide (if nobody does by %s, %s):\n", it.ExpiresAt.Format("15:04:05 MST"), expiryWords(it))
 	for _, a := range acts {
 		_ = w.whole("  " + a.Command + "\n")
 		fmt.Fprintf(w, "      %s\n", a.Effect)

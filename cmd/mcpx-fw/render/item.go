@@ -53,12 +53,25 @@ func legacyEra(it review.Item) bool {
 	return it.Era == "" || it.Era < "2026-07-28"
 }
 
-// expiryWords say what the upstream gets when nobody decides in time.
+// expiryWords say what happens when nobody decides in time, as relay
+// answers an expired review (relay/internal/refusal): -32603 with
+// review.ExpiryMessage, which an upstream before 2026-07-28 gets for
+// sampling and roots, while its elicitation gets the result {"action":
+// "cancel"}, except that a URL from its -32042 error is refused on the
+// host's call that got the error. A 2026-07-28 upstream asked in its
+// result's input requests: the host's call fails, and the upstream is
+// never retried with it.
 func expiryWords(it review.Item) string {
-	if ItemKind(it) == engine.KindElicitation && legacyEra(it) {
-		return `{"action": "cancel"}`
+	expired := fmt.Sprintf("-32603 %q", review.ExpiryMessage(it.Timeout()))
+	switch {
+	case !legacyEra(it):
+		return "the host's call fails with " + expired + " and the upstream is not retried"
+	case ItemKind(it) != engine.KindElicitation:
+		return "the upstream gets " + expired
+	case decodeObject(it.Request)["mode"] == "url":
+		return `the upstream gets {"action": "cancel"} (a URL from a -32042 error: the host's call fails with ` + expired + ")"
 	}
-	return `-32603 "expired"`
+	return `the upstream gets {"action": "cancel"}`
 }
 
 // RejectEffect says what rejecting it does, as relay answers a refusal

@@ -26,6 +26,7 @@ type ItemJSON struct {
 	Reasons   []review.Reason `json:"reasons"`
 	// show only:
 	DecisionID string          `json:"decision_id,omitempty"`
+	Waived     []review.Reason `json:"waived,omitempty"` // baseline reasons the server's policy waived
 	Label      string          `json:"label,omitempty"`
 	Era        string          `json:"era,omitempty"`
 	DecidedBy  string          `json:"decided_by,omitempty"`
@@ -73,6 +74,7 @@ type ShowItemJSON struct {
 func ShowJSON(it review.Item, c Cost) ShowItemJSON {
 	j := Summary(it)
 	j.DecisionID, j.Label, j.Era, j.DecidedBy, j.Note = it.DecisionID, it.Label, it.Era, it.DecidedBy, it.Note
+	j.Waived = it.Waived
 	j.Request, j.Result, j.Parent, j.DecidedAt = it.Request, it.Result, it.Parent, it.DecidedAt
 	j.Edited, j.EditDiff, j.Answer, j.ErasedAt = it.Edited, it.EditDiff, it.Answer, it.ErasedAt
 	return ShowItemJSON{ItemJSON: j, Cost: costToJSON(c)}

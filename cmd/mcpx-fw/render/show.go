@@ -27,7 +27,7 @@ type ShowOptions struct {
 
 // Show prints everything a person needs to decide: who asks (the
 // configured name and label, not what the server claims), why it was
-// escalated, the whole request as the host's model gets it (and at stage
+// escalated and which baseline reasons the server's policy waived, the whole request as the host's model gets it (and at stage
 // two the completion beside it), what an operator changed or wrote, what
 // it may cost against the server's budget, and the exact commands to act.
 // Every string from the item goes through inert; upstream prose is laid
@@ -40,6 +40,7 @@ func Show(out io.Writer, it review.Item, o ShowOptions) {
 	renderHeader(w, it, o.Now)
 	fmt.Fprintln(w, "\nWhy it needs review:")
 	writeLines(w, "  - ", reasonLines(it.Reasons))
+	writeLines(w, "  waived by the server's policy: ", reasonLines(it.Waived))
 	if !it.ErasedAt.IsZero() {
 		fmt.Fprintf(w, "\nThe prompt and completion text were erased at %s (review.retain);\nmcpx-fw audit keeps their digests.\n",
 			it.ErasedAt.Format(time.RFC3339))

@@ -148,7 +148,7 @@ func (p *Pipeline) settle(ctx context.Context, t *stage) {
 		st = settlement{Verdict: engine.Verdict{Outcome: engine.OutcomeBlocker, DecisionID: v.DecisionID, Stage: v.Stage,
 			ReviewID: v.ReviewID, Reasons: []engine.Reason{{Code: refusal.ReasonRejected, Message: it.Note}}}}
 	case it.State == review.StateExpired:
-		st = p.unsettled(v, refusal.ReasonExpired, fmt.Sprintf("expired after %s awaiting review", p.eng.ReviewTimeout()), nil)
+		st = p.unsettled(v, refusal.ReasonExpired, review.ExpiryMessage(p.eng.ReviewTimeout()), nil)
 	default:
 		st = p.unsettled(v, refusal.ReasonAbandon, "review abandoned", fmt.Errorf("review ended in state %s", it.State))
 	}

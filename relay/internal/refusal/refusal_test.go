@@ -10,8 +10,28 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
 	"github.com/mcpx-fw/mcpx-fw/engine"
+	"github.com/mcpx-fw/mcpx-fw/engine/review"
 	"github.com/mcpx-fw/mcpx-fw/validate"
 )
+
+// TestExpiryOnTheWire: an expired review (reason review-expired, with
+// review.ExpiryMessage, the sentence review show prints before it
+// happens) is -32603 with that sentence for every kind, and a legacy
+// elicitation's result {"action": "cancel"}: what cmd/mcpx-fw/render's
+// expiryWords promises the operator.
+func TestExpiryOnTheWire(t *testing.T) {
+	msg := review.ExpiryMessage(time.Minute)
+	v := engine.Verdict{Outcome: engine.OutcomeError, DecisionID: "dc-1", Reasons: []engine.Reason{{Code: ReasonExpired, Message: msg}}}
+	for _, k := range []engine.Kind{engine.KindSampling, engine.KindElicitation, engine.KindRoots} {
+		if we := ForVerdict(k, v); we.Code != CodeInternal || we.Message != msg {
+			t.Errorf("%s: %d %q, want -32603 %q", k, we.Code, we.Message, msg)
+		}
+	}
+	res, err := LegacyElicitAnswer(nil, ForVerdict(engine.KindElicitation, v))
+	if err != nil || res == nil || res.Action != "cancel" {
+		t.Errorf("a legacy elicitation that expired gets %+v, %v; want the result {\"action\": \"cancel\"}", res, err)
+	}
+}
 
 // TestWireError covers every outcome of the mapping from a verdict to the
 // wire.
