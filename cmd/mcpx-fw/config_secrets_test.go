@@ -30,7 +30,7 @@ func TestCheckShowsNoConfigValue(t *testing.T) {
 		{"review:", ""},
 		{"  timeout: " + c, "review.timeout: want a duration such as 250ms or 10m, found a string that is not one"},
 		{"  notify:", ""},
-		{"    command: [\"TOKEN=" + c + "\"]", ""},
+		{"    command: notify-send --token " + c, "review.notify.command: a whole command line in one string, not a program: write it as a list"},
 		{"metrics:", ""},
 		{"  addr: " + c, "metrics.addr: want HOST:PORT"},
 		{"decision_log:", ""},

@@ -3,6 +3,7 @@ package config
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -180,6 +181,24 @@ func TestConfigCommandArgsRefused(t *testing.T) {
 // commandLineText is what a command key holding a whole command line is
 // told, before the args form where the key has one.
 const commandLineText = "a whole command line in one string, not a program: write it as a list, one word an entry, such as command: [npx, -y, pkg]"
+
+// TestConfigNotifyCommandLine: review.notify.command written as one
+// string is explained as servers.<name>.command is, without args, which
+// it does not take; a program whose name holds a space is taken.
+func TestConfigNotifyCommandLine(t *testing.T) {
+	bin := t.TempDir()
+	if err := os.WriteFile(filepath.Join(bin, "my notifier"), []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	configtest.CleanEnv(t)
+	t.Setenv("PATH", bin)
+	_, err := loadHere(t, "review:\n  notify:\n    command: notify-send mcpx-fw\n")
+	wantLines(t, err, []string{"mcpx-fw.yaml:3: review.notify.command: " + commandLineText})
+	cfg, err := loadHere(t, "review:\n  notify:\n    command: my notifier\n")
+	if err != nil || !slices.Equal(cfg.Review.Notify.Command, []string{"my notifier"}) {
+		t.Errorf("a program on PATH whose name holds a space: %v, %v", cfg, err)
+	}
+}
 
 // TestConfigUnforeseenDecodeError: what UnmarshalExact refuses that
 // checkFile and checkEnv did not foresee is still one line a key, placed

@@ -106,6 +106,8 @@ func TestConfigProblemsShowNoValue(t *testing.T) {
 			"mcpx-fw.yaml:4: servers.x.env: an environment name is empty or holds '=' or NUL: write NAME: value"},
 		{"a command line with a token", server + "command: npx -y server --api-key " + c + "\n",
 			"mcpx-fw.yaml:3: servers.x.command: " + commandLineText + ", or as command: npx with args: [-y, pkg]"},
+		{"a notify command line with a token", "review:\n  notify:\n    command: notify --token " + c + "\n",
+			"mcpx-fw.yaml:3: review.notify.command: " + commandLineText},
 		{"a file holding a value alone", c + "\n", "mcpx-fw.yaml:1: the file holds a string, where mcpx-fw reads keys such as servers: and policy:"},
 	}
 	for _, tt := range tests {
