@@ -224,7 +224,7 @@ func kindOf(node *yaml.Node) string {
 	case "!!float":
 		return "a number"
 	case "!!bool":
-		return "true or false"
+		return "a boolean (true or false)"
 	case "!!timestamp":
 		return "a date"
 	}
