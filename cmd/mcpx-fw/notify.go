@@ -24,19 +24,28 @@ const notifySend = "notify-send"
 // lookNotifyPaths fails, as a command server's missing command does, when what
 // review.notify runs is not there: a notification configured but never
 // shown leaves reviews to expire unseen, which is worse than not starting.
-func lookNotifyPaths(n config.Notify) error {
+// The problem is placed at the key's line of cfg's file.
+func lookNotifyPaths(cfg *config.Config) error {
+	n := cfg.Review.Notify
 	if n.Desktop {
 		if _, err := exec.LookPath(notifySend); err != nil {
-			return fmt.Errorf("review.notify.desktop: %s not found on PATH (install libnotify-bin, or set review.notify.desktop: false)", notifySend)
+			const key = "review.notify.desktop"
+			return fmt.Errorf("%s: %s: %s not found on PATH (install libnotify-bin, or set %s: false)", cfg.Place(key), key, notifySend, key)
 		}
 	}
 	if len(n.Command) > 0 {
 		if _, err := exec.LookPath(n.Command[0]); err != nil {
-			return fmt.Errorf("review.notify.command: %q not found", n.Command[0])
+			const key = "review.notify.command"
+			return fmt.Errorf("%s: %s: %s", cfg.Place(key), key, programNotFound)
 		}
 	}
 	return nil
 }
+
+// programNotFound is the problem of a command whose program is not there.
+// The program is not named: the line the problem names shows it, and
+// what stands first in a command is sometimes a pasted NAME=secret.
+const programNotFound = "its program (the first word) is not found: not on PATH, nor a file at that path"
 
 // note is one review to announce, its facts already made safe to hand
 // out (safeCodes), and how many more of its server's reviews it stands

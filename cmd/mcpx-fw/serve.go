@@ -309,8 +309,8 @@ func checkServers(cfg *config.Config) error {
 	if _, err := cfg.Tracing.Headers(); err != nil {
 		return fmt.Errorf("config %s: %w", cfg.DisplayPath(), err)
 	}
-	if err := lookNotifyPaths(cfg.Review.Notify); err != nil {
-		return fmt.Errorf("config %s: %w", cfg.DisplayPath(), err)
+	if err := lookNotifyPaths(cfg); err != nil {
+		return err
 	}
 	for _, name := range cfg.ServerNames() {
 		s := cfg.Servers[name]
@@ -323,7 +323,8 @@ func checkServers(cfg *config.Config) error {
 			continue
 		}
 		if _, err := exec.LookPath(s.Command[0]); err != nil {
-			return fmt.Errorf("config %s: servers.%s.command: %q not found", cfg.DisplayPath(), name, s.Command[0])
+			key := "servers." + name + ".command"
+			return fmt.Errorf("%s: %s: %s", cfg.Place(key), key, programNotFound)
 		}
 	}
 	return nil

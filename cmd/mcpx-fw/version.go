@@ -22,8 +22,9 @@ func init() {
 
 // build is what the binary knows of the source it was built from, as the
 // go command recorded it: go build and go install in a git clone stamp the
-// commit; go run, -buildvcs=false and a git worktree stamp none, and an
-// install of a published module names its source by the version alone.
+// commit; go run, -buildvcs=false (from the command line or GOFLAGS) and a
+// linked git worktree stamp none, and an install of a published module
+// names its source by the version alone.
 type build struct {
 	version   string // a tag, a pseudo-version, or "(devel)"
 	revision  string // the commit; empty when none was stamped
@@ -73,11 +74,16 @@ func versionText() string {
 		fmt.Fprintf(&sb, "revision: %s%s\n", b.revision, modifiedNote(b.modified))
 		fmt.Fprintf(&sb, "committed: %s\n", b.time)
 	case version == "(devel)":
-		sb.WriteString("revision: not recorded (go run and -buildvcs=false record none; go build or go install in a git clone does)\n")
+		sb.WriteString(revisionNotRecorded + "\n")
 	}
 	fmt.Fprintf(&sb, "go: %s %s\n", b.goVersion, b.platform)
 	return sb.String()
 }
+
+// revisionNotRecorded is what version says of a build that recorded no
+// commit: why, and the command that records one.
+const revisionNotRecorded = "revision: not recorded (go run, a linked git worktree and -buildvcs=false, which go env GOFLAGS may hold, record none; " +
+	"go install -buildvcs=true ./cmd/mcpx-fw in a git clone records it)"
 
 func modifiedNote(modified bool) string {
 	if modified {
@@ -95,7 +101,17 @@ commit, or "(devel)"), the commit it was built from and whether the tree had
 uncommitted changes, and the Go version it was built with. mcpx-fw --version
 prints the same.
 
-go build and go install in a git clone record the commit; go run does not.`,
+The commit is recorded by go build and go install run in a git clone (a .git
+folder: a linked git worktree has none) with git on PATH, unless -buildvcs is
+false; go run never records it. GOFLAGS may hold -buildvcs=false, set in the
+environment or by go env -w (go env GOFLAGS shows it); a flag on the command
+line wins over it:
+
+  go install -buildvcs=true ./cmd/mcpx-fw
+
+records the commit in a clone, or fails saying why (git missing, say). An
+empty GOFLAGS= in front is not enough when go env -w set it: the go command
+reads an empty variable as unset.`,
 		Args: args(0, "mcpx-fw version"),
 		Run: func(c *cobra.Command, _ []string) {
 			fmt.Fprint(c.OutOrStdout(), versionText())

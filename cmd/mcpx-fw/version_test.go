@@ -16,7 +16,8 @@ import (
 func TestVersionGoRunForm(t *testing.T) {
 	out := versionOutput(t, buildForVersion(t, "-buildvcs=false"))
 	want := "mcpx-fw (devel)\n" +
-		"revision: not recorded (go run and -buildvcs=false record none; go build or go install in a git clone does)\n" +
+		"revision: not recorded (go run, a linked git worktree and -buildvcs=false, which go env GOFLAGS may hold, record none; " +
+		"go install -buildvcs=true ./cmd/mcpx-fw in a git clone records it)\n" +
 		"go: " + goruntime.Version() + " " + goruntime.GOOS + "/" + goruntime.GOARCH + "\n"
 	if out != want {
 		t.Errorf("version printed\n%s\nwant\n%s", out, want)
@@ -49,6 +50,36 @@ func TestVersionGoBuildForm(t *testing.T) {
 	}
 	if want := []string{lines[0], wantRev, "committed: " + rec.time, lines[len(lines)-1]}; strings.Join(lines, "\n") != strings.Join(want, "\n") {
 		t.Errorf("version printed\n%s\nwant\n%s", out, strings.Join(want, "\n"))
+	}
+}
+
+// TestVersionBuildVCSOverGOFLAGS: what README and version --help tell a
+// user whose go env -w set GOFLAGS=-buildvcs=false: in a git clone, an
+// empty GOFLAGS= in front of go build still records no commit, and
+// -buildvcs=true on the command line records HEAD, which version prints.
+// The go command's settings are the test's own (GOENV), never the
+// machine's. Outside a clone (a linked worktree, an unpacked archive)
+// there is no commit to record, and it skips.
+func TestVersionBuildVCSOverGOFLAGS(t *testing.T) {
+	head, ok := cloneHead(t)
+	if !ok {
+		t.Skip("not a git clone with git on PATH: there is no commit to record")
+	}
+	goenv := filepath.Join(t.TempDir(), "go.env")
+	if err := os.WriteFile(goenv, []byte("GOFLAGS=-buildvcs=false\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("GOENV", goenv)
+	t.Setenv("GOFLAGS", "")
+	if rec := recordedBuild(t, buildForVersion(t)); rec.revision != "" {
+		t.Errorf("GOFLAGS= over go env -w's -buildvcs=false recorded revision %q; README says it records none", rec.revision)
+	}
+	bin := buildForVersion(t, "-buildvcs=true")
+	if rec := recordedBuild(t, bin); rec.revision != head {
+		t.Fatalf("-buildvcs=true over go env -w's -buildvcs=false recorded revision %q, want HEAD %s", rec.revision, head)
+	}
+	if out := versionOutput(t, bin); !strings.Contains(out, "\nrevision: "+head) {
+		t.Errorf("version printed\n%s\nwant the revision %s", out, head)
 	}
 }
 

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"time"
 
+	"go.yaml.in/yaml/v3"
+
 	"github.com/mcpx-fw/mcpx-fw/relay"
 	"github.com/mcpx-fw/mcpx-fw/validate"
 )
@@ -93,7 +95,8 @@ type Config struct {
 		File  string `mapstructure:"file"`  // default stderr
 	} `mapstructure:"log"`
 
-	path string // the file it was read from, if any
+	path string     // the file it was read from, if any
+	doc  *yaml.Node // its YAML, whose nodes know their lines (Place); nil when none
 	// policyDirGiven: the file names policy.dir, so an empty one is a
 	// mistake rather than the default.
 	policyDirGiven bool

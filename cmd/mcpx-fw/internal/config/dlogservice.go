@@ -45,9 +45,9 @@ func (s DecisionLogService) verify(bad func(string, string, ...any)) {
 	if s.URL == "" {
 		return
 	}
-	verifyURL(bad, key+"url", s.URL)
+	verifyURL(bad, key+"url", s.URL, "https://logs.example.com")
 	if !strings.HasPrefix(s.Resource, "/") {
-		bad(key+"resource", "%q must be a path starting with /", s.Resource)
+		bad(key+"resource", "want a path starting with /, such as /logs")
 	}
 	if s.BufferSizeLimitEvents <= 0 {
 		bad(key+"buffer_size_limit_events", "must be at least 1")

@@ -52,8 +52,9 @@ func decode(v *viper.Viper, p *problems) (*Config, error) {
 	foreseen := len(p.list)
 	var cfg Config
 	_ = v.Unmarshal(&cfg, viper.DecodeHook(decodeHooks()))
+	cfg.Servers = serversOf(v)
 	decodeErr := v.UnmarshalExact(new(Config), viper.DecodeHook(decodeHooks()))
-	cfg.path = p.file
+	cfg.path, cfg.doc = p.file, p.doc
 	cfg.policyDirGiven = v.InConfig("policy.dir")
 	cfg.applyRawServers(p.doc)
 	cfg.resolvePaths()
@@ -79,6 +80,23 @@ func decodeHooks() mapstructure.DecodeHookFunc {
 	)
 }
 
+// serversOf decodes each server on its own, keeping what decodes of one
+// holding a value that does not: decoding the servers map at once drops a
+// server whole when any of its values fails, and the checks of the rest
+// of that server would never run.
+func serversOf(v *viper.Viper) map[string]Server {
+	out := map[string]Server{}
+	for name, raw := range v.GetStringMap("servers") {
+		var s Server
+		if dec, err := mapstructure.NewDecoder(&mapstructure.DecoderConfig{
+			WeaklyTypedInput: true, DecodeHook: decodeHooks(), Result: &s}); err == nil {
+			_ = dec.Decode(raw) // what does not decode is named by checkFile
+		}
+		out[name] = s
+	}
+	return out
+}
+
 func dateAsString(from, to reflect.Type, data any) (any, error) {
 	if t, ok := data.(time.Time); ok && to.Kind() == reflect.String {
 		return t.Format(time.DateOnly), nil
@@ -102,14 +120,10 @@ func readConfigFile(v *viper.Viper, path string) (*yaml.Node, error) {
 	if err := v.ReadConfig(bytes.NewReader(b)); err != nil {
 		p := &problems{file: path, doc: doc}
 		p.checkFile()
-		return nil, cmp.Or(p.err(), fmt.Errorf("config %s: %s", path, oneLine(err)))
+		// viper's words (YAML's) may quote a value: they are not shown
+		return nil, cmp.Or(p.err(), fmt.Errorf("%s: not a mapping of keys such as servers: and policy:", path))
 	}
 	return doc, nil
-}
-
-// oneLine is an error of viper's or mapstructure's on one line.
-func oneLine(err error) string {
-	return strings.Join(strings.Fields(err.Error()), " ")
 }
 
 func displayPath(p string) string {
@@ -207,6 +221,16 @@ func (c *Config) Path() string { return c.path }
 
 // DisplayPath is Path as errors name it: "(defaults)" when no file was read.
 func (c *Config) DisplayPath() string { return displayPath(c.path) }
+
+// Place is where a problem with key (servers.NAME.command) is to be fixed,
+// as Load's problems name it: FILE:LINE of the line that writes key, or of
+// the nearest section above it; DisplayPath when the file writes neither.
+func (c *Config) Place(key string) string {
+	if line := lineOf(c.doc, key); line > 0 {
+		return fmt.Sprintf("%s:%d", c.path, line)
+	}
+	return c.DisplayPath()
+}
 
 // besidePolicies is the policies folder beside the config file (its
 // framework in mcpxfw/) when the config names neither policy.dir nor a

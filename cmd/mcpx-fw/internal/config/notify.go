@@ -41,8 +41,12 @@ func setNotifyDefaults(v *viper.Viper) {
 }
 
 func (n Notify) verify(bad func(string, string, ...any)) {
-	if len(n.Command) > 0 && n.Command[0] == "" {
+	switch {
+	case len(n.Command) == 0:
+	case n.Command[0] == "":
 		bad("review.notify.command", "the command's first element is empty")
+	case commandLine(n.Command[0], ""):
+		bad("review.notify.command", "%s", commandLineHint(false))
 	}
 	positive(bad, "review.notify.timeout", n.Timeout)
 	if n.MaxRunning < 1 {

@@ -38,10 +38,10 @@ func (p *problems) at(line int, format string, args ...any) {
 }
 
 // undecoded records that key's value, in the file at line, is not a value
-// of typ; got is what it is.
-func (p *problems) undecoded(line int, key string, typ reflect.Type, got string) {
+// of typ; found says what it is instead, never what it says.
+func (p *problems) undecoded(line int, key string, typ reflect.Type, found string) {
 	p.notDecoded = append(p.notDecoded, strings.ToLower(key))
-	p.at(line, "%s: want %s, got %s", key, describe(typ), got)
+	p.at(line, "%s: want %s, found %s", key, describe(typ), found)
 }
 
 // bad is verify's report of a problem with key, as verify names keys
@@ -229,7 +229,7 @@ func (p *problems) unforeseen(err error) {
 		}
 	case interface{ Unwrap() error }:
 		p.unforeseen(e.Unwrap())
-	default:
-		p.bad("config", "cannot be read: %s", oneLine(err))
+	default: // the decoder's own words may quote a value
+		p.bad("config", "a value cannot be read into its key")
 	}
 }

@@ -3,6 +3,7 @@ package config
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -45,17 +46,23 @@ func TestConfigProblemLines(t *testing.T) {
 			[]string{"mcpx-fw.yaml:3: unknown key servers.notes.type (leave it out: command makes a stdio server, url an HTTP one)",
 				"mcpx-fw.yaml:5: unknown key servers.notes.cwd (did you mean dir?)"}},
 		{"not a whole number", "servers:\n  x:\n    command: [cat]\n    max_tokens: lots\n",
-			[]string{`mcpx-fw.yaml:4: servers.x.max_tokens: want a whole number, got "lots"`}},
+			[]string{"mcpx-fw.yaml:4: servers.x.max_tokens: want a whole number, found a string"}},
 		{"not a duration, and nothing more about it", "review:\n  timeout: soon\n",
-			[]string{`mcpx-fw.yaml:2: review.timeout: want a duration such as 250ms or 10m, got "soon"`}},
+			[]string{"mcpx-fw.yaml:2: review.timeout: want a duration such as 250ms or 10m, found a string that is not one"}},
 		{"not a bool", "http:\n  allow_remote: maybe\n",
-			[]string{`mcpx-fw.yaml:2: http.allow_remote: want true or false, got "maybe"`}},
+			[]string{"mcpx-fw.yaml:2: http.allow_remote: want true or false, found a string"}},
 		{"a number for a section", "policy: 5\n",
-			[]string{"mcpx-fw.yaml:1: policy: want a mapping (keys and values), got 5"}},
+			[]string{"mcpx-fw.yaml:1: policy: want a mapping (keys and values), found a whole number"}},
+		{"true or false for a section", "policy: true\n",
+			[]string{"mcpx-fw.yaml:1: policy: want a mapping (keys and values), found a boolean (true or false)"}},
+		{"a date for a duration", "review:\n  timeout: 2026-01-01\n",
+			[]string{"mcpx-fw.yaml:2: review.timeout: want a duration such as 250ms or 10m, found a date"}},
 		{"a mapping for a list", "isolation:\n  hide: {a: b}\n",
-			[]string{"mcpx-fw.yaml:2: isolation.hide: want a list, got a mapping"}},
+			[]string{"mcpx-fw.yaml:2: isolation.hide: want a list, found a mapping"}},
 		{"a list for a string", "servers:\n  x:\n    command: [cat]\n    env: {A: [1]}\n",
-			[]string{"mcpx-fw.yaml:4: servers.x.env.A: want a string, got a list"}},
+			[]string{"mcpx-fw.yaml:4: servers.x.env.A: want a string, found a list"}},
+		{"a tracing endpoint in clear", "tracing:\n  otlp:\n    endpoint: http://collector:4318\n",
+			[]string{"mcpx-fw.yaml:3: tracing.otlp.endpoint: an http:// endpoint sends spans in clear; set tracing.otlp.insecure: true to allow it"}},
 		{"the file is a list", "- servers\n",
 			[]string{"mcpx-fw.yaml:1: the file holds a list, where mcpx-fw reads keys such as servers: and policy:"}},
 		{"a key written twice", "log:\n  level: info\nlog:\n  level: debug\n",
@@ -63,18 +70,19 @@ func TestConfigProblemLines(t *testing.T) {
 		{"bad indentation", "log:\n  level: info\n    file: x\n",
 			[]string{"mcpx-fw.yaml:3: mapping values are not allowed in this context"}},
 		{"a check's problem at the key's line", "log:\n  file: x\n  level: loud\n",
-			[]string{`mcpx-fw.yaml:3: log.level: "loud" is not one of debug, info, warn, error`}},
+			[]string{"mcpx-fw.yaml:3: log.level: want one of debug, info, warn, error"}},
 		{"a key the file lacks, at its section", "servers:\n  notes:\n    label: Notes\n",
 			[]string{"mcpx-fw.yaml:2: servers.notes.command: required: the command that starts the server (or url for an HTTP server)"}},
 		{"a list entry at its line", "servers:\n  a:\n    command: [cat]\n    elicitation:\n      allowed_hosts:\n        - example.com\n        - \"https://auth.example.com\"\n",
-			[]string{`mcpx-fw.yaml:7: servers.a.elicitation.allowed_hosts[1]: "https://auth.example.com" is not a host name: write the host alone (auth.example.com), without scheme, port, path or wildcard`}},
+			[]string{"mcpx-fw.yaml:7: servers.a.elicitation.allowed_hosts[1]: not a host name (it has a scheme): write the host alone (auth.example.com), without scheme, port, path or wildcard"}},
 		{"every problem at once, in the file's order",
 			"log:\n  level: loud\nservres: {}\npolicy:\n  default: maybe\n  timeout: soon\nservers:\n  x:\n    command: [cat]\n    max_tokens: lots\n    sampling: false\n    operator_answer: true\n",
-			[]string{`mcpx-fw.yaml:2: log.level: "loud" is not one of debug, info, warn, error`,
+			[]string{"mcpx-fw.yaml:2: log.level: want one of debug, info, warn, error",
 				"mcpx-fw.yaml:3: unknown key servres (did you mean servers?)",
-				`mcpx-fw.yaml:5: policy.default: "maybe" is not one of review, deny, permit`,
-				`mcpx-fw.yaml:6: policy.timeout: want a duration such as 250ms or 10m, got "soon"`,
-				`mcpx-fw.yaml:10: servers.x.max_tokens: want a whole number, got "lots"`}},
+				"mcpx-fw.yaml:5: policy.default: want one of review, deny, permit",
+				"mcpx-fw.yaml:6: policy.timeout: want a duration such as 250ms or 10m, found a string that is not one",
+				"mcpx-fw.yaml:10: servers.x.max_tokens: want a whole number, found a string",
+				"mcpx-fw.yaml:12: servers.x.operator_answer: answers sampling, which sampling: false never offers this server; drop one of them"}},
 		{"checks still run beside an unknown key",
 			"servers:\n  x:\n    command: [cat]\n    sampling: false\n    operator_answer: true\n    cmd: [cat]\n",
 			[]string{"mcpx-fw.yaml:5: servers.x.operator_answer: answers sampling, which sampling: false never offers this server; drop one of them",
@@ -108,8 +116,8 @@ func TestConfigEnvProblemLines(t *testing.T) {
 	t.Setenv("MCPXFW_LOG_LEVEL", "loud")
 	_, err := loadHere(t, "log:\n  level: info\n")
 	wantLines(t, err, []string{
-		`MCPXFW_LOG_LEVEL: log.level: "loud" is not one of debug, info, warn, error`,
-		`MCPXFW_POLICY_TIMEOUT: policy.timeout: want a duration such as 250ms or 10m, got "soon"`,
+		"MCPXFW_LOG_LEVEL: log.level: want one of debug, info, warn, error",
+		"MCPXFW_POLICY_TIMEOUT: policy.timeout: want a duration such as 250ms or 10m, found a value that is not one",
 	})
 }
 
@@ -156,12 +164,9 @@ func TestConfigCommandArgsRefused(t *testing.T) {
 		want         []string
 	}{
 		{"a command line in one string", "command: npx -y @modelcontextprotocol/server-everything",
-			[]string{`mcpx-fw.yaml:3: servers.x.command: "npx -y @modelcontextprotocol/server-everything" is a command line, not a program: ` +
-				`write it as a list, command: [npx, -y, "@modelcontextprotocol/server-everything"], ` +
-				`or as command: npx with args: [-y, "@modelcontextprotocol/server-everything"]`}},
+			[]string{"mcpx-fw.yaml:3: servers.x.command: " + commandLineText + ", or as command: npx with args: [-y, pkg]"}},
 		{"a command line in a list", "command: [\"uvx mcp-server-git\"]",
-			[]string{`mcpx-fw.yaml:3: servers.x.command: "uvx mcp-server-git" is a command line, not a program: ` +
-				`write it as a list, command: [uvx, mcp-server-git], or as command: uvx with args: [mcp-server-git]`}},
+			[]string{"mcpx-fw.yaml:3: servers.x.command: " + commandLineText + ", or as command: npx with args: [-y, pkg]"}},
 		{"args without command", "args: [-y, pkg]",
 			[]string{"mcpx-fw.yaml:2: servers.x.command: required: the command that starts the server (or url for an HTTP server)"}},
 		{"args on a url server", "url: https://example.com/mcp\n    args: [-y]",
@@ -174,6 +179,28 @@ func TestConfigCommandArgsRefused(t *testing.T) {
 			_, err := loadHere(t, "servers:\n  x:\n    "+tt.server+"\n")
 			wantLines(t, err, tt.want)
 		})
+	}
+}
+
+// commandLineText is what a command key holding a whole command line is
+// told, before the args form where the key has one.
+const commandLineText = "a whole command line in one string, not a program: write it as a list, one word an entry, such as command: [npx, -y, pkg]"
+
+// TestConfigNotifyCommandLine: review.notify.command written as one
+// string is explained as servers.<name>.command is, without args, which
+// it does not take; a program whose name holds a space is taken.
+func TestConfigNotifyCommandLine(t *testing.T) {
+	bin := t.TempDir()
+	if err := os.WriteFile(filepath.Join(bin, "my notifier"), []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	configtest.CleanEnv(t)
+	t.Setenv("PATH", bin)
+	_, err := loadHere(t, "review:\n  notify:\n    command: notify-send mcpx-fw\n")
+	wantLines(t, err, []string{"mcpx-fw.yaml:3: review.notify.command: " + commandLineText})
+	cfg, err := loadHere(t, "review:\n  notify:\n    command: my notifier\n")
+	if err != nil || !slices.Equal(cfg.Review.Notify.Command, []string{"my notifier"}) {
+		t.Errorf("a program on PATH whose name holds a space: %v, %v", cfg, err)
 	}
 }
 

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"reflect"
-	"strconv"
 	"strings"
 	"time"
 
@@ -21,7 +20,7 @@ func (p *problems) checkFile() {
 	switch {
 	case root.Tag == "!!null":
 	case root.Kind != yaml.MappingNode:
-		p.at(root.Line, "the file holds %s, where mcpx-fw reads keys such as servers: and policy:", shown(root))
+		p.at(root.Line, "the file holds %s, where mcpx-fw reads keys such as servers: and policy:", kindOf(root))
 	default:
 		p.checkMapping("", root, reflect.TypeFor[Config]())
 	}
@@ -43,7 +42,7 @@ func (p *problems) checkNode(key string, line int, node *yaml.Node, typ reflect.
 	default:
 		var v any
 		if node.Decode(&v) != nil || !fits(v, typ) {
-			p.undecoded(line, key, typ, shown(node))
+			p.undecoded(line, key, typ, found(node, typ))
 		}
 	}
 }
@@ -142,7 +141,7 @@ func (p *problems) checkEnv(keys []string) {
 		val := os.Getenv(envName(key))
 		if ok && val != "" && !fits(val, typ) {
 			p.notDecoded = append(p.notDecoded, key)
-			p.list = append(p.list, problem{0, fmt.Sprintf("%s: %s: want %s, got %q", envName(key), key, describe(typ), val)})
+			p.list = append(p.list, problem{0, fmt.Sprintf("%s: %s: want %s, found a value that is not one", envName(key), key, describe(typ))})
 		}
 	}
 }
@@ -195,16 +194,39 @@ func describe(typ reflect.Type) string {
 	return "a mapping (keys and values)"
 }
 
-// shown is a value as an error quotes it: a string in quotes, a number or
-// word as written, a list or mapping by its shape.
-func shown(node *yaml.Node) string {
-	switch {
-	case node.Kind == yaml.SequenceNode:
-		return "a list"
-	case node.Kind == yaml.MappingNode:
-		return "a mapping"
-	case node.Tag == "!!str":
-		return strconv.Quote(node.Value)
+// found says what a value that does not decode into typ is: its kind,
+// never its text, which may be a secret written under the wrong key or in
+// the wrong shape (a token where a duration goes, a header as a list).
+func found(node *yaml.Node, typ reflect.Type) string {
+	switch kind := kindOf(node); {
+	case node.Tag == "!!str" && typ == durationType:
+		return "a string that is not one"
+	case kind == describe(typ):
+		return "one out of range"
+	default:
+		return kind
 	}
-	return node.Value
+}
+
+// kindOf is the kind of value node is, in the words describe uses.
+func kindOf(node *yaml.Node) string {
+	switch node.Kind {
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.MappingNode:
+		return "a mapping"
+	}
+	switch node.Tag {
+	case "!!str":
+		return "a string"
+	case "!!int":
+		return "a whole number"
+	case "!!float":
+		return "a number"
+	case "!!bool":
+		return "a boolean (true or false)"
+	case "!!timestamp":
+		return "a date"
+	}
+	return "a value of another kind"
 }

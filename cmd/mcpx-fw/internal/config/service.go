@@ -30,7 +30,7 @@ func verifyServiceHeaders(bad func(string, string, ...any), key string, headers 
 	for _, name := range slices.Sorted(maps.Keys(headers)) {
 		switch {
 		case !headerName.MatchString(name):
-			bad(key, "%q is not an HTTP header name", name)
+			bad(key, "%s", notHeaderName)
 		case oneOf(strings.ToLower(name), serviceOwnHeaders...):
 			bad(key, "%s is set by mcpx-fw itself and cannot be configured", name)
 		}

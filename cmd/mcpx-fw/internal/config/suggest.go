@@ -23,16 +23,23 @@ func suggestion(name string, typ reflect.Type) string {
 	if hint, ok := hostKeys[name]; ok && typ == reflect.TypeFor[Server]() {
 		return hint
 	}
+	if best := nearest(name, slices.Sorted(maps.Keys(fieldsOf(typ)))); best != "" {
+		return " (did you mean " + best + "?)"
+	}
+	return ""
+}
+
+// nearest is the word of words nearest to name (the first of equals),
+// when it is near enough to be a slip of the keyboard: within a quarter
+// of name's length, plus one, edits. Else "".
+func nearest(name string, words []string) string {
 	best, bestDist := "", len(name)/4+1
-	for _, known := range slices.Sorted(maps.Keys(fieldsOf(typ))) {
-		if d := distance(name, known); d <= bestDist && (best == "" || d < bestDist) {
-			best, bestDist = known, d
+	for _, w := range words {
+		if d := distance(name, w); d <= bestDist && (best == "" || d < bestDist) {
+			best, bestDist = w, d
 		}
 	}
-	if best == "" {
-		return ""
-	}
-	return " (did you mean " + best + "?)"
+	return best
 }
 
 // distance is the edit distance between a and b counting a swap of two

@@ -1,6 +1,8 @@
 package config
 
 import (
+	"strings"
+
 	"github.com/spf13/viper"
 
 	"github.com/mcpx-fw/mcpx-fw/relay/tracing"
@@ -35,9 +37,11 @@ func (c Tracing) verify(bad func(string, string, ...any)) {
 	if c.SampleRatio < 0 || c.SampleRatio > 1 {
 		bad("tracing.sample_ratio", "must be between 0 and 1")
 	}
-	if c.OTLP.Endpoint != "" {
+	// verifyURL first: CheckEndpoint's message quotes the endpoint, which
+	// may carry credentials
+	if c.OTLP.Endpoint != "" && verifyURL(bad, "tracing.otlp.endpoint", c.OTLP.Endpoint, "https://collector:4318/v1/traces") {
 		if _, err := tracing.CheckEndpoint(c.OTLP.Endpoint, c.OTLP.Insecure); err != nil {
-			bad("tracing.otlp.endpoint", "%v", err)
+			bad("tracing.otlp.endpoint", "%s", strings.TrimPrefix(err.Error(), "tracing.otlp.endpoint: "))
 		}
 	}
 	verifyServiceHeaders(bad, "tracing.otlp.headers", c.OTLP.Headers)

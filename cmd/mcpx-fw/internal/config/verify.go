@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -29,9 +28,7 @@ const minStoreLease = time.Second
 
 // verify validates every field and names each bad key to bad.
 func (c *Config) verify(bad func(key, format string, args ...any)) {
-	if !oneOf(c.Policy.Default, "review", "deny", "permit") {
-		bad("policy.default", "%q is not one of review, deny, permit", c.Policy.Default)
-	}
+	verifyWord(bad, "policy.default", c.Policy.Default, "review", "deny", "permit")
 	if u, err := url.Parse(c.Store.URL); c.Store.URL != "" && (err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql")) {
 		bad("store.url", "must be empty (the SQLite file in state_dir) or a postgres:// URL")
 	}
@@ -49,16 +46,12 @@ func (c *Config) verify(bad func(key, format string, args ...any)) {
 	}
 	c.Review.Notify.verify(bad)
 	positive(bad, "sampling.host_timeout", c.Sampling.HostTimeout)
-	if !oneOf(c.Log.Level, "debug", "info", "warn", "error") {
-		bad("log.level", "%q is not one of debug, info, warn, error", c.Log.Level)
-	}
+	verifyWord(bad, "log.level", c.Log.Level, "debug", "info", "warn", "error")
 	if _, err := engine.UsageWindows(c.Usage.Windows); err != nil {
 		bad("usage.windows", "%v", err)
 	}
 	c.Limits.verify(bad)
-	if !oneOf(c.Isolation.Default, isolationModes...) {
-		bad("isolation.default", "%q is not one of %s", c.Isolation.Default, strings.Join(isolationModes, ", "))
-	}
+	verifyWord(bad, "isolation.default", c.Isolation.Default, isolationModes...)
 	for key, paths := range map[string][]string{"isolation.hide": c.Isolation.Hide, "isolation.read_only": c.Isolation.ReadOnly} {
 		if slices.Contains(paths, "") {
 			bad(key, "an entry is empty (a bare ~ is YAML's null: quote it, \"~\")")
@@ -79,8 +72,8 @@ func (c *Config) verifyServer(bad func(string, string, ...any), name string, s S
 		bad(key, "server names are lower-case letters, digits, '-' and single '_'")
 	}
 	verifyReach(bad, key, s)
-	if !oneOf(s.Protocol, "", "auto", "legacy") && !slices.Contains(relay.Revisions(), s.Protocol) {
-		bad(key+".protocol", "%q is not auto, legacy or one of %s", s.Protocol, strings.Join(relay.Revisions(), ", "))
+	if s.Protocol != "" {
+		verifyWord(bad, key+".protocol", s.Protocol, append([]string{"auto", "legacy"}, relay.Revisions()...)...)
 	}
 	if s.MaxTokens < 0 {
 		bad(key+".max_tokens", "must be 0 (no cap) or positive")
@@ -99,15 +92,54 @@ func (c *Config) verifyServer(bad func(string, string, ...any), name string, s S
 	}
 }
 
+// verifyWord refuses a value that is not one of a key's words. The value
+// is shown only when it is a slip of the keyboard from one of them (sampl
+// for sample), which says nothing a reader of the words does not know:
+// anything further off may be a secret pasted under the wrong key, and the
+// line already says where it is written.
+func verifyWord(bad func(string, string, ...any), key, value string, words ...string) {
+	if oneOf(value, words...) {
+		return
+	}
+	if near := nearest(strings.ToLower(value), words); near != "" {
+		bad(key, "want one of %s, found %q (did you mean %s?)", strings.Join(words, ", "), value, near)
+		return
+	}
+	bad(key, "want one of %s", strings.Join(words, ", "))
+}
+
 // verifyAllowedHost refuses an allowed_hosts entry that is not a bare host
 // name. The policy compares an entry with the URL's host alone, so a
 // scheme, port, path or wildcard never matches, and an empty one names no
 // host: the operator meant something the firewall would silently not do.
+// The entry is not shown: a URL pasted here may carry credentials.
 func verifyAllowedHost(bad func(string, string, ...any), key, h string) {
-	_, _, portErr := net.SplitHostPort(h)
-	if h == "" || portErr == nil || strings.ContainsAny(h, "/@*?# \t") {
-		bad(key, "%q is not a host name: write the host alone (auth.example.com), without scheme, port, path or wildcard", h)
+	if what := notHostName(h); what != "" {
+		bad(key, "not a host name (%s): write the host alone (auth.example.com), without scheme, port, path or wildcard", what)
 	}
+}
+
+// notHostName says what makes h more or less than a host name, "" when
+// it is one.
+func notHostName(h string) string {
+	_, _, portErr := net.SplitHostPort(h)
+	switch {
+	case h == "":
+		return "it is empty"
+	case strings.Contains(h, "://"):
+		return "it has a scheme"
+	case strings.Contains(h, "@"):
+		return "it has credentials"
+	case strings.ContainsAny(h, "/?#"):
+		return "it has a path"
+	case portErr == nil:
+		return "it has a port"
+	case strings.Contains(h, "*"):
+		return "it has a wildcard"
+	case strings.ContainsAny(h, " \t"):
+		return "it has a space"
+	}
+	return ""
 }
 
 // verifyReach checks how the firewall reaches a server: by exactly one of a
@@ -118,7 +150,7 @@ func verifyReach(bad func(string, string, ...any), key string, s Server) {
 	case s.URL != "" && len(s.Command) > 0:
 		bad(key, "set command (a stdio server) or url (an HTTP server), not both")
 	case s.URL != "":
-		verifyURL(bad, key+".url", s.URL)
+		verifyURL(bad, key+".url", s.URL, "https://example.com/mcp")
 		if len(s.Env) > 0 {
 			bad(key+".env", "applies to command only; an HTTP server's environment is its own")
 		}
@@ -134,22 +166,24 @@ func verifyReach(bad func(string, string, ...any), key string, s Server) {
 	case len(s.Command) == 0 || s.Command[0] == "":
 		bad(key+".command", "required: the command that starts the server (or url for an HTTP server)")
 	case commandLine(s.Command[0], s.Dir):
-		bad(key+".command", "%q is a command line, not a program: write it as a list, command: [%s], or as command: %s with args: [%s]",
-			s.Command[0], flowList(strings.Fields(s.Command[0])), flowList(strings.Fields(s.Command[0])[:1]), flowList(strings.Fields(s.Command[0])[1:]))
+		bad(key+".command", "%s", commandLineHint(true))
 	}
 	if len(s.Headers) > 0 && s.URL == "" {
 		bad(key+".headers", "applies to url only")
 	}
-	if s.Isolation != "" && !oneOf(s.Isolation, isolationModes...) {
-		bad(key+".isolation", "%q is not one of %s (or empty for isolation.default)", s.Isolation, strings.Join(isolationModes, ", "))
+	if s.Isolation != "" {
+		verifyWord(bad, key+".isolation", s.Isolation, isolationModes...)
 	}
 	for name, value := range s.Env {
-		if name == "" || strings.ContainsAny(name, "=\x00") || strings.Contains(value, "\x00") {
-			bad(key+".env."+name, "an environment name has no '=' or NUL, and a value no NUL")
+		switch {
+		case name == "" || strings.ContainsAny(name, "=\x00"): // a pasted NAME=value: the key is not shown either
+			bad(key+".env", "an environment name is empty or holds '=' or NUL: write NAME: value")
+		case strings.Contains(value, "\x00"):
+			bad(key+".env."+name, "the value holds NUL")
 		}
 	}
 	for name := range s.Headers {
-		verifyHeaderName(bad, key+".headers."+name, name)
+		verifyHeaderName(bad, key+".headers", name)
 	}
 }
 
@@ -171,20 +205,17 @@ func commandLine(program, dir string) bool {
 	return true
 }
 
-// plainWord is a word YAML reads as itself in a flow list.
-var plainWord = regexp.MustCompile(`^[-A-Za-z0-9_./=+][-A-Za-z0-9_./=+@:]*$`)
-
-// flowList writes words as the inside of a YAML flow list, quoting those
-// YAML would read otherwise ("@scope/pkg").
-func flowList(words []string) string {
-	out := make([]string, len(words))
-	for i, w := range words {
-		out[i] = w
-		if !plainWord.MatchString(w) {
-			out[i] = strconv.Quote(w)
-		}
+// commandLineHint is what a command key holding a whole command line in
+// one string is told (servers.<name>.command, review.notify.command):
+// the list form, and the args form where the key has args beside it. It
+// shows an example rather than the user's own words, which often carry a
+// token (--api-key …) and would be printed wherever the error goes.
+func commandLineHint(withArgs bool) string {
+	hint := "a whole command line in one string, not a program: write it as a list, one word an entry, such as command: [npx, -y, pkg]"
+	if withArgs {
+		hint += ", or as command: npx with args: [-y, pkg]"
 	}
-	return strings.Join(out, ", ")
+	return hint
 }
 
 // verify refuses limits that are not positive: a zero would not mean "no
@@ -243,34 +274,55 @@ func (m Metrics) verify(bad func(string, string, ...any)) {
 	host, _, err := net.SplitHostPort(m.Addr)
 	switch {
 	case err != nil:
-		bad("metrics.addr", "%q is not HOST:PORT, such as 127.0.0.1:9464", m.Addr)
+		bad("metrics.addr", "want HOST:PORT, such as 127.0.0.1:9464")
 	case !m.AllowRemote && !relay.Loopback(host):
-		bad("metrics.addr", "%s is not a loopback address, so other machines could read the metrics and status; "+
-			"use 127.0.0.1 or localhost, or set metrics.allow_remote: true", m.Addr)
+		bad("metrics.addr", "not a loopback address, so other machines could read the metrics and status; "+
+			"use 127.0.0.1 or localhost, or set metrics.allow_remote: true")
 	}
 }
 
-func verifyURL(bad func(string, string, ...any), key, raw string) {
+// verifyURL refuses raw unless it is an http:// or https:// URL with a
+// host, saying what it is instead, never the URL, which may carry
+// credentials; example is one the key takes. It tells whether raw is one.
+func verifyURL(bad func(string, string, ...any), key, raw, example string) bool {
 	u, err := url.Parse(raw)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		bad(key, "%q is not an http:// or https:// URL such as https://example.com/mcp", raw)
+	var found string
+	switch {
+	case err != nil:
+		found = "a string that is not a URL"
+	case u.Scheme == "":
+		found = "one without a scheme"
+	case u.Scheme != "http" && u.Scheme != "https":
+		found = "another scheme"
+	case u.Host == "":
+		found = "one without a host"
+	default:
+		return true
 	}
+	bad(key, "want an http:// or https:// URL such as %s, found %s", example, found)
+	return false
 }
 
 // headerName is an HTTP field name (RFC 9110 token).
 var headerName = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
 
 // verifyHeaderName refuses names that are not HTTP field names, and those
-// the transport sets itself: overriding them would break the session.
+// the transport sets itself: overriding them would break the session. key
+// is the headers' key (servers.<name>.headers).
 func verifyHeaderName(bad func(string, string, ...any), key, name string) {
 	lower := strings.ToLower(name)
 	switch {
 	case !headerName.MatchString(name):
-		bad(key, "%q is not an HTTP header name", name)
+		bad(key, "%s", notHeaderName)
 	case strings.HasPrefix(lower, "mcp-") || oneOf(lower, "accept", "content-type", "content-length", "host", "last-event-id", "connection", "transfer-encoding"):
-		bad(key, "%s is set by the MCP transport and cannot be configured", name)
+		bad(key+"."+name, "%s is set by the MCP transport and cannot be configured", name)
 	}
 }
+
+// notHeaderName is the problem of a header name that is not an HTTP field
+// name. The name is not shown: it is most often a whole header line pasted
+// as a name (Authorization: Bearer …), credential and all.
+const notHeaderName = "a header name holds a character HTTP does not allow in one (a space, ':'): write Name: value"
 
 func positive(bad func(string, string, ...any), key string, d time.Duration) {
 	if d <= 0 {
