@@ -57,6 +57,23 @@ func Restore(path string) error {
 	return os.Remove(BackupPath(path))
 }
 
+// Put writes data, the file with a scope disconnected, in place of the
+// host's file, its mode kept, and removes the backup unless keep: the
+// backup goes once no entry is left for it to give back.
+func Put(path string, data []byte, keep bool) error {
+	info, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	if err := replace(path, data, info.Mode().Perm()); err != nil {
+		return err
+	}
+	if keep {
+		return nil
+	}
+	return os.Remove(BackupPath(path))
+}
+
 // Restored is what Restore would put back, for a dry run.
 func Restored(path string) ([]byte, error) {
 	data, err := os.ReadFile(BackupPath(path))
