@@ -2,6 +2,7 @@ package hostconfig
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"path/filepath"
 	"slices"
@@ -59,6 +60,39 @@ func TestDisconnectKeepsHostState(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestDisconnectAfterHostRewrite: a host that rewrites its whole file in
+// its own layout (a Node program's JSON.stringify(config, null, 2), what
+// json.Indent of the compact file gives here) keeps connect's entries as
+// they were written, when the file was in that layout before connect; the
+// disconnect of both scopes is the original file with the host's writes,
+// in its layout.
+func TestDisconnectAfterHostRewrite(t *testing.T) {
+	writes := [][2]string{claudeState[0], claudeState[2]} // the history edit is in the fixture's layout
+	fixture := readFixture(t, "claude-user.json")
+	backup := stringify(t, fixture)
+	user, shop := Hosts["claude-code"], project(t, "/home/me/src/shop")
+	current := stringify(t, edited(t, connected(t, shop, connected(t, user, backup)), writes))
+	d, err := shop.Disconnect(backup, current)
+	if err == nil {
+		d, err = user.Disconnect(backup, d.Data)
+	}
+	if want := stringify(t, edited(t, fixture, writes)); err != nil || !bytes.Equal(d.Data, want) {
+		t.Errorf("%v:\n%s", err, Diff("claude.json", want, d.Data))
+	}
+}
+
+func stringify(t *testing.T, data []byte) []byte {
+	t.Helper()
+	var compact, out bytes.Buffer
+	if err := json.Compact(&compact, data); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Indent(&out, compact.Bytes(), "", "  "); err != nil {
+		t.Fatal(err)
+	}
+	return out.Bytes()
 }
 
 // TestDisconnectGivesBackBytes: a file as connect left it disconnects to
