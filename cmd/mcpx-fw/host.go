@@ -83,13 +83,12 @@ now: what the host wrote since connect (Claude Code's state in
 ~/.claude.json) and another scope's connected entries stay. A file as
 connect left it gets its bytes from before connect back.
 
-An entry connect wrote that was changed (it still starts mcpx-fw serve) or
-removed since stops disconnect with one line naming the server and
-FILE:LINE, and nothing changes: edit the entry by hand, or --force, which
-restores the whole backup (every change since connect is lost, the host's
-and another scope's included). An entry rewired by hand to start something
-else is left as it is; so is a server added and connected after the first
-connect, which the backup has no entry for (it is named).
+An entry connect wrote that was changed or removed since stops disconnect
+with one line naming the server and FILE:LINE, and nothing changes: edit
+the entry by hand, or --force, which restores the whole backup (every
+change since connect is lost, the host's and another scope's included). A
+server added and connected after the first connect, which the backup has
+no entry for, is named and left as it is.
 
 The backup stays while a scope of the file still has entries for it to give
 back, and is removed with the last of them. With nothing connected,

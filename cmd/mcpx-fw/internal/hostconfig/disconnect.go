@@ -2,6 +2,7 @@ package hostconfig
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"slices"
 )
@@ -43,9 +44,10 @@ func (e *ChangedError) Error() string {
 // (its own state, another project, another scope's entries) stays. An
 // entry counts as connect's when it is the one connect writes for that
 // server of backup, whatever mcpx-fw binary and config it names; one that
-// starts mcpx-fw serve but differs, or one gone from a scope still holding
-// connect's entries, is a *ChangedError, and nothing is put back. current
-// equal to what connect made of backup gives backup's bytes.
+// starts mcpx-fw serve but differs, or one gone or rewired by hand from a
+// scope still holding connect's entries, is a *ChangedError, and nothing
+// is put back. current equal to what connect made of backup gives
+// backup's bytes.
 func (h Host) Disconnect(backup, current []byte) (Disconnected, error) {
 	before, err := h.read(backup)
 	if err != nil {
@@ -78,25 +80,32 @@ type swap struct {
 }
 
 // swaps are the entries of now that connect wrote, in now's order, each
-// with its bytes in before.
+// with its bytes in before. An entry of before gone from now, or now
+// starting something else than before and mcpx-fw, is the user's change
+// of what connect wrote when the scope holds connect's entries: then
+// putting the others back would leave the scope half as it was, and it is
+// an error too.
 func (h Host) swaps(before, now doc) ([]swap, error) {
 	var out []swap
-	gone := -1
-	for i := range before.entries {
+	var lost error
+	for i, m := range before.entries {
 		j := same(now.entries, before.entries, i)
 		switch {
-		case j < 0 && gone < 0:
-			gone = i
-		case j >= 0 && now.servers[j].Connected && !before.servers[i].Connected: // connect's, or the user's edit of it
+		case j < 0:
+			lost = cmp.Or(lost, h.removed(m.Name, now))
+		case before.servers[i].Connected: // connect left it as it was
+		case now.servers[j].Connected: // connect's, or the user's edit of it
 			s, err := h.swapOf(before, i, now, j)
 			if err != nil {
 				return nil, err
 			}
 			out = append(out, s)
+		case !bytes.Equal(now.data[now.entries[j].Start:now.entries[j].End], before.data[m.Start:m.End]):
+			lost = cmp.Or[error](lost, &ChangedError{Server: m.Name, Where: h.Where(), Line: lineAt(now.data, now.entries[j].Start)})
 		}
 	}
-	if len(out) > 0 && gone >= 0 {
-		return nil, h.removed(before.entries[gone].Name, now)
+	if len(out) > 0 && lost != nil {
+		return nil, lost
 	}
 	slices.SortFunc(out, func(a, b swap) int { return a.at.Start - b.at.Start }) // the user may have moved one
 	return out, nil

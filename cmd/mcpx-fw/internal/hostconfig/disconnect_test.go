@@ -152,7 +152,8 @@ func TestDisconnectChangedEntry(t *testing.T) {
 
 // TestDisconnectLeavesOthers: a server added and connected after the
 // first connect has no entry in the backup and stays as it is; an entry
-// the user rewired by hand is not mcpx-fw's and stays too.
+// the user rewired by hand is the user's change of connect's scope, an
+// error, unless the scope holds no entry of connect's any more.
 func TestDisconnectLeavesOthers(t *testing.T) {
 	h := Hosts["cursor"]
 	backup := []byte(`{"mcpServers": {"a": {"command": "x"}, "b": {"command": "y"}}}`)
@@ -163,12 +164,29 @@ func TestDisconnectLeavesOthers(t *testing.T) {
 	if err != nil || !slices.Equal(d.Unknown, []string{"late"}) || string(d.Data) != want {
 		t.Errorf("unknown %q, %v:\n%s\nwant %s", d.Unknown, err, d.Data, want)
 	}
+	a := `"a": {"command": "/opt/bin/mcpx-fw", "args": ["serve", "--config", "/home/me/mcpx-fw.yaml", "--server", "a"]}`
 	b := `"b": {"command": "/opt/bin/mcpx-fw", "args": ["serve", "--config", "/home/me/mcpx-fw.yaml", "--server", "b"]}`
 	byHand := edited(t, connected(t, h, backup), [][2]string{{b, `"b": {"command": "y2"}`}})
-	d, err = h.Disconnect(backup, byHand)
-	want = `{"mcpServers": {"a": {"command": "x"}, "b": {"command": "y2"}}}`
-	if err != nil || !slices.Equal(d.Restored, []string{"a"}) || string(d.Data) != want {
+	if _, err = h.Disconnect(backup, byHand); err == nil || err.Error() != `server "b" of mcpServers was changed since connect` {
+		t.Errorf("b rewired: %v", err)
+	}
+	allByHand := edited(t, byHand, [][2]string{{a, `"a": {"command": "x2"}`}})
+	if d, err = h.Disconnect(backup, allByHand); err != nil || d.Restored != nil || !bytes.Equal(d.Data, allByHand) {
 		t.Errorf("restored %q, %v: %s", d.Restored, err, d.Data)
+	}
+}
+
+// TestDisconnectMoved: entries the user moved since connect are put back
+// where they are now.
+func TestDisconnectMoved(t *testing.T) {
+	h := Hosts["cursor"]
+	backup := []byte(`{"mcpServers": {"a": {"command": "x"}, "b": {"command": "y"}}}`)
+	c := connected(t, h, backup)
+	i := bytes.Index(c, []byte(`, "b"`))
+	moved := slices.Concat([]byte(`{"mcpServers": {`), c[i+2:len(c)-2], []byte(", "), c[len(`{"mcpServers": {`):i], []byte("}}"))
+	d, err := h.Disconnect(backup, moved)
+	if want := `{"mcpServers": {"b": {"command": "y"}, "a": {"command": "x"}}}`; err != nil || string(d.Data) != want {
+		t.Errorf("got %s, %v; want %s", d.Data, err, want)
 	}
 }
 
@@ -197,18 +215,4 @@ func edited(t *testing.T, data []byte, edits [][2]string) []byte {
 
 func lineOf(data []byte, text string) int {
 	return lineAt(data, bytes.Index(data, []byte(text)))
-}
-
-// TestDisconnectMoved: entries the user moved since connect are put back
-// where they are now.
-func TestDisconnectMoved(t *testing.T) {
-	h := Hosts["cursor"]
-	backup := []byte(`{"mcpServers": {"a": {"command": "x"}, "b": {"command": "y"}}}`)
-	c := connected(t, h, backup)
-	i := bytes.Index(c, []byte(`, "b"`))
-	moved := slices.Concat([]byte(`{"mcpServers": {`), c[i+2:len(c)-2], []byte(", "), c[len(`{"mcpServers": {`):i], []byte("}}"))
-	d, err := h.Disconnect(backup, moved)
-	if want := `{"mcpServers": {"b": {"command": "y"}, "a": {"command": "x"}}}`; err != nil || string(d.Data) != want {
-		t.Errorf("got %s, %v; want %s", d.Data, err, want)
-	}
 }
