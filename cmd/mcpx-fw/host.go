@@ -86,14 +86,17 @@ connect left it gets its bytes from before connect back.
 An entry connect wrote that was changed or removed since stops disconnect
 with one line naming the server and FILE:LINE, and nothing changes: edit
 the entry by hand, or --force, which restores the whole backup (every
-change since connect is lost, the host's and another scope's included). A
-server added and connected after the first connect, which the backup has
-no entry for, is named and left as it is.
+change since connect is lost, the host's and another scope's included). An
+entry starting mcpx-fw serve that the backup has no entry for (one written
+by hand) is named and left as it is.
 
 The backup stays while a scope of the file still has entries for it to give
-back, and is removed with the last of them. With nothing connected,
-disconnect says so and changes nothing. --dry-run prints the diff.`
-	c.Flags().BoolVar(&force, "force", false, "restore the whole file from before the first connect (FILE.mcpx-fw.bak), even when an entry changed since: every change since connect, the host's and the other scope's included, is lost")
+back, and is removed with the last of them. A connect of more of the file
+(another scope, a server added) brings it up to date first: the file as it
+is then, with the entries connect wrote put back, so it holds each entry as
+it was when connect replaced it. With nothing connected, disconnect says so
+and changes nothing. --dry-run prints the diff.`
+	c.Flags().BoolVar(&force, "force", false, "restore the whole backup FILE.mcpx-fw.bak (the file from before connect), even when an entry changed since: every change since connect, the host's and the other scope's included, is lost")
 	return c
 }
 
@@ -240,12 +243,35 @@ func connectHost(w io.Writer, hf hostFile, cfg string, dry bool) error {
 		fmt.Fprintf(w, "%s (%s) is already connected: every server starts through mcpx-fw serve\n", hf.host.Name, hf.place())
 		return nil
 	}
+	if err := hf.rebackup(data); err != nil {
+		return err
+	}
 	if err := hostconfig.Write(hf.path, data, connected); err != nil {
 		return err
 	}
 	fmt.Fprintf(w, "connected %s (%s): %s start through mcpx-fw serve; the file as it was is in %s; restart %s\n",
 		hf.host.Name, hf.place(), serverNames(servers), hostconfig.BackupPath(hf.path), hf.host.Name)
 	return nil
+}
+
+// rebackup brings a backup already there up to date before a connect
+// of more of the file: the file as it is, with the entries connect wrote
+// put back from the backup, so the backup holds the entries this connect
+// replaces as they are now. A backup that cannot be brought up to date
+// (an entry connect wrote was changed since) stays as it is.
+func (hf hostFile) rebackup(data []byte) error {
+	old, err := os.ReadFile(hostconfig.BackupPath(hf.path))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	without, err := hf.host.Unconnected(old, data)
+	if err != nil || bytes.Equal(without, old) {
+		return nil
+	}
+	return hostconfig.Rebackup(hf.path, without)
 }
 
 // disconnectHost puts back the entries connect wrote in the scope, with
@@ -343,7 +369,7 @@ func restoreAll(w io.Writer, hf hostFile, dry bool) error {
 	if err := hostconfig.Restore(hf.path); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "disconnected %s (%s): the whole file is as it was before the first connect; restart %s\n", hf.host.Name, hf.path, hf.host.Name)
+	fmt.Fprintf(w, "disconnected %s (%s): the whole file is as it was before connect; restart %s\n", hf.host.Name, hf.path, hf.host.Name)
 	return nil
 }
 

@@ -62,8 +62,8 @@ func TestHostDisconnectClaudeState(t *testing.T) {
 	disconnected(t, home, shop, user, "nothing connected by mcpx-fw to disconnect", claudeWrites(t, original))
 }
 
-// disconnected runs disconnect of the scope and checks its output and the
-// file it leaves.
+// disconnected runs disconnect of the scope and checks its output and,
+// unless want is nil, the file it leaves.
 func disconnected(t *testing.T, home, dir string, scope []string, say string, want []byte) {
 	t.Helper()
 	file := filepath.Join(home, ".claude.json")
@@ -71,7 +71,7 @@ func disconnected(t *testing.T, home, dir string, scope []string, say string, wa
 	if res.code != 0 || !strings.Contains(res.stdout, say) {
 		t.Fatalf("disconnect %v: exit %d, want %q:\n%s%s", scope, res.code, say, res.stdout, res.stderr)
 	}
-	if got, _ := os.ReadFile(file); !bytes.Equal(got, want) {
+	if got, _ := os.ReadFile(file); want != nil && !bytes.Equal(got, want) {
 		t.Errorf("disconnect %v:\n%s", scope, hostconfig.Diff(file, want, got))
 	}
 }
@@ -107,4 +107,32 @@ func TestHostDisconnectEditedEntry(t *testing.T) {
 	if got, _ := os.ReadFile(file); res.code != 0 || !bytes.Equal(got, original) {
 		t.Errorf("--force: exit %d: %s\n%s", res.code, res.stderr, hostconfig.Diff(file, original, got))
 	}
+}
+
+// TestHostConnectRefreshesBackup: a connect of another scope, after the
+// host changed that scope's server since the first connect, brings the
+// backup up to date, so disconnect puts back the server as it was at that
+// connect, not as it was at the first.
+func TestHostConnectRefreshesBackup(t *testing.T) {
+	home, shop, file, original := claudeUserFile(t)
+	cfg := testConfig(t, repoPath(t, "policies"), 2*time.Second, "")
+	if res := hostRun(t, home, shop, "host", "connect", "claude-code", "--host-config", file, "--config", cfg); res.code != 0 {
+		t.Fatalf("connect: exit %d: %s", res.code, res.stderr)
+	}
+	changes := func(data []byte) []byte {
+		data = bytes.Replace(data, []byte(`"postgresql://localhost/shop"`), []byte(`"postgresql://localhost/shop2"`), 1)
+		return bytes.Replace(data, []byte(`"numStartups": 184`), []byte(`"numStartups": 190`), 1)
+	}
+	now, _ := os.ReadFile(file)
+	if err := os.WriteFile(file, changes(now), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if res := hostRun(t, home, shop, "host", "connect", "claude-code", "--project", ".", "--config", cfg); res.code != 0 {
+		t.Fatalf("connect --project: exit %d: %s", res.code, res.stderr)
+	}
+	disconnected(t, home, shop, []string{"--project", "."}, "postgres, sentry start as before connect", nil)
+	if got, _ := os.ReadFile(file); !bytes.Contains(got, []byte(`"postgresql://localhost/shop2"`)) {
+		t.Errorf("postgres as it was at the first connect:\n%s", hostconfig.Diff(file, changes(original), got))
+	}
+	disconnected(t, home, shop, []string{"--host-config", file}, "is removed", changes(original))
 }

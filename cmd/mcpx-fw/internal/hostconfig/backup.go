@@ -1,6 +1,7 @@
 package hostconfig
 
 import (
+	"bytes"
 	"slices"
 )
 
@@ -11,16 +12,29 @@ import (
 // backup (--force) restores. The backup is kept while it is; a file that
 // cannot be read keeps it too.
 func (h Host) BackupNeeded(backup, data []byte) bool {
+	without, err := h.Unconnected(backup, data)
+	return err != nil || !bytes.Equal(without, data)
+}
+
+// Unconnected is data with the entries connect wrote, in every scope of
+// the file, put back from backup: the file as it would be had mcpx-fw not
+// been connected, with everything else written since. A connect with a
+// backup already there keeps this in it, so the backup holds the bytes of
+// every entry connect replaced, the ones it replaces now included, and
+// not older ones the host has changed since.
+func (h Host) Unconnected(backup, data []byte) ([]byte, error) {
 	scopes, err := h.connectedScopes(data)
 	if err != nil {
-		return true
+		return nil, err
 	}
 	for _, s := range scopes {
-		if d, err := s.Disconnect(backup, data); err != nil || len(d.Restored) > 0 {
-			return true
+		d, err := s.Disconnect(backup, data)
+		if err != nil {
+			return nil, err
 		}
+		data = d.Data
 	}
-	return false
+	return data, nil
 }
 
 // connectedScopes are the scopes of data holding an entry that starts

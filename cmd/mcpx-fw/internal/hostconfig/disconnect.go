@@ -14,8 +14,9 @@ type Disconnected struct {
 	// Restored names the servers whose entries were put back.
 	Restored []string
 	// Unknown names the servers of the scope that start mcpx-fw serve and
-	// that the backup does not hold (added after the first connect): there
-	// is nothing to put back, and their entries stay.
+	// that the backup does not hold (written by hand, or connected when the
+	// backup could not be brought up to date): there is nothing to put
+	// back, and their entries stay.
 	Unknown []string
 }
 

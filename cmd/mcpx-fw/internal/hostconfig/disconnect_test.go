@@ -24,13 +24,17 @@ var claudeState = [][2]string{
 // and one project's, then written by Claude Code outside the entries:
 // disconnecting either scope puts back its entries alone (golden), keeps
 // the other scope connected and the backup with it; disconnecting the
-// other then gives the original file with Claude Code's writes, and the
-// backup is no longer needed; a third disconnect finds nothing connected.
+// other then gives the original file with Claude Code's writes (what
+// Unconnected gives at once), and the backup is no longer needed; a third
+// disconnect finds nothing connected.
 func TestDisconnectKeepsHostState(t *testing.T) {
 	data := readFixture(t, "claude-user.json")
 	user, shop := Hosts["claude-code"], project(t, "/home/me/src/shop")
 	current := edited(t, connected(t, shop, connected(t, user, data)), claudeState)
 	want := edited(t, data, claudeState)
+	if got, err := user.Unconnected(data, current); err != nil || !bytes.Equal(got, want) {
+		t.Errorf("unconnected (%v):\n%s", err, Diff("claude.json", want, got))
+	}
 	for _, tc := range []struct {
 		name          string
 		first, second Host
@@ -150,8 +154,8 @@ func TestDisconnectChangedEntry(t *testing.T) {
 	}
 }
 
-// TestDisconnectLeavesOthers: a server added and connected after the
-// first connect has no entry in the backup and stays as it is; an entry
+// TestDisconnectLeavesOthers: a server starting mcpx-fw serve that the
+// backup has no entry for stays as it is; an entry
 // the user rewired by hand is the user's change of connect's scope, an
 // error, unless the scope holds no entry of connect's any more.
 func TestDisconnectLeavesOthers(t *testing.T) {
