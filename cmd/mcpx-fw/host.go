@@ -29,8 +29,14 @@ func hostCommand() *cobra.Command {
               starts as 'mcpx-fw serve --config CONFIG --server NAME': the
               host lists the same servers and tool names, and none bypasses
               the firewall. The file as it was is kept in FILE.mcpx-fw.bak
-  disconnect  puts the file's bytes from before connect back; it stops when
-              the file changed since, outside those entries (--force)
+  disconnect  puts back the entries connect rewrote in the scope, with their
+              bytes from FILE.mcpx-fw.bak, and leaves every other byte of
+              the file as it is now (what the host wrote since, another
+              scope's entries): a file as connect left it gets its bytes
+              from before connect back. An entry changed or removed since
+              connect stops it, naming FILE:LINE; --force restores the
+              whole backup instead (every change since connect is lost).
+              The backup is removed once no scope of the file needs it
 
 The host's file is its usual one unless --host-config names another:
 claude-desktop  claude_desktop_config.json in Claude's folder of this system
@@ -67,10 +73,30 @@ func hostConnectCommand() *cobra.Command {
 
 func hostDisconnectCommand() *cobra.Command {
 	var force bool
-	c := hostSub("disconnect", "Give a connected host's file its bytes from before connect", func(w io.Writer, hf hostFile, _ string, dry bool) error {
+	c := hostSub("disconnect", "Put back the entries connect rewrote, leaving the rest of the host's file as it is", func(w io.Writer, hf hostFile, _ string, dry bool) error {
 		return disconnectHost(w, hf, dry, force)
 	})
-	c.Flags().BoolVar(&force, "force", false, "restore the backup even when the file changed since connect (the change is lost)")
+	c.Long = `Put back, in the host's file, the entries connect rewrote in the scope (the
+file's top-level servers, or with --project DIR that project's), with their
+bytes from FILE.mcpx-fw.bak, and leave every other byte of the file as it is
+now: what the host wrote since connect (Claude Code's state in
+~/.claude.json) and another scope's connected entries stay. A file as
+connect left it gets its bytes from before connect back.
+
+An entry connect wrote that was changed or removed since stops disconnect
+with one line naming the server and FILE:LINE, and nothing changes: edit
+the entry by hand, or --force, which restores the whole backup (every
+change since connect is lost, the host's and another scope's included). An
+entry starting mcpx-fw serve that the backup has no entry for (one written
+by hand) is named and left as it is.
+
+The backup stays while a scope of the file still has entries for it to give
+back, and is removed with the last of them. A connect of more of the file
+(another scope, a server added) brings it up to date first: the file as it
+is then, with the entries connect wrote put back, so it holds each entry as
+it was when connect replaced it. With nothing connected, disconnect says so
+and changes nothing. --dry-run prints the diff.`
+	c.Flags().BoolVar(&force, "force", false, "restore the whole backup FILE.mcpx-fw.bak (the file from before connect), even when an entry changed since: every change since connect, the host's and the other scope's included, is lost")
 	return c
 }
 
@@ -217,6 +243,9 @@ func connectHost(w io.Writer, hf hostFile, cfg string, dry bool) error {
 		fmt.Fprintf(w, "%s (%s) is already connected: every server starts through mcpx-fw serve\n", hf.host.Name, hf.place())
 		return nil
 	}
+	if err := hf.rebackup(data); err != nil {
+		return err
+	}
 	if err := hostconfig.Write(hf.path, data, connected); err != nil {
 		return err
 	}
@@ -225,35 +254,154 @@ func connectHost(w io.Writer, hf hostFile, cfg string, dry bool) error {
 	return nil
 }
 
-// disconnectHost restores the backup. A file changed since connect outside
-// the entries connect wrote (the host saved a setting, a server was added)
-// is left alone unless force: the restore would undo the change.
-func disconnectHost(w io.Writer, hf hostFile, dry, force bool) error {
-	original, err := hostconfig.Restored(hf.path)
+// rebackup brings a backup already there up to date before a connect
+// of more of the file: the file as it is, with the entries connect wrote
+// put back from the backup, so the backup holds the entries this connect
+// replaces as they are now. A backup that cannot be brought up to date
+// (an entry connect wrote was changed since) stays as it is.
+func (hf hostFile) rebackup(data []byte) error {
+	old, err := os.ReadFile(hostconfig.BackupPath(hf.path))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
 	if err != nil {
 		return err
 	}
-	current, err := os.ReadFile(hf.path)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+	without, err := hf.host.Unconnected(old, data)
+	if err != nil || bytes.Equal(without, old) {
+		return nil
+	}
+	return hostconfig.Rebackup(hf.path, without)
+}
+
+// disconnectHost puts back the entries connect wrote in the scope, with
+// their bytes from the backup, and leaves the rest of the file as it is
+// now: the host's own writes since connect (Claude Code's state in
+// ~/.claude.json) and another scope's entries stay. An entry changed or
+// removed since connect stops it; force restores the whole backup.
+func disconnectHost(w io.Writer, hf hostFile, dry, force bool) error {
+	if force {
+		return restoreAll(w, hf, dry)
+	}
+	current, backup, err := hf.disconnecting()
+	if err != nil || backup == nil {
+		return hf.nothing(w, err, " (no backup "+hostconfig.BackupPath(hf.path)+")")
+	}
+	d, err := hf.host.Disconnect(backup, current)
+	switch {
+	case err != nil:
+		return hf.changed(err)
+	case dry:
+		fmt.Fprint(w, hostconfig.Diff(hf.path, current, d.Data))
+		return nil
+	case len(d.Restored) == 0:
+		return hf.nothing(w, nil, unknownNote(d.Unknown))
+	}
+	keep := hf.host.BackupNeeded(backup, d.Data)
+	if err := hostconfig.Put(hf.path, d.Data, keep); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "disconnected %s (%s): %s start as before connect; %s%s; restart %s\n",
+		hf.host.Name, hf.place(), strings.Join(d.Restored, ", "), backupNote(hf.path, keep), unknownNote(d.Unknown), hf.host.Name)
+	return nil
+}
+
+// nothing says, when err is nil, that the scope has nothing connected to
+// disconnect.
+func (hf hostFile) nothing(w io.Writer, err error, note string) error {
+	if err == nil {
+		fmt.Fprintf(w, "%s (%s): nothing connected by mcpx-fw to disconnect%s\n", hf.host.Name, hf.place(), note)
+	}
+	return err
+}
+
+// disconnecting reads the host's file and its backup; with no backup, a
+// nil one when the scope starts no server through mcpx-fw.
+func (hf hostFile) disconnecting() (current, backup []byte, err error) {
+	backup, berr := hostconfig.Restored(hf.path)
+	current, err = os.ReadFile(hf.path)
+	switch {
+	case berr != nil && err != nil:
+		return nil, nil, berr // neither file: the backup's error says more
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, nil, fmt.Errorf("%s: no such file; %s holds it as it was before connect (--force puts it back)", hf.path, hostconfig.BackupPath(hf.path))
+	case err != nil:
+		return nil, nil, err
+	case berr != nil:
+		if _, err := os.Stat(hostconfig.BackupPath(hf.path)); !errors.Is(err, fs.ErrNotExist) {
+			return nil, nil, berr
+		}
+		return current, nil, hf.unbacked(current)
+	}
+	return current, backup, nil
+}
+
+// unbacked is a scope with no backup: one that starts a server through
+// mcpx-fw has lost that entry's bytes from before connect.
+func (hf hostFile) unbacked(current []byte) error {
+	servers, err := hf.host.Parse(current)
+	if err != nil {
+		return hf.fail(err)
+	}
+	for _, s := range servers {
+		if s.Connected {
+			return fmt.Errorf("%s: %s starts mcpx-fw serve, and there is no backup %s holding its entry from before connect: edit it by hand",
+				hf.path, s.Name, hostconfig.BackupPath(hf.path))
+		}
+	}
+	return nil
+}
+
+// restoreAll is --force: the whole backup back, whatever changed since.
+func restoreAll(w io.Writer, hf hostFile, dry bool) error {
+	backup, err := hostconfig.Restored(hf.path)
+	if err != nil {
 		return err
 	}
 	if dry {
-		fmt.Fprint(w, hostconfig.Diff(hf.path, current, original))
+		current, err := os.ReadFile(hf.path)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		fmt.Fprint(w, hostconfig.Diff(hf.path, current, backup))
 		return nil
-	}
-	changed, err := hf.host.ChangedSince(original, current)
-	if err != nil {
-		changed = "the file (" + hf.fail(err).Error() + ")"
-	}
-	if changed != "" && !force {
-		return fmt.Errorf("%s: %s changed since connect, and restoring %s would undo that: edit the file by hand, or --force",
-			hf.path, changed, hostconfig.BackupPath(hf.path))
 	}
 	if err := hostconfig.Restore(hf.path); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "disconnected %s (%s): the file is as it was before connect; restart %s\n", hf.host.Name, hf.path, hf.host.Name)
+	fmt.Fprintf(w, "disconnected %s (%s): the whole file is as it was before connect; restart %s\n", hf.host.Name, hf.path, hf.host.Name)
 	return nil
+}
+
+// changed is an entry changed since connect, at FILE:LINE, with what to
+// do about it.
+func (hf hostFile) changed(err error) error {
+	var ch *hostconfig.ChangedError
+	if !errors.As(err, &ch) {
+		return hf.fail(err)
+	}
+	at := hf.path
+	if ch.Line > 0 {
+		at += ":" + strconv.Itoa(ch.Line)
+	}
+	return fmt.Errorf("%s: %v, and putting its entry from before connect back would undo that: edit it by hand, or --force to restore the whole file from %s (every change since connect is lost)",
+		at, ch, hostconfig.BackupPath(hf.path))
+}
+
+func backupNote(path string, keep bool) string {
+	if keep {
+		return hostconfig.BackupPath(path) + " is kept for the entries still connected"
+	}
+	return hostconfig.BackupPath(path) + " is removed"
+}
+
+// unknownNote names the servers starting mcpx-fw serve that the backup
+// does not hold: disconnect leaves them.
+func unknownNote(names []string) string {
+	if len(names) == 0 {
+		return ""
+	}
+	return "; " + strings.Join(names, ", ") + " start mcpx-fw serve but were not in the file at connect: edit them by hand"
 }
 
 // serveEntry is this binary and the config's absolute path: what the

@@ -172,7 +172,9 @@ func httpToolNames(t *testing.T, url string) []string {
 }
 
 // TestHostDryRun: --dry-run prints the diffs and changes neither file;
-// connect twice is connect once.
+// connect twice is connect once; disconnect --dry-run of a file the host
+// changed since prints only the entries, and disconnect keeps the host's
+// change.
 func TestHostDryRun(t *testing.T) {
 	file, original := claudeCodeFile(t, "https://mcp.example.com/mcp")
 	cfg := testConfig(t, repoPath(t, "policies"), 2*time.Second, "")
@@ -202,16 +204,15 @@ func TestHostDryRun(t *testing.T) {
 	if err := os.WriteFile(file, changed, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	res = runCLI(t, "host", "disconnect", "claude-code", "--host-config", file)
-	if now, _ := os.ReadFile(file); res.code != 1 || !bytes.Equal(now, changed) || !strings.Contains(res.stderr, "$comment changed since connect") {
-		t.Errorf("disconnect of a file the host changed: exit %d: %s", res.code, res.stderr)
-	}
-	if err := os.WriteFile(file, once, 0o600); err != nil {
-		t.Fatal(err)
-	}
 	res = runCLI(t, "host", "disconnect", "claude-code", "--host-config", file, "--dry-run")
-	if now, _ := os.ReadFile(file); res.code != 0 || !bytes.Equal(now, once) || !strings.Contains(res.stdout, "-      \"command\": \""+binaryPath(t)) {
-		t.Errorf("disconnect --dry-run: exit %d, changed %v:\n%s", res.code, !bytes.Equal(now, once), res.stdout)
+	if now, _ := os.ReadFile(file); res.code != 0 || !bytes.Equal(now, changed) || !strings.Contains(res.stdout, "-      \"command\": \""+binaryPath(t)) ||
+		strings.Contains(res.stdout, "kept as it is") {
+		t.Errorf("disconnect --dry-run: exit %d, changed %v:\n%s", res.code, !bytes.Equal(now, changed), res.stdout)
+	}
+	res = runCLI(t, "host", "disconnect", "claude-code", "--host-config", file)
+	want := bytes.Replace(original, []byte(`"kept as it is"`), []byte(`"the host's own edit"`), 1)
+	if now, _ := os.ReadFile(file); res.code != 0 || !bytes.Equal(now, want) {
+		t.Errorf("disconnect of a file the host changed: exit %d: %s\n%s", res.code, res.stderr, hostconfig.Diff(file, want, now))
 	}
 }
 

@@ -27,17 +27,7 @@ func hostRun(t *testing.T, home, dir string, args ...string) cliResult {
 // servers and keeps its secret out of the file; a second connect changes
 // nothing; disconnect gives the bytes back.
 func TestHostProjectScope(t *testing.T) {
-	home := t.TempDir()
-	shop := filepath.Join(home, "src", "shop")
-	if err := os.MkdirAll(shop, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	fixture, err := os.ReadFile(filepath.Join("internal", "hostconfig", "testdata", "claude-user.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	original := bytes.ReplaceAll(fixture, []byte(`"/home/me`), []byte(`"`+home))
-	file := writeFile(t, home, ".claude.json", string(original))
+	home, shop, file, original := claudeUserFile(t)
 	cfg := testConfig(t, repoPath(t, "policies"), 2*time.Second, "")
 	connect := []string{"host", "connect", "claude-code", "--project", ".", "--config", cfg}
 
@@ -68,6 +58,23 @@ func TestHostProjectScope(t *testing.T) {
 	if got, _ := os.ReadFile(file); !bytes.Equal(got, original) {
 		t.Errorf("disconnect:\n%s", hostconfig.Diff(file, original, got))
 	}
+}
+
+// claudeUserFile is a home folder holding the ~/.claude.json fixture of
+// hostconfig, its projects under home, and the project src/shop in it.
+func claudeUserFile(t *testing.T) (home, shop, file string, original []byte) {
+	t.Helper()
+	home = t.TempDir()
+	shop = filepath.Join(home, "src", "shop")
+	if err := os.MkdirAll(shop, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	fixture, err := os.ReadFile(filepath.Join("internal", "hostconfig", "testdata", "claude-user.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	original = bytes.ReplaceAll(fixture, []byte(`"/home/me`), []byte(`"`+home))
+	return home, shop, writeFile(t, home, ".claude.json", string(original)), original
 }
 
 // TestHostJSONC: VS Code's file with comments and trailing commas

@@ -13,9 +13,10 @@ import (
 func BackupPath(path string) string { return path + ".mcpx-fw.bak" }
 
 // Write puts the connected bytes in place of the host's file, keeping its
-// first bytes in the backup: a backup already there holds the file from
-// before the first connect and is never replaced. The file is replaced
-// whole (a temporary file renamed over it), with its mode kept.
+// bytes from before in the backup: a backup already there is kept (a
+// connect of more of the file brings it up to date first, with Rebackup).
+// The file is replaced whole (a temporary file renamed over it), with its
+// mode kept.
 func Write(path string, original, connected []byte) error {
 	if bytes.Equal(original, connected) {
 		return nil
@@ -53,6 +54,34 @@ func Restore(path string) error {
 	}
 	if err := replace(path, data, mode); err != nil {
 		return err
+	}
+	return os.Remove(BackupPath(path))
+}
+
+// Rebackup replaces the backup with data, the host's file without
+// mcpx-fw's entries (Unconnected), before a connect of more of the file,
+// its mode kept.
+func Rebackup(path string, data []byte) error {
+	info, err := os.Stat(BackupPath(path))
+	if err != nil {
+		return err
+	}
+	return replace(BackupPath(path), data, info.Mode().Perm())
+}
+
+// Put writes data, the file with a scope disconnected, in place of the
+// host's file, its mode kept, and removes the backup unless keep: the
+// backup goes once no entry is left for it to give back.
+func Put(path string, data []byte, keep bool) error {
+	info, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	if err := replace(path, data, info.Mode().Perm()); err != nil {
+		return err
+	}
+	if keep {
+		return nil
 	}
 	return os.Remove(BackupPath(path))
 }

@@ -12,7 +12,8 @@ import (
 // break where it was and leaves strict JSON as it is; a file VS Code's
 // reader, or Claude Code's for a project's scope, takes connects to one
 // that reads back with every server through mcpx-fw, with nothing outside
-// the entries changed, and a second connect changes nothing.
+// the entries changed, a second connect changes nothing, and disconnect
+// gives the bytes back.
 func FuzzHostFile(f *testing.F) {
 	for _, name := range []string{"vscode-comments.json", "vscode.json", "claude-user.json", "cursor.json"} {
 		data, err := os.ReadFile(filepath.Join("testdata", name))
@@ -41,8 +42,8 @@ func FuzzHostFile(f *testing.F) {
 }
 
 // connects: a file h reads connects to one that reads back with every
-// server through mcpx-fw, nothing outside the entries changed, and a
-// second connect changes nothing.
+// server through mcpx-fw, nothing outside the entries changed, a second
+// connect changes nothing, and disconnect gives data's bytes back.
 func connects(t *testing.T, h Host, data []byte) {
 	t.Helper()
 	got, err := h.Connect(data, testServe)
@@ -63,6 +64,9 @@ func connects(t *testing.T, h Host, data []byte) {
 	}
 	if twice, err := h.Connect(got, testServe); err != nil || !bytes.Equal(twice, got) {
 		t.Fatalf("second connect: %v\n%q\n%q", err, got, twice)
+	}
+	if d, err := h.Disconnect(data, got); err != nil || !bytes.Equal(d.Data, data) {
+		t.Fatalf("disconnect: %v\n%q\n%q", err, data, d.Data)
 	}
 }
 

@@ -1,7 +1,8 @@
 // Package hostconfig reads and rewrites the MCP server lists of the hosts'
 // own config files (Claude Desktop, Claude Code, VS Code, Cursor): which
 // servers a host starts, the entry that starts one through mcpx-fw serve
-// instead, and the byte-exact restore of the file as it was. It touches
+// instead, and the disconnect that puts back the entries connect replaced
+// (the file's bytes as they were, when nothing else changed). It touches
 // only the members it names: every other key, the members' order and the
 // file's spacing stay as they were. Standard library only.
 //
@@ -69,9 +70,10 @@ type Host struct {
 var Hosts = map[string]Host{
 	"claude-desktop": {Name: "claude-desktop", Key: "mcpServers", where: claudeDesktop, home: true},
 	// Claude Code's project file: ~/.claude.json also holds the host's own
-	// state, which it rewrites as it runs, so restoring its bytes would
-	// undo that; named with --host-config, its top-level (user-scope)
-	// servers are wired, and a project's (local scope) with Project.
+	// state, which it rewrites as it runs (connect and disconnect touch
+	// only the entries in it); named with --host-config, its top-level
+	// (user-scope) servers are wired, and a project's (local scope) with
+	// Project.
 	"claude-code": {Name: "claude-code", Key: "mcpServers", Typed: true, where: fixed(".mcp.json")},
 	"vscode":      {Name: "vscode", Key: "servers", Typed: true, JSONC: true, where: fixed(filepath.Join(".vscode", "mcp.json"))},
 	"cursor":      {Name: "cursor", Key: "mcpServers", where: fixed(filepath.Join(".cursor", "mcp.json")), home: true},

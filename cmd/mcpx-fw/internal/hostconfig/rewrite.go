@@ -127,8 +127,8 @@ func indentUnit(data []byte, top []member) string {
 // ChangedSince names what of current differs from the file connect
 // started from (backup), outside the entries connect rewrites: a member of
 // the file's own, the list of server names, or a comment or spacing
-// between them. Restoring the backup would undo that change, so
-// disconnect asks before it does.
+// between them: what connect must leave as it was, whatever it rewrites
+// (the tests and FuzzHostFile hold it to that).
 func (h Host) ChangedSince(backup, current []byte) (string, error) {
 	before, err := h.read(backup)
 	if err != nil {
