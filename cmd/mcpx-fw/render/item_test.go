@@ -86,3 +86,19 @@ func TestShowSaysWhatWasWaived(t *testing.T) {
 		t.Errorf("show of an item without waivers mentions them:\n%s", plain)
 	}
 }
+
+// TestShowNamesTheServerOnce: a label the config did not set (it is the
+// server's name) is not printed twice; one it set follows the name.
+func TestShowNamesTheServerOnce(t *testing.T) {
+	for _, tc := range []struct{ server, label, want string }{
+		{"everything", "everything", "\nServer:   everything\n"},
+		{"everything", "", "\nServer:   everything\n"},
+		{"gh", "GitHub (team)", "\nServer:   gh — GitHub (team)\n"},
+	} {
+		it := rendertest.KindItem(t, "sampling", `{"maxTokens":10,"messages":[]}`, "")
+		it.Server, it.Label = tc.server, tc.label
+		if out := showItem(it, false, 100); !strings.Contains(out, tc.want) {
+			t.Errorf("server %q label %q: show lacks %q:\n%s", tc.server, tc.label, tc.want, out)
+		}
+	}
+}

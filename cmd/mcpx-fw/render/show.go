@@ -62,11 +62,20 @@ func Show(out io.Writer, it review.Item, o ShowOptions) {
 	}
 }
 
+// serverWords names the server by its config name and, when the config
+// gives it another, its label.
+func serverWords(it review.Item) string {
+	if it.Label == "" || it.Label == it.Server {
+		return inert.Line(it.Server)
+	}
+	return inert.Line(it.Server) + " — " + inert.Line(it.Label)
+}
+
 // renderHeader is who asks, at which stage, since and until when, and
 // who decided.
 func renderHeader(w io.Writer, it review.Item, now time.Time) {
 	fmt.Fprintf(w, "Review %s  (decision %s)\n", inert.Word(it.ID), inert.Word(it.DecisionID))
-	fmt.Fprintf(w, "Server:   %s — %s\n", inert.Line(it.Server), inert.Line(it.Label))
+	fmt.Fprintf(w, "Server:   %s\n", serverWords(it))
 	if ItemKind(it) != engine.KindSampling {
 		fmt.Fprintf(w, "Kind:     %s\n", kindWords(it))
 	}
