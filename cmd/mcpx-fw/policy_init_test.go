@@ -11,15 +11,16 @@ import (
 // policy init writes a folder that stock opa and mcpx-fw both test green
 // (the composition's own tests included), that serve's start-up path
 // loads, with a package per configured server (names that are Rego
-// keywords or hold a '-' too) or one example.
+// keywords or hold a '-' too, and the shipped examples' with their tests)
+// or one example.
 func TestPolicyInit(t *testing.T) {
 	opa := opaBinary(t)
 	tests := []struct {
 		name, servers string
 		want          []string
 	}{
-		{"servers", "servers:\n  github-mcp:\n    command: [cat]\n    label: \"Code\\nreview\"\n  notes:\n    command: [cat]\n  default:\n    command: [cat]\n",
-			[]string{"servers/github-mcp.rego", "servers/notes.rego", "servers/default.rego"}},
+		{"servers", "servers:\n  github-mcp:\n    command: [cat]\n    label: \"Code\\nreview\"\n  notes:\n    command: [cat]\n  default:\n    command: [cat]\n  everything:\n    command: [cat]\n",
+			[]string{"servers/github-mcp.rego", "servers/notes.rego", "servers/default.rego", "servers/everything.rego"}},
 		{"none", "", []string{"servers/example.rego"}},
 	}
 	for _, tt := range tests {
