@@ -113,7 +113,9 @@ func TestPolicyInitDecidesAsBefore(t *testing.T) {
 }
 
 // The shipped example packages policy init writes for everything and
-// github-mcp are the shipped files, byte for byte, tests included.
+// github-mcp are the shipped files, byte for byte, tests included; a
+// server named after a shipped test file (github-mcp_test) gets the
+// commented package, never that test.
 func TestPolicyInitShippedPackages(t *testing.T) {
 	dir := t.TempDir()
 	cfg := writeFile(t, dir, "mcpx-fw.yaml", "state_dir: state\nservers:\n  everything:\n    command: [cat]\n  github-mcp:\n    command: [cat]\n")
@@ -129,5 +131,13 @@ func TestPolicyInitShippedPackages(t *testing.T) {
 		if got, err := os.ReadFile(filepath.Join(folder, p)); err != nil || string(got) != string(want) {
 			t.Errorf("%s is not the shipped file (%v)", p, err)
 		}
+	}
+	cfg = writeFile(t, dir, "tests.yaml", "state_dir: state\nservers:\n  github-mcp_test:\n    command: [cat]\n")
+	folder = filepath.Join(dir, "tests")
+	if res := runCLI(t, "policy", "init", "--config", cfg, folder); res.code != 0 {
+		t.Fatalf("init: exit %d: %s", res.code, res.stderr)
+	}
+	if got, err := os.ReadFile(filepath.Join(folder, "servers/github-mcp_test.rego")); err != nil || !strings.HasPrefix(string(got), `# Package mcpxfw.servers["github-mcp_test"] decides for the server`) {
+		t.Errorf("github-mcp_test did not get the commented package (%v):\n%s", err, got)
 	}
 }
