@@ -200,7 +200,7 @@ func printInitDone(w io.Writer, dir string, files map[string][]byte) {
 		}
 		what := "commented: decides as the shipped fallback until you edit it"
 		if shipped, _ := shippedPackage(name); shipped != nil && slices.Equal(shipped[p], files[p]) {
-			what = "the shipped example package for " + name + ", as shipped: it decides as before"
+			what = "the shipped example package for " + name + ", as shipped"
 		}
 		fmt.Fprintf(w, "  %s (%s)\n", filepath.Join(dir, filepath.FromSlash(p)), what)
 	}

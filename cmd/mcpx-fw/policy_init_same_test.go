@@ -141,3 +141,17 @@ func TestPolicyInitShippedPackages(t *testing.T) {
 		t.Errorf("github-mcp_test did not get the commented package (%v):\n%s", err, got)
 	}
 }
+
+// Under a config that takes its policy from a bundle service, policy init
+// says the bundle decides, not the folder it wrote, even one beside the
+// config.
+func TestPolicyInitUnderABundle(t *testing.T) {
+	dir := t.TempDir()
+	cfg := writeFile(t, dir, "mcpx-fw.yaml", "state_dir: state\npolicy:\n  bundle:\n    url: https://bundles.example.com\n")
+	folder := filepath.Join(dir, "policies")
+	res := runCLI(t, "policy", "init", "--config", cfg, folder)
+	want := "in effect: the bundle from policy.bundle.url in " + cfg + " decides, not " + folder + "\nnext: to use " + folder + ", remove policy.bundle and set policy.dir: policies, "
+	if res.code != 0 || !strings.Contains(res.stdout, want) {
+		t.Errorf("exit %d, want %q:\n%s%s", res.code, want, res.stdout, res.stderr)
+	}
+}
