@@ -11,15 +11,16 @@ import (
 // policy init writes a folder that stock opa and mcpx-fw both test green
 // (the composition's own tests included), that serve's start-up path
 // loads, with a package per configured server (names that are Rego
-// keywords or hold a '-' too) or one example.
+// keywords or hold a '-' too, and the shipped examples' with their tests)
+// or one example.
 func TestPolicyInit(t *testing.T) {
 	opa := opaBinary(t)
 	tests := []struct {
 		name, servers string
 		want          []string
 	}{
-		{"servers", "servers:\n  github-mcp:\n    command: [cat]\n    label: \"Code\\nreview\"\n  notes:\n    command: [cat]\n  default:\n    command: [cat]\n",
-			[]string{"servers/github-mcp.rego", "servers/notes.rego", "servers/default.rego"}},
+		{"servers", "servers:\n  github-mcp:\n    command: [cat]\n    label: \"Code\\nreview\"\n  notes:\n    command: [cat]\n  default:\n    command: [cat]\n  everything:\n    command: [cat]\n",
+			[]string{"servers/github-mcp.rego", "servers/notes.rego", "servers/default.rego", "servers/everything.rego"}},
 		{"none", "", []string{"servers/example.rego"}},
 	}
 	for _, tt := range tests {
@@ -31,8 +32,8 @@ func TestPolicyInit(t *testing.T) {
 			if res.code != 0 {
 				t.Fatalf("init: exit %d: %s", res.code, res.stderr)
 			}
-			if !strings.Contains(res.stdout, "set policy.dir: rules in "+cfg) {
-				t.Errorf("init output does not say what to set policy.dir to:\n%s", res.stdout)
+			if !strings.Contains(res.stdout, "in effect: the shipped policies built into mcpx-fw decide (no policy.dir), not "+rules+"\nnext: set policy.dir: rules in "+cfg) {
+				t.Errorf("init output does not say what decides and what to set policy.dir to:\n%s", res.stdout)
 			}
 			for _, w := range tt.want {
 				if !strings.Contains(res.stdout, filepath.Join(rules, w)) {
@@ -62,6 +63,10 @@ func TestPolicyInit(t *testing.T) {
 			withDir := writeFile(t, dir, "with-dir.yaml", "state_dir: state\nisolation:\n  default: none\npolicy:\n  dir: rules\n"+tt.servers)
 			if res := runCLI(t, "check", "--config", withDir); res.code != 0 || !strings.Contains(res.stdout, "policy: folder "+rules) {
 				t.Errorf("check with the folder: exit %d:\n%s%s", res.code, res.stdout, res.stderr)
+			}
+			res = runCLI(t, "policy", "init", "--force", "--config", withDir, rules)
+			if res.code != 0 || !strings.Contains(res.stdout, "in effect: "+rules+" decides from now on: policy.dir names it\n") {
+				t.Errorf("init into the folder policy.dir names: exit %d:\n%s%s", res.code, res.stdout, res.stderr)
 			}
 		})
 	}
