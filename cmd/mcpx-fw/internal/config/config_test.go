@@ -160,6 +160,7 @@ func TestConfigErrors(t *testing.T) {
 		{"decision log service sets content-encoding", "decision_log:\n  service:\n    url: https://logs.example.com\n    headers: {Content-Encoding: br}\n", []string{"decision_log.service.headers"}},
 		{"server name with __", strings.ReplaceAll(server, "%s", "a__b"), []string{"servers.a__b"}},
 		{"server name with +", strings.ReplaceAll(server, "%s", "a+b"), []string{"servers.a+b"}},
+		{"server name ending in _test", strings.ReplaceAll(server, "%s", "notes_test"), []string{"servers.notes_test", "may not end in _test"}},
 		{"server name starting with _", strings.ReplaceAll(server, "%s", "_a"), []string{"servers._a"}},
 		{"negative max_tokens", "servers:\n  a:\n    command: [cat]\n    max_tokens: -1\n", []string{"servers.a.max_tokens"}},
 		{"allowed host with a scheme", "servers:\n  a:\n    command: [cat]\n    elicitation: {allowed_hosts: [example.com, \"https://auth.example.com\", \"auth.example.com:443\", \"*.example.com\", \"\"]}\n",

@@ -71,6 +71,9 @@ func (c *Config) verifyServer(bad func(string, string, ...any), name string, s S
 	if !serverName.MatchString(name) || strings.Contains(name, "__") {
 		bad(key, "server names are lower-case letters, digits, '-' and single '_'")
 	}
+	if strings.HasSuffix(name, "_test") {
+		bad(key, "a server name may not end in _test: its policy package's file, servers/%s.rego, would be read as a test file and never decide", name)
+	}
 	verifyReach(bad, key, s)
 	if s.Protocol != "" {
 		verifyWord(bad, key+".protocol", s.Protocol, append([]string{"auto", "legacy"}, relay.Revisions()...)...)
