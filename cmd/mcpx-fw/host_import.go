@@ -52,16 +52,20 @@ func importHost(w io.Writer, hf hostFile, cfg string, dry bool) (bool, error) {
 	if err := enc.Encode(doc); err != nil {
 		return false, err
 	}
+	data := buf.Bytes()
 	if dry {
-		fmt.Fprint(w, hostconfig.Diff(cfg, old, buf.Bytes()))
+		fmt.Fprint(w, maskedConfigDiff(cfg, old, data))
 		return secret, nil
 	}
-	if err := writeConfig(cfg, buf.Bytes(), secret); err != nil {
+	if err := writeConfig(cfg, data, secret); err != nil {
 		return false, err
 	}
 	fmt.Fprintf(w, "imported into %s from %s: %s\n", cfg, hf.path, strings.Join(added, ", "))
 	if secret {
 		fmt.Fprintf(w, "%s holds env or header values copied from %s and is readable by you alone (mode 0600)\n", cfg, hf.path)
+	}
+	if configHoldsSecret(cfg) {
+		warnUnignored(w, cfg)
 	}
 	return secret, nil
 }

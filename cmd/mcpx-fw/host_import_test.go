@@ -62,3 +62,29 @@ func TestImportKeepsConfig(t *testing.T) {
 		t.Errorf("output %q", out.String())
 	}
 }
+
+// TestMaskConfig: every env and headers value of mcpx-fw's config,
+// however written (plain, quoted, flow, a block scalar, quoted over
+// lines, through an alias, keys in any case), is hidden; the rest of each
+// line stays, and so does the number of lines.
+func TestMaskConfig(t *testing.T) {
+	data := "x: &tok aliased-secret\nservers:\n  a:\n    command: [echo, env]   # keep\n    env: {K: \"s1 \\\" x\", Q: 's2''y', P: s3}\n" +
+		"    Headers:\n      A: Bearer s4 # c\n      B: |\n        s5\n        s6\n      C: \"s7\n        s8\"\n      D: *tok\n  b:\n    ENV:\n      E: s9\n"
+	got := string(maskConfig("c", []byte(data)))
+	for _, s := range []string{"s1", "s2", "s3", "s4", "s5", "s6", "s7", "s8", "s9", "aliased-secret"} {
+		if strings.Contains(got, s) {
+			t.Errorf("%s shown:\n%s", s, got)
+		}
+	}
+	for _, keep := range []string{"command: [echo, env]   # keep", `env: {K: «hidden: 6 characters», Q: «hidden: 4 characters», P: «hidden: 2 characters»}`, "A: «hidden: 9 characters» # c", "D: *tok", "  b:\n"} {
+		if !strings.Contains(got, keep) {
+			t.Errorf("%q not kept:\n%s", keep, got)
+		}
+	}
+	if strings.Count(got, "\n") != strings.Count(data, "\n") {
+		t.Errorf("lines:\n%s", got)
+	}
+	if got := string(maskConfig("c", []byte("servers: [\n  env: s1\n"))); strings.Contains(got, "s1") {
+		t.Errorf("a file that is not YAML shown: %s", got)
+	}
+}
