@@ -63,6 +63,45 @@ func TestImportKeepsConfig(t *testing.T) {
 	}
 }
 
+// TestImportKeepsBytes: import writes the servers it adds into the
+// config's text, so every byte already there stays (a comment's spacing,
+// quoting, a blank line, a top-level comment after servers), and the
+// result loads as the config encoded again would; a config with no
+// servers key gets one at its end; a flow-style servers mapping, which
+// cannot take lines, is encoded again and still loads.
+func TestImportKeepsBytes(t *testing.T) {
+	host := writeFile(t, t.TempDir(), "mcp.json", `{"mcpServers": {"new": {"command": "npx", "args": ["-y", "p"], "env": {"K": "v"}}}}`)
+	for _, tc := range []struct{ name, old, want string }{
+		{"block", "state_dir: 'state'   # quoted\nservers:\n    echo:\n        command: [echo]   # keep\n        # about echo\n\n# the log\nlog:\n  level: info\n",
+			"state_dir: 'state'   # quoted\nservers:\n    echo:\n        command: [echo]   # keep\n        # about echo\n    new:\n      command: [npx, -y, p]\n      env:\n        K: v\n\n# the log\nlog:\n  level: info\n"},
+		{"last", "servers:\n  echo:\n    command: [echo]   # keep", "servers:\n  echo:\n    command: [echo]   # keep\n  new:\n    command: [npx, -y, p]\n    env:\n      K: v\n"},
+		{"empty", "state_dir: s   # here\nservers:   # none yet\nlog: {level: info}\n", "state_dir: s   # here\nservers:   # none yet\n  new:\n    command: [npx, -y, p]\n    env:\n      K: v\nlog: {level: info}\n"},
+		{"none", "# ours\nstate_dir: s   # here\n", "# ours\nstate_dir: s   # here\nservers:\n  new:\n    command: [npx, -y, p]\n    env:\n      K: v\n"},
+		{"missing", "", "servers:\n  new:\n    command: [npx, -y, p]\n    env:\n      K: v\n"},
+		{"crlf", "servers:\r\n  echo:\r\n    command: [echo]   # keep\r\n", "servers:\r\n  echo:\r\n    command: [echo]   # keep\r\n  new:\r\n    command: [npx, -y, p]\r\n    env:\r\n      K: v\r\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := filepath.Join(t.TempDir(), "mcpx-fw.yaml")
+			if tc.old != "" {
+				writeFile(t, filepath.Dir(cfg), "mcpx-fw.yaml", tc.old)
+			}
+			if _, err := importHost(&bytes.Buffer{}, hostFile{host: hostconfig.Hosts["cursor"], path: host}, cfg, false); err != nil {
+				t.Fatal(err)
+			}
+			if got, _ := os.ReadFile(cfg); string(got) != tc.want {
+				t.Errorf("config:\n%s\nwant:\n%s", got, tc.want)
+			}
+		})
+	}
+	cfg := writeFile(t, t.TempDir(), "mcpx-fw.yaml", "servers: {echo: {command: [echo]}}\n")
+	if _, err := importHost(&bytes.Buffer{}, hostFile{host: hostconfig.Hosts["cursor"], path: host}, cfg, false); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(cfg); !sameConfig(got, []byte("servers: {echo: {command: [echo]}, new: {command: [npx, -y, p], env: {K: v}}}")) {
+		t.Errorf("flow style:\n%s", got)
+	}
+}
+
 // TestMaskConfig: every env and headers value of mcpx-fw's config,
 // however written (plain, quoted, flow, a block scalar, quoted over
 // lines, through an alias, keys in any case), is hidden; the rest of each
