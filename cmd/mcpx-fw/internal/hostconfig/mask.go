@@ -7,6 +7,7 @@ import (
 	"io"
 	"slices"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -55,9 +56,11 @@ func (h Host) mask(data []byte) ([]byte, error) {
 	out := bytes.Clone(data)
 	for i := len(spans) - 1; i >= 0; i-- { // from the end: earlier spans stay valid
 		s := spans[i]
-		var v string
-		if err := json.Unmarshal(clean[s[0]:s[1]], &v); err != nil {
-			return nil, err
+		v := string(clean[s[0]:s[1]]) // a number, true, false or null as written
+		if clean[s[0]] == '"' {
+			if err := json.Unmarshal(clean[s[0]:s[1]], &v); err != nil {
+				return nil, err
+			}
 		}
 		out = slices.Concat(out[:s[0]], []byte(strconv.Quote(Hidden(v))), out[s[1]:])
 	}
@@ -72,8 +75,10 @@ type frame struct {
 	name                string
 }
 
-// secretSpans are the spans, quotes included, of the string values of
-// every object that is the value of an "env" or "headers" member.
+// secretSpans are the spans, quotes included, of the values of every
+// object that is the value of an "env" or "headers" member, and of the
+// values nested in one (a host refuses those, but a file being put back
+// may hold anything).
 func secretSpans(clean []byte) ([][2]int, error) {
 	dec := json.NewDecoder(bytes.NewReader(clean))
 	var stack []*frame
@@ -91,20 +96,17 @@ func secretSpans(clean []byte) ([][2]int, error) {
 		if len(stack) > 0 {
 			top = stack[len(stack)-1]
 		}
-		switch t := tok.(type) {
-		case json.Delim:
-			stack = openClose(stack, top, t)
-		case string:
-			if top != nil && top.object && top.key {
-				top.name, top.key = t, false
-				continue
-			}
+		name, isString := tok.(string)
+		switch d, isDelim := tok.(json.Delim); {
+		case isDelim:
+			stack = openClose(stack, top, d)
+		case isString && top != nil && top.object && top.key:
+			top.name, top.key = name, false
+		default:
 			if top != nil && top.secret {
-				start := prev + bytes.IndexByte(clean[prev:], '"')
+				start := prev + bytes.IndexFunc(clean[prev:], func(r rune) bool { return !strings.ContainsRune(" \t\r\n:,", r) })
 				spans = append(spans, [2]int{start, int(dec.InputOffset())})
 			}
-			valueRead(top)
-		default:
 			valueRead(top)
 		}
 	}
@@ -116,7 +118,7 @@ func openClose(stack []*frame, top *frame, d json.Delim) []*frame {
 	switch d {
 	case '{', '[':
 		f := &frame{object: d == '{', key: d == '{'}
-		f.secret = f.object && top != nil && top.object && !top.key && (top.name == "env" || top.name == "headers")
+		f.secret = top != nil && (top.secret || f.object && top.object && !top.key && (top.name == "env" || top.name == "headers"))
 		return append(stack, f)
 	}
 	stack = stack[:len(stack)-1]

@@ -35,6 +35,10 @@ func TestMaskedDiff(t *testing.T) {
 	if got := Hosts["cursor"].MaskedDiff("f", nil, data); !strings.Contains(got, want) {
 		t.Errorf("got %s, want %s", got, want)
 	}
+	odd := []byte(`{"mcpServers": {"a": {"env": {"N": 12345678, "O": {"k": "s1"}, "L": ["s2", true]}}}}`)
+	if got := Hosts["cursor"].MaskedDiff("f", nil, odd); strings.Contains(got, "12345678") || strings.Contains(got, "s1") || strings.Contains(got, "s2") || strings.Contains(got, "true") {
+		t.Errorf("a value not a string shown: %s", got)
+	}
 	if got := Hosts["cursor"].MaskedDiff("f", nil, []byte(`{"env": {"K": "secret"`)); strings.Contains(got, "secret") {
 		t.Errorf("a file not read shown: %s", got)
 	}
