@@ -31,12 +31,17 @@ func warnUnignored(w io.Writer, path string) {
 	if err != nil {
 		return
 	}
-	top, err := exec.Command(git, "-C", dir, "rev-parse", "--show-toplevel").Output()
+	// a work tree's own config may name a program for git to run
+	// (core.fsmonitor): none is run for this question
+	gitIn := func(a ...string) *exec.Cmd {
+		return exec.Command(git, append([]string{"-c", "core.fsmonitor=false", "-C", dir}, a...)...)
+	}
+	top, err := gitIn("rev-parse", "--show-toplevel").Output()
 	if err != nil {
 		return
 	}
 	var exit *exec.ExitError
-	err = exec.Command(git, "-C", dir, "check-ignore", "-q", "--", filepath.Base(abs)).Run()
+	err = gitIn("check-ignore", "-q", "--", filepath.Base(abs)).Run()
 	if !errors.As(err, &exit) || exit.ExitCode() != 1 { // 0: ignored; 128: git cannot tell
 		return
 	}

@@ -190,3 +190,29 @@ func TestHostGitWarning(t *testing.T) {
 		t.Errorf("no git on PATH: exit %d:\n%s%s", res.code, res.stdout, res.stderr)
 	}
 }
+
+// TestHostGitRunsNoRepoProgram: the git work tree connect writes into
+// may come from anyone; the question whether git ignores a file runs no
+// program its config names (core.fsmonitor), and still warns.
+func TestHostGitRunsNoRepoProgram(t *testing.T) {
+	git, err := exec.LookPath("git")
+	if err != nil {
+		t.Skip("no git on PATH")
+	}
+	home, repo, dir := t.TempDir(), t.TempDir(), t.TempDir()
+	mark := filepath.Join(dir, "ran")
+	hook := writeFile(t, dir, "fsmonitor", "#!/bin/sh\ntouch "+mark+"\n")
+	if err := os.Chmod(hook, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"init", "-q", repo}, {"-C", repo, "config", "core.fsmonitor", hook}} {
+		if res := mustRun(t, exec.Command(git, args...)); res.code != 0 {
+			t.Fatalf("git %v: %s", args, res.stderr)
+		}
+	}
+	writeFile(t, repo, filepath.Join(".vscode", "mcp.json"), canaryFile("vscode"))
+	res := hostRun(t, home, repo, "host", "connect", "vscode", "--config", "mcpx-fw.yaml")
+	if _, err := os.Stat(mark); err == nil || res.code != 0 || strings.Count(res.stdout, "warning:") != 2 {
+		t.Errorf("the repository's program ran: %v; exit %d:\n%s%s", err == nil, res.code, res.stdout, res.stderr)
+	}
+}
