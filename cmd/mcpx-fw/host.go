@@ -29,6 +29,7 @@ func hostCommand() *cobra.Command {
               starts as 'mcpx-fw serve --config CONFIG --server NAME': the
               host lists the same servers and tool names, and none bypasses
               the firewall. The file as it was is kept in FILE.mcpx-fw.bak
+              (mode 0600: it holds the entries' keys and tokens)
   disconnect  puts back the entries connect rewrote in the scope, with their
               bytes from FILE.mcpx-fw.bak, and leaves every other byte of
               the file as it is now (what the host wrote since, another
@@ -39,7 +40,11 @@ func hostCommand() *cobra.Command {
               The backup is removed once no scope of the file needs it
 
 The host's file is its usual one unless --host-config names another:
-claude-desktop  claude_desktop_config.json in Claude's folder of this system
+claude-desktop  claude_desktop_config.json in Claude's folder:
+                ~/Library/Application Support/Claude on macOS,
+                %APPDATA%\Claude on Windows, ~/.config/Claude on Linux
+                (where the unofficial Linux builds keep it; Anthropic ships
+                none); another install's file: name it with --host-config
 claude-code     .mcp.json in the working folder (project scope); with
                 --project DIR, ~/.claude.json's projects["DIR"].mcpServers
                 (local scope: DIR made absolute); ~/.claude.json named with
@@ -53,7 +58,12 @@ connect rewrites only the servers' entries, so every comment outside them
 stays. The other hosts read strict JSON: a comment or trailing comma in
 their file is an error naming FILE:LINE.
 
---dry-run prints what would change, as a diff, and changes nothing.
+--dry-run prints what would change, as a diff, and changes nothing; every
+env and header value in it is shown as «hidden: N characters». A file
+written that holds a key or token (the config, the backup) inside a git
+work tree and not ignored by git gets a warning naming what to add to
+.gitignore. connect writes absolute paths into the host's file: do not
+commit a connected .vscode/mcp.json or .mcp.json; each teammate connects.
 Restart the host (or reload its servers) after connect and disconnect.`,
 	}
 	c.AddCommand(hostImportCommand(), hostConnectCommand(), hostDisconnectCommand())
@@ -236,7 +246,7 @@ func connectHost(w io.Writer, hf hostFile, cfg string, dry bool) error {
 		return hf.fail(err)
 	}
 	if dry {
-		fmt.Fprint(w, hostconfig.Diff(hf.path, data, connected))
+		fmt.Fprint(w, hf.host.MaskedDiff(hf.path, data, connected))
 		return nil
 	}
 	if bytes.Equal(data, connected) {
@@ -249,8 +259,11 @@ func connectHost(w io.Writer, hf hostFile, cfg string, dry bool) error {
 	if err := hostconfig.Write(hf.path, data, connected); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "connected %s (%s): %s start through mcpx-fw serve; the file as it was is in %s; restart %s\n",
+	fmt.Fprintf(w, "connected %s (%s): %s start through mcpx-fw serve; the file as it was is in %s (mode 0600); restart %s\n",
 		hf.host.Name, hf.place(), serverNames(servers), hostconfig.BackupPath(hf.path), hf.host.Name)
+	if hf.backupHoldsSecret() {
+		warnUnignored(w, hostconfig.BackupPath(hf.path))
+	}
 	return nil
 }
 
@@ -292,7 +305,7 @@ func disconnectHost(w io.Writer, hf hostFile, dry, force bool) error {
 	case err != nil:
 		return hf.changed(err)
 	case dry:
-		fmt.Fprint(w, hostconfig.Diff(hf.path, current, d.Data))
+		fmt.Fprint(w, hf.host.MaskedDiff(hf.path, current, d.Data))
 		return nil
 	case len(d.Restored) == 0:
 		return hf.nothing(w, nil, unknownNote(d.Unknown))
@@ -363,7 +376,7 @@ func restoreAll(w io.Writer, hf hostFile, dry bool) error {
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
-		fmt.Fprint(w, hostconfig.Diff(hf.path, current, backup))
+		fmt.Fprint(w, hf.host.MaskedDiff(hf.path, current, backup))
 		return nil
 	}
 	if err := hostconfig.Restore(hf.path); err != nil {

@@ -46,24 +46,43 @@ func importHost(w io.Writer, hf hostFile, cfg string, dry bool) (bool, error) {
 	if err != nil || len(added) == 0 {
 		return false, err
 	}
-	var buf bytes.Buffer
-	enc := yaml.NewEncoder(&buf)
-	enc.SetIndent(2)
-	if err := enc.Encode(doc); err != nil {
+	data, err := configText(old, doc, len(added))
+	if err != nil {
 		return false, err
 	}
 	if dry {
-		fmt.Fprint(w, hostconfig.Diff(cfg, old, buf.Bytes()))
+		fmt.Fprint(w, maskedConfigDiff(cfg, old, data))
 		return secret, nil
 	}
-	if err := writeConfig(cfg, buf.Bytes(), secret); err != nil {
+	if err := writeConfig(cfg, data, secret); err != nil {
 		return false, err
 	}
 	fmt.Fprintf(w, "imported into %s from %s: %s\n", cfg, hf.path, strings.Join(added, ", "))
 	if secret {
 		fmt.Fprintf(w, "%s holds env or header values copied from %s and is readable by you alone (mode 0600)\n", cfg, hf.path)
 	}
+	if configHoldsSecret(cfg) {
+		warnUnignored(w, cfg)
+	}
 	return secret, nil
+}
+
+// configText is the config with the n servers addServers added to doc:
+// old with their text written in, every byte of old kept, when that loads
+// as doc does; else doc encoded whole (a flow-style servers mapping).
+func configText(old []byte, doc *yaml.Node, n int) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := yaml.NewEncoder(&buf)
+	enc.SetIndent(2)
+	if err := enc.Encode(doc); err != nil {
+		return nil, err
+	}
+	list := mappingValue(doc.Content[0], "servers")
+	added := &yaml.Node{Kind: yaml.MappingNode, Content: list.Content[len(list.Content)-2*n:]}
+	if out, ok := withServers(old, added, buf.Bytes()); ok {
+		return out, nil
+	}
+	return buf.Bytes(), nil
 }
 
 // configDoc parses mcpx-fw's config as a YAML tree, comments and key

@@ -62,3 +62,68 @@ func TestImportKeepsConfig(t *testing.T) {
 		t.Errorf("output %q", out.String())
 	}
 }
+
+// TestImportKeepsBytes: import writes the servers it adds into the
+// config's text, so every byte already there stays (a comment's spacing,
+// quoting, a blank line, a top-level comment after servers), and the
+// result loads as the config encoded again would; a config with no
+// servers key gets one at its end; a flow-style servers mapping, which
+// cannot take lines, is encoded again and still loads.
+func TestImportKeepsBytes(t *testing.T) {
+	host := writeFile(t, t.TempDir(), "mcp.json", `{"mcpServers": {"new": {"command": "npx", "args": ["-y", "p"], "env": {"K": "v"}}}}`)
+	for _, tc := range []struct{ name, old, want string }{
+		{"block", "state_dir: 'state'   # quoted\nservers:\n    echo:\n        command: [echo]   # keep\n        # about echo\n\n# the log\nlog:\n  level: info\n",
+			"state_dir: 'state'   # quoted\nservers:\n    echo:\n        command: [echo]   # keep\n        # about echo\n    new:\n      command: [npx, -y, p]\n      env:\n        K: v\n\n# the log\nlog:\n  level: info\n"},
+		{"last", "servers:\n  echo:\n    command: [echo]   # keep", "servers:\n  echo:\n    command: [echo]   # keep\n  new:\n    command: [npx, -y, p]\n    env:\n      K: v\n"},
+		{"empty", "state_dir: s   # here\nservers:   # none yet\nlog: {level: info}\n", "state_dir: s   # here\nservers:   # none yet\n  new:\n    command: [npx, -y, p]\n    env:\n      K: v\nlog: {level: info}\n"},
+		{"none", "# ours\nstate_dir: s   # here\n", "# ours\nstate_dir: s   # here\nservers:\n  new:\n    command: [npx, -y, p]\n    env:\n      K: v\n"},
+		{"missing", "", "servers:\n  new:\n    command: [npx, -y, p]\n    env:\n      K: v\n"},
+		{"crlf", "servers:\r\n  echo:\r\n    command: [echo]   # keep\r\n", "servers:\r\n  echo:\r\n    command: [echo]   # keep\r\n  new:\r\n    command: [npx, -y, p]\r\n    env:\r\n      K: v\r\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := filepath.Join(t.TempDir(), "mcpx-fw.yaml")
+			if tc.old != "" {
+				writeFile(t, filepath.Dir(cfg), "mcpx-fw.yaml", tc.old)
+			}
+			if _, err := importHost(&bytes.Buffer{}, hostFile{host: hostconfig.Hosts["cursor"], path: host}, cfg, false); err != nil {
+				t.Fatal(err)
+			}
+			if got, _ := os.ReadFile(cfg); string(got) != tc.want {
+				t.Errorf("config:\n%s\nwant:\n%s", got, tc.want)
+			}
+		})
+	}
+	cfg := writeFile(t, t.TempDir(), "mcpx-fw.yaml", "servers: {echo: {command: [echo]}}\n")
+	if _, err := importHost(&bytes.Buffer{}, hostFile{host: hostconfig.Hosts["cursor"], path: host}, cfg, false); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(cfg); !sameConfig(got, []byte("servers: {echo: {command: [echo]}, new: {command: [npx, -y, p], env: {K: v}}}")) {
+		t.Errorf("flow style:\n%s", got)
+	}
+}
+
+// TestMaskConfig: every env and headers value of mcpx-fw's config,
+// however written (plain, quoted, flow, a block scalar, quoted over
+// lines, through an alias, keys in any case), is hidden; the rest of each
+// line stays, and so does the number of lines.
+func TestMaskConfig(t *testing.T) {
+	data := "x: &tok aliased-secret\nservers:\n  a:\n    command: [echo, env]   # keep\n    env: {K: \"s1 \\\" x\", Q: 's2''y', P: s3}\n" +
+		"    Headers:\n      A: Bearer s4 # c\n      B: |\n        s5\n        s6\n      C: \"s7\n        s8\"\n      D: *tok\n  b:\n    ENV:\n      E: s9\n"
+	got := string(maskConfig("c", []byte(data)))
+	for _, s := range []string{"s1", "s2", "s3", "s4", "s5", "s6", "s7", "s8", "s9", "aliased-secret"} {
+		if strings.Contains(got, s) {
+			t.Errorf("%s shown:\n%s", s, got)
+		}
+	}
+	for _, keep := range []string{"command: [echo, env]   # keep", `env: {K: «hidden: 6 characters», Q: «hidden: 4 characters», P: «hidden: 2 characters»}`, "A: «hidden: 9 characters» # c", "D: *tok", "  b:\n"} {
+		if !strings.Contains(got, keep) {
+			t.Errorf("%q not kept:\n%s", keep, got)
+		}
+	}
+	if strings.Count(got, "\n") != strings.Count(data, "\n") {
+		t.Errorf("lines:\n%s", got)
+	}
+	if got := string(maskConfig("c", []byte("servers: [\n  env: s1\n"))); strings.Contains(got, "s1") {
+		t.Errorf("a file that is not YAML shown: %s", got)
+	}
+}

@@ -16,7 +16,9 @@ func BackupPath(path string) string { return path + ".mcpx-fw.bak" }
 // bytes from before in the backup: a backup already there is kept (a
 // connect of more of the file brings it up to date first, with Rebackup).
 // The file is replaced whole (a temporary file renamed over it), with its
-// mode kept.
+// mode kept. The backup is readable by its owner alone (0600), whatever
+// the file's mode: it holds the keys and tokens of the host's entries,
+// which connect moved into mcpx-fw's config, itself 0600.
 func Write(path string, original, connected []byte) error {
 	if bytes.Equal(original, connected) {
 		return nil
@@ -25,9 +27,12 @@ func Write(path string, original, connected []byte) error {
 	if err != nil {
 		return err
 	}
-	bak, err := os.OpenFile(BackupPath(path), os.O_WRONLY|os.O_CREATE|os.O_EXCL, info.Mode().Perm())
+	bak, err := os.OpenFile(BackupPath(path), os.O_WRONLY|os.O_CREATE|os.O_EXCL, backupMode)
 	switch {
 	case errors.Is(err, fs.ErrExist):
+		if err := narrow(BackupPath(path)); err != nil {
+			return err
+		}
 	case err != nil:
 		return err
 	default:
@@ -60,14 +65,26 @@ func Restore(path string) error {
 
 // Rebackup replaces the backup with data, the host's file without
 // mcpx-fw's entries (Unconnected), before a connect of more of the file,
-// its mode kept.
+// at 0600 (a backup that was more open is narrowed).
 func Rebackup(path string, data []byte) error {
-	info, err := os.Stat(BackupPath(path))
-	if err != nil {
+	if _, err := os.Stat(BackupPath(path)); err != nil {
 		return err
 	}
-	return replace(BackupPath(path), data, info.Mode().Perm())
+	return replace(BackupPath(path), data, backupMode)
 }
+
+// narrow makes a backup already there, a regular file, 0600: one kept
+// from a connect that wrote it at the file's mode.
+func narrow(bak string) error {
+	info, err := os.Lstat(bak)
+	if err != nil || !info.Mode().IsRegular() || info.Mode().Perm() == backupMode {
+		return err
+	}
+	return os.Chmod(bak, backupMode)
+}
+
+// backupMode is the backup's: its owner's alone.
+const backupMode fs.FileMode = 0o600
 
 // Put writes data, the file with a scope disconnected, in place of the
 // host's file, its mode kept, and removes the backup unless keep: the

@@ -3,8 +3,11 @@ package hostconfig
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -41,11 +44,37 @@ func FuzzHostFile(f *testing.F) {
 	})
 }
 
+// hides: a file h reads, masked, has the same lines and reads as the
+// same servers with every env and headers value Hidden.
+func hides(t *testing.T, h Host, data []byte) {
+	t.Helper()
+	before, err := h.Parse(data)
+	if err != nil {
+		return
+	}
+	masked, err := h.mask(data)
+	if err != nil {
+		t.Fatalf("a file read is not masked: %v\n%q", err, data)
+	}
+	after, err := h.Parse(masked)
+	if err != nil || len(after) != len(before) || bytes.Count(masked, []byte("\n")) != bytes.Count(data, []byte("\n")) {
+		t.Fatalf("masked: %v\n%q\n%q", err, data, masked)
+	}
+	for _, s := range after {
+		for _, v := range append(slices.Collect(maps.Values(s.Env)), slices.Collect(maps.Values(s.Headers))...) {
+			if !strings.HasPrefix(v, "«hidden: ") {
+				t.Fatalf("%s: %q shown in %q", s.Name, v, masked)
+			}
+		}
+	}
+}
+
 // connects: a file h reads connects to one that reads back with every
 // server through mcpx-fw, nothing outside the entries changed, a second
 // connect changes nothing, and disconnect gives data's bytes back.
 func connects(t *testing.T, h Host, data []byte) {
 	t.Helper()
+	hides(t, h, data)
 	got, err := h.Connect(data, testServe)
 	if err != nil {
 		return

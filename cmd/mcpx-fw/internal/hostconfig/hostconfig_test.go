@@ -226,3 +226,16 @@ func TestChangedSince(t *testing.T) {
 		}
 	}
 }
+
+// TestTrailingText: text after the file's object that is not JSON is an
+// error, as the hosts' readers make it, not a file read up to the object.
+func TestTrailingText(t *testing.T) {
+	for _, data := range []string{"{}A", `{"mcpServers": {"a": {"command": "x"}}} garbage`, "{}\n}"} {
+		if _, err := Hosts["cursor"].Parse([]byte(data)); err == nil {
+			t.Errorf("%q read", data)
+		}
+	}
+	if _, err := Hosts["cursor"].Parse([]byte("{}\n  \n")); err != nil {
+		t.Errorf("spaces after the object: %v", err)
+	}
+}

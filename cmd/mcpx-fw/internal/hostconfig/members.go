@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 )
 
 // member is one member of a JSON object: its name and where its value's
@@ -55,8 +56,11 @@ func scan(data []byte, base int) ([]member, error) {
 	if _, err := dec.Token(); err != nil {
 		return nil, err
 	}
-	if _, err := dec.Token(); err == nil {
+	switch _, err := dec.Token(); {
+	case err == nil:
 		return nil, errors.New("more than one JSON value")
+	case !errors.Is(err, io.EOF): // text after the object that is not JSON
+		return nil, err
 	}
 	return out, nil
 }
