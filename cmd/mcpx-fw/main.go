@@ -92,6 +92,7 @@ Start with:  mcpx-fw demo`,
 		SilenceErrors: true,
 	}
 	root.SetVersionTemplate("{{.Version}}")
+	plainBoolUsage(root)
 	root.PersistentFlags().String("config", "", "config file (default $MCPXFW_CONFIG, else mcpx-fw.yaml in the working folder, if present)")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageError{fmt.Errorf("%s: %w\nTry: %s --help", typedName(c), err, c.CommandPath())}
