@@ -15,7 +15,8 @@ func checkCommand() *cobra.Command {
 	return &cobra.Command{
 		Use:   "check",
 		Short: "Run serve's start-up path (config, state dir, policies, commands) and stop",
-		Long: `check loads the config exactly as serve does, opens the state dir, compiles
+		Long: `check loads the config exactly as serve does (both need one: --config FILE,
+MCPXFW_CONFIG, or mcpx-fw.yaml in the working folder), opens the state dir, compiles
 the policies, looks up every upstream command and, when an upstream is to run
 isolated, checks once that this system can isolate it; then it stops. It exits
 0 when serve would start, and prints the first problem otherwise. On success
@@ -36,7 +37,11 @@ the state dir holds none yet, it says serve will create it, and checks the
 rest with a temporary one.`,
 		Args: args(0, "mcpx-fw check --config FILE"),
 		RunE: func(c *cobra.Command, _ []string) error {
-			rt, fresh, err := startChecking(c.Context(), configFlag(c))
+			path, err := requiredConfig(c)
+			if err != nil {
+				return err
+			}
+			rt, fresh, err := startChecking(c.Context(), path)
 			if err != nil {
 				return err
 			}

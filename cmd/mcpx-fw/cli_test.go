@@ -17,6 +17,7 @@ import (
 // with one line on stderr that names the problem, and a non-zero exit.
 func TestBadInputIsOneClearLine(t *testing.T) {
 	good := testConfig(t, repoPath(t, "policies"), time.Minute, peerServer("peer", 0))
+	openStore(t, good) // the store serve would have made
 	dir := t.TempDir()
 	bad := writeFile(t, dir, "bad.yaml", "policy:\n  timeout: -1s\n")
 	typo := writeFile(t, dir, "typo.yaml", "polcy:\n  dir: x\n")
@@ -75,7 +76,7 @@ func TestConfigFromEnv(t *testing.T) {
 		{"MCPXFW_CONFIG's problems are named", typo, []string{"check"}, 1,
 			"mcpx-fw: " + typo + ":1: unknown key servres (did you mean servers?)\n"},
 		{"--config wins over MCPXFW_CONFIG", typo, []string{"check", "--config", good}, 0, "ok: 1 server(s)"},
-		{"a missing MCPXFW_CONFIG is an error", missing, []string{"check"}, 1, "mcpx-fw: config: open " + missing},
+		{"a missing MCPXFW_CONFIG is an error", missing, []string{"check"}, 1, "mcpx-fw: MCPXFW_CONFIG=" + missing + ": no such file\n"},
 		{"--help names MCPXFW_CONFIG", "", []string{"--help"}, 0, ""},
 	}
 	for _, tc := range cases {

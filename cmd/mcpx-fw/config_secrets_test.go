@@ -62,10 +62,10 @@ func TestCheckShowsNoConfigValue(t *testing.T) {
 	for i, l := range file {
 		content.WriteString(l.line + "\n")
 		if l.problem != "" {
-			want = append(want, fmt.Sprintf("%s:%d: %s", cfg, i+1, l.problem))
+			want = append(want, fmt.Sprintf("mcpx-fw: %s:%d: %s", cfg, i+1, l.problem))
 		}
 	}
-	want = append(want, "MCPXFW_POLICY_TIMEOUT: policy.timeout: want a duration such as 250ms or 10m")
+	want = append(want, "mcpx-fw: MCPXFW_POLICY_TIMEOUT: policy.timeout: want a duration such as 250ms or 10m")
 	writeFile(t, dir, "mcpx-fw.yaml", content.String())
 	cmd := exec.Command(binary, "check", "--config", cfg)
 	cmd.Env = append(os.Environ(), "MCPXFW_POLICY_TIMEOUT="+c, "PATH="+t.TempDir())
@@ -73,7 +73,7 @@ func TestCheckShowsNoConfigValue(t *testing.T) {
 	if strings.Contains(res.stdout+res.stderr, "CANARY") {
 		t.Errorf("check printed a value of the config:\nstdout %q\nstderr:\n%s", res.stdout, res.stderr)
 	}
-	got := strings.Split(strings.TrimSuffix(strings.TrimPrefix(res.stderr, "mcpx-fw: "), "\n"), "\n")
+	got := strings.Split(strings.TrimSuffix(res.stderr, "\n"), "\n") // each line "mcpx-fw: PLACE: …"
 	if res.code != exitFailure || res.stdout != "" || len(got) != len(want) {
 		t.Fatalf("check: exit %d, stdout %q, %d lines for %d problems:\n%s", res.code, res.stdout, len(got), len(want), res.stderr)
 	}

@@ -21,6 +21,8 @@ func TestPortInUseNamesItsFlagOrKey(t *testing.T) {
 	cfg := testConfig(t, repoPath(t, "policies"), time.Minute, peerServer("peer", 0))
 	consoleCfg := testConfig(t, repoPath(t, "policies"), time.Minute, peerServer("peer", 0))
 	appendConfig(t, consoleCfg, "console:\n  addr: "+addr+"\n")
+	openStore(t, cfg) // the console opens the store serve made
+	openStore(t, consoleCfg)
 	opsCfg := testConfig(t, repoPath(t, "policies"), time.Minute, peerServer("peer", 0))
 	appendConfig(t, opsCfg, "metrics:\n  addr: "+addr+"\n")
 	tests := []struct {

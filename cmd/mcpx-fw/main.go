@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mcpx-fw/mcpx-fw/cmd/mcpx-fw/inert"
+	"github.com/mcpx-fw/mcpx-fw/cmd/mcpx-fw/internal/config"
 	"github.com/mcpx-fw/mcpx-fw/relay/sandbox"
 )
 
@@ -52,11 +53,15 @@ func run(args []string) int {
 	root.SetOut(out)
 	root.SetErr(errOut)
 	strictGroups(root)
-	err := usageOf(root.Execute())
+	cmd, err := root.ExecuteC()
+	err = usageOf(err)
 	if err == nil {
 		return 0
 	}
-	fmt.Fprintln(errOut, "mcpx-fw:", errorText(err))
+	nameConfigOrigin(cmd, err)
+	for _, line := range errorLines(err) {
+		fmt.Fprintln(errOut, "mcpx-fw:", line)
+	}
 	var ee *exitError
 	if errors.As(err, &ee) {
 		return ee.code
@@ -92,6 +97,7 @@ Start with:  mcpx-fw demo`,
 		SilenceErrors: true,
 	}
 	root.SetVersionTemplate("{{.Version}}")
+	plainBoolUsage(root)
 	root.PersistentFlags().String("config", "", "config file (default $MCPXFW_CONFIG, else mcpx-fw.yaml in the working folder, if present)")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageError{fmt.Errorf("%s: %w\nTry: %s --help", typedName(c), err, c.CommandPath())}
@@ -109,6 +115,37 @@ func configFlag(c *cobra.Command) string {
 		return s
 	}
 	return os.Getenv("MCPXFW_CONFIG")
+}
+
+// nameConfigOrigin makes a config file that is not there named by what
+// named it (--config or MCPXFW_CONFIG), whichever command read it.
+func nameConfigOrigin(c *cobra.Command, err error) {
+	var nf *config.NotFoundError
+	if c == nil || !errors.As(err, &nf) {
+		return
+	}
+	if s, _ := c.Flags().GetString("config"); s != "" {
+		nf.Origin = "--config"
+	} else if os.Getenv("MCPXFW_CONFIG") != "" {
+		nf.Origin = "MCPXFW_CONFIG"
+	}
+}
+
+// requiredConfig is configFlag for serve and check, which have nothing
+// to serve without a config file: with none named and no mcpx-fw.yaml in
+// the working folder, a usage error says the three ways to give one.
+func requiredConfig(c *cobra.Command) (string, error) {
+	if p := configFlag(c); p != "" {
+		return p, nil
+	}
+	if _, err := os.Stat(config.DefaultFile); err == nil {
+		return "", nil
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		wd = "the working folder"
+	}
+	return "", usageError{fmt.Errorf("no config file: give --config FILE, set MCPXFW_CONFIG, or put %s in %s", config.DefaultFile, wd)}
 }
 
 // args wraps cobra's positional-argument checks so a wrong count is a

@@ -407,6 +407,7 @@ func TestStatusWithoutServe(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := testConfig(t, repoPath(t, "policies"), time.Minute, peerServer("alpha", 1000))
 			appendConfig(t, cfg, tc.metrics)
+			openStore(t, cfg) // the store an earlier serve made
 			res := runCLI(t, "status", "--config", cfg)
 			if res.code != 1 || !oneLine(res.stderr) || !strings.Contains(res.stderr, tc.want) || !strings.Contains(res.stderr, "--addr") {
 				t.Errorf("status: exit %d, stderr %q; want 1 and one line saying %q and what to do", res.code, res.stderr, tc.want)

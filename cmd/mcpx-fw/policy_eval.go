@@ -64,8 +64,9 @@ with requestedSchema, url, elicitationId or mode, or a result with an
 action, is an elicitation; a request of {} or a result with roots is
 roots; anything else is sampling. The kind eval used is printed first.
 
---json prints {"kind", "outcome", "decision_id", "reasons", "violations", "input"},
-and "error" when the outcome is error.
+--json prints {"kind", "outcome", "decision_id", "reasons", "violations",
+"waived" (the baseline reasons the server's package waived), "input"}, and
+"error" when the outcome is error.
 
 Exit status: 0 when the policy decided (permit, review or deny: the verdict
 says which), 1 when the verdict is error (the policy could not decide, and

@@ -171,9 +171,15 @@ func writeEditDoc(w io.Writer, it review.Item) error {
 }
 
 // withStore runs fn with the operator's runtime: the same config, state dir
-// and policies as serve, but quiet logs and no decision log of its own.
+// and policies as serve, but quiet logs and no decision log of its own. The
+// store must exist (startDecider).
 func withStore(c *cobra.Command, fn func(context.Context, *runtime) error) error {
-	rt, err := startOperator(c.Context(), configFlag(c))
+	return withRuntime(c, startDecider, fn)
+}
+
+// withRuntime runs fn with the runtime start opens for c's config.
+func withRuntime(c *cobra.Command, start func(context.Context, string) (*runtime, error), fn func(context.Context, *runtime) error) error {
+	rt, err := start(c.Context(), configFlag(c))
 	if err != nil {
 		return err
 	}

@@ -213,6 +213,7 @@ func TestConfigFromTheEnvironment(t *testing.T) {
 		t.Errorf("review reject with MCPXFW_CONFIG: exit %d %s", res.code, res.stderr)
 	}
 	other := writeFile(t, t.TempDir(), "other.yaml", "state_dir: "+filepath.Join(t.TempDir(), "state")+"\npolicy:\n  dir: "+repoPath(t, "policies")+"\n")
+	openStore(t, other)
 	if res := runBare(t, t.TempDir(), env, "review", "list", "--config", other); res.code != 0 || strings.Contains(res.stdout, it.ID) {
 		t.Errorf("--config does not win over MCPXFW_CONFIG: exit %d\n%s%s", res.code, res.stdout, res.stderr)
 	}

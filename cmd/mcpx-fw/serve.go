@@ -83,10 +83,14 @@ Host entry for HTTP (VS Code):
 			if err := checkListenFlag(addr); err != nil {
 				return err
 			}
+			path, err := requiredConfig(c)
+			if err != nil {
+				return err
+			}
 			ctx, stop := signalContext(c.Context())
 			defer stop()
 			only, _ := c.Flags().GetString("server")
-			return serve(ctx, configFlag(c), addr, only)
+			return serve(ctx, path, addr, only)
 		},
 	}
 	c.Flags().String("http", "", "serve hosts over streamable HTTP on `ADDR` (HOST:PORT) instead of stdio")
@@ -299,7 +303,8 @@ func (rt *runtime) readyToServe(ctx context.Context) error {
 
 // checkServers fails early, instead of when a host connects, when an
 // upstream's command cannot be found or a header or env value refers to an
-// environment variable that is not set (tracing.otlp.headers' too, read
+// environment variable that is not set (every such value at once, each at
+// its line of the file; tracing.otlp.headers' too, read
 // only once serve runs; policy.bundle's and decision_log.service's are
 // read as the runtime opens), and when what review.notify runs is not
 // there. Only serve and check need any of it,
@@ -307,18 +312,22 @@ func (rt *runtime) readyToServe(ctx context.Context) error {
 // credentials.
 func checkServers(cfg *config.Config) error {
 	if _, err := cfg.Tracing.Headers(); err != nil {
-		return fmt.Errorf("config %s: %w", cfg.DisplayPath(), err)
+		return cfg.Placed(err)
 	}
 	if err := lookNotifyPaths(cfg); err != nil {
 		return err
 	}
+	var unset []error
+	for _, name := range cfg.ServerNames() {
+		_, herr := config.ExpandHeaders(name, cfg.Servers[name].Headers)
+		_, eerr := config.ExpandEnv(name, cfg.Servers[name].Env)
+		unset = append(unset, herr, eerr)
+	}
+	if err := errors.Join(unset...); err != nil {
+		return cfg.Placed(err)
+	}
 	for _, name := range cfg.ServerNames() {
 		s := cfg.Servers[name]
-		_, herr := config.ExpandHeaders(name, s.Headers)
-		_, eerr := config.ExpandEnv(name, s.Env)
-		if err := errors.Join(herr, eerr); err != nil {
-			return fmt.Errorf("config %s: %w", cfg.DisplayPath(), err)
-		}
 		if s.URL != "" {
 			continue
 		}
@@ -354,7 +363,7 @@ func relayConfig(rt *runtime) (relay.Config, error) {
 		headers, herr := config.ExpandHeaders(name, s.Headers)
 		env, eerr := config.ExpandEnv(name, s.Env)
 		if err := errors.Join(herr, eerr); err != nil {
-			return relay.Config{}, fmt.Errorf("config %s: %w", cfg.DisplayPath(), err)
+			return relay.Config{}, cfg.Placed(err)
 		}
 		rc.Upstreams = append(rc.Upstreams, relay.Upstream{Name: name, Label: label, Command: s.Command, Env: env, Dir: s.Dir,
 			Isolated: rt.isolation.isolated[name], URL: s.URL, Headers: headers, Era: s.Protocol, OperatorAnswer: s.OperatorAnswer,

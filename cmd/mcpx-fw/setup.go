@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -55,7 +56,40 @@ func startOperator(ctx context.Context, configPath string) (*runtime, error) {
 // policies are; what the config alone knows (budgets, operator answers)
 // is unknown without one (noConfigNote).
 func startReader(ctx context.Context, configPath string) (*runtime, error) {
-	return startWith(ctx, configPath, true, (*runtime).openStore)
+	return startWith(ctx, configPath, true, existing((*runtime).openStore))
+}
+
+// startDecider is startOperator for the commands that decide or change
+// what the queue holds (approve, reject, answer, prune, the console):
+// they act on the store serve made and never create one.
+func startDecider(ctx context.Context, configPath string) (*runtime, error) {
+	return startWith(ctx, configPath, true, existing((*runtime).open))
+}
+
+// existing is open run only when the review store exists (storeExists).
+func existing(open func(*runtime, context.Context) error) func(*runtime, context.Context) error {
+	return func(rt *runtime, ctx context.Context) error {
+		if err := rt.storeExists(); err != nil {
+			return err
+		}
+		return open(rt, ctx)
+	}
+}
+
+// storeExists refuses a SQLite store that is not there: opening it would
+// create the state dir and an empty queue, and a misspelt state dir would
+// read as "no reviews waiting". Only serve (and store migrate) create one.
+func (rt *runtime) storeExists() error {
+	if !storeMissing(rt.cfg) {
+		return nil
+	}
+	return errNoStore(rt.cfg)
+}
+
+// errNoStore says that cfg's state dir holds no review store, and what
+// named the state dir, so a misspelt one is seen at once.
+func errNoStore(cfg *config.Config) error {
+	return fmt.Errorf("no review store in %s (%s): has serve run with this state dir?", cfg.StateDir, cfg.StateDirOrigin())
 }
 
 func startRuntime(ctx context.Context, configPath string, operator bool) (*runtime, error) {
@@ -164,7 +198,7 @@ func (rt *runtime) policyError(err error) error {
 func (rt *runtime) engineConfig(dlog io.Writer) (engine.Config, error) {
 	bundle, err := rt.cfg.Policy.Bundle.EngineBundle(rt.cfg.StateDir, !rt.operator)
 	if err != nil {
-		return engine.Config{}, fmt.Errorf("config %s: %w", rt.cfg.DisplayPath(), err)
+		return engine.Config{}, rt.cfg.Placed(err)
 	}
 	cfg := engine.Config{
 		Policy: engine.PolicyConfig{
@@ -199,6 +233,10 @@ func (rt *runtime) engineConfig(dlog io.Writer) (engine.Config, error) {
 // everything that decides has closed.
 func (rt *runtime) startDecisionLogService(ctx context.Context, cfg *engine.Config) error {
 	ship, err := startDecisionLogService(ctx, rt.cfg.DecisionLog.Service, rt.log)
+	var unset *config.KeyError
+	if errors.As(err, &unset) {
+		return rt.cfg.Placed(err)
+	}
 	if err != nil || ship == nil {
 		return err
 	}

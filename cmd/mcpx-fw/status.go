@@ -91,7 +91,7 @@ func runStatus(c *cobra.Command, asJSON bool, addr string) error {
 	}
 	st, err := storeStatus(ctx, cfg)
 	if err != nil {
-		return withCode(exitFailure, errors.Join(why, err))
+		return withCode(exitFailure, fmt.Errorf("%w; %w", why, err)) // one line
 	}
 	if err := printStatus(c.OutOrStdout(), st, asJSON, false); err != nil && !errors.Is(err, errNotReady) {
 		return err
@@ -190,6 +190,9 @@ func storeStatus(ctx context.Context, cfg *config.Config) (telemetry.Status, err
 		return telemetry.Status{}, err
 	}
 	defer closeLog()
+	if storeMissing(cfg) {
+		return telemetry.Status{}, errNoStore(cfg)
+	}
 	store, err := openReviewStore(ctx, cfg, log)
 	if err != nil {
 		return telemetry.Status{}, err

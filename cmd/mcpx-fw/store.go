@@ -28,7 +28,7 @@ store; run this to do it ahead of a rollout, or to see where a database is.
 A store whose schema is newer than this mcpx-fw is refused, never changed.`,
 		Args: args(0, "mcpx-fw store migrate --config FILE"),
 		RunE: func(c *cobra.Command, _ []string) error {
-			return withStore(c, func(ctx context.Context, rt *runtime) error {
+			return withRuntime(c, startOperator, func(ctx context.Context, rt *runtime) error { // creates a store that is not there
 				v, err := rt.store.SchemaVersion(ctx)
 				if err != nil {
 					return err

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -19,7 +18,7 @@ func startTracing(ctx context.Context, rt *runtime) (trace.Tracer, func(), error
 	c := rt.cfg.Tracing
 	headers, err := c.Headers()
 	if err != nil {
-		return nil, nil, fmt.Errorf("config %s: %w", rt.cfg.DisplayPath(), err)
+		return nil, nil, rt.cfg.Placed(err)
 	}
 	tp, err := tracing.New(ctx, tracing.Config{Endpoint: c.OTLP.Endpoint, Headers: headers, Insecure: c.OTLP.Insecure,
 		SampleRatio: c.SampleRatio, Version: version})

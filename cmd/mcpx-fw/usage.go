@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -20,6 +21,18 @@ func errorText(err error) string {
 	}
 	text := strings.ReplaceAll(err.Error(), "\nTry: ", ". Try: ")
 	return strings.ReplaceAll(text, "\n", "; ")
+}
+
+// errorLines are the lines run prints for err, each after "mcpx-fw:": one
+// for most errors (errorText), and one per problem for a list of problems
+// each placed at its own FILE:LINE (a config's), so every such line reads
+// the same whichever comes first.
+func errorLines(err error) []string {
+	var list interface{ Lines() []string }
+	if errors.As(err, &list) && err.Error() == strings.Join(list.Lines(), "\n") {
+		return list.Lines()
+	}
+	return []string{errorText(err)}
 }
 
 // typedName is a command as the user typed it, without the program's

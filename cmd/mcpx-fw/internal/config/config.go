@@ -219,8 +219,9 @@ type Budget struct {
 	BurstPerMinute int `mapstructure:"burst_per_minute"`
 }
 
-// defaultConfigFile is read when --config is not given, if it exists.
-const defaultConfigFile = "mcpx-fw.yaml"
+// DefaultFile is read, from the working folder, when no config file is
+// named (--config, MCPXFW_CONFIG), if it exists.
+const DefaultFile = "mcpx-fw.yaml"
 
 // ServerNames are the configured servers' names, sorted; empty, never
 // nil, when there are none.

@@ -3,7 +3,9 @@ package config
 import (
 	"bytes"
 	"cmp"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -26,8 +28,8 @@ func Load(path string) (*Config, error) {
 	v.SetEnvKeyReplacer(strings.NewReplacer(".", "_"))
 	v.AutomaticEnv()
 	if path == "" {
-		if _, err := os.Stat(defaultConfigFile); err == nil {
-			path = defaultConfigFile
+		if _, err := os.Stat(DefaultFile); err == nil {
+			path = DefaultFile
 		}
 	}
 	p := &problems{file: path}
@@ -109,6 +111,9 @@ func dateAsString(from, to reflect.Type, data any) (any, error) {
 // with what checkFile says of it.
 func readConfigFile(v *viper.Viper, path string) (*yaml.Node, error) {
 	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, &NotFoundError{Path: path}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("config: %w", err)
 	}
@@ -124,6 +129,34 @@ func readConfigFile(v *viper.Viper, path string) (*yaml.Node, error) {
 		return nil, cmp.Or(p.err(), fmt.Errorf("%s: not a mapping of keys such as servers: and policy:", path))
 	}
 	return doc, nil
+}
+
+// NotFoundError is a config file named that is not there. Origin is what
+// named it (--config, MCPXFW_CONFIG), set by the command that knows.
+type NotFoundError struct {
+	Path   string
+	Origin string
+}
+
+// Error names the file as it was given, with what gave it, and the
+// folder a relative path was looked for in.
+func (e *NotFoundError) Error() string {
+	named := "config " + e.Path
+	switch e.Origin {
+	case "":
+	case "--config":
+		named = "--config " + e.Path
+	default:
+		named = e.Origin + "=" + e.Path
+	}
+	if filepath.IsAbs(e.Path) {
+		return named + ": no such file"
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return named + ": no such file (relative to the working folder)"
+	}
+	return fmt.Sprintf("%s: no such file (relative to %s)", named, wd)
 }
 
 func displayPath(p string) string {
@@ -214,6 +247,22 @@ func defaultStateDir() string {
 		return filepath.Join(os.TempDir(), "mcpx-fw-state")
 	}
 	return filepath.Join(home, ".local", "state", "mcpx-fw")
+}
+
+// StateDirOrigin is what named StateDir, for an error about the folder:
+// MCPXFW_STATE_DIR (with its value when that was relative), the line of
+// the file that writes state_dir, or the default.
+func (c *Config) StateDirOrigin() string {
+	if v := os.Getenv("MCPXFW_STATE_DIR"); v != "" {
+		if v != c.StateDir {
+			return "MCPXFW_STATE_DIR=" + v
+		}
+		return "MCPXFW_STATE_DIR"
+	}
+	if lineOf(c.doc, "state_dir") > 0 {
+		return "state_dir at " + c.Place("state_dir")
+	}
+	return "the default: state_dir or MCPXFW_STATE_DIR names another"
 }
 
 // Path is the file the config was read from, "" for the defaults alone.

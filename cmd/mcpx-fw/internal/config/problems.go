@@ -87,8 +87,18 @@ func (p *problems) err() error {
 	for _, pr := range p.list {
 		lines = append(lines, pr.text)
 	}
-	return errors.New(strings.Join(slices.Compact(lines), "\n"))
+	return ProblemsError(slices.Compact(lines))
 }
+
+// ProblemsError is every problem of a config, a line each, each placed
+// first (FILE:LINE, FILE or the MCPXFW_* variable): a command prints each
+// line the same way, as a compiler does.
+type ProblemsError []string
+
+func (e ProblemsError) Error() string { return strings.Join(e, "\n") }
+
+// Lines are the problems, one a line.
+func (e ProblemsError) Lines() []string { return e }
 
 // rank puts a problem at no line after every line of the file.
 func rank(line int) int {
@@ -188,11 +198,11 @@ func parseFile(path string, b []byte) (*yaml.Node, error) {
 	case err == nil:
 		return &doc, nil
 	case errors.As(err, &te):
-		lines := make([]string, len(te.Errors))
+		lines := make(ProblemsError, len(te.Errors))
 		for i, e := range te.Errors {
 			lines[i] = yamlError(path, e)
 		}
-		return nil, errors.New(strings.Join(lines, "\n"))
+		return nil, lines
 	}
 	return nil, errors.New(yamlError(path, err.Error()))
 }

@@ -19,7 +19,7 @@ import (
 func loadHere(t *testing.T, content string) (*Config, error) {
 	t.Helper()
 	t.Chdir(filepath.Dir(configtest.WriteFile(t, content)))
-	return Load(defaultConfigFile)
+	return Load(DefaultFile)
 }
 
 // TestConfigProblemLines: each problem is one line placed at the line of

@@ -2,7 +2,6 @@ package config
 
 import (
 	"errors"
-	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -53,7 +52,7 @@ func expandHeaderValues(prefix string, values map[string]string) (map[string]str
 	out, err := expandVars(prefix, values)
 	for _, name := range slices.Sorted(maps.Keys(out)) {
 		if strings.ContainsAny(out[name], "\r\n") {
-			err = errors.Join(err, fmt.Errorf("%s%s: the value contains a line break", prefix, name))
+			err = errors.Join(err, &KeyError{Key: prefix + name, Problem: "the value contains a line break"})
 		}
 	}
 	return out, err

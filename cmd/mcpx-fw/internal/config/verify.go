@@ -93,6 +93,8 @@ func (c *Config) verifyServer(bad func(string, string, ...any), name string, s S
 	for i, h := range s.Elicitation.AllowedHosts {
 		verifyAllowedHost(bad, fmt.Sprintf("%s.elicitation.allowed_hosts[%d]", key, i), h)
 	}
+	c.verifyHostInputs(bad, key+".headers", s.Headers)
+	c.verifyHostInputs(bad, key+".env", s.Env)
 }
 
 // verifyWord refuses a value that is not one of a key's words. The value
