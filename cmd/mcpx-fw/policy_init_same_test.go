@@ -114,8 +114,8 @@ func TestPolicyInitDecidesAsBefore(t *testing.T) {
 
 // The shipped example packages policy init writes for everything and
 // github-mcp are the shipped files, byte for byte, tests included; a
-// server named after a shipped test file (github-mcp_test) gets the
-// commented package, never that test.
+// server named after a shipped test file (github-mcp_test) is refused by
+// the config before anything is written.
 func TestPolicyInitShippedPackages(t *testing.T) {
 	dir := t.TempDir()
 	cfg := writeFile(t, dir, "mcpx-fw.yaml", "state_dir: state\nservers:\n  everything:\n    command: [cat]\n  github-mcp:\n    command: [cat]\n")
@@ -134,11 +134,12 @@ func TestPolicyInitShippedPackages(t *testing.T) {
 	}
 	cfg = writeFile(t, dir, "tests.yaml", "state_dir: state\nservers:\n  github-mcp_test:\n    command: [cat]\n")
 	folder = filepath.Join(dir, "tests")
-	if res := runCLI(t, "policy", "init", "--config", cfg, folder); res.code != 0 {
-		t.Fatalf("init: exit %d: %s", res.code, res.stderr)
+	res := runCLI(t, "policy", "init", "--config", cfg, folder)
+	if res.code == 0 || !strings.Contains(res.stderr, "servers.github-mcp_test: a server name may not end in _test") {
+		t.Errorf("init for a server named github-mcp_test: exit %d, want the config's refusal: %s", res.code, res.stderr)
 	}
-	if got, err := os.ReadFile(filepath.Join(folder, "servers/github-mcp_test.rego")); err != nil || !strings.HasPrefix(string(got), `# Package mcpxfw.servers["github-mcp_test"] decides for the server`) {
-		t.Errorf("github-mcp_test did not get the commented package (%v):\n%s", err, got)
+	if _, err := os.Stat(folder); !os.IsNotExist(err) {
+		t.Errorf("init refused by the config still wrote %s (%v)", folder, err)
 	}
 }
 
