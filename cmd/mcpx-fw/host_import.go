@@ -153,9 +153,10 @@ func mappingValue(m *yaml.Node, key string) *yaml.Node {
 var hostRef = regexp.MustCompile(`\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}`)
 
 // imported is the config entry of a host server, and whether it holds a
-// value copied from the host's file. An env value the host fills in is
-// passed on by name: the connected entry keeps it in its own env
-// (Server.HostVars), so serve has it in its environment.
+// value copied from the host's file. An env value the host fills in, and
+// a header's ${input:id}, is passed on by name: the connected entry keeps
+// it in its own env (Server.HostVars), so serve has it in its
+// environment.
 func imported(s hostconfig.Server) (importedServer, bool, error) {
 	e := importedServer{URL: s.URL, Dir: s.Dir}
 	if strings.Contains(s.Dir, "${") {
@@ -178,8 +179,9 @@ func imported(s hostconfig.Server) (importedServer, bool, error) {
 		e.Env[name] = v
 	}
 	for name, v := range s.Headers {
-		if strings.Contains(v, "${input:") {
-			return e, false, fmt.Errorf("header %s asks the host for a value (${input:…}), which serve cannot: write the value, or ${VAR} of serve's environment, in the config", name)
+		v, ok := s.HeaderInputs(v, vars)
+		if !ok {
+			return e, false, fmt.Errorf("header %s asks the host for a value (${input:…}) whose variable the server's env already names: rename that env member, or write the header in the config", name)
 		}
 		if e.Headers == nil {
 			e.Headers = map[string]string{}

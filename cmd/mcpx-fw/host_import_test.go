@@ -12,7 +12,8 @@ import (
 
 // TestImported: a value the host fills in is passed on by name, a value
 // written in the host's file is copied (and marks the config secret), and
-// a header only the host could ask for is refused.
+// a header the host asks its user for is passed on as a variable the
+// connected entry's env fills in.
 func TestImported(t *testing.T) {
 	e, secret, err := imported(hostconfig.Server{Command: "npx", Args: []string{"-y", "pkg"},
 		Env: map[string]string{"KEY": "${input:key}", "HOME_DIR": "${env:HOME}"}})
@@ -26,8 +27,16 @@ func TestImported(t *testing.T) {
 	if _, secret, _ = imported(hostconfig.Server{Command: "x", Env: map[string]string{"K": "literal"}}); !secret {
 		t.Error("a literal env value is not marked secret")
 	}
-	if _, _, err = imported(hostconfig.Server{URL: "https://x/mcp", Headers: map[string]string{"A": "${input:t}"}}); err == nil {
-		t.Error("a header asking the host for its value was imported")
+	in := hostconfig.Server{URL: "https://x/mcp", Headers: map[string]string{"Authorization": "Bearer ${input:notes-token}"}}
+	if e, secret, err = imported(in); err != nil || secret || e.Headers["Authorization"] != "Bearer ${NOTES_TOKEN}" {
+		t.Errorf("a header the host asks its user for: %+v, secret %v, %v", e, secret, err)
+	}
+	if v := in.HostVars(); v["NOTES_TOKEN"] != "${input:notes-token}" || len(v) != 1 {
+		t.Errorf("the connected entry's env for that header: %v", v)
+	}
+	taken := hostconfig.Server{URL: "https://x/mcp", Headers: map[string]string{"A": "${input:t}"}, Env: map[string]string{"T": "other"}}
+	if _, _, err = imported(taken); err == nil {
+		t.Error("a header input whose variable an env member of another value takes was imported")
 	}
 	if e, _, err = imported(hostconfig.Server{Command: "x", Dir: "/srv"}); err != nil || e.Dir != "/srv" {
 		t.Errorf("cwd: %+v, %v", e, err)

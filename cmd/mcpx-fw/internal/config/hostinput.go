@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"github.com/mcpx-fw/mcpx-fw/cmd/mcpx-fw/internal/hostconfig"
 	"regexp"
 	"strings"
 
@@ -29,7 +30,7 @@ func (c *Config) verifyHostInputs(bad func(string, string, ...any), key string, 
 		}
 		var vars []string
 		written := hostInput.ReplaceAllStringFunc(value, func(ref string) string {
-			vars = append(vars, inputVar(hostInput.FindStringSubmatch(ref)[1]))
+			vars = append(vars, hostconfig.InputVar(hostInput.FindStringSubmatch(ref)[1]))
 			return "${" + vars[len(vars)-1] + "}"
 		})
 		section := key[strings.LastIndex(key, ".")+1:]
@@ -57,22 +58,4 @@ func writtenName(doc *yaml.Node, key, name string) string {
 		}
 	}
 	return name
-}
-
-// inputVar is the environment variable named after an input's id:
-// notes-token is NOTES_TOKEN.
-func inputVar(id string) string {
-	v := strings.Map(func(r rune) rune {
-		switch {
-		case r >= 'a' && r <= 'z':
-			return r - 'a' + 'A'
-		case r >= 'A' && r <= 'Z', r >= '0' && r <= '9':
-			return r
-		}
-		return '_'
-	}, id)
-	if v == "" || v[0] >= '0' && v[0] <= '9' {
-		v = "INPUT_" + v
-	}
-	return v
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"strings"
 )
 
@@ -161,7 +162,10 @@ func (h Host) server(clean []byte, m member) (Server, error) {
 // starts the server (${input:id}, ${env:NAME}, ${workspaceFolder}, a
 // Claude Code ${VAR}): the connected entry keeps them in its own env, so
 // the host still fills them in, and mcpx-fw's config passes each on by
-// name.
+// name. A header's ${input:id} becomes one too, named InputVar(id), so
+// the host still asks its user for it and serve reads it from its
+// environment; one whose name an env member of another value already
+// takes is left out (import refuses that header).
 func (s Server) HostVars() map[string]string {
 	vars := map[string]string{}
 	for name, v := range s.Env {
@@ -169,7 +173,52 @@ func (s Server) HostVars() map[string]string {
 			vars[name] = v
 		}
 	}
+	for _, v := range s.Headers {
+		for _, ref := range hostInput.FindAllStringSubmatch(v, -1) {
+			name := InputVar(ref[1])
+			if _, taken := s.Env[name]; !taken {
+				vars[name] = ref[0]
+			}
+		}
+	}
 	return vars
+}
+
+// hostInput is a value a host asks its user for as it starts a server
+// (VS Code's and Cursor's ${input:id}).
+var hostInput = regexp.MustCompile(`\$\{input:([^}]*)\}`)
+
+// HeaderInputs is the header value with each ${input:id} the host fills
+// in made ${VAR} of serve's environment, as HostVars names it; ok is
+// false when one of them has no variable there.
+func (s Server) HeaderInputs(value string, vars map[string]string) (string, bool) {
+	ok := true
+	out := hostInput.ReplaceAllStringFunc(value, func(ref string) string {
+		name := InputVar(hostInput.FindStringSubmatch(ref)[1])
+		if vars[name] != ref {
+			ok = false
+		}
+		return "${" + name + "}"
+	})
+	return out, ok
+}
+
+// InputVar is the environment variable named after an input's id:
+// notes-token is NOTES_TOKEN.
+func InputVar(id string) string {
+	v := strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z':
+			return r - 'a' + 'A'
+		case r >= 'A' && r <= 'Z', r >= '0' && r <= '9':
+			return r
+		}
+		return '_'
+	}, id)
+	if v == "" || v[0] >= '0' && v[0] <= '9' {
+		v = "INPUT_" + v
+	}
+	return v
 }
 
 // IsServe tells whether a command line starts mcpx-fw serve: an entry
