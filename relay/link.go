@@ -98,6 +98,9 @@ type link struct {
 
 	mu        sync.Mutex
 	upstreams []*upstream
+	// prefixAll makes names carry their server's prefix even with one
+	// upstream (Config.PrefixNames), set with upstreams.
+	prefixAll bool
 
 	// resources says which upstream listed which URI and template, so a
 	// request about a resource goes to its owner only (owners.go).
@@ -153,12 +156,22 @@ func (l *link) upstreamList() []*upstream {
 }
 
 // nameSep joins a server name and a tool or prompt name when several
-// upstreams share the host, so names from different servers cannot collide.
+// upstreams share the host, so names from different servers cannot collide,
+// or always when the operator asked for names that stay the same however
+// many servers there are (Config.PrefixNames).
 const nameSep = "__"
+
+// prefixed reports whether the host sees names with their server's prefix,
+// and the upstreams they are routed among.
+func (l *link) prefixed() (bool, []*upstream) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.prefixAll || len(l.upstreams) != 1, l.upstreams
+}
 
 // exposed is the name the host sees for an upstream's tool or prompt.
 func (l *link) exposed(u *upstream, name string) string {
-	if len(l.upstreamList()) == 1 {
+	if prefixed, _ := l.prefixed(); !prefixed {
 		return name
 	}
 	return u.cfg.Name + nameSep + name
@@ -166,8 +179,8 @@ func (l *link) exposed(u *upstream, name string) string {
 
 // route finds the upstream and its own name for a name the host used.
 func (l *link) route(name string) (*upstream, string, error) {
-	ups := l.upstreamList()
-	if len(ups) == 1 {
+	prefixed, ups := l.prefixed()
+	if !prefixed {
 		return ups[0], name, nil
 	}
 	for _, u := range ups {

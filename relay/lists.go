@@ -14,7 +14,9 @@ import (
 // With one upstream the host pages through the upstream's own lists; with
 // several, each list is gathered whole from every upstream that offers the
 // feature, and tool and prompt names are prefixed, so a cursor never has to
-// say which server it belongs to. Resources and templates keep their URIs:
+// say which server it belongs to. One upstream's names are prefixed too
+// when the operator asked for it (Config.PrefixNames); its pages still
+// pass through, renamed. Resources and templates keep their URIs:
 // gathering them also records which upstream listed which (owners.go),
 // and each upstream's part is capped there.
 
@@ -24,13 +26,9 @@ func (l *link) listTools(ctx context.Context, r *mcp.ListToolsRequest) (mcp.Resu
 		if err != nil {
 			return nil, upstreamError(u, err)
 		}
-		return &mcp.ListToolsResult{Tools: res.Tools, NextCursor: res.NextCursor, Cacheable: res.Cacheable}, nil
+		return &mcp.ListToolsResult{Tools: renamed(l, u, res.Tools, l.exposedTool), NextCursor: res.NextCursor, Cacheable: res.Cacheable}, nil
 	}
-	tools, err := gather(ctx, l, hasTools, (*mcp.ClientSession).Tools, func(u *upstream, t *mcp.Tool) *mcp.Tool {
-		named := *t
-		named.Name = l.exposed(u, t.Name)
-		return &named
-	})
+	tools, err := gather(ctx, l, hasTools, (*mcp.ClientSession).Tools, l.exposedTool)
 	return &mcp.ListToolsResult{Tools: tools}, err
 }
 
@@ -40,14 +38,37 @@ func (l *link) listPrompts(ctx context.Context, r *mcp.ListPromptsRequest) (mcp.
 		if err != nil {
 			return nil, upstreamError(u, err)
 		}
-		return &mcp.ListPromptsResult{Prompts: res.Prompts, NextCursor: res.NextCursor, Cacheable: res.Cacheable}, nil
+		return &mcp.ListPromptsResult{Prompts: renamed(l, u, res.Prompts, l.exposedPrompt), NextCursor: res.NextCursor, Cacheable: res.Cacheable}, nil
 	}
-	prompts, err := gather(ctx, l, hasPrompts, (*mcp.ClientSession).Prompts, func(u *upstream, pr *mcp.Prompt) *mcp.Prompt {
-		named := *pr
-		named.Name = l.exposed(u, pr.Name)
-		return &named
-	})
+	prompts, err := gather(ctx, l, hasPrompts, (*mcp.ClientSession).Prompts, l.exposedPrompt)
 	return &mcp.ListPromptsResult{Prompts: prompts}, err
+}
+
+// exposedTool is t as the host sees it: a copy under its exposed name.
+func (l *link) exposedTool(u *upstream, t *mcp.Tool) *mcp.Tool {
+	named := *t
+	named.Name = l.exposed(u, t.Name)
+	return &named
+}
+
+// exposedPrompt is pr as the host sees it: a copy under its exposed name.
+func (l *link) exposedPrompt(u *upstream, pr *mcp.Prompt) *mcp.Prompt {
+	named := *pr
+	named.Name = l.exposed(u, pr.Name)
+	return &named
+}
+
+// renamed is one upstream's page of items under the names the host sees
+// them by: the page itself when names carry no prefix.
+func renamed[T any](l *link, u *upstream, items []*T, name func(*upstream, *T) *T) []*T {
+	if prefixed, _ := l.prefixed(); !prefixed {
+		return items
+	}
+	out := make([]*T, len(items))
+	for i, item := range items {
+		out[i] = name(u, item)
+	}
+	return out
 }
 
 func (p *Proxy) listResources(ctx context.Context, l *link, r *mcp.ListResourcesRequest) (mcp.Result, error) {

@@ -88,6 +88,11 @@ type RootsConfig struct {
 // Config is what the relay needs besides its collaborators.
 type Config struct {
 	Upstreams []Upstream
+	// PrefixNames gives tool and prompt names their server's prefix
+	// (<server>__<name>) even with one upstream, so they stay the same
+	// when a server is added (names.prefix: always). With several they
+	// always have it.
+	PrefixNames bool
 	// HostTimeout bounds each sampling call to the host; the SDK sets none.
 	HostTimeout time.Duration
 	// ConnectTimeout bounds starting and initializing each upstream.

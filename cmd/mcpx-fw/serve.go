@@ -94,7 +94,7 @@ Host entry for HTTP (VS Code):
 		},
 	}
 	c.Flags().String("http", "", "serve hosts over streamable HTTP on `ADDR` (HOST:PORT) instead of stdio")
-	c.Flags().String("server", "", "serve only the configured server `NAME`, its tool names unprefixed (the entries 'mcpx-fw host connect' writes)")
+	c.Flags().String("server", "", "serve only the configured server `NAME`, its tool names unprefixed even with names.prefix: always (the entries 'mcpx-fw host connect' writes)")
 	return c
 }
 
@@ -266,7 +266,8 @@ func startServing(ctx context.Context, configPath, only string) (*runtime, error
 
 // serveOnly keeps, when --server names one, that server alone: a host
 // entry per server lists the server's tools under their own names, as the
-// host did when it started the server itself.
+// host did when it started the server itself, whatever names.prefix says
+// (the entry serves that one server only, so its names never change).
 func (rt *runtime) serveOnly(name string) error {
 	if name == "" {
 		return nil
@@ -277,6 +278,7 @@ func (rt *runtime) serveOnly(name string) error {
 			name, rt.cfg.DisplayPath(), strings.Join(slices.Sorted(maps.Keys(rt.cfg.Servers)), ", "))}
 	}
 	rt.cfg.Servers = map[string]config.Server{strings.ToLower(name): s}
+	rt.cfg.Names.Prefix = "auto"
 	return nil
 }
 
@@ -354,6 +356,7 @@ func relayConfig(rt *runtime) (relay.Config, error) {
 	rc.MaxBridged, rc.MaxBridgedPerServer = cfg.Limits.MaxBridgedCalls, cfg.Limits.MaxBridgedCallsPerServer
 	rc.BridgeWait = cfg.Limits.BridgeWait
 	rc.Metrics = rt.metrics
+	rc.PrefixNames = cfg.Names.Prefix == "always"
 	for _, name := range cfg.ServerNames() {
 		s := cfg.Servers[name]
 		label := s.Label

@@ -61,6 +61,13 @@ type Config struct {
 	Console Console           `mapstructure:"console"`
 	Metrics Metrics           `mapstructure:"metrics"`
 	Servers map[string]Server `mapstructure:"servers"`
+	Names   struct {
+		// Prefix is when tool and prompt names carry their server's name
+		// (<server>__<name>): auto, when serve serves several servers;
+		// always, even one, so names stay the same when a server is added.
+		// serve --server NAME serves its one server unprefixed either way.
+		Prefix string `mapstructure:"prefix"`
+	} `mapstructure:"names"`
 	// Isolation is how stdio upstreams run (cmd/mcpx-fw's isolation.go
 	// plans it).
 	Isolation struct {

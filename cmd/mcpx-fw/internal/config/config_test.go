@@ -28,6 +28,7 @@ func defaultConfig(stateHome, base string) Config {
 	c.StateDir = filepath.Join(stateHome, "mcpx-fw")
 	c.Store.Lease = 15 * time.Second
 	c.Policy.Default = "review"
+	c.Names.Prefix = "auto"
 	c.Policy.Timeout = 250 * time.Millisecond
 	c.Policy.Bundle.Resource = "bundles/bundle.tar.gz"
 	c.Policy.Bundle.Polling.MinDelay, c.Policy.Bundle.Polling.MaxDelay = time.Minute, 2*time.Minute
@@ -138,6 +139,7 @@ func TestConfigErrors(t *testing.T) {
 		{"unknown policy default", "policy:\n  default: maybe\n", []string{"policy.default", "review, deny, permit"}},
 		{"policy default misspelt", "policy:\n  default: reveiw\n", []string{`policy.default: want one of review, deny, permit, found "reveiw" (did you mean review?)`}},
 		{"unknown log level", "log:\n  level: loud\n", []string{"log.level", "debug, info, warn, error"}},
+		{"names prefix misspelt", "names:\n  prefix: allways\n", []string{`names.prefix: want one of auto, always, found "allways" (did you mean always?)`}},
 		{"store url of another database", "store:\n  url: mysql://db/fw\n", []string{"store.url", "postgres://"}},
 		{"store lease shorter than a second", "store:\n  lease: 100ms\n", []string{"store.lease", "at least 1s"}},
 		{"zero store lease", "store:\n  lease: 0s\n", []string{"store.lease"}},
@@ -224,6 +226,7 @@ func TestConfigEnvErrors(t *testing.T) {
 	}{
 		{"MCPXFW_LOG_LEVEL", "loud", "MCPXFW_LOG_LEVEL: log.level: want one of debug, info, warn, error"},
 		{"MCPXFW_POLICY_DEFAULT", "maybe", "MCPXFW_POLICY_DEFAULT: policy.default: want one of review, deny, permit"},
+		{"MCPXFW_NAMES_PREFIX", "never", "MCPXFW_NAMES_PREFIX: names.prefix: want one of auto, always"},
 		{"MCPXFW_REVIEW_TIMEOUT", "-1s", "MCPXFW_REVIEW_TIMEOUT: review.timeout: must be a positive duration such as 250ms or 10m"},
 		{"MCPXFW_POLICY_TIMEOUT", "soon", "MCPXFW_POLICY_TIMEOUT: policy.timeout: want a duration such as 250ms or 10m, found a value that is not one"},
 		{"MCPXFW_STORE_URL", "sqlite:///var/lib/fw.db", "MCPXFW_STORE_URL: store.url: must be empty (the SQLite file in state_dir) or a postgres:// URL"},

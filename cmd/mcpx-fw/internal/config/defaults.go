@@ -35,6 +35,7 @@ func setDefaults(v *viper.Viper) {
 	v.SetDefault("metrics.allow_remote", false)
 	v.SetDefault("metrics.token_file", "")
 	v.SetDefault("servers", map[string]any{})
+	v.SetDefault("names.prefix", "auto")
 	v.SetDefault("isolation.default", defaultIsolation())
 	v.SetDefault("isolation.hide", []string{})
 	v.SetDefault("isolation.read_only", []string{})

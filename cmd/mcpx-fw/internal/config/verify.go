@@ -29,6 +29,7 @@ const minStoreLease = time.Second
 // verify validates every field and names each bad key to bad.
 func (c *Config) verify(bad func(key, format string, args ...any)) {
 	verifyWord(bad, "policy.default", c.Policy.Default, "review", "deny", "permit")
+	verifyWord(bad, "names.prefix", c.Names.Prefix, "auto", "always")
 	if u, err := url.Parse(c.Store.URL); c.Store.URL != "" && (err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql")) {
 		bad("store.url", "must be empty (the SQLite file in state_dir) or a postgres:// URL")
 	}
