@@ -89,8 +89,8 @@ func (p *Proxy) Handler() http.Handler {
 	r := &eraRouter{
 		modern: mcp.NewStreamableHTTPHandler(server, &mcp.StreamableHTTPOptions{Stateless: true, PropagateRequestCancellation: true,
 			MaxRequestBodyBytes: o.MaxBodyBytes}),
-		legacy: mcp.NewStreamableHTTPHandler(server, &mcp.StreamableHTTPOptions{SessionTimeout: o.SessionTimeout,
-			MaxRequestBodyBytes: o.MaxBodyBytes}),
+		legacy: p.streams.watch(mcp.NewStreamableHTTPHandler(server, &mcp.StreamableHTTPOptions{SessionTimeout: o.SessionTimeout,
+			MaxRequestBodyBytes: o.MaxBodyBytes})),
 	}
 	// The root and /mcp, so a host configured with either URL works; every
 	// other path is 404.

@@ -28,21 +28,26 @@ func (p *Proxy) source(u *upstream, h hostView, o engine.Origin) *pipeline.Sourc
 		Parent:         pushParent,
 	}
 	if h.session != nil && !h.modern() {
-		src.Asker = sessionAsker{h.session}
+		src.Asker = sessionAsker{host: h.session, streams: &p.streams}
 	}
 	return src
 }
 
-// sessionAsker asks a host older than 2026-07-28 by push, on its session.
-type sessionAsker struct{ host *mcp.ServerSession }
+// sessionAsker asks a host older than 2026-07-28 by push, on its session;
+// streams says when an HTTP host opens its standalone stream.
+type sessionAsker struct {
+	host    *mcp.ServerSession
+	streams *hostStreams
+}
 
 // Ask asks the host for k's answer on the stream hostStream picks; a push
 // the SDK's HTTP transport refused to write (the call whose stream it
-// took ended meanwhile) is sent again on the host's standalone stream.
+// took ended meanwhile) is sent again on the host's standalone stream
+// (standalone).
 func (a sessionAsker) Ask(ctx context.Context, k *pipeline.Kind, params mcp.InputRequest) (mcp.InputResponse, error) {
 	res, err := a.ask(hostStream(ctx, false), k, params)
 	if undelivered(err) {
-		res, err = a.ask(hostStream(ctx, true), k, params)
+		res, err = a.standalone(ctx, k, params)
 	}
 	return res, err
 }

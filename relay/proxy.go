@@ -152,6 +152,9 @@ type Proxy struct {
 	// the shared wait on the review queue.
 	pipe  *pipeline.Pipeline
 	known knownCapabilities
+	// streams says when an HTTP host opens its standalone stream, for
+	// pushes waiting on it (hoststreams.go).
+	streams hostStreams
 
 	mu     sync.Mutex
 	links  map[*mcp.ServerSession]*link // hosts that initialized
