@@ -1,6 +1,7 @@
 package relay
 
 import (
+	"cmp"
 	"context"
 	"net/http"
 	"sync"
@@ -27,6 +28,9 @@ const standaloneWait = 10 * time.Second
 // hostStreams tells pushes waiting on a host session when that host opens
 // its standalone stream. It keeps an entry only while a push waits.
 type hostStreams struct {
+	// bound is how long a push waits; zero means standaloneWait.
+	bound time.Duration
+
 	mu      sync.Mutex
 	waiting map[string]*streamWait // by host session ID
 }
@@ -115,7 +119,7 @@ func (a sessionAsker) standalone(ctx context.Context, k *pipeline.Kind, params m
 	if a.streams == nil || id == "" {
 		return a.ask(ctx, k, params)
 	}
-	wait, cancel := context.WithTimeout(ctx, standaloneWait)
+	wait, cancel := context.WithTimeout(ctx, cmp.Or(a.streams.bound, standaloneWait))
 	defer cancel()
 	for {
 		opened, done := a.streams.expect(id)

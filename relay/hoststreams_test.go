@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -36,16 +37,7 @@ func (noStandalone) RoundTrip(r *http.Request) (*http.Response, error) {
 func TestPushWaitsForStandaloneStream(t *testing.T) {
 	p := newTestProxy(t, "alpha")
 	url := serveHTTPTest(t, p)
-	host, err := mcp.NewClient(&mcp.Implementation{Name: "test-host", Version: "1"}, nil).Connect(t.Context(),
-		&mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1, HTTPClient: &http.Client{Transport: noStandalone{}}},
-		&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = host.Close() })
-	if _, err := host.ListTools(t.Context(), nil); err != nil { // starts the upstream
-		t.Fatal(err)
-	}
+	host := connectStreamless(t, url)
 	l, u := onlyLink(t, p)
 
 	type outcome struct {
@@ -79,6 +71,41 @@ func TestPushWaitsForStandaloneStream(t *testing.T) {
 	if roots := o.res.(*mcp.ListRootsResult).Roots; len(roots) != 1 || roots[0].URI != "file:///srv/a" {
 		t.Errorf("roots %v, want the host's one", roots)
 	}
+}
+
+// TestPushWithoutStandaloneStreamEnds: a host that never opens its
+// standalone stream does not hold a push past the bound: it fails as the
+// SDK refused it.
+func TestPushWithoutStandaloneStreamEnds(t *testing.T) {
+	p := newTestProxy(t, "alpha")
+	p.streams.bound = 50 * time.Millisecond
+	url := serveHTTPTest(t, p)
+	host := connectStreamless(t, url)
+	l, u := onlyLink(t, p)
+	_, err := p.source(u, l.host, engine.Origin{}).Asker.Ask(fromUpstream(t.Context(), u), pipeline.Roots, &mcp.ListRootsParams{})
+	if !undelivered(err) {
+		t.Errorf("push to a host with no stream: %v, want the transport's refusal", err)
+	}
+	if waitsForStream(p, host.ID()) {
+		t.Error("a push that gave up is still waited for")
+	}
+}
+
+// connectStreamless connects a 2025-11-25 host that opens no standalone
+// stream (noStandalone) to url, and has its upstreams started.
+func connectStreamless(t *testing.T, url string) *mcp.ClientSession {
+	t.Helper()
+	host, err := mcp.NewClient(&mcp.Implementation{Name: "test-host", Version: "1"}, nil).Connect(t.Context(),
+		&mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1, HTTPClient: &http.Client{Transport: noStandalone{}}},
+		&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = host.Close() })
+	if _, err := host.ListTools(t.Context(), nil); err != nil { // starts the upstream
+		t.Fatal(err)
+	}
+	return host
 }
 
 // onlyLink is p's one host link and its one upstream.
