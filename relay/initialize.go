@@ -221,7 +221,7 @@ func (p *Proxy) connectAll(ctx context.Context, l *link, era string) error {
 		closeAll()
 		return refusal.ShuttingDown()
 	}
-	l.upstreams, l.prefixAll = ups, p.cfg.PrefixNames
+	l.upstreams, l.prefixAll = ups, p.cfg.PrefixNames || len(p.cfg.Upstreams) > 1
 	l.mu.Unlock()
 	return nil
 }

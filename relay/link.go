@@ -98,8 +98,9 @@ type link struct {
 
 	mu        sync.Mutex
 	upstreams []*upstream
-	// prefixAll makes names carry their server's prefix even with one
-	// upstream (Config.PrefixNames), set with upstreams.
+	// prefixAll makes names carry their server's prefix however many
+	// upstreams run: the operator asked for it (Config.PrefixNames), or
+	// several are configured. Set with upstreams.
 	prefixAll bool
 
 	// resources says which upstream listed which URI and template, so a
