@@ -36,7 +36,8 @@ const ProbeStderrCap = 512
 // Probe starts cfg's server once as serve starts it (its command with its
 // own environment, through the sandbox when cfg.Isolated, with hide and
 // readOnly; or its URL with its headers, redirects kept to its origin),
-// initializes a session, lists its tools, every page, and closes it. It
+// initializes a session at the revision serve asks of it for a host of
+// the newest (requestedEra), lists its tools, every page, and closes it. It
 // is how `mcpx-fw check` proves a server starts; ctx bounds all of it.
 // The session is offered nothing: a push it makes is refused.
 func Probe(ctx context.Context, cfg Upstream, hide, readOnly []string, version string) (Probed, error) {
@@ -45,7 +46,7 @@ func Probe(ctx context.Context, cfg Upstream, hide, readOnly []string, version s
 	t, cmd := probeTransport(cfg, hide, readOnly, stderr)
 	client := mcp.NewClient(&mcp.Implementation{Name: "mcpx-fw", Version: version},
 		&mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}})
-	cs, err := client.Connect(ctx, t, &mcp.ClientSessionOptions{ProtocolVersion: requestedEra(cfg.Era, "")})
+	cs, err := client.Connect(ctx, t, &mcp.ClientSessionOptions{ProtocolVersion: requestedEra(cfg.Era, modernEra)})
 	if err == nil {
 		out.Tools, err = countTools(ctx, cs)
 		err = errors.Join(err, closeProbe(cs))

@@ -175,3 +175,22 @@ func TestCheckStartsHTTPServers(t *testing.T) {
 		t.Errorf("check: exit %d, stdout:\n%s\nstderr:\n%s", res.code, res.stdout, res.stderr)
 	}
 }
+
+// refusingServer answers every request with an error whose message
+// clears the screen and runs on for a thousand bytes.
+const refusingServer = `while read -r line; do
+  id=$(printf %s "$line" | sed -n 's/.*"id":\([0-9]*\).*/\1/p')
+  [ -n "$id" ] && printf '{"jsonrpc":"2.0","id":%s,"error":{"code":-32603,"message":"\\u001b[2Jclear %s"}}\n' "$id" "$(head -c 1000 /dev/zero | tr '\0' x)"
+done
+`
+
+// TestCheckBoundsWhatAServerSays: the error a server answers initialize
+// with reaches check's problem line escaped and cut short, never as the
+// terminal control it is.
+func TestCheckBoundsWhatAServerSays(t *testing.T) {
+	script := writeFile(t, t.TempDir(), "refuse.sh", refusingServer)
+	res := runCLI(t, "check", "--config", testConfig(t, repoPath(t, "policies"), time.Minute, fmt.Sprintf("  evil:\n    command: [sh, %q]\n", script)))
+	if res.code != 1 || !oneLine(res.stderr) || !strings.Contains(res.stderr, `: \x1b[2Jclear xxx`) || strings.Contains(res.stderr, "\x1b") || len(res.stderr) > 500 {
+		t.Errorf("check of a server that refuses: exit %d, stderr (%d bytes):\n%q", res.code, len(res.stderr), res.stderr)
+	}
+}
