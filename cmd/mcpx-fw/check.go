@@ -60,6 +60,9 @@ check prints its report and nothing else: its logs go to log.file when the
 config names one, and nowhere otherwise. It creates no review store: when
 the state dir holds none yet, it says serve will create it, and checks the
 rest with a temporary one.`,
+		Example: `  mcpx-fw check --config mcpx-fw.yaml
+  mcpx-fw check --no-start      # in CI, without the servers' runtimes
+  mcpx-fw check --timeout 2m    # a server that downloads itself first (npx -y)`,
 		Args: args(0, "mcpx-fw check --config FILE"),
 		RunE: func(c *cobra.Command, _ []string) error {
 			path, err := requiredConfig(c)
