@@ -38,6 +38,7 @@ func loadBundlePolicy(ctx context.Context, cfg PolicyConfig, where string, b *bu
 	if p.query, err = prepareDecision(ctx, cfg, files, rules); err != nil {
 		return nil, err
 	}
+	p.reasons = reasonsPreparer(cfg, files, rules)
 	return p, nil
 }
 

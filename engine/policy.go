@@ -52,6 +52,8 @@ type Policy struct {
 	query    rego.PreparedEvalQuery
 	timeout  time.Duration
 	revision string
+	// reasons prepares the query MisshapenReasons runs (reasonsPreparer).
+	reasons func(context.Context) (rego.PreparedEvalQuery, error)
 }
 
 // LoadPolicy loads and strictly compiles the policy in cfg.Dir and prepares
@@ -81,6 +83,7 @@ func LoadPolicy(ctx context.Context, cfg PolicyConfig) (*Policy, error) {
 	if p.query, err = prepareDecision(ctx, cfg, files, rules); err != nil {
 		return nil, fmt.Errorf("load policy: %w", err)
 	}
+	p.reasons = reasonsPreparer(cfg, files, rules)
 	return p, nil
 }
 

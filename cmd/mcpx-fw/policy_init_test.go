@@ -61,7 +61,7 @@ func TestPolicyInit(t *testing.T) {
 				t.Errorf("policy test: exit %d:\n%s%s", res.code, res.stdout, res.stderr)
 			}
 			withDir := writeFile(t, dir, "with-dir.yaml", "state_dir: state\nisolation:\n  default: none\npolicy:\n  dir: rules\n"+tt.servers)
-			if res := runCLI(t, "check", "--config", withDir); res.code != 0 || !strings.Contains(res.stdout, "policy: folder "+rules) {
+			if res := runCLI(t, "check", "--no-start", "--config", withDir); res.code != 0 || !strings.Contains(res.stdout, "policy: folder "+rules) {
 				t.Errorf("check with the folder: exit %d:\n%s%s", res.code, res.stdout, res.stderr)
 			}
 			res = runCLI(t, "policy", "init", "--force", "--config", withDir, rules)

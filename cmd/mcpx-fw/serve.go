@@ -357,6 +357,15 @@ func relayConfig(rt *runtime) (relay.Config, error) {
 	rc.BridgeWait = cfg.Limits.BridgeWait
 	rc.Metrics = rt.metrics
 	rc.PrefixNames = cfg.Names.Prefix == "always"
+	rc.Upstreams, err = upstreamsOf(rt)
+	return rc, err
+}
+
+// upstreamsOf is the relay's view of each configured server (see
+// relayConfig); `mcpx-fw check` starts each from it as serve would.
+func upstreamsOf(rt *runtime) ([]relay.Upstream, error) {
+	cfg := rt.cfg
+	var out []relay.Upstream
 	for _, name := range cfg.ServerNames() {
 		s := cfg.Servers[name]
 		label := s.Label
@@ -366,13 +375,13 @@ func relayConfig(rt *runtime) (relay.Config, error) {
 		headers, herr := config.ExpandHeaders(name, s.Headers)
 		env, eerr := config.ExpandEnv(name, s.Env)
 		if err := errors.Join(herr, eerr); err != nil {
-			return relay.Config{}, cfg.Placed(err)
+			return nil, cfg.Placed(err)
 		}
-		rc.Upstreams = append(rc.Upstreams, relay.Upstream{Name: name, Label: label, Command: s.Command, Env: env, Dir: s.Dir,
+		out = append(out, relay.Upstream{Name: name, Label: label, Command: s.Command, Env: env, Dir: s.Dir,
 			Isolated: rt.isolation.isolated[name], URL: s.URL, Headers: headers, Era: s.Protocol, OperatorAnswer: s.OperatorAnswer,
 			Sampling: s.Sampling, Elicitation: s.Elicitation, Roots: s.Roots})
 	}
-	return rc, nil
+	return out, nil
 }
 
 // sealKey is the key that seals the requestState given to 2026-07-28

@@ -19,7 +19,7 @@ func TestCheckShippedPolicies(t *testing.T) {
 	dir := t.TempDir()
 	writeFile(t, dir, "node_modules/pkg/package.json", `{"name": `)
 	cfg := writeFile(t, dir, "mcpx-fw.yaml", "state_dir: state\nisolation:\n  default: none\nservers:\n  notes:\n    command: [cat]\n")
-	res := runCLI(t, "check", "--config", cfg)
+	res := runCLI(t, "check", "--no-start", "--config", cfg) // cat is no server
 	if res.code != 0 || !strings.Contains(res.stdout, "policy: the shipped policies built into mcpx-fw") {
 		t.Fatalf("exit %d:\n%s%s", res.code, res.stdout, res.stderr)
 	}
