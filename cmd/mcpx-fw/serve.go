@@ -353,6 +353,7 @@ func relayConfig(rt *runtime) (relay.Config, error) {
 		Hide: rt.isolation.hide, ReadOnly: rt.isolation.readOnly, Limits: cfg.Limits.Held, HTTP: cfg.HTTP.HTTPOptions}
 	rc.MaxBridged, rc.MaxBridgedPerServer = cfg.Limits.MaxBridgedCalls, cfg.Limits.MaxBridgedCallsPerServer
 	rc.BridgeWait = cfg.Limits.BridgeWait
+	rc.ReviewProgress = cfg.Review.ProgressInterval
 	rc.Metrics = rt.metrics
 	for _, name := range cfg.ServerNames() {
 		s := cfg.Servers[name]
