@@ -46,8 +46,11 @@ type progressSent struct {
 }
 
 // pass sends the upstream's progress v for rt's call (send), unless serve
-// sent its own at or above v.
+// sent its own at or above v. A nil route orders nothing.
 func (rt *progressRoute) pass(v float64, send func() error) error {
+	if rt == nil {
+		return send()
+	}
 	s := &rt.sent
 	s.mu.Lock()
 	defer s.mu.Unlock()
