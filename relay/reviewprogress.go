@@ -146,11 +146,10 @@ type keepAlive struct {
 }
 
 // tick sends each held call its progress, and sets the next tick. It
-// holds k's lock meanwhile, so none is sent once stop has returned.
+// sends without k's lock: a host that stops reading blocks the tick, never
+// the end of the review's wait (stop).
 func (k *keepAlive) tick() {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	if k.stopped || k.ctx.Err() != nil {
+	if k.over() {
 		return
 	}
 	for _, rt := range heldCalls(k.ctx) {
@@ -158,7 +157,18 @@ func (k *keepAlive) tick() {
 			k.p.log.Debug("progress for a review's call not sent", zap.Error(err))
 		}
 	}
-	k.timer.Reset(k.every)
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if !k.stopped {
+		k.timer.Reset(k.every)
+	}
+}
+
+// over reports whether the wait has ended, or its request has.
+func (k *keepAlive) over() bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.stopped || k.ctx.Err() != nil
 }
 
 // stop ends the ticks once the review's wait is over.
