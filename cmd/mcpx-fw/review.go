@@ -141,7 +141,8 @@ itself, so no text can reach the start of a row unmarked.`,
 				}
 				answers := rt.cfg.Servers[it.Server].OperatorAnswer
 				render.Show(c.OutOrStdout(), it, render.ShowOptions{Now: time.Now(), Actions: render.Actions(it, configFlag(c), answers),
-					Full: full, FullCmd: render.ReviewCommand("show", it, configFlag(c), " --full"), Layout: scr, Cost: &cost})
+					Full: full, FullCmd: render.ReviewCommand("show", it, configFlag(c), " --full"), Layout: scr, Cost: &cost,
+					Progress: rt.cfg.Review.ProgressInterval})
 				return nil
 			})
 		},
