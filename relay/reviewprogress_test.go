@@ -176,3 +176,66 @@ func TestReviewHoldsCallWithProgress(t *testing.T) {
 		})
 	}
 }
+
+// TestReviewProgressStaysWithItsServer: a push an upstream makes keeps
+// alive the host's calls to that upstream only. Server a's push, held for
+// review, has serve send progress to the host's call to a; the host's
+// call to server b, in flight meanwhile with a token of its own, hears
+// only b's own progress: an upstream cannot make the firewall keep
+// another server's call waiting.
+func TestReviewProgressStaysWithItsServer(t *testing.T) {
+	p := newTestProxy(t, "a", "b")
+	p.cfg.ReviewProgress = 20 * time.Millisecond
+	var asked atomic.Int32
+	opts := samplingHost(&asked)
+	heard := map[string]chan *mcp.ProgressNotificationParams{"a": make(chan *mcp.ProgressNotificationParams, 1000), "b": make(chan *mcp.ProgressNotificationParams, 1000)}
+	opts.ProgressNotificationHandler = func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
+		if ch, ok := heard[r.Params.ProgressToken.(string)]; ok {
+			select {
+			case ch <- r.Params:
+			default:
+			}
+		}
+	}
+	host := connectHost(t, p, "2025-11-25", opts)
+	call := func(name, token string, args map[string]any) chan error {
+		done := make(chan error, 1)
+		go func() {
+			params := &mcp.CallToolParams{Name: name, Arguments: args}
+			params.SetProgressToken(token)
+			_, err := host.CallTool(t.Context(), params)
+			done <- err
+		}()
+		return done
+	}
+	bDone := call("b__progress", "b", map[string]any{"steps": 1, "hold": "h"})
+	if got := <-heard["b"]; got.Message == reviewProgressMessage {
+		t.Fatalf("b's call first heard %s, want b's own step", jsonOf(got))
+	}
+	aDone := call("a__sample", "a", map[string]any{"params": json.RawMessage(secretParams)})
+	id := pendingID(t, p.store)
+	for range 3 {
+		select {
+		case <-heard["a"]:
+		case <-time.After(10 * time.Second):
+			t.Fatal("a's held call heard no progress")
+		}
+	}
+	select {
+	case got := <-heard["b"]:
+		t.Fatalf("b's call heard %s while a's push waited for review", jsonOf(got))
+	default:
+	}
+	if _, err := p.store.Approve(t.Context(), id, "alice", ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-aDone; err != nil {
+		t.Fatalf("a's call: %v", err)
+	}
+	if _, err := host.CallTool(t.Context(), &mcp.CallToolParams{Name: "b__release", Arguments: map[string]any{"hold": "h"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-bDone; err != nil {
+		t.Fatalf("b's call: %v", err)
+	}
+}
