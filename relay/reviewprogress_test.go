@@ -124,11 +124,17 @@ func jsonOf(v any) string {
 
 // TestReviewHoldsCallWithProgress: a host call held by a review hears
 // serve's progress under its own token in every cell where the review
-// holds it: a push relayed to a host that receives pushes (the call on the
-// frame path), an input request asked of such a host, one handed back to
-// a 2026-07-28 host, and a push bridged to one; the call completes once
-// the review is approved.
+// holds it, over stdio and over HTTP: a push relayed to a host that
+// receives pushes (over stdio, the call on the frame path), an input
+// request asked of such a host, one handed back to a 2026-07-28 host, and
+// a push bridged to one; the call completes once the review is approved.
 func TestReviewHoldsCallWithProgress(t *testing.T) {
+	for _, over := range []string{"stdio", "http"} {
+		t.Run(over, func(t *testing.T) { reviewHoldsCallWithProgress(t, over) })
+	}
+}
+
+func reviewHoldsCallWithProgress(t *testing.T, over string) {
 	for _, tc := range []struct {
 		name, host, upstream, tool string
 	}{
@@ -150,7 +156,12 @@ func TestReviewHoldsCallWithProgress(t *testing.T) {
 				default:
 				}
 			}
-			host := connectHost(t, p, tc.host, opts)
+			var host *mcp.ClientSession
+			if over == "http" {
+				host = connectHTTPHost(t, serveHTTPTest(t, p), tc.host, opts)
+			} else {
+				host = connectHost(t, p, tc.host, opts)
+			}
 			done := make(chan error, 1)
 			go func() {
 				params := &mcp.CallToolParams{Name: tc.tool, Arguments: map[string]any{"params": json.RawMessage(secretParams)}}
