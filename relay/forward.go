@@ -66,9 +66,10 @@ func (p *Proxy) callTool(ctx context.Context, l *link, h hostView, r *mcp.CallTo
 	if err != nil {
 		return nil, err
 	}
-	defer u.track(name, ctx)()
 	token, unroute := p.progress.route(ctx, h.session, r.Params.GetProgressToken())
 	defer unroute()
+	ctx = withRoute(ctx, token)
+	defer u.track(name, ctx, token)()
 	x := &exchange{u: u, host: h, origin: engine.Origin{Method: "tools/call", Name: name},
 		digest: seal.CallDigest("tools/call", r.Params.Name, r.Params.Arguments),
 		send: func(ctx context.Context, cs *mcp.ClientSession, responses mcp.InputResponseMap, state string) (mcp.Result, error) {
@@ -101,6 +102,7 @@ func (p *Proxy) getPrompt(ctx context.Context, l *link, h hostView, r *mcp.GetPr
 	args, _ := json.Marshal(r.Params.Arguments)
 	token, unroute := p.progress.route(ctx, h.session, r.Params.GetProgressToken())
 	defer unroute()
+	ctx = withRoute(ctx, token)
 	x := &exchange{u: u, host: h, origin: engine.Origin{Method: "prompts/get", Name: name},
 		digest: seal.CallDigest("prompts/get", r.Params.Name, args),
 		send: func(ctx context.Context, cs *mcp.ClientSession, responses mcp.InputResponseMap, state string) (mcp.Result, error) {

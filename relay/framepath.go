@@ -64,6 +64,7 @@ type frameCall struct {
 	token     string // the progress token it was given, "" when the host asked none
 	hostID    []byte // the host's id, as it wrote it
 	hostToken []byte // the host's progress token, as it wrote it
+	route     *progressRoute
 	release   []func()
 }
 

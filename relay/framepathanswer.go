@@ -245,6 +245,7 @@ func (fc *frameCalls) progress(params []byte) bool {
 	if c == nil {
 		return false
 	}
+	v, _ := strconv.ParseFloat(string(progress), 64) // isNumber's
 	b := make([]byte, 0, len(params)+len(c.hostToken)+64)
 	b = append(b, `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":`...)
 	b = append(b, c.hostToken...)
@@ -259,7 +260,13 @@ func (fc *frameCalls) progress(params []byte) bool {
 			b = append(b, m.v...)
 		}
 	}
-	c.host.send(append(b, "}}\n"...))
+	err := c.route.pass(v, func() error {
+		c.host.send(append(b, "}}\n"...))
+		return nil
+	})
+	if err != nil {
+		fc.u.log.Debug("progress not relayed", zap.Error(err))
+	}
 	return true
 }
 

@@ -85,7 +85,7 @@ func (h *hostWire) callTool(frame []byte) bool {
 		c.done()
 		return false
 	}
-	c.release = append(c.release, u.track(name, context.Background()))
+	c.release = append(c.release, u.track(name, context.Background(), c.route))
 	out, ok := toolCallFrame(c, req)
 	if !ok || !u.framePath.stdin.tryWrite(out) {
 		if u.framePath.take(c.id) == nil {
@@ -112,7 +112,7 @@ func (h *hostWire) routeProgress(c *frameCall, token []byte) bool {
 	rt, unroute := h.p.progress.route(context.Background(), h.session.Load(), v)
 	c.release = append(c.release, unroute)
 	ours, _ := rt.on(c.u.session).(string)
-	c.token, c.hostToken = ours, bytes.Clone(token)
+	c.token, c.hostToken, c.route = ours, bytes.Clone(token), rt
 	return ours != ""
 }
 

@@ -11,13 +11,15 @@ import (
 // says where a push most likely comes from and which host stream can carry
 // it.
 type hostCall struct {
-	name string
-	ctx  context.Context
+	name  string
+	ctx   context.Context
+	route *progressRoute // nil when its host asked for no progress
 }
 
-// track records a call until the returned func is called.
-func (u *upstream) track(name string, ctx context.Context) func() {
-	c := &hostCall{name: name, ctx: ctx}
+// track records a call, and its progress route, until the returned func
+// is called.
+func (u *upstream) track(name string, ctx context.Context, rt *progressRoute) func() {
+	c := &hostCall{name: name, ctx: ctx, route: rt}
 	u.mu.Lock()
 	u.inFlight[c] = struct{}{}
 	u.mu.Unlock()
@@ -84,6 +86,20 @@ func (u *upstream) anyCall() context.Context {
 		return c.ctx
 	}
 	return nil
+}
+
+// routes are the progress routes of the host calls in flight on u that
+// asked for progress.
+func (u *upstream) routes() []*progressRoute {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	var rts []*progressRoute
+	for c := range u.inFlight {
+		if c.route != nil {
+			rts = append(rts, c.route)
+		}
+	}
+	return rts
 }
 
 // valuesOf is a context whose values all come from another one, so none of

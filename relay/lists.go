@@ -151,6 +151,7 @@ func (p *Proxy) readResource(ctx context.Context, l *link, h hostView, r *mcp.Re
 	}
 	token, unroute := p.progress.route(ctx, h.session, r.Params.GetProgressToken())
 	defer unroute()
+	ctx = withRoute(ctx, token)
 	x := &exchange{u: u, host: h, origin: engine.Origin{Method: "resources/read", Name: r.Params.URI},
 		digest: seal.CallDigest("resources/read", r.Params.URI, nil),
 		send: func(ctx context.Context, cs *mcp.ClientSession, responses mcp.InputResponseMap, state string) (mcp.Result, error) {

@@ -26,6 +26,7 @@ func (p *Proxy) source(u *upstream, h hostView, o engine.Origin) *pipeline.Sourc
 		OperatorAnswer: u.cfg.OperatorAnswer,
 		RootsAllow:     u.cfg.Roots.Allow,
 		Parent:         pushParent,
+		Hold:           p.holdCalls,
 	}
 	if h.session != nil && !h.modern() {
 		src.Asker = sessionAsker{host: h.session, streams: &p.streams}

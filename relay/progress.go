@@ -33,6 +33,10 @@ type progressRoute struct {
 	// session is the upstream session the call went out on (see on); nil
 	// until it is sent, so no progress is relayed before.
 	session *mcp.ClientSession
+	// sent orders the progress the host gets for this call (see pass and
+	// beat): under its lock one notification at a time is chosen and
+	// written.
+	sent progressSent
 }
 
 // route gives a host call with a progress token a route whose token goes
@@ -79,18 +83,18 @@ const progressGrace = 2 * time.Second
 // find is the route token names, if cs is the session it was sent on.
 // Otherwise why says whether the token is unknown (never issued, or its
 // call is over) or foreign (issued on another session).
-func (r *progressRoutes) find(token any, cs *mcp.ClientSession) (rt progressRoute, why string) {
+func (r *progressRoutes) find(token any, cs *mcp.ClientSession) (rt *progressRoute, why string) {
 	ours, _ := token.(string)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	found := r.routes[ours]
 	switch {
 	case found == nil:
-		return progressRoute{}, "unknown"
+		return nil, "unknown"
 	case found.session != cs:
-		return progressRoute{}, "foreign"
+		return nil, "foreign"
 	}
-	return *found, ""
+	return found, ""
 }
 
 // relayProgress passes the progress u sent to the host call it names, with
@@ -107,8 +111,10 @@ func (p *Proxy) relayProgress(ctx context.Context, u *upstream, req *mcp.Progres
 		p.admit.Refuse(admit.Refusal{What: "progress notification", Outcome: "dropped: its token was issued to another upstream session", Server: u.cfg.Name})
 		return
 	}
-	err := rt.host.NotifyProgress(valuesOf{Context: ctx, values: rt.ctx}, &mcp.ProgressNotificationParams{
-		ProgressToken: rt.token, Message: req.Params.Message, Progress: req.Params.Progress, Total: req.Params.Total})
+	err := rt.pass(req.Params.Progress, func() error {
+		return rt.host.NotifyProgress(valuesOf{Context: ctx, values: rt.ctx}, &mcp.ProgressNotificationParams{
+			ProgressToken: rt.token, Message: req.Params.Message, Progress: req.Params.Progress, Total: req.Params.Total})
+	})
 	if err != nil {
 		p.log.Debug("progress not relayed", zap.Error(err))
 	}

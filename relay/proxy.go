@@ -95,6 +95,10 @@ type Config struct {
 	PrefixNames bool
 	// HostTimeout bounds each sampling call to the host; the SDK sets none.
 	HostTimeout time.Duration
+	// ReviewProgress is how often a host call a review holds gets progress,
+	// when its host asked for progress (review.progress_interval; 0 sends
+	// none; reviewprogress.go).
+	ReviewProgress time.Duration
 	// ConnectTimeout bounds starting and initializing each upstream.
 	ConnectTimeout time.Duration
 	// MaxRounds caps the input-request rounds of one host call, in either

@@ -60,7 +60,8 @@ func (a consoleActions) Review(ctx context.Context, id string) (console.Review, 
 		return console.Review{}, err
 	}
 	var show bytes.Buffer
-	render.Show(&show, it, render.ShowOptions{Now: time.Now(), Full: true, Layout: render.Layout{Width: consoleWidth}})
+	render.Show(&show, it, render.ShowOptions{Now: time.Now(), Full: true, Layout: render.Layout{Width: consoleWidth},
+		Progress: a.rt.cfg.Review.ProgressInterval})
 	rv := console.Review{Summary: consoleSummary(it), DecisionID: it.DecisionID, Waived: rawReasons(it.Waived), Show: consoleShow(show.String()),
 		Revision: a.rt.engine.Revision(), Decided: approvalOf(it)}
 	rv.Doc, rv.DocNote = consoleDoc(it)

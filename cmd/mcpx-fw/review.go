@@ -110,6 +110,12 @@ list the upstream would get. Long strings and long lists of plain values are
 folded, each fold saying how much it hides; --full shows them whole, and
 --json prints the stored request itself.
 
+A pending review also says that the host's own request timeout can end it
+before review.timeout does (it is then abandoned), and, when
+review.progress_interval is not 0, how often serve sends the waiting call
+progress, which keeps a host that asked for progress and resets its timeout
+on it waiting.
+
 Text from the upstream is shown inertly: control characters, bidi controls,
 zero-width and other invisible characters, invalid UTF-8 and combining marks
 piled past three on a character appear as escapes (\x1b, \u202e, \xff,
@@ -141,7 +147,8 @@ itself, so no text can reach the start of a row unmarked.`,
 				}
 				answers := rt.cfg.Servers[it.Server].OperatorAnswer
 				render.Show(c.OutOrStdout(), it, render.ShowOptions{Now: time.Now(), Actions: render.Actions(it, configFlag(c), answers),
-					Full: full, FullCmd: render.ReviewCommand("show", it, configFlag(c), " --full"), Layout: scr, Cost: &cost})
+					Full: full, FullCmd: render.ReviewCommand("show", it, configFlag(c), " --full"), Layout: scr, Cost: &cost,
+					Progress: rt.cfg.Review.ProgressInterval})
 				return nil
 			})
 		},

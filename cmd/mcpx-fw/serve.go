@@ -355,6 +355,7 @@ func relayConfig(rt *runtime) (relay.Config, error) {
 		Hide: rt.isolation.hide, ReadOnly: rt.isolation.readOnly, Limits: cfg.Limits.Held, HTTP: cfg.HTTP.HTTPOptions}
 	rc.MaxBridged, rc.MaxBridgedPerServer = cfg.Limits.MaxBridgedCalls, cfg.Limits.MaxBridgedCallsPerServer
 	rc.BridgeWait = cfg.Limits.BridgeWait
+	rc.ReviewProgress = cfg.Review.ProgressInterval
 	rc.Metrics = rt.metrics
 	rc.PrefixNames = cfg.Names.Prefix == "always"
 	rc.Upstreams, err = upstreamsOf(rt)

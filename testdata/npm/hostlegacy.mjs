@@ -12,17 +12,22 @@
 // request with one fixed assistant text, then makes the calls of
 // <json-calls>, an array of
 //
-//	{"name": <tool>, "arguments": {...}, "wait": true|false, "progress": true|false, "timeout_ms": <n>}
+//	{"name": <tool>, "arguments": {...}, "wait": true|false, "progress": true|false,
+//	 "reset_on_progress": true|false, "timeout_ms": <n>}
 //
 // in order: a call with "wait": false is left in flight while the next
 // ones are made; "progress" asks for progress (the SDK then sends a
-// progress token); "timeout_ms" bounds the call (default 20000). Every
+// progress token); "reset_on_progress" has the SDK start the call's
+// timeout again at each progress it hears (resetTimeoutOnProgress);
+// "timeout_ms" bounds the call (default 20000). Every
 // call is awaited at the end. The SDK numbers its requests from 0
 // (initialize), so the calls have the ids 1, 2, ... in order. It prints
 // exactly one JSON line on stdout:
 //
-//	{"calls": [{"result"|"error": ...}...], "sampled": <n>, "samplingRequests": [<params>...], "unreadable": [<message>...]}
+//	{"calls": [{"result"|"error": ..., "progress": [<params>...]}...], "sampled": <n>, "samplingRequests": [<params>...], "unreadable": [<message>...]}
 //
+// progress lists the progress notifications a call that asked for them
+// heard.
 // unreadable lists what the transport reported it could not read (a line
 // that is not one JSON-RPC message). The exit code is 0 unless the
 // connection failed.
@@ -62,11 +67,12 @@ function errorJSON(err) {
 
 // call makes one call and settles to its outcome.
 function call(c) {
-    const options = { timeout: c.timeout_ms ?? 20000 };
-    if (c.progress) options.onprogress = () => {};
+    const options = { timeout: c.timeout_ms ?? 20000, resetTimeoutOnProgress: c.reset_on_progress === true };
+    const progress = [];
+    if (c.progress) options.onprogress = p => progress.push(p);
     return client.callTool({ name: c.name, arguments: c.arguments ?? {} }, undefined, options).then(
-        result => ({ result }),
-        err => ({ error: errorJSON(err) })
+        result => ({ result, progress }),
+        err => ({ error: errorJSON(err), progress })
     );
 }
 

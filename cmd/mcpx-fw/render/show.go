@@ -14,15 +14,17 @@ import (
 
 // ShowOptions are what show needs besides the item: the time (for the
 // time left), the commands to act, whether to fold long values, the
-// command that shows them whole, the layout its rows are cut for, and the
-// item's cost (nil: not shown).
+// command that shows them whole, the layout its rows are cut for, the
+// item's cost (nil: not shown), and review.progress_interval as the
+// command's config sets it (0: off, or not known).
 type ShowOptions struct {
-	Now     time.Time
-	Actions []Action
-	Full    bool
-	FullCmd string
-	Layout  Layout
-	Cost    *Cost
+	Now      time.Time
+	Actions  []Action
+	Full     bool
+	FullCmd  string
+	Layout   Layout
+	Cost     *Cost
+	Progress time.Duration
 }
 
 // Show prints everything a person needs to decide: who asks (the
@@ -38,6 +40,9 @@ func Show(out io.Writer, it review.Item, o ShowOptions) {
 	w := o.Layout.Rows(out)
 	defer w.Flush()
 	renderHeader(w, it, o.Now)
+	if it.State == review.StatePending {
+		renderHostWait(w, o.Progress)
+	}
 	fmt.Fprintln(w, "\nWhy it needs review:")
 	writeLines(w, "  - ", reasonLines(it.Reasons))
 	writeLines(w, "  waived by the server's policy: ", reasonLines(it.Waived))
@@ -89,6 +94,17 @@ func renderHeader(w io.Writer, it review.Item, now time.Time) {
 	}
 	fmt.Fprintln(w)
 	renderDecided(w, it)
+}
+
+// renderHostWait says what else bounds a pending review: the request
+// timeout of the host whose call waits on it, which no setting of serve's
+// lengthens, and the progress serve sends that call, which keeps waiting a
+// host that resets its timeout on progress.
+func renderHostWait(w io.Writer, every time.Duration) {
+	fmt.Fprintln(w, "Host:     the host's own request timeout can end this review first (abandoned)")
+	if every > 0 {
+		fmt.Fprintf(w, "          serve sends the waiting call progress every %s if the host asked for progress\n", every)
+	}
 }
 
 // reasonLines are the reasons as "[code] message", the message one line

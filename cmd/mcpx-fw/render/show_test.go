@@ -208,3 +208,31 @@ func TestShowEveryMember(t *testing.T) {
 		}
 	}
 }
+
+// TestShowHostWait: a pending review says that the host's own request
+// timeout can end it first, and, when serve sends progress
+// (review.progress_interval), how often the waiting call gets it; a
+// decided review says neither.
+func TestShowHostWait(t *testing.T) {
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	it := review.Item{ID: "rv-0000000000000001", DecisionID: "dc-0000000000000001", Server: "peer", Stage: review.StageRequest,
+		Era: "2025-11-25", State: review.StatePending, CreatedAt: at, ExpiresAt: at.Add(time.Minute),
+		Request: json.RawMessage(`{"maxTokens":1,"messages":[]}`)}
+	show := func(it review.Item, every time.Duration) string {
+		var b bytes.Buffer
+		Show(&b, it, ShowOptions{Now: at, Layout: Layout{Width: 1 << 20}, Progress: every})
+		return b.String()
+	}
+	const timeout = "Host:     the host's own request timeout can end this review first (abandoned)\n"
+	const progress = "          serve sends the waiting call progress every 10s if the host asked for progress\n"
+	if got := show(it, 10*time.Second); !strings.Contains(got, timeout+progress) {
+		t.Errorf("pending, progress every 10s:\n%s", got)
+	}
+	if got := show(it, 0); !strings.Contains(got, timeout) || strings.Contains(got, "progress every") {
+		t.Errorf("pending, no progress:\n%s", got)
+	}
+	it.State = review.StateApproved
+	if got := show(it, 10*time.Second); strings.Contains(got, "Host:") || strings.Contains(got, "progress every") {
+		t.Errorf("approved:\n%s", got)
+	}
+}

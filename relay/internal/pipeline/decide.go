@@ -98,11 +98,13 @@ func (p *Pipeline) decide(ctx context.Context, t *stage, evaluate func() error) 
 	}
 	t.reviewID = t.v.ReviewID
 	held, stage := time.Now(), string(t.v.Stage)
+	release := t.src.hold(ctx)
 	if p.awaitReview(ctx, t.v.ReviewID) {
 		p.workers.do(ctx, func() { p.settle(ctx, t) })
 	} else {
 		p.settle(ctx, t) // Store.Wait may poll for minutes: not on a worker
 	}
+	release()
 	p.metrics.ReviewSettled(t.s.Server.Name, stage, t.reviewed, time.Since(held))
 	return nil
 }

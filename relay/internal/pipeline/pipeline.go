@@ -89,6 +89,19 @@ type Source struct {
 	// Asker asks the host; nil when no host can be asked (a 2026-07-28
 	// host, which is answered by hand-back, or none).
 	Asker Asker
+	// Hold is called, with the request's context, as the request starts
+	// to wait on a review, and the func it returns as the wait ends: the
+	// host call the review holds can be kept alive meanwhile (relay sends
+	// it progress). Nil holds nothing.
+	Hold func(ctx context.Context) (release func())
+}
+
+// hold is src.Hold's, or nothing to release.
+func (src *Source) hold(ctx context.Context) func() {
+	if src.Hold == nil {
+		return func() {}
+	}
+	return src.Hold(ctx)
 }
 
 // Asker asks the host for the answer to one request of kind k, as

@@ -51,6 +51,11 @@ type Config struct {
 		// Retain is how long prompt and completion text of finished reviews
 		// is kept; default 168h (7 days); 0 keeps it.
 		Retain time.Duration `mapstructure:"retain"`
+		// ProgressInterval is how often a host call a review holds gets
+		// progress, when its host asked for progress, so that a host
+		// resetting its timeout on progress keeps waiting; default 10s, at
+		// least 1s; 0 sends none.
+		ProgressInterval time.Duration `mapstructure:"progress_interval"`
 		// Notify announces each review serve opens (Notify).
 		Notify Notify `mapstructure:"notify"`
 	} `mapstructure:"review"`

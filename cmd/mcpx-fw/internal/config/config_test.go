@@ -36,6 +36,7 @@ func defaultConfig(stateHome, base string) Config {
 	c.Policy.Bundle.SizeLimitBytes = 32 << 20
 	c.Review.Timeout = 10 * time.Minute
 	c.Review.Retain = 7 * 24 * time.Hour
+	c.Review.ProgressInterval = 10 * time.Second
 	c.Review.Notify = Notify{Command: []string{}, Timeout: 10 * time.Second, MaxRunning: 2, MaxQueued: 16, MaxPerMinute: 6}
 	c.Sampling.HostTimeout = 5 * time.Minute
 	c.Console.Addr = defaultConsoleAddr
@@ -134,6 +135,8 @@ func TestConfigErrors(t *testing.T) {
 		{"unknown server key", "servers:\n  a:\n    command: [cat]\n    cmd: [cat]\n", []string{"cmd"}},
 		{"negative policy timeout", "policy:\n  timeout: -1s\n", []string{"policy.timeout"}},
 		{"zero review timeout", "review:\n  timeout: 0s\n", []string{"review.timeout"}},
+		{"review progress more often than a second", "review:\n  progress_interval: 500ms\n", []string{"review.progress_interval", "at least 1s"}},
+		{"negative review progress", "review:\n  progress_interval: -1s\n", []string{"review.progress_interval"}},
 		{"negative host timeout", "sampling:\n  host_timeout: -5m\n", []string{"sampling.host_timeout"}},
 		{"unparsable duration", "review:\n  timeout: soon\n", []string{"review.timeout"}},
 		{"unknown policy default", "policy:\n  default: maybe\n", []string{"policy.default", "review, deny, permit"}},

@@ -26,6 +26,9 @@ var serverName = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*(_[a-z0-9-]+)*$`)
 // by the others, however alive it is.
 const minStoreLease = time.Second
 
+// minProgressInterval is the shortest review.progress_interval.
+const minProgressInterval = time.Second
+
 // verify validates every field and names each bad key to bad.
 func (c *Config) verify(bad func(key, format string, args ...any)) {
 	verifyWord(bad, "policy.default", c.Policy.Default, "review", "deny", "permit")
@@ -42,6 +45,9 @@ func (c *Config) verify(bad func(key, format string, args ...any)) {
 	positive(bad, "policy.timeout", c.Policy.Timeout)
 	c.Policy.Bundle.verify(bad)
 	positive(bad, "review.timeout", c.Review.Timeout)
+	if c.Review.ProgressInterval != 0 && c.Review.ProgressInterval < minProgressInterval {
+		bad("review.progress_interval", "must be 0 (no progress) or at least %v: progress more often only loads the host", minProgressInterval)
+	}
 	if c.Review.Retain < 0 {
 		bad("review.retain", "must be 0 (keep) or a positive duration such as 168h")
 	}
