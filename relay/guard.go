@@ -92,7 +92,7 @@ func (g guard) pushed(ctx context.Context, k *pipeline.Kind, msg *jsonrpc.Reques
 		h.Release()
 		return werr
 	}
-	g.held.add(msg.ID, h)
+	g.held.add(msg.ID, h, msg.Params)
 	return nil
 }
 

@@ -130,12 +130,15 @@ type Config struct {
 
 // Proxy is the firewall between hosts and their upstream servers.
 type Proxy struct {
-	cfg    Config
-	eng    *engine.Engine
-	store  *review.Store
-	log    *zap.Logger
-	srv    *mcp.Server
-	sealer *seal.Sealer
+	cfg Config
+	// answers keeps a stdio host's answers as it wrote them
+	// (answerorder.go); nil for hosts over HTTP.
+	answers *hostAnswers
+	eng     *engine.Engine
+	store   *review.Store
+	log     *zap.Logger
+	srv     *mcp.Server
+	sealer  *seal.Sealer
 	// replica names this Proxy in the states of the bridged calls it
 	// parks, so another replica can tell a retry it cannot resume.
 	replica  string
@@ -194,6 +197,7 @@ func New(cfg Config, eng *engine.Engine, store *review.Store, log *zap.Logger) *
 // Its tools/calls take the frame path where they can (framepath.go).
 func (p *Proxy) ServeStdio(ctx context.Context, in io.ReadCloser, out io.WriteCloser) error {
 	h := newHostWire(p, in, out)
+	p.answers = &hostAnswers{}
 	return p.serve(ctx, h.transport(), h)
 }
 

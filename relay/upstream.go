@@ -97,13 +97,15 @@ func (p *Proxy) connect(l *link, cfg Upstream, era string) (*upstream, error) {
 		}
 	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "mcpx-fw", Version: p.cfg.Version}, opts)
-	// The middleware added last runs first: the URL elicitations the
+	// The middleware added last runs first: the answer goes out in the
+	// host's member order (answerInHostOrder), the URL elicitations the
 	// upstream is answered with are noted, then what u was not offered is
 	// refused, and only then does the firewall's own elicitation and roots
 	// handling run.
 	client.AddReceivingMiddleware(p.interceptPushes(u))
 	client.AddReceivingMiddleware(p.refuseUnoffered(u))
 	client.AddReceivingMiddleware(p.watchURLElicitations(u))
+	client.AddReceivingMiddleware(p.answerInHostOrder)
 	client.AddSendingMiddleware(sendRootsChanged)
 	// Not the host request's context: the session outlives that request,
 	// and its values (the request's identity) must not travel with it.
