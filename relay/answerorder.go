@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
+	"net/http"
 	"reflect"
 	"sync"
 
@@ -13,98 +15,136 @@ import (
 	"github.com/mcpx-fw/mcpx-fw/relay/internal/rawjson"
 )
 
-// keptAnswers bounds how many of a host's answers hostAnswers keeps: an
-// answer is looked up as soon as the firewall has checked it, so only
-// those in flight at once need to be there.
-const keptAnswers = 32
+// keptValues bounds how many values a recentJSON keeps: a value is looked
+// up as soon as the firewall has judged it, so only those in flight at
+// once need to be there.
+const keptValues = 32
 
-// hostAnswers keeps the last answers a stdio host wrote to the firewall's
-// requests (a response's result, each entry of a retry's inputResponses),
-// as it wrote them. The SDK decodes a form's answer into a map, whose
-// members encode sorted; the answer an upstream gets takes back the
-// host's member order from here (answerInHostOrder).
-type hostAnswers struct {
+// recentJSON keeps the last JSON values one side wrote, as it wrote them:
+// a stdio host's answers to the firewall's requests (Proxy.answers), an
+// upstream's input requests (upstream.inputs). The SDK decodes their
+// free-form parts into maps, whose members encode sorted; what crosses
+// takes back the writer's member order from here (rawjson.InOrderOf).
+// Only the order is ever taken: a value found for the wrong message
+// changes no name and no value.
+type recentJSON struct {
 	mu  sync.Mutex
 	raw [][]byte
 }
 
-// note keeps the answers frame holds, if any.
-func (a *hostAnswers) note(frame []byte) {
-	if a == nil || !bytes.Contains(frame, []byte(`"result"`)) && !bytes.Contains(frame, []byte(`"inputResponses"`)) {
+func (r *recentJSON) keep(raw []byte) {
+	if r == nil || !rawjson.IsObject(raw) {
 		return
 	}
-	for _, m := range rawjson.Members(frame) {
-		switch m.Key {
-		case "result":
-			a.keep(m.Value)
-		case "params":
-			for _, r := range rawjson.Members(rawjson.MemberValue(m.Value, "inputResponses")) {
-				a.keep(r.Value)
-			}
-		}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.raw = append(r.raw, bytes.Clone(raw))
+	if len(r.raw) > keptValues {
+		r.raw = r.raw[len(r.raw)-keptValues:]
 	}
 }
 
-func (a *hostAnswers) keep(raw []byte) {
-	if !rawjson.IsObject(raw) {
-		return
-	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.raw = append(a.raw, bytes.Clone(raw))
-	if len(a.raw) > keptAnswers {
-		a.raw = a.raw[len(a.raw)-keptAnswers:]
-	}
-}
-
-// orderOf is the newest kept answer that decodes to res, _meta aside, or
-// nil: an answer the firewall changed (narrowed, or written by an
-// operator) has none, and keeps the order it was encoded in.
-func (a *hostAnswers) orderOf(res mcp.Result) []byte {
-	if a == nil || res == nil || reflect.TypeOf(res).Kind() != reflect.Pointer {
+// find is the newest kept value that decodes to v (a pointer to an SDK
+// type), _meta aside, or nil: a value the firewall changed (an answer
+// narrowed, or an operator's) has none, and keeps the order it was
+// encoded in.
+func (r *recentJSON) find(v any) []byte {
+	t := reflect.TypeOf(v)
+	if r == nil || t == nil || t.Kind() != reflect.Pointer {
 		return nil
 	}
-	want, err := json.Marshal(withoutMeta(res))
-	if err != nil {
+	want := canonical(withoutMeta(v))
+	if want == nil {
 		return nil
 	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	for i := len(a.raw) - 1; i >= 0; i-- {
-		v := reflect.New(reflect.TypeOf(res).Elem()).Interface().(mcp.Result)
-		if json.Unmarshal(a.raw[i], v) != nil {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i := len(r.raw) - 1; i >= 0; i-- {
+		got := reflect.New(t.Elem()).Interface()
+		if json.Unmarshal(r.raw[i], got) != nil {
 			continue
 		}
-		if got, err := json.Marshal(withoutMeta(v)); err == nil && bytes.Equal(got, want) {
-			return a.raw[i]
+		if bytes.Equal(canonical(withoutMeta(got)), want) {
+			return r.raw[i]
 		}
 	}
 	return nil
 }
 
-// withoutMeta is a copy of res with no _meta: the host's _meta never
-// crosses, so an answer is matched on the rest.
-func withoutMeta(res mcp.Result) mcp.Result {
-	v := reflect.New(reflect.TypeOf(res).Elem())
-	v.Elem().Set(reflect.ValueOf(res).Elem())
-	c := v.Interface().(mcp.Result)
-	c.SetMeta(nil)
-	return c
+// canonical is v's JSON with every object's members sorted, nil if it has
+// none: what v holds, whatever order its raw parts keep.
+func canonical(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil
+	}
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	var generic any
+	if d.Decode(&generic) != nil {
+		return nil
+	}
+	out, err := json.Marshal(generic)
+	if err != nil {
+		return nil
+	}
+	return out
 }
 
-// orderedResult is a result that encodes with its members in the order
-// of the host's answer it passes on unchanged (rawjson.InOrderOf).
+// withoutMeta is a copy of v with no _meta: the _meta of one hop never
+// crosses to the next, so a value is matched on the rest.
+func withoutMeta(v any) any {
+	c := reflect.New(reflect.TypeOf(v).Elem())
+	c.Elem().Set(reflect.ValueOf(v).Elem())
+	if m, ok := c.Interface().(interface{ SetMeta(map[string]any) }); ok {
+		m.SetMeta(nil)
+	}
+	return c.Interface()
+}
+
+// noteAnswers keeps the answers a host's frame holds: a response's
+// result, each entry of a retry's inputResponses.
+func (r *recentJSON) noteAnswers(frame []byte) {
+	if r == nil || !bytes.Contains(frame, []byte(`"result"`)) && !bytes.Contains(frame, []byte(`"inputResponses"`)) {
+		return
+	}
+	for _, m := range rawjson.Members(frame) {
+		switch m.Key {
+		case "result":
+			r.keep(m.Value)
+		case "params":
+			for _, a := range rawjson.Members(rawjson.MemberValue(m.Value, "inputResponses")) {
+				r.keep(a.Value)
+			}
+		}
+	}
+}
+
+// orderedResult is a result that encodes with its members in order, the
+// order of the host's answer it passes on unchanged.
 type orderedResult struct {
 	mcp.Result
 	order []byte
 }
 
-func (r *orderedResult) MarshalJSON() ([]byte, error) {
-	b, err := json.Marshal(r.Result)
+func (r *orderedResult) MarshalJSON() ([]byte, error) { return marshalInOrder(r.Result, r.order) }
+
+// orderedResponse is orderedResult for an answer to an input request.
+type orderedResponse struct {
+	mcp.InputResponse
+	order []byte
+}
+
+func (r *orderedResponse) MarshalJSON() ([]byte, error) {
+	return marshalInOrder(r.InputResponse, r.order)
+}
+
+func marshalInOrder(v any, order []byte) ([]byte, error) {
+	b, err := json.Marshal(v)
 	if err != nil {
 		return nil, err
 	}
-	return rawjson.InOrderOf(b, r.order), nil
+	return rawjson.InOrderOf(b, order), nil
 }
 
 // answerInHostOrder is the outermost receiving middleware of every
@@ -117,9 +157,54 @@ func (p *Proxy) answerInHostOrder(next mcp.MethodHandler) mcp.MethodHandler {
 		if err != nil || pipeline.Relayed(method) == nil {
 			return res, err
 		}
-		if order := p.answers.orderOf(res); order != nil {
+		if order := p.answers.find(res); order != nil {
 			return &orderedResult{res, order}, nil
 		}
 		return res, nil
 	}
+}
+
+// responsesInHostOrder is responses as the upstream's retry carries them:
+// each the host's answer unchanged in the member order the host wrote it.
+func (p *Proxy) responsesInHostOrder(responses mcp.InputResponseMap) mcp.InputResponseMap {
+	if p.answers == nil || len(responses) == 0 {
+		return responses
+	}
+	out := make(mcp.InputResponseMap, len(responses))
+	for key, res := range responses {
+		out[key] = res
+		if order := p.answers.find(res); order != nil {
+			out[key] = &orderedResponse{res, order}
+		}
+	}
+	return out
+}
+
+// noteHostAnswers keeps the answers in the bodies hosts post over HTTP,
+// as they wrote them, while the SDK reads each body through it.
+func (p *Proxy) noteHostAnswers(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost && r.Body != nil && r.Body != http.NoBody {
+			r.Body = &notingBody{ReadCloser: r.Body, note: p.answers.noteAnswers}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// notingBody hands the whole body to note once it has been read to its
+// end (a body cut short by a limit is not noted).
+type notingBody struct {
+	io.ReadCloser
+	buf  bytes.Buffer
+	note func([]byte)
+	once sync.Once
+}
+
+func (b *notingBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	b.buf.Write(p[:n])
+	if err == io.EOF {
+		b.once.Do(func() { b.note(b.buf.Bytes()) })
+	}
+	return n, err
 }

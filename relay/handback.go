@@ -134,7 +134,7 @@ func (p *Proxy) handBack(ctx context.Context, x *exchange, reqs mcp.InputRequest
 		}
 		o := x.origin
 		o.Round = round
-		c, err := p.pipe.Decide(ctx, p.source(x.u, x.host, o), k, reqs[key])
+		c, err := p.pipe.Decide(ctx, p.source(x.u, x.host, o), k, p.inSentOrder(x.u, reqs[key]))
 		if err != nil {
 			return nil, err
 		}

@@ -24,12 +24,12 @@ func (l *link) listTools(ctx context.Context, r *mcp.ListToolsRequest) (mcp.Resu
 		if err != nil {
 			return nil, upstreamError(u, err)
 		}
-		return &mcp.ListToolsResult{Tools: res.Tools, NextCursor: res.NextCursor, Cacheable: res.Cacheable}, nil
+		return &mcp.ListToolsResult{Tools: u.listed.toolsInOrder(res.Tools), NextCursor: res.NextCursor, Cacheable: res.Cacheable}, nil
 	}
 	tools, err := gather(ctx, l, hasTools, (*mcp.ClientSession).Tools, func(u *upstream, t *mcp.Tool) *mcp.Tool {
 		named := *t
 		named.Name = l.exposed(u, t.Name)
-		return &named
+		return u.listed.inOrder(t.Name, &named)
 	})
 	return &mcp.ListToolsResult{Tools: tools}, err
 }

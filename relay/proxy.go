@@ -131,14 +131,18 @@ type Config struct {
 // Proxy is the firewall between hosts and their upstream servers.
 type Proxy struct {
 	cfg Config
-	// answers keeps a stdio host's answers as it wrote them
-	// (answerorder.go); nil for hosts over HTTP.
-	answers *hostAnswers
-	eng     *engine.Engine
-	store   *review.Store
-	log     *zap.Logger
-	srv     *mcp.Server
-	sealer  *seal.Sealer
+	// answers keeps the hosts' answers as they wrote them
+	// (answerorder.go): those of the stdio host, or of every host over
+	// HTTP.
+	answers *recentJSON
+	// sent keeps the requests of upstreams the firewall relays to hosts,
+	// as their upstreams wrote them (order.go).
+	sent   *recentJSON
+	eng    *engine.Engine
+	store  *review.Store
+	log    *zap.Logger
+	srv    *mcp.Server
+	sealer *seal.Sealer
 	// replica names this Proxy in the states of the bridged calls it
 	// parks, so another replica can tell a retry it cannot resume.
 	replica  string
@@ -188,6 +192,7 @@ func New(cfg Config, eng *engine.Engine, store *review.Store, log *zap.Logger) *
 	p.bridges.metrics = cfg.Metrics
 	p.sealer = seal.New(sealKey(cfg.SealKey), nil)
 	p.replica = newReplicaID()
+	p.sent = &recentJSON{}
 	p.srv = p.server()
 	return p
 }
@@ -197,7 +202,7 @@ func New(cfg Config, eng *engine.Engine, store *review.Store, log *zap.Logger) *
 // Its tools/calls take the frame path where they can (framepath.go).
 func (p *Proxy) ServeStdio(ctx context.Context, in io.ReadCloser, out io.WriteCloser) error {
 	h := newHostWire(p, in, out)
-	p.answers = &hostAnswers{}
+	p.answers = &recentJSON{}
 	return p.serve(ctx, h.transport(), h)
 }
 
@@ -258,7 +263,8 @@ func (p *Proxy) server() *mcp.Server {
 		RootsListChangedHandler: p.rootsChanged,
 	})
 	srv.AddReceivingMiddleware(p.initializeMiddleware, p.forwardMiddleware)
-	srv.AddSendingMiddleware(restoreElicitParams)
+	srv.AddReceivingMiddleware(p.inputsInSentOrder)
+	srv.AddSendingMiddleware(restoreElicitParams, p.sendInSentOrder)
 	return srv
 }
 

@@ -144,7 +144,7 @@ type admitter func(bytes int) (*admit.Hold, *jsonrpc.Error)
 
 // guardFor is the raw screening of u's messages, with admission first.
 func (p *Proxy) guardFor(u *upstream) guard {
-	return guard{screen: p.screenFor(u), inputs: p.screenInputsFor(u), held: u.held,
+	return guard{screen: p.screenFor(u), inputs: p.screenInputsFor(u), held: u.held, sent: u.inputs, listed: u.listed,
 		admit: func(n int) (*admit.Hold, *jsonrpc.Error) {
 			return p.admit.Acquire(u.cfg.Name, hostKey(u.link.host), admit.Claim{InFlight: 1, Bytes: int64(n)})
 		},

@@ -42,16 +42,24 @@ func toolsInOrderOf(tools []*mcp.Tool, sent []byte) []*mcp.Tool {
 	rawjson.EachElement(sent, func(e []byte) bool { refs = append(refs, e); return true })
 	out := make([]*mcp.Tool, len(tools))
 	for i, t := range tools {
-		if t == nil || i >= len(refs) {
-			out[i] = t
-			continue
+		out[i] = t
+		if i < len(refs) {
+			out[i] = ToolInOrderOf(t, refs[i])
 		}
-		c := *t
-		c.InputSchema = ordered(t.InputSchema, rawjson.MemberValue(refs[i], "inputSchema"))
-		c.OutputSchema = ordered(t.OutputSchema, rawjson.MemberValue(refs[i], "outputSchema"))
-		out[i] = &c
 	}
 	return out
+}
+
+// ToolInOrderOf is t with its input and output schemas in the member
+// order of sent, the tool as written; t itself is not changed.
+func ToolInOrderOf(t *mcp.Tool, sent []byte) *mcp.Tool {
+	if t == nil || sent == nil {
+		return t
+	}
+	c := *t
+	c.InputSchema = ordered(t.InputSchema, rawjson.MemberValue(sent, "inputSchema"))
+	c.OutputSchema = ordered(t.OutputSchema, rawjson.MemberValue(sent, "outputSchema"))
+	return &c
 }
 
 // ordered is v encoded, in the member order of sent; nil stays nil (an
