@@ -60,6 +60,7 @@ func (p *Proxy) onPush(ctx context.Context, u *upstream, k *pipeline.Kind, in mc
 	if !k.Declared(u.link.host.caps) {
 		return nil, refusal.NotOffered(u.cfg.Name, k.Capability)
 	}
+	in = p.inSentOrder(u, in)
 	if u.link.bridge != nil {
 		return p.bridgePush(ctx, u, k, in)
 	}

@@ -41,6 +41,10 @@ type guard struct {
 	admit       admitter
 	admitInputs func(n int, bytes int64) *jsonrpc.Error
 	held        *pushHolds
+	// sent keeps the params of the entries that pass, as written.
+	sent *recentJSON
+	// listed keeps the tools the upstream lists, as written.
+	listed *listedTools
 }
 
 // screenResult is what becomes of one message from an upstream. With neither
@@ -62,6 +66,7 @@ func (g guard) screenMessage(ctx context.Context, msg jsonrpc.Message) screenRes
 		if werr := g.refusedInputs(ctx, msg); werr != nil {
 			return screenResult{replace: &jsonrpc.Response{ID: msg.ID, Error: werr}}
 		}
+		g.listed.note(msg.Result)
 		if fixed := withRootsParams(msg.Result); fixed != nil && msg.Error == nil {
 			return screenResult{replace: &jsonrpc.Response{ID: msg.ID, Result: fixed}}
 		}
@@ -92,7 +97,7 @@ func (g guard) pushed(ctx context.Context, k *pipeline.Kind, msg *jsonrpc.Reques
 		h.Release()
 		return werr
 	}
-	g.held.add(msg.ID, h)
+	g.held.add(msg.ID, h, msg.Params)
 	return nil
 }
 
@@ -371,6 +376,9 @@ func (g guard) refusedInputs(ctx context.Context, resp *jsonrpc.Response) *jsonr
 		if werr := g.inputs(ctx, e.k, e.params); werr != nil {
 			return werr
 		}
+	}
+	for _, e := range entries {
+		g.sent.keep(e.params)
 	}
 	return nil
 }

@@ -134,7 +134,7 @@ func (p *Proxy) handBack(ctx context.Context, x *exchange, reqs mcp.InputRequest
 		}
 		o := x.origin
 		o.Round = round
-		c, err := p.pipe.Decide(ctx, p.source(x.u, x.host, o), k, reqs[key])
+		c, err := p.pipe.Decide(ctx, p.source(x.u, x.host, o), k, p.inSentOrder(x.u, reqs[key]))
 		if err != nil {
 			return nil, err
 		}
@@ -257,7 +257,26 @@ func (p *Proxy) checkAnswer(ctx context.Context, x *exchange, key string, answer
 // SDK marks results input_required only in its own handlers, so the result
 // is decoded from its wire form, which sets the mark.
 func inputRequired(method string, reqs mcp.InputRequestMap, state string) (mcp.Result, error) {
-	return withResultType(method, map[string]any{"inputRequests": reqs, "requestState": state}, "input_required")
+	res, err := withResultType(method, map[string]any{"inputRequests": reqs, "requestState": state}, "input_required")
+	if err != nil {
+		return nil, err
+	}
+	keepRequests(res, reqs)
+	return res, nil
+}
+
+// keepRequests puts reqs back into res as they were cleared: decoded
+// again, their free-form values (a form's schema) would lose the order
+// pipeline.InOrderOf gave them.
+func keepRequests(res mcp.Result, reqs mcp.InputRequestMap) {
+	switch r := res.(type) {
+	case *mcp.CallToolResult:
+		r.InputRequests = reqs
+	case *mcp.GetPromptResult:
+		r.InputRequests = reqs
+	case *mcp.ReadResourceResult:
+		r.InputRequests = reqs
+	}
 }
 
 // withResultType decodes fields, plus resultType, into method's result type.

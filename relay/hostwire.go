@@ -95,6 +95,7 @@ func (h *hostWire) send(frame []byte) bool {
 // pick is what the SDK reads of one frame from the host: nothing of a
 // frame the frame path took.
 func (h *hostWire) pick(frame []byte, deep bool) []byte {
+	h.p.answers.noteAnswers(frame)
 	switch {
 	case deep:
 	case !h.ready.Load():

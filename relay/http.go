@@ -95,7 +95,8 @@ func (p *Proxy) Handler() http.Handler {
 	// The root and /mcp, so a host configured with either URL works; every
 	// other path is 404.
 	mux := http.NewServeMux()
-	events := oneLineEvents(r, p.log)
+	p.answers = &recentJSON{}
+	events := p.noteHostAnswers(oneLineEvents(r, p.log))
 	mux.Handle("/{$}", events)
 	mux.Handle("/mcp", events)
 	// A web page the operator visits must not drive the firewall: refuse

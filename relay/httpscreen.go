@@ -102,6 +102,7 @@ type rewrite func(payload []byte) (out []byte, keep bool, err error)
 func (t *screeningTransport) bodyScreen(opened *http.Request) rewrite {
 	return func(payload []byte) ([]byte, bool, error) {
 		if plainResponse(payload) {
+			t.listed.note(rawjson.MemberValue(payload, "result"))
 			return payload, true, nil
 		}
 		if trimmed := bytes.TrimLeft(payload, " \t\r\n"); len(trimmed) > 0 && trimmed[0] == '[' {

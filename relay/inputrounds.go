@@ -46,7 +46,7 @@ func (p *Proxy) relayInputs(ctx context.Context, x *exchange, responses mcp.Inpu
 	defer cancel()
 	shed := 0
 	for {
-		res, err := x.send(ctx, x.u.session, responses, state)
+		res, err := x.send(ctx, x.u.session, p.responsesInHostOrder(responses), state)
 		if err != nil {
 			return nil, p.callError(ctx, x, err)
 		}
@@ -142,7 +142,7 @@ func (p *Proxy) relayEntry(ctx context.Context, x *exchange, in mcp.InputRequest
 	}
 	o := x.origin
 	o.Round = round
-	return p.pipe.Run(ctx, p.source(x.u, h, o), k, in)
+	return p.pipe.Run(ctx, p.source(x.u, h, o), k, p.inSentOrder(x.u, in))
 }
 
 // missingCapability is the error for an input request h cannot answer

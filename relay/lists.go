@@ -26,9 +26,11 @@ func (l *link) listTools(ctx context.Context, r *mcp.ListToolsRequest) (mcp.Resu
 		if err != nil {
 			return nil, upstreamError(u, err)
 		}
-		return &mcp.ListToolsResult{Tools: renamed(l, u, res.Tools, l.exposedTool), NextCursor: res.NextCursor, Cacheable: res.Cacheable}, nil
+		return &mcp.ListToolsResult{Tools: renamed(l, u, u.listed.toolsInOrder(res.Tools), l.exposedTool), NextCursor: res.NextCursor, Cacheable: res.Cacheable}, nil
 	}
-	tools, err := gather(ctx, l, hasTools, (*mcp.ClientSession).Tools, l.exposedTool)
+	tools, err := gather(ctx, l, hasTools, (*mcp.ClientSession).Tools, func(u *upstream, t *mcp.Tool) *mcp.Tool {
+		return u.listed.inOrder(t.Name, l.exposedTool(u, t))
+	})
 	return &mcp.ListToolsResult{Tools: tools}, err
 }
 

@@ -139,7 +139,14 @@ type Config struct {
 
 // Proxy is the firewall between hosts and their upstream servers.
 type Proxy struct {
-	cfg    Config
+	cfg Config
+	// answers keeps the hosts' answers as they wrote them
+	// (answerorder.go): those of the stdio host, or of every host over
+	// HTTP.
+	answers *recentJSON
+	// sent keeps the requests of upstreams the firewall relays to hosts,
+	// as their upstreams wrote them (order.go).
+	sent   *recentJSON
 	eng    *engine.Engine
 	store  *review.Store
 	log    *zap.Logger
@@ -197,6 +204,7 @@ func New(cfg Config, eng *engine.Engine, store *review.Store, log *zap.Logger) *
 	p.bridges.metrics = cfg.Metrics
 	p.sealer = seal.New(sealKey(cfg.SealKey), nil)
 	p.replica = newReplicaID()
+	p.sent = &recentJSON{}
 	p.srv = p.server()
 	return p
 }
@@ -206,6 +214,7 @@ func New(cfg Config, eng *engine.Engine, store *review.Store, log *zap.Logger) *
 // Its tools/calls take the frame path where they can (framepath.go).
 func (p *Proxy) ServeStdio(ctx context.Context, in io.ReadCloser, out io.WriteCloser) error {
 	h := newHostWire(p, in, out)
+	p.answers = &recentJSON{}
 	return p.serve(ctx, h.transport(), h)
 }
 
@@ -266,7 +275,8 @@ func (p *Proxy) server() *mcp.Server {
 		RootsListChangedHandler: p.rootsChanged,
 	})
 	srv.AddReceivingMiddleware(p.initializeMiddleware, p.forwardMiddleware)
-	srv.AddSendingMiddleware(restoreElicitParams)
+	srv.AddReceivingMiddleware(p.inputsInSentOrder)
+	srv.AddSendingMiddleware(restoreElicitParams, p.sendInSentOrder)
 	return srv
 }
 

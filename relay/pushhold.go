@@ -1,6 +1,7 @@
 package relay
 
 import (
+	"encoding/json"
 	"sync"
 
 	"github.com/mcpx-fw/mcpx-fw/relay/internal/admit"
@@ -17,15 +18,23 @@ import (
 // release it.
 type pushHolds struct {
 	mu   sync.Mutex
-	byID map[jsonrpc.ID][]*admit.Hold // an upstream may reuse an id: one hold per request
+	byID map[jsonrpc.ID][]pushHold // an upstream may reuse an id: one hold per request
 	// framed holds what frameScreen admitted, until the guard's screen
 	// claims it as the message reaches it.
 	framed map[jsonrpc.ID][]*admit.Hold
 	ended  bool
 }
 
+// pushHold is one push in flight: its admission, and its params as the
+// upstream wrote them, which give what the firewall forwards of it the
+// upstream's member order (sentParams).
+type pushHold struct {
+	hold   *admit.Hold
+	params json.RawMessage
+}
+
 func newPushHolds() *pushHolds {
-	return &pushHolds{byID: map[jsonrpc.ID][]*admit.Hold{}, framed: map[jsonrpc.ID][]*admit.Hold{}}
+	return &pushHolds{byID: map[jsonrpc.ID][]pushHold{}, framed: map[jsonrpc.ID][]*admit.Hold{}}
 }
 
 // frame keeps h, admitted on its frame, for the screen of the message.
@@ -52,12 +61,13 @@ func (p *pushHolds) claim(id jsonrpc.ID) *admit.Hold {
 	return take(p.framed, id)
 }
 
-// take removes and returns the oldest hold of id in m, or nil.
-func take(m map[jsonrpc.ID][]*admit.Hold, id jsonrpc.ID) *admit.Hold {
+// take removes and returns the oldest hold of id in m, or the zero value.
+func take[H any](m map[jsonrpc.ID][]H, id jsonrpc.ID) H {
 	hs := m[id]
 	switch len(hs) {
 	case 0:
-		return nil
+		var none H
+		return none
 	case 1:
 		delete(m, id)
 	default:
@@ -66,10 +76,10 @@ func take(m map[jsonrpc.ID][]*admit.Hold, id jsonrpc.ID) *admit.Hold {
 	return hs[0]
 }
 
-// add keeps h until id is answered. After the session ended it releases
-// h at once: nothing will answer it.
-func (p *pushHolds) add(id jsonrpc.ID, h *admit.Hold) {
-	if h == nil || p == nil {
+// add keeps h, with the push's params, until id is answered. After the
+// session ended it releases h at once: nothing will answer it.
+func (p *pushHolds) add(id jsonrpc.ID, h *admit.Hold, params json.RawMessage) {
+	if p == nil {
 		h.Release()
 		return
 	}
@@ -79,7 +89,7 @@ func (p *pushHolds) add(id jsonrpc.ID, h *admit.Hold) {
 		h.Release()
 		return
 	}
-	p.byID[id] = append(p.byID[id], h)
+	p.byID[id] = append(p.byID[id], pushHold{h, params})
 }
 
 // answered releases the oldest hold of id, if any.
@@ -87,7 +97,26 @@ func (p *pushHolds) answered(id jsonrpc.ID) {
 	p.mu.Lock()
 	h := take(p.byID, id)
 	p.mu.Unlock()
-	h.Release()
+	h.hold.Release()
+}
+
+// sentParams is the params, as the upstream wrote them, of a push in
+// flight that match accepts, or nil. The SDK hands the firewall a push
+// decoded, without its id: match tells it by what it decodes to.
+func (p *pushHolds) sentParams(match func(json.RawMessage) bool) json.RawMessage {
+	if p == nil {
+		return nil
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, hs := range p.byID {
+		for _, h := range hs {
+			if match(h.params) {
+				return h.params
+			}
+		}
+	}
+	return nil
 }
 
 // end releases every hold: the session is gone, and so is every request
@@ -95,13 +124,16 @@ func (p *pushHolds) answered(id jsonrpc.ID) {
 func (p *pushHolds) end() {
 	p.mu.Lock()
 	answered, framed := p.byID, p.framed
-	p.byID, p.framed, p.ended = map[jsonrpc.ID][]*admit.Hold{}, map[jsonrpc.ID][]*admit.Hold{}, true
+	p.byID, p.framed, p.ended = map[jsonrpc.ID][]pushHold{}, map[jsonrpc.ID][]*admit.Hold{}, true
 	p.mu.Unlock()
-	for _, m := range []map[jsonrpc.ID][]*admit.Hold{answered, framed} {
-		for _, hs := range m {
-			for _, h := range hs {
-				h.Release()
-			}
+	for _, hs := range answered {
+		for _, h := range hs {
+			h.hold.Release()
+		}
+	}
+	for _, hs := range framed {
+		for _, h := range hs {
+			h.Release()
 		}
 	}
 }
@@ -112,7 +144,7 @@ type admitter func(bytes int) (*admit.Hold, *jsonrpc.Error)
 
 // guardFor is the raw screening of u's messages, with admission first.
 func (p *Proxy) guardFor(u *upstream) guard {
-	return guard{screen: p.screenFor(u), inputs: p.screenInputsFor(u), held: u.held,
+	return guard{screen: p.screenFor(u), inputs: p.screenInputsFor(u), held: u.held, sent: u.inputs, listed: u.listed,
 		admit: func(n int) (*admit.Hold, *jsonrpc.Error) {
 			return p.admit.Acquire(u.cfg.Name, hostKey(u.link.host), admit.Claim{InFlight: 1, Bytes: int64(n)})
 		},

@@ -19,8 +19,9 @@ import (
 // *jsonrpc.Error built by refusal.ForSampling, never as a plain Go error (which the
 // SDK would send with code 0).
 func (p *Proxy) onSampling(ctx context.Context, u *upstream, req *mcp.CreateMessageWithToolsRequest) (*mcp.CreateMessageWithToolsResult, error) {
+	params := p.inSentOrder(u, req.Params)
 	if u.link.bridge != nil {
-		res, err := p.bridgePush(ctx, u, pipeline.Sampling, req.Params)
+		res, err := p.bridgePush(ctx, u, pipeline.Sampling, params)
 		if err != nil {
 			return nil, err
 		}
@@ -31,7 +32,7 @@ func (p *Proxy) onSampling(ctx context.Context, u *upstream, req *mcp.CreateMess
 	}
 	ctx, cancel := u.link.whileAlive(fromUpstream(ctx, u))
 	defer cancel()
-	res, err := p.pipe.Run(ctx, p.source(u, u.link.host, engine.Origin{}), pipeline.Sampling, req.Params)
+	res, err := p.pipe.Run(ctx, p.source(u, u.link.host, engine.Origin{}), pipeline.Sampling, params)
 	if err != nil {
 		return nil, err
 	}

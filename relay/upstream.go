@@ -34,6 +34,10 @@ type upstream struct {
 
 	// held keeps the admission of each push not yet answered (pushhold.go).
 	held *pushHolds
+	// inputs keeps its last input requests as it wrote them (answerorder.go).
+	inputs *recentJSON
+	// listed keeps the tools it listed as it wrote them (toolorder.go).
+	listed *listedTools
 	// framePath holds the host calls relayed to it on the frame path
 	// (framepath.go); nil for a URL upstream, which has none.
 	framePath *frameCalls
@@ -78,7 +82,7 @@ func (u *upstream) onFramePath() bool {
 // context only when the host declared those too. The SDK's input-request
 // loop is off: the relay runs it, so every entry crosses the firewall.
 func (p *Proxy) connect(l *link, cfg Upstream, era string) (*upstream, error) {
-	u := &upstream{cfg: cfg, log: p.log.With(zap.String("server", cfg.Name)), link: l, inFlight: map[*hostCall]struct{}{}, held: newPushHolds()}
+	u := &upstream{cfg: cfg, log: p.log.With(zap.String("server", cfg.Name)), link: l, inFlight: map[*hostCall]struct{}{}, held: newPushHolds(), inputs: &recentJSON{}, listed: &listedTools{}}
 	o := sessionOffer(cfg, l)
 	// Capabilities always explicit, never nil: the SDK would add its
 	// defaults (roots.listChanged) to a nil one.
@@ -97,13 +101,15 @@ func (p *Proxy) connect(l *link, cfg Upstream, era string) (*upstream, error) {
 		}
 	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "mcpx-fw", Version: p.cfg.Version}, opts)
-	// The middleware added last runs first: the URL elicitations the
+	// The middleware added last runs first: the answer goes out in the
+	// host's member order (answerInHostOrder), the URL elicitations the
 	// upstream is answered with are noted, then what u was not offered is
 	// refused, and only then does the firewall's own elicitation and roots
 	// handling run.
 	client.AddReceivingMiddleware(p.interceptPushes(u))
 	client.AddReceivingMiddleware(p.refuseUnoffered(u))
 	client.AddReceivingMiddleware(p.watchURLElicitations(u))
+	client.AddReceivingMiddleware(p.answerInHostOrder)
 	client.AddSendingMiddleware(sendRootsChanged)
 	// Not the host request's context: the session outlives that request,
 	// and its values (the request's identity) must not travel with it.

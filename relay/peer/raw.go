@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"io"
+	"os"
 	"strings"
 	"sync"
 
@@ -184,6 +185,19 @@ type swapConn struct {
 	mcp.Connection
 	raw   *rawParams
 	exact bool // frames pass an exactWriter: swap in markers, not the params
+}
+
+// Read logs each message the peer reads, its members in the order they
+// came, to the file MCPXFW_PEER_WIRE names, if any: tests read there the
+// order of the answers the peer got, which its reports re-encode.
+func (c *swapConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	msg, err := c.Connection.Read(ctx)
+	if path := os.Getenv("MCPXFW_PEER_WIRE"); err == nil && path != "" {
+		if b, err := jsonrpc.EncodeMessage(msg); err == nil {
+			appendLine(path, string(b))
+		}
+	}
+	return msg, err
 }
 
 // swapIn is what goes in place of raw params in a message: the params, or

@@ -183,10 +183,13 @@ func logOutcome(res *mcp.CallToolResult) {
 
 // logLine appends one line to the file named by MCPXFW_PEER_LOG, if set.
 func logLine(line string) {
-	path := os.Getenv("MCPXFW_PEER_LOG")
-	if path == "" {
-		return
+	if path := os.Getenv("MCPXFW_PEER_LOG"); path != "" {
+		appendLine(path, line)
 	}
+}
+
+// appendLine appends line to the file at path.
+func appendLine(path, line string) {
 	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
 	if err != nil {
 		return

@@ -185,18 +185,19 @@ func (k *Kind) canonical(stage engine.Stage, raw []byte) ([]byte, error) {
 		return nil, err
 	}
 	if in, ok := v.(mcp.InputRequest); ok {
-		v = k.forwardable(in)
+		v = k.forwardable(InOrderOf(in, raw))
 	}
 	return json.Marshal(v)
 }
 
-// decodeRequest reads canonical request bytes back into the kind's type.
+// decodeRequest reads canonical request bytes back into the kind's type,
+// its free-form values in the order the bytes have them (InOrderOf).
 func (k *Kind) decodeRequest(raw []byte) (mcp.InputRequest, error) {
 	in := k.newRequest()
 	if err := json.Unmarshal(raw, in); err != nil {
 		return nil, err
 	}
-	return in, nil
+	return InOrderOf(in, raw), nil
 }
 
 // decodeResult reads canonical result bytes back into the kind's type.

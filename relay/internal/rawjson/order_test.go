@@ -1,0 +1,27 @@
+package rawjson
+
+import "testing"
+
+func TestInOrderOf(t *testing.T) {
+	for _, c := range []struct{ v, ref, want string }{
+		// A form's fields as a map decoder sorts them, and as the server wrote them.
+		{`{"properties":{"b":{"title":"B","type":"string"},"a":1},"type":"object"}`,
+			`{"type":"object", "properties":{"b":{"type":"string","title":"B"},"a":1}}`,
+			`{"type":"object","properties":{"b":{"type":"string","title":"B"},"a":1}}`},
+		// Members ref lacks follow in v's order; ref's extra members add nothing.
+		{`{"a":1,"b":2,"c":3}`, `{"c":0,"x":9,"a":0}`, `{"c":3,"a":1,"b":2}`},
+		// Arrays element by element; values always v's.
+		{`[{"a":1,"b":2},{"a":3,"b":4},{"a":5,"b":6}]`, `[{"b":0,"a":0},{"b":0,"a":0}]`, `[{"b":2,"a":1},{"b":4,"a":3},{"a":5,"b":6}]`},
+		// A reference that is not the same kind, or not JSON, changes nothing.
+		{`{"a":1,"b":2}`, `[1]`, `{"a":1,"b":2}`},
+		{`{"a":1,"b":2}`, `not json`, `{"a":1,"b":2}`},
+		{`"x"`, `{"a":1}`, `"x"`},
+		{`{}`, `{"a":1}`, `{}`},
+		// Names with escapes compare by what they spell.
+		{`{"\u003c":1,"z":2}`, `{"z":0,"<":0}`, `{"z":2,"\u003c":1}`},
+	} {
+		if got := string(InOrderOf([]byte(c.v), []byte(c.ref))); got != c.want {
+			t.Errorf("InOrderOf(%s, %s) = %s, want %s", c.v, c.ref, got, c.want)
+		}
+	}
+}

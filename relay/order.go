@@ -1,0 +1,120 @@
+package relay
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"reflect"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpx-fw/mcpx-fw/relay/internal/pipeline"
+)
+
+// inSentOrder is a push or an input request u sent, as the SDK decoded
+// it, with its free-form values back in the member order the upstream
+// wrote them (pipeline.InOrderOf): the params of the push in flight, or
+// of a recent input request, that decode to in. Without one in stays as
+// decoded. What it finds is kept for the host-facing server
+// (sendInSentOrder, inputsInSentOrder), which sends the whole request in
+// the upstream's order.
+func (p *Proxy) inSentOrder(u *upstream, in mcp.InputRequest) mcp.InputRequest {
+	want, err := json.Marshal(in)
+	if err != nil {
+		return in
+	}
+	sent := u.held.sentParams(func(params json.RawMessage) bool { return decodesTo(params, in, want) })
+	if sent == nil {
+		sent = u.inputs.find(in)
+	}
+	if sent == nil {
+		return in
+	}
+	p.sent.keep(sent)
+	return pipeline.InOrderOf(in, sent)
+}
+
+// decodesTo reports whether params, decoded into in's type, encode as want.
+func decodesTo(params json.RawMessage, in mcp.InputRequest, want []byte) bool {
+	t := reflect.TypeOf(in)
+	if t == nil || t.Kind() != reflect.Pointer {
+		return false
+	}
+	v := reflect.New(t.Elem()).Interface()
+	if json.Unmarshal(params, v) != nil {
+		return false
+	}
+	got, err := json.Marshal(v)
+	return err == nil && bytes.Equal(got, want)
+}
+
+// orderedParams is a request's params that encode with their members in
+// the order of the upstream's request they pass on.
+type orderedParams struct {
+	mcp.Params
+	order []byte
+}
+
+func (r *orderedParams) MarshalJSON() ([]byte, error) { return marshalInOrder(r.Params, r.order) }
+
+// sendInSentOrder is the host-facing server's innermost sending
+// middleware: a request of a kind relayed to a host goes out with its
+// members in the order its upstream wrote them (a sampling request's
+// messages as well as its free-form values), where it is one the
+// firewall keeps (Proxy.sent).
+func (p *Proxy) sendInSentOrder(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if r, ok := req.(*mcp.ServerRequest[mcp.Params]); ok && pipeline.Relayed(method) != nil && r.Params != nil {
+			if order := p.sent.find(r.Params); order != nil {
+				r.Params = &orderedParams{r.Params, order}
+			}
+		}
+		return next(ctx, method, req)
+	}
+}
+
+// inputsInSentOrder is the host-facing server's outermost receiving
+// middleware: a result that hands a 2026-07-28 host input requests
+// encodes each in the order its upstream wrote it.
+func (p *Proxy) inputsInSentOrder(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		if err != nil {
+			return res, err
+		}
+		if order := p.inputsOrder(inputRequestsOf(res)); order != nil {
+			return &orderedResult{res, order}, nil
+		}
+		return res, nil
+	}
+}
+
+// inputsOrder is the order of reqs as their upstreams wrote them, as the
+// JSON of a result ({"inputRequests":{key:{"params":…}}}) whose only use is
+// to give rawjson.InOrderOf the order; nil when none is kept.
+func (p *Proxy) inputsOrder(reqs mcp.InputRequestMap) []byte {
+	entries := map[string]json.RawMessage{}
+	for key, in := range reqs {
+		if order := p.sent.find(in); order != nil {
+			entries[key], _ = json.Marshal(map[string]json.RawMessage{"params": order})
+		}
+	}
+	if len(entries) == 0 {
+		return nil
+	}
+	b, _ := json.Marshal(map[string]any{"inputRequests": entries})
+	return b
+}
+
+// inputRequestsOf is the input requests a result hands the host, if any.
+func inputRequestsOf(res mcp.Result) mcp.InputRequestMap {
+	switch r := res.(type) {
+	case *mcp.CallToolResult:
+		return r.InputRequests
+	case *mcp.GetPromptResult:
+		return r.InputRequests
+	case *mcp.ReadResourceResult:
+		return r.InputRequests
+	}
+	return nil
+}
