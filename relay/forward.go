@@ -128,6 +128,9 @@ func (p *Proxy) getPrompt(ctx context.Context, l *link, h hostView, r *mcp.GetPr
 // request. An upstream that needs them asks by input requests, which pass
 // the pipeline.
 func (p *Proxy) exchangeFor(ctx context.Context, x *exchange, answers mcp.InputResponseMap, state string) (mcp.Result, error) {
+	if err := x.u.refuseDown(); err != nil {
+		return nil, err
+	}
 	x.host = x.host.offeredTo(x.u.cfg) // the host is asked only what the upstream was offered
 	switch {
 	case state != "" && x.host.modern():

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -31,6 +32,10 @@ type upstream struct {
 	// urls are the URL elicitations it may complete (urlelicit.go).
 	urls    urlElicitations
 	session *mcp.ClientSession
+	// downSince and downWhy say since when and why a place without a
+	// session is down (down.go).
+	downSince time.Time
+	downWhy   string
 
 	// held keeps the admission of each push not yet answered (pushhold.go).
 	held *pushHolds
