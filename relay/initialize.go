@@ -222,6 +222,7 @@ func (p *Proxy) connectAll(ctx context.Context, l *link, era string) error {
 	}
 	l.upstreams = ups
 	l.mu.Unlock()
+	p.restartDown(l)
 	return nil
 }
 

@@ -96,8 +96,13 @@ type link struct {
 	start   sync.Mutex
 	started atomic.Bool
 
-	mu        sync.Mutex
+	mu sync.Mutex
+	// upstreams has a place per configured server, in the config's order,
+	// up or down (down.go); a restart replaces a place's upstream
+	// (restart.go), copying the list.
 	upstreams []*upstream
+	// restarting names the servers being started again (restartLater).
+	restarting map[string]bool
 
 	// resources says which upstream listed which URI and template, so a
 	// request about a resource goes to its owner only (owners.go).

@@ -293,10 +293,11 @@ func serverInfo(cs *mcp.ClientSession) map[string]any {
 
 // watchUpstream logs an upstream whose connection ended without the
 // firewall closing it: its process exited or its stream broke. What it had
-// in flight has already failed (those requests' contexts ended, which
-// abandons any review they waited on); later requests to it fail at once
-// with -32603 naming it (see upstreamError). Its session is not restarted:
-// the host's next session starts it again.
+// in flight has already failed with -32603 naming it (upstreamError; those
+// requests' contexts ended, which abandons any review they waited on, and
+// its pushes waiting on the host are answered -32603); it is down
+// (down.go): later requests to it are refused at once, the hosts are told
+// their lists changed, and its link starts it again (restart.go).
 func (p *Proxy) watchUpstream(u *upstream, cs *mcp.ClientSession) {
 	err := cs.Wait()
 	u.held.end() // its pushes in flight can no longer be answered
@@ -309,13 +310,19 @@ func (p *Proxy) watchUpstream(u *upstream, cs *mcp.ClientSession) {
 		u.framePath.end()
 		return
 	}
-	u.lost.Store(true)
+	u.markLost()
 	u.framePath.end()
 	fields := []zap.Field{zap.String("server", u.cfg.Name)}
 	if err != nil {
 		fields = append(fields, zap.Error(err))
 	}
-	p.log.Error("upstream connection lost: its process exited or its stream broke; requests to it fail until the host reconnects", fields...)
+	if u.link.bridge != nil {
+		p.log.Error("upstream connection lost: its process exited or its stream broke; the bridged call fails", fields...)
+		return
+	}
+	p.log.Error("upstream connection lost: its process exited or its stream broke; it is down and starts again after restart.backoff", fields...)
+	p.listsChanged()
+	p.restartLater(u)
 }
 
 func (u *upstream) close() {

@@ -14,11 +14,12 @@
 // does not wait for the ones before it):
 //
 //	{"id": <n>, "op": "list"}    -> {"id": <n>, "tools": [<name>...]}
-//	{"id": <n>, "op": "call", "name": <tool>, "arguments": {...}, "timeout_ms": <n>}
+//	{"id": <n>, "op": "call", "name": <tool>, "arguments": {...}, "timeout_ms": <n>, "progress": true|false}
 //	                             -> {"id": <n>, "result": ...} or {"id": <n>, "error": {"code", "message"}}
 //
 // Every notifications/tools/list_changed it hears prints
-// {"event": "tools/list_changed"}. Each output is one JSON line on stdout.
+// {"event": "tools/list_changed"}, and every progress notification of a
+// call made with "progress": true {"event": "progress", "id": <n>}. Each output is one JSON line on stdout.
 // It exits 0 when stdin ends, 1 when the connection fails.
 import { createInterface } from 'node:readline';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -50,7 +51,9 @@ async function run(req) {
             return { id: req.id, tools: res.tools.map(t => t.name) };
         }
         if (req.op === 'call') {
-            const result = await client.callTool({ name: req.name, arguments: req.arguments ?? {} }, undefined, { timeout: req.timeout_ms ?? 20000 });
+            const options = { timeout: req.timeout_ms ?? 20000 };
+            if (req.progress) options.onprogress = () => print({ event: 'progress', id: req.id });
+            const result = await client.callTool({ name: req.name, arguments: req.arguments ?? {} }, undefined, options);
             return { id: req.id, result };
         }
         return { id: req.id, error: { message: `unknown op ${req.op}` } };

@@ -228,7 +228,7 @@ func UpstreamDown(server string, since time.Time, why string) *jsonrpc.Error {
 // UpstreamLost: the server's connection ended (its process exited, its
 // stream broke) and the firewall did not close it.
 func UpstreamLost(server string) *jsonrpc.Error {
-	return relayError(CodeInternal, fmt.Sprintf("upstream %s is gone: its connection was lost; it starts again when the host reconnects", server), "", ReasonUpstreamLost)
+	return relayError(CodeInternal, fmt.Sprintf("upstream %s is gone: its connection was lost during the call; the firewall starts it again, retry later", server), "", ReasonUpstreamLost)
 }
 
 // UpstreamFailed: a call to the server failed without an answer of its

@@ -115,7 +115,7 @@ func TestVocabulary(t *testing.T) {
 		{"not initialized", NotInitialized(), -32600, "the session is not initialized", "", ReasonNotInitialized},
 		{"unknown name", UnknownName(), -32602, "unknown tool or prompt: names are <server>__<name>, one of the names listed", "", ReasonUnknownName},
 		{"upstream down", UpstreamDown("notes", time.Date(2026, 12, 7, 17, 30, 2, 0, time.UTC), "start failed"), -32603, "upstream notes is down since 2026-12-07T17:30:02Z (start failed); the other servers still answer: retry later, and see `mcpx-fw status` or the firewall's log for why", "", ReasonUpstreamDown},
-		{"upstream lost", UpstreamLost("notes"), -32603, "upstream notes is gone: its connection was lost; it starts again when the host reconnects", "", ReasonUpstreamLost},
+		{"upstream lost", UpstreamLost("notes"), -32603, "upstream notes is gone: its connection was lost during the call; the firewall starts it again, retry later", "", ReasonUpstreamLost},
 		{"upstream failed", UpstreamFailed("notes"), -32603, "upstream notes: the call failed without an answer", "", ReasonUpstreamFailed},
 		{"internal", Internal("result could not be encoded"), -32603, "result could not be encoded", "", ReasonInternal},
 		{"state rejected", StateRejected("expired"), -32602, "requestState rejected: expired", "", ReasonStateRejected},
