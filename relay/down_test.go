@@ -203,3 +203,40 @@ func hostCallsOn(p *Proxy, server string) int {
 	}
 	return n
 }
+
+// TestServerStopsAnswering: a server that stops reading what it is sent
+// leaves the firewall's pings unanswered: its session is closed, it is
+// down and started again, and the host hears its lists changed, while the
+// other server, which answers, is never restarted.
+func TestServerStopsAnswering(t *testing.T) {
+	p := newTestProxy(t, "deaf", "peer")
+	core, logs := observer.New(zapcore.InfoLevel)
+	p.log = zap.New(core)
+	p.cfg.Restart = RestartOptions{Backoff: 10 * time.Millisecond, MaxBackoff: 100 * time.Millisecond, PingInterval: time.Second}
+	changed := make(chan struct{}, 16)
+	host := connectHost(t, p, "2025-11-25", &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{},
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} }})
+	res, err := host.CallTool(t.Context(), &mcp.CallToolParams{Name: "deaf__stop_reading", Arguments: map[string]any{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pid, err := strconv.Atoi(res.Content[0].(*mcp.TextContent).Text); err == nil {
+		t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
+	}
+	for logs.FilterMessage("upstream restarted").Len() == 0 {
+		select {
+		case <-changed:
+		case <-time.After(time.Minute):
+			t.Fatal("no tools/list_changed within a minute of the server's going deaf")
+		}
+	}
+	got, err := host.CallTool(t.Context(), &mcp.CallToolParams{Name: "deaf__echo", Arguments: map[string]any{"text": "hears again"}})
+	if err != nil || got.Content[0].(*mcp.TextContent).Text != "hears again" {
+		t.Errorf("deaf__echo once restarted: %+v, %v", got, err)
+	}
+	for _, e := range logs.FilterMessage("upstream restarted").All() {
+		if e.ContextMap()["server"] != "deaf" {
+			t.Errorf("a server that answers was restarted: %v", e.ContextMap())
+		}
+	}
+}

@@ -16,7 +16,17 @@ import (
 type RestartOptions struct {
 	Backoff    time.Duration `mapstructure:"backoff"`     // the wait before the first try; default 1s
 	MaxBackoff time.Duration `mapstructure:"max_backoff"` // the longest wait between tries; default 1m
+	// PingInterval is how often a session (up to 2025-11-25) is pinged; one
+	// that leaves pingMisses pings in a row unanswered, each within half
+	// the interval, has stopped answering: its session is closed, and it
+	// is down and started again like one whose process exited. Zero never
+	// pings (cmd's default is 30s).
+	PingInterval time.Duration `mapstructure:"ping_interval"`
 }
+
+// pingMisses is how many pings in a row a server may leave unanswered
+// before it counts as no longer answering.
+const pingMisses = 3
 
 // DefaultRestartOptions are the restart settings unless configured.
 func DefaultRestartOptions() RestartOptions {

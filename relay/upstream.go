@@ -93,7 +93,7 @@ func (p *Proxy) connect(l *link, cfg Upstream, era string) (*upstream, error) {
 		ResourceListChangedHandler: func(ctx context.Context, req *mcp.ResourceListChangedRequest) { p.resourcesChanged(ctx, u, req) },
 		ElicitationCompleteHandler: func(ctx context.Context, req *mcp.ElicitationCompleteNotificationRequest) {
 			p.elicitationComplete(ctx, u, req)
-		}}
+		}, KeepAlive: p.cfg.Restart.PingInterval, KeepAliveFailureThreshold: pingMisses}
 	offered := o.sampling
 	u.caps, u.offered = o.modes, o.caps
 	if offered {
@@ -320,7 +320,7 @@ func (p *Proxy) watchUpstream(u *upstream, cs *mcp.ClientSession) {
 		p.log.Error("upstream connection lost: its process exited or its stream broke; the bridged call fails", fields...)
 		return
 	}
-	p.log.Error("upstream connection lost: its process exited or its stream broke; it is down and starts again after restart.backoff", fields...)
+	p.log.Error("upstream connection lost: its process exited, its stream broke or it stopped answering pings; it is down and starts again after restart.backoff", fields...)
 	p.listsChanged()
 	p.restartLater(u)
 }

@@ -34,6 +34,7 @@ func setDefaults(v *viper.Viper) {
 	restart := relay.DefaultRestartOptions()
 	v.SetDefault("restart.backoff", restart.Backoff.String())
 	v.SetDefault("restart.max_backoff", restart.MaxBackoff.String())
+	v.SetDefault("restart.ping_interval", "30s")
 	v.SetDefault("metrics.addr", "")
 	v.SetDefault("metrics.allow_remote", false)
 	v.SetDefault("metrics.token_file", "")
