@@ -150,7 +150,7 @@ func (p *Proxy) bridgeCall(ctx context.Context, x *exchange) (mcp.Result, error)
 	if err != nil {
 		release()
 		x.u.log.Error("bridged upstream failed to start", zap.Error(err))
-		return nil, refusal.UpstreamStart(x.u.cfg.Name)
+		return nil, refusal.UpstreamDown(x.u.cfg.Name, time.Now(), startFailure(err))
 	}
 	b.u = u
 	if !p.bridges.track(b) {

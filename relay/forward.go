@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"strings"
+	"syscall"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -130,6 +132,9 @@ func (p *Proxy) getPrompt(ctx context.Context, l *link, h hostView, r *mcp.GetPr
 // request. An upstream that needs them asks by input requests, which pass
 // the pipeline.
 func (p *Proxy) exchangeFor(ctx context.Context, x *exchange, answers mcp.InputResponseMap, state string) (mcp.Result, error) {
+	if err := x.u.refuseDown(); err != nil {
+		return nil, err
+	}
 	x.host = x.host.offeredTo(x.u.cfg) // the host is asked only what the upstream was offered
 	switch {
 	case state != "" && x.host.modern():
@@ -225,11 +230,18 @@ func upstreamError(u *upstream, err error) error {
 	if errors.As(err, &we) {
 		return refusal.PassedThrough(we)
 	}
-	if u.lost.Load() {
+	if u.lost.Load() || connectionEnded(err) && !u.closing.Load() {
 		return refusal.UpstreamLost(u.cfg.Name)
 	}
 	u.log.Warn("upstream call failed", zap.Error(err))
 	return refusal.UpstreamFailed(u.cfg.Name)
+}
+
+// connectionEnded reports whether err says the session's stream ended
+// under the call (or before it could be written): the call can fail a
+// moment before the session's own end is seen (watchUpstream).
+func connectionEnded(err error) bool {
+	return errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, io.EOF) || errors.Is(err, syscall.EPIPE)
 }
 
 // scrubMeta drops protocol-owned _meta keys, which describe one hop only

@@ -293,20 +293,13 @@ func TestHTTPUpstreamStandalonePush(t *testing.T) {
 }
 
 // wantConnectFails connects an in-memory host and expects its initialize
-// to fail, since the firewall cannot start the upstream.
+// to succeed and its calls to the server the firewall could not start to
+// be refused, naming it down.
 func wantConnectFails(t *testing.T, p *Proxy) {
 	t.Helper()
-	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
-	hostT, serveIn, serveOut := hostPipe()
-	done := make(chan error, 1)
-	go func() { done <- p.ServeStdio(ctx, serveIn, serveOut) }()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test-host", Version: "1"}, nil).
-		Connect(ctx, hostT, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-	if err == nil {
-		_ = cs.Close()
-		t.Error("host connected although the upstream refused the firewall")
+	host := connectHost(t, p, "2025-11-25", nil)
+	_, err := host.CallTool(t.Context(), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "x"}})
+	if err == nil || !strings.Contains(err.Error(), "upstream peer is down since") {
+		t.Errorf("a call to a server the firewall could not start: %v; want it refused, naming the server down", err)
 	}
-	cancel()
-	<-done
 }

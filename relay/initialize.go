@@ -6,7 +6,6 @@ import (
 	"github.com/mcpx-fw/mcpx-fw/relay/internal/refusal"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"go.uber.org/zap"
 )
 
 // modernEra is the first revision without initialize, in which sampling
@@ -196,7 +195,8 @@ func (p *Proxy) modernLink(ctx context.Context) (*link, error) {
 }
 
 // connectAll starts every configured upstream for l, and remembers what
-// each offered (see advertised). Upstreams started for a link that closed
+// each offered (see advertised); one that fails to start is down on l
+// (down.go), the others serve. Upstreams started for a link that closed
 // meanwhile (its host left, the firewall is stopping) are closed again.
 func (p *Proxy) connectAll(ctx context.Context, l *link, era string) error {
 	ups := make([]*upstream, 0, len(p.cfg.Upstreams))
@@ -208,9 +208,8 @@ func (p *Proxy) connectAll(ctx context.Context, l *link, era string) error {
 	for _, cfg := range p.cfg.Upstreams {
 		u, err := p.connect(l, cfg, era)
 		if err != nil {
-			closeAll()
-			p.log.Error("upstream failed to start", zap.String("server", cfg.Name), zap.Error(err))
-			return refusal.UpstreamStart(cfg.Name)
+			ups = append(ups, p.downUpstream(l, cfg, err))
+			continue
 		}
 		ups = append(ups, u)
 		p.known.remember(cfg, era, l, u.session.InitializeResult().Capabilities)
@@ -223,6 +222,7 @@ func (p *Proxy) connectAll(ctx context.Context, l *link, era string) error {
 	}
 	l.upstreams, l.prefixAll = ups, p.cfg.PrefixNames || len(p.cfg.Upstreams) > 1
 	l.mu.Unlock()
+	p.restartDown(l)
 	return nil
 }
 

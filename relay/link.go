@@ -96,12 +96,17 @@ type link struct {
 	start   sync.Mutex
 	started atomic.Bool
 
-	mu        sync.Mutex
+	mu sync.Mutex
+	// upstreams has a place per configured server, in the config's order,
+	// up or down (down.go); a restart replaces a place's upstream
+	// (restart.go), copying the list.
 	upstreams []*upstream
 	// prefixAll makes names carry their server's prefix however many
 	// upstreams run: the operator asked for it (Config.PrefixNames), or
 	// several are configured. Set with upstreams.
 	prefixAll bool
+	// restarting names the servers being started again (restartLater).
+	restarting map[string]bool
 
 	// resources says which upstream listed which URI and template, so a
 	// request about a resource goes to its owner only (owners.go).
@@ -192,19 +197,22 @@ func (l *link) route(name string) (*upstream, string, error) {
 	return nil, "", refusal.UnknownName()
 }
 
-// only returns the upstream when there is exactly one.
+// only returns the upstream when there is exactly one and it is up.
 func (l *link) only() (*upstream, bool) {
 	ups := l.upstreamList()
-	if len(ups) != 1 {
+	if len(ups) != 1 || ups[0].isDown() {
 		return nil, false
 	}
 	return ups[0], true
 }
 
-// offering lists the upstreams whose declared capabilities pass has.
+// offering lists the upstreams up whose declared capabilities pass has.
 func (l *link) offering(has func(*mcp.ServerCapabilities) bool) []*upstream {
 	var out []*upstream
 	for _, u := range l.upstreamList() {
+		if u.isDown() {
+			continue
+		}
 		if c := u.session.InitializeResult().Capabilities; c != nil && has(c) {
 			out = append(out, u)
 		}
@@ -213,10 +221,16 @@ func (l *link) offering(has func(*mcp.ServerCapabilities) bool) []*upstream {
 }
 
 // mergedCapabilities offers the host what any upstream offers (see
-// mergeCapabilities).
+// mergeCapabilities); while one is down, everything the firewall relays,
+// list changes included, since what it offers is not known until it
+// starts.
 func (l *link) mergedCapabilities() *mcp.ServerCapabilities {
 	var all []*mcp.ServerCapabilities
 	for _, u := range l.upstreamList() {
+		if u.isDown() {
+			all = append(all, relayedCapabilities())
+			continue
+		}
 		all = append(all, u.session.InitializeResult().Capabilities)
 	}
 	return mergeCapabilities(all)

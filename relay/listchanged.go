@@ -38,6 +38,11 @@ func (p *Proxy) promptsChanged(context.Context, *mcp.PromptListChangedRequest) {
 // so the next request about a resource lists u again (owners.go).
 func (p *Proxy) resourcesChanged(_ context.Context, u *upstream, _ *mcp.ResourceListChangedRequest) {
 	u.link.resources.forget(u)
+	p.notifyResources()
+}
+
+// notifyResources tells the hosts that a resource list changed.
+func (p *Proxy) notifyResources() {
 	uri := "mcpx-fw:" + sentinel
 	p.srv.AddResource(&mcp.Resource{URI: uri, Name: sentinel}, func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 		return nil, refusal.Internal("not a resource")

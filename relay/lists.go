@@ -195,6 +195,9 @@ func (p *Proxy) complete(ctx context.Context, l *link, r *mcp.CompleteRequest) (
 	if err != nil {
 		return nil, err
 	}
+	if err := u.refuseDown(); err != nil {
+		return nil, err
+	}
 	if c := u.session.InitializeResult().Capabilities; c == nil || !hasCompletions(c) {
 		return nil, refusal.CompletionsNotOffered(u.cfg.Name)
 	}

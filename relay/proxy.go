@@ -120,6 +120,9 @@ type Config struct {
 	SealKey []byte
 	// Limits bound what upstreams may make the firewall hold (package admit).
 	Limits Limits
+	// Restart is how a server that is down on a host's link is started
+	// again (restart.go).
+	Restart RestartOptions
 	// HTTP configures serving hosts over HTTP (http.go).
 	HTTP    HTTPOptions
 	Version string // reported as the firewall's serverInfo version
@@ -197,6 +200,7 @@ func New(cfg Config, eng *engine.Engine, store *review.Store, log *zap.Logger) *
 	cfg.StateTTL = orDefault(cfg.StateTTL, cfg.HostTimeout)
 	cfg = bridgeDefaults(cfg)
 	cfg.HTTP = cfg.HTTP.resolved()
+	cfg.Restart = cfg.Restart.resolved()
 	p := &Proxy{cfg: cfg, eng: eng, store: store, log: log.Named("relay"), links: map[*mcp.ServerSession]*link{}}
 	p.admit = admit.New(cfg.Limits, p.log, cfg.Metrics)
 	p.pipe = pipeline.New(pipeline.Deps{Engine: eng, Store: store, Admit: p.admit, Metrics: cfg.Metrics,

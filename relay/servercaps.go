@@ -63,6 +63,12 @@ func (p *Proxy) advertised(l *link) *mcp.ServerCapabilities {
 	if all, ok := p.known.lookup(p.cfg.Upstreams, l); ok {
 		return mergeCapabilities(all)
 	}
+	return relayedCapabilities()
+}
+
+// relayedCapabilities is everything the firewall relays, list changes
+// included.
+func relayedCapabilities() *mcp.ServerCapabilities {
 	return &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}, Prompts: &mcp.PromptCapabilities{ListChanged: true},
 		Resources: &mcp.ResourceCapabilities{ListChanged: true}, Completions: &mcp.CompletionCapabilities{}}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -31,6 +32,10 @@ type upstream struct {
 	// urls are the URL elicitations it may complete (urlelicit.go).
 	urls    urlElicitations
 	session *mcp.ClientSession
+	// downSince and downWhy say since when and why a place without a
+	// session is down (down.go).
+	downSince time.Time
+	downWhy   string
 
 	// held keeps the admission of each push not yet answered (pushhold.go).
 	held *pushHolds
@@ -92,7 +97,7 @@ func (p *Proxy) connect(l *link, cfg Upstream, era string) (*upstream, error) {
 		ResourceListChangedHandler: func(ctx context.Context, req *mcp.ResourceListChangedRequest) { p.resourcesChanged(ctx, u, req) },
 		ElicitationCompleteHandler: func(ctx context.Context, req *mcp.ElicitationCompleteNotificationRequest) {
 			p.elicitationComplete(ctx, u, req)
-		}}
+		}, KeepAlive: p.cfg.Restart.PingInterval, KeepAliveFailureThreshold: pingMisses}
 	offered := o.sampling
 	u.caps, u.offered = o.modes, o.caps
 	if offered {
@@ -294,10 +299,11 @@ func serverInfo(cs *mcp.ClientSession) map[string]any {
 
 // watchUpstream logs an upstream whose connection ended without the
 // firewall closing it: its process exited or its stream broke. What it had
-// in flight has already failed (those requests' contexts ended, which
-// abandons any review they waited on); later requests to it fail at once
-// with -32603 naming it (see upstreamError). Its session is not restarted:
-// the host's next session starts it again.
+// in flight has already failed with -32603 naming it (upstreamError; those
+// requests' contexts ended, which abandons any review they waited on, and
+// its pushes waiting on the host are answered -32603); it is down
+// (down.go): later requests to it are refused at once, the hosts are told
+// their lists changed, and its link starts it again (restart.go).
 func (p *Proxy) watchUpstream(u *upstream, cs *mcp.ClientSession) {
 	err := cs.Wait()
 	u.held.end() // its pushes in flight can no longer be answered
@@ -310,13 +316,19 @@ func (p *Proxy) watchUpstream(u *upstream, cs *mcp.ClientSession) {
 		u.framePath.end()
 		return
 	}
-	u.lost.Store(true)
+	u.markLost()
 	u.framePath.end()
 	fields := []zap.Field{zap.String("server", u.cfg.Name)}
 	if err != nil {
 		fields = append(fields, zap.Error(err))
 	}
-	p.log.Error("upstream connection lost: its process exited or its stream broke; requests to it fail until the host reconnects", fields...)
+	if u.link.bridge != nil {
+		p.log.Error("upstream connection lost: its process exited or its stream broke; the bridged call fails", fields...)
+		return
+	}
+	p.log.Error("upstream connection lost: its process exited, its stream broke or it stopped answering pings; it is down and starts again after restart.backoff", fields...)
+	p.listsChanged()
+	p.restartLater(u)
 }
 
 func (u *upstream) close() {

@@ -417,8 +417,8 @@ func faultUpstreamPID(t *testing.T, servePID int, name string) int {
 // TestFaultUpstreamDies: the upstream is killed while its sampling request
 // waits for review, or for the host's model. Its tools/call fails with
 // -32603 naming it, serve logs the lost connection, the review is
-// abandoned (never approvable), the host's completion goes nowhere, and
-// the other upstream keeps working.
+// abandoned (never approvable), the host's completion goes nowhere, the
+// other upstream keeps working, and serve starts the dead one again.
 func TestFaultUpstreamDies(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
@@ -465,8 +465,8 @@ func TestFaultUpstreamDies(t *testing.T) {
 			}
 
 			got := receive(t, call, "answer to the host's tools/call")
-			if got.Error == nil || got.Error.Code != -32603 || !strings.Contains(got.Error.Message, "upstream peer") {
-				t.Errorf("the host's call to the dead upstream got %+v; want -32603 naming upstream peer", got.Error)
+			if got.Error == nil || got.Error.Code != -32603 || !strings.Contains(got.Error.Message, "upstream peer is gone: its connection was lost during the call") {
+				t.Errorf("the host's call to the dead upstream got %+v; want -32603 naming upstream peer gone", got.Error)
 			}
 			r.log.wait(t, `"upstream connection lost`, `"server":"peer"`)
 			if !tc.review {
@@ -483,12 +483,19 @@ func TestFaultUpstreamDies(t *testing.T) {
 			if b, _ := os.ReadFile(r.peerLog); bytes.Count(b, []byte("\n")) != 1 {
 				t.Errorf("the upstream recorded %q; want only the warm-up's completion (it died before any other answer)", b)
 			}
-			// Later calls to it fail at once, saying why.
-			if _, err := h.CallTool(t.Context(), "peer__echo", map[string]any{"text": "x"}); err == nil ||
-				!strings.Contains(err.Error(), "upstream peer is gone") {
-				t.Errorf("peer__echo after its death: %v; want -32603 upstream peer is gone", err)
+			// Later calls to it fail at once, saying it is down, until serve
+			// has started it again (restart.backoff, 1s); then it serves,
+			// and the restart is logged once.
+			if _, err := h.CallTool(t.Context(), "peer__echo", map[string]any{"text": "x"}); err != nil &&
+				!strings.Contains(err.Error(), "upstream peer is down since") {
+				t.Errorf("peer__echo after its death: %v; want -32603 upstream peer is down since …, or its answer once restarted", err)
 			}
 			checkServing(t, h, "spare")
+			r.log.wait(t, `"upstream restarted"`, `"server":"peer"`)
+			checkServing(t, h, "peer")
+			if n := strings.Count(r.log.String(), `"upstream restarted"`); n != 1 {
+				t.Errorf("serve logged %d restarts, want 1:\n%s", n, r.log.String())
+			}
 			r.checkStore(t)
 		})
 	}

@@ -352,7 +352,7 @@ func relayConfig(rt *runtime) (relay.Config, error) {
 		return relay.Config{}, err
 	}
 	rc := relay.Config{HostTimeout: cfg.Sampling.HostTimeout, MaxRounds: cfg.Limits.MaxRounds, SealKey: key, Version: version,
-		Hide: rt.isolation.hide, ReadOnly: rt.isolation.readOnly, Limits: cfg.Limits.Held, HTTP: cfg.HTTP.HTTPOptions}
+		Hide: rt.isolation.hide, ReadOnly: rt.isolation.readOnly, Limits: cfg.Limits.Held, HTTP: cfg.HTTP.HTTPOptions, Restart: cfg.Restart}
 	rc.MaxBridged, rc.MaxBridgedPerServer = cfg.Limits.MaxBridgedCalls, cfg.Limits.MaxBridgedCallsPerServer
 	rc.BridgeWait = cfg.Limits.BridgeWait
 	rc.ReviewProgress = cfg.Review.ProgressInterval

@@ -2,6 +2,7 @@ package telemetry
 
 import (
 	"context"
+	"time"
 )
 
 // Check is one readiness condition and how it stands.
@@ -19,7 +20,7 @@ func (m *Metrics) Readiness(ctx context.Context) []Check {
 	for _, u := range m.Upstreams() {
 		c := Check{Name: "upstream " + u.Server, OK: u.Up}
 		if !u.Up {
-			c.Error = u.Reason
+			c.Error = u.Reason + " (down since " + u.DownSince.Format(time.RFC3339) + ")"
 		}
 		checks = append(checks, c)
 	}

@@ -134,8 +134,18 @@ func TestReadyzNamesDownUpstream(t *testing.T) {
       "ok": false`) {
 		t.Errorf("/readyz after beta was lost = %d %s", code, body)
 	}
+	if !strings.Contains(body, "(down since ") {
+		t.Errorf("/readyz does not say since when beta is down: %s", body)
+	}
+	ups := m.Upstreams()
+	if ups[1].Up || ups[1].DownSince == nil || ups[0].DownSince != nil {
+		t.Errorf("status upstreams after beta was lost: %+v; want beta down since a time, alpha up without one", ups)
+	}
 	m.UpstreamLostClosed("beta")
 	m.UpstreamStarted("beta")
+	if ups := m.Upstreams(); ups[1].DownSince != nil {
+		t.Errorf("beta restarted, still down since %v", ups[1].DownSince)
+	}
 	if code, body := get(t, m, "/readyz"); code != http.StatusOK {
 		t.Errorf("/readyz after beta restarted = %d %q", code, body)
 	}

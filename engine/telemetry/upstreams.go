@@ -3,6 +3,7 @@ package telemetry
 import (
 	"sort"
 	"sync"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -32,8 +33,9 @@ type upstreams struct {
 // link, whose requests to it fail), and whether the last start failed.
 type upstreamState struct {
 	live, lost int
-	failed     string // the last start's failure reason; "" after a success
-	down       bool   // it was down when it last started: the next start is a restart
+	failed     string    // the last start's failure reason; "" after a success
+	down       bool      // it was down when it last started: the next start is a restart
+	since      time.Time // when it went down; zero while it is up
 }
 
 func newUpstreams(reg *prometheus.Registry, servers []string) *upstreams {
@@ -69,11 +71,17 @@ func (u *upstreams) change(server string, f func(*upstreamState)) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	st := u.state[server]
+	wasDown := st.isDown()
 	f(st)
 	u.sessions.WithLabelValues(server).Set(float64(st.live))
 	up := 1.0
-	if st.isDown() {
+	switch {
+	case st.isDown() && !wasDown:
+		st.since, up = time.Now(), 0
+	case st.isDown():
 		up = 0
+	default:
+		st.since = time.Time{}
 	}
 	u.up.WithLabelValues(server).Set(up)
 }
@@ -149,10 +157,12 @@ func (m *Metrics) UpstreamLostClosed(server string) {
 
 // Upstream is one server as /readyz and status report it.
 type Upstream struct {
-	Server   string `json:"server"`
-	Up       bool   `json:"up"`
-	Reason   string `json:"reason,omitempty"`
-	Sessions int    `json:"sessions"`
+	Server string `json:"server"`
+	Up     bool   `json:"up"`
+	Reason string `json:"reason,omitempty"`
+	// DownSince is when it went down; absent while it is up.
+	DownSince *time.Time `json:"down_since,omitempty"`
+	Sessions  int        `json:"sessions"`
 }
 
 // Upstreams reports every configured server (and Other when anything was
@@ -168,8 +178,18 @@ func (m *Metrics) Upstreams() []Upstream {
 		if name == Other && *st == (upstreamState{}) {
 			continue
 		}
-		out = append(out, Upstream{Server: name, Up: !st.isDown(), Reason: st.reason(), Sessions: st.live})
+		out = append(out, st.report(name))
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Server < out[j].Server })
 	return out
+}
+
+// report is st as /readyz and status report it.
+func (st *upstreamState) report(name string) Upstream {
+	u := Upstream{Server: name, Up: !st.isDown(), Reason: st.reason(), Sessions: st.live}
+	if !u.Up {
+		since := st.since.UTC()
+		u.DownSince = &since
+	}
+	return u
 }

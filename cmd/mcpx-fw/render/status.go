@@ -70,6 +70,9 @@ func renderUpstreams(w io.Writer, ups []telemetry.Upstream) {
 		state := "up"
 		if !u.Up {
 			state = "DOWN: " + inert.Line(u.Reason)
+			if u.DownSince != nil {
+				state = "DOWN since " + Ago(*u.DownSince) + ": " + inert.Line(u.Reason)
+			}
 		}
 		fmt.Fprintf(tw, "  %s\t%d sessions\t%s\n", inert.Word(u.Server), u.Sessions, state)
 	}

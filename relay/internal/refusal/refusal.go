@@ -53,7 +53,7 @@ const (
 	ReasonShuttingDown      = "shutting-down"
 	ReasonNotInitialized    = "not-initialized"
 	ReasonUnknownName       = "unknown-name"
-	ReasonUpstreamStart     = "upstream-start-failed"
+	ReasonUpstreamDown      = "upstream-down"
 	ReasonUpstreamLost      = "upstream-lost"
 	ReasonUpstreamFailed    = "upstream-failed"
 	ReasonStateRejected     = "state-rejected"
@@ -215,16 +215,20 @@ func UnknownName() *jsonrpc.Error {
 	return relayError(CodeInvalidParams, "unknown tool or prompt: names are <server>__<name>, one of the names listed", "", ReasonUnknownName)
 }
 
-// UpstreamStart: a configured server could not be started or
-// initialized; its own error is logged, not sent.
-func UpstreamStart(server string) *jsonrpc.Error {
-	return relayError(CodeInternal, fmt.Sprintf("upstream %s failed to start", server), "", ReasonUpstreamStart)
+// UpstreamDown: a request for a server whose session is down (it failed
+// to start, or its connection was lost) while the host's other servers
+// serve. why is one of the firewall's fixed words for it (never what the
+// server wrote, which is logged); since is when it went down. The host's
+// other servers are not affected.
+func UpstreamDown(server string, since time.Time, why string) *jsonrpc.Error {
+	return relayError(CodeInternal, fmt.Sprintf("upstream %s is down since %s (%s); the other servers still answer: retry later, and see `mcpx-fw status` or the firewall's log for why",
+		server, since.UTC().Format(time.RFC3339), why), "", ReasonUpstreamDown)
 }
 
 // UpstreamLost: the server's connection ended (its process exited, its
 // stream broke) and the firewall did not close it.
 func UpstreamLost(server string) *jsonrpc.Error {
-	return relayError(CodeInternal, fmt.Sprintf("upstream %s is gone: its connection was lost; it starts again when the host reconnects", server), "", ReasonUpstreamLost)
+	return relayError(CodeInternal, fmt.Sprintf("upstream %s is gone: its connection was lost during the call; the firewall starts it again, retry later", server), "", ReasonUpstreamLost)
 }
 
 // UpstreamFailed: a call to the server failed without an answer of its

@@ -59,6 +59,11 @@ type Config struct {
 		// Notify announces each review serve opens (Notify).
 		Notify Notify `mapstructure:"notify"`
 	} `mapstructure:"review"`
+	// Restart is how a server that is down (it failed to start, or its
+	// connection was lost, or it stopped answering pings) is started again:
+	// backoff (default 1s), doubled after each failed try, up to max_backoff
+	// (default 1m); ping_interval (default 30s).
+	Restart  relay.RestartOptions `mapstructure:"restart"`
 	Sampling struct {
 		HostTimeout time.Duration `mapstructure:"host_timeout"` // deadline for the host's answer; default 5m
 	} `mapstructure:"sampling"`

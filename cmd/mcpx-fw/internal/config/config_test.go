@@ -39,6 +39,7 @@ func defaultConfig(stateHome, base string) Config {
 	c.Review.ProgressInterval = 10 * time.Second
 	c.Review.Notify = Notify{Command: []string{}, Timeout: 10 * time.Second, MaxRunning: 2, MaxQueued: 16, MaxPerMinute: 6}
 	c.Sampling.HostTimeout = 5 * time.Minute
+	c.Restart = relay.RestartOptions{Backoff: time.Second, MaxBackoff: time.Minute, PingInterval: 30 * time.Second}
 	c.Console.Addr = defaultConsoleAddr
 	c.Isolation.Default = defaultIsolation()
 	c.Limits = Limits{MaxRounds: 8, Limits: validate.Limits{MaxBytes: 4 << 20, MaxDepth: 32, MaxMessages: 1000, MaxBlocks: 100,
@@ -138,6 +139,9 @@ func TestConfigErrors(t *testing.T) {
 		{"review progress more often than a second", "review:\n  progress_interval: 500ms\n", []string{"review.progress_interval", "at least 1s"}},
 		{"negative review progress", "review:\n  progress_interval: -1s\n", []string{"review.progress_interval"}},
 		{"negative host timeout", "sampling:\n  host_timeout: -5m\n", []string{"sampling.host_timeout"}},
+		{"zero restart backoff", "restart:\n  backoff: 0s\n", []string{"restart.backoff"}},
+		{"negative ping interval", "restart:\n  ping_interval: -1s\n", []string{"restart.ping_interval"}},
+		{"restart max shorter than backoff", "restart:\n  backoff: 2m\n  max_backoff: 1m\n", []string{"restart.max_backoff: must not be shorter than restart.backoff"}},
 		{"unparsable duration", "review:\n  timeout: soon\n", []string{"review.timeout"}},
 		{"unknown policy default", "policy:\n  default: maybe\n", []string{"policy.default", "review, deny, permit"}},
 		{"policy default misspelt", "policy:\n  default: reveiw\n", []string{`policy.default: want one of review, deny, permit, found "reveiw" (did you mean review?)`}},

@@ -53,6 +53,14 @@ func (c *Config) verify(bad func(key, format string, args ...any)) {
 	}
 	c.Review.Notify.verify(bad)
 	positive(bad, "sampling.host_timeout", c.Sampling.HostTimeout)
+	positive(bad, "restart.backoff", c.Restart.Backoff)
+	positive(bad, "restart.max_backoff", c.Restart.MaxBackoff)
+	if c.Restart.PingInterval < 0 {
+		bad("restart.ping_interval", "must be 0 (never ping) or a positive duration such as 30s")
+	}
+	if c.Restart.MaxBackoff > 0 && c.Restart.MaxBackoff < c.Restart.Backoff {
+		bad("restart.max_backoff", "must not be shorter than restart.backoff")
+	}
 	verifyWord(bad, "log.level", c.Log.Level, "debug", "info", "warn", "error")
 	if _, err := engine.UsageWindows(c.Usage.Windows); err != nil {
 		bad("usage.windows", "%v", err)
