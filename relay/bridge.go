@@ -231,6 +231,7 @@ func (p *Proxy) bridgeRound(ctx context.Context, x *exchange, b *bridge, batch [
 			ps.reply <- pushReply{err: err}
 			continue
 		}
+		p.editInSentOrder(c.Params, sentIn(ps.ctx))
 		key := ps.k.KeyPrefix(b.round, i+1)
 		out[key], entries[key], b.parked[key] = c.Params, c.Entry, ps
 	}

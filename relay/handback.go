@@ -134,10 +134,12 @@ func (p *Proxy) handBack(ctx context.Context, x *exchange, reqs mcp.InputRequest
 		}
 		o := x.origin
 		o.Round = round
-		c, err := p.pipe.Decide(ctx, p.source(x.u, x.host, o), k, p.inSentOrder(x.u, reqs[key]))
+		in, sent := p.inSentOrder(x.u, reqs[key])
+		c, err := p.pipe.Decide(ctx, p.source(x.u, x.host, o), k, in)
 		if err != nil {
 			return nil, err
 		}
+		p.editInSentOrder(c.Params, sent)
 		out[key], entries[key] = c.Params, c.Entry
 	}
 	cont := seal.Continuation{Server: x.u.cfg.Name, Call: x.digest, State: upstreamState,

@@ -65,17 +65,19 @@ func fromUpstream(ctx context.Context, u *upstream) context.Context {
 // ended during its review). Every call on a link's session is that link's
 // host's, so any will do. With none, or for undelivered's retry (standalone
 // is true), it carries no request's identity and goes on the host's
-// standalone stream. Deadline and cancellation stay ctx's. A context that
-// is not a push's (an input request, asked inside its host call) is kept.
+// standalone stream. Deadline and cancellation stay ctx's, and so do the
+// params its upstream sent (withSent). A context that is not a push's (an
+// input request, asked inside its host call) is kept.
 func hostStream(ctx context.Context, standalone bool) context.Context {
 	u, _ := ctx.Value(pushKey{}).(*upstream)
 	if u == nil {
 		return ctx
 	}
+	values := context.Background()
 	if call := u.anyCall(); call != nil && !standalone {
-		return valuesOf{Context: ctx, values: call}
+		values = call
 	}
-	return valuesOf{Context: ctx, values: context.Background()}
+	return withSent(valuesOf{Context: ctx, values: values}, sentIn(ctx))
 }
 
 // anyCall is the context of a host call in flight on u, or nil.

@@ -142,7 +142,8 @@ func (p *Proxy) relayEntry(ctx context.Context, x *exchange, in mcp.InputRequest
 	}
 	o := x.origin
 	o.Round = round
-	return p.pipe.Run(ctx, p.source(x.u, h, o), k, p.inSentOrder(x.u, in))
+	in, sent := p.inSentOrder(x.u, in)
+	return p.pipe.Run(withSent(ctx, sent), p.source(x.u, h, o), k, in)
 }
 
 // missingCapability is the error for an input request h cannot answer

@@ -9,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpx-fw/mcpx-fw/relay/internal/pipeline"
+	"github.com/mcpx-fw/mcpx-fw/relay/internal/rawjson"
 )
 
 // inSentOrder is a push or an input request u sent, as the SDK decoded
@@ -17,21 +18,52 @@ import (
 // of a recent input request, that decode to in. Without one in stays as
 // decoded. What it finds is kept for the host-facing server
 // (sendInSentOrder, inputsInSentOrder), which sends the whole request in
-// the upstream's order.
-func (p *Proxy) inSentOrder(u *upstream, in mcp.InputRequest) mcp.InputRequest {
+// the upstream's order. The params found are returned too: an operator's
+// edit of the request takes its order from them (editInSentOrder).
+func (p *Proxy) inSentOrder(u *upstream, in mcp.InputRequest) (mcp.InputRequest, []byte) {
 	want, err := json.Marshal(in)
 	if err != nil {
-		return in
+		return in, nil
 	}
 	sent := u.held.sentParams(func(params json.RawMessage) bool { return decodesTo(params, in, want) })
 	if sent == nil {
 		sent = u.inputs.find(in)
 	}
 	if sent == nil {
-		return in
+		return in, nil
 	}
 	p.sent.keep(sent)
-	return pipeline.InOrderOf(in, sent)
+	return pipeline.InOrderOf(in, sent), sent
+}
+
+// sentKey carries, in the context of a request the pipeline asks the
+// host itself, the params its upstream sent (withSent).
+type sentKey struct{}
+
+// withSent is ctx carrying sent, the params of the one request asked in it.
+func withSent(ctx context.Context, sent []byte) context.Context {
+	return context.WithValue(ctx, sentKey{}, sent)
+}
+
+// sentIn is the params withSent put in ctx, or nil.
+func sentIn(ctx context.Context) []byte {
+	sent, _ := ctx.Value(sentKey{}).([]byte)
+	return sent
+}
+
+// editInSentOrder keeps params, a request cleared for the host, in the
+// member order of sent, the params its upstream sent, when p.sent has no
+// value they decode from: an operator edited them. Every member the edit
+// left as it was then crosses in the upstream's order, the edited ones
+// where the upstream had them; only the order comes from sent, and none
+// for the free-form values the edit orders itself (pipeline.EditOrder).
+func (p *Proxy) editInSentOrder(params mcp.InputRequest, sent []byte) {
+	if sent == nil || p.sent.find(params) != nil {
+		return
+	}
+	if b, err := json.Marshal(params); err == nil {
+		p.sent.keep(rawjson.InOrderOf(b, pipeline.EditOrder(sent)))
+	}
 }
 
 // decodesTo reports whether params, decoded into in's type, encode as want.
@@ -65,7 +97,11 @@ func (r *orderedParams) MarshalJSON() ([]byte, error) { return marshalInOrder(r.
 func (p *Proxy) sendInSentOrder(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		if r, ok := req.(*mcp.ServerRequest[mcp.Params]); ok && pipeline.Relayed(method) != nil && r.Params != nil {
-			if order := p.sent.find(r.Params); order != nil {
+			order := p.sent.find(r.Params)
+			if order == nil {
+				order = pipeline.EditOrder(sentIn(ctx)) // an operator's edit of the request asked in ctx
+			}
+			if order != nil {
 				r.Params = &orderedParams{r.Params, order}
 			}
 		}

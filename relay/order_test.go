@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +12,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpx-fw/mcpx-fw/engine/review"
 )
 
 // The values below are written with their members out of name order, as
@@ -37,6 +40,7 @@ var orderCases = []struct {
 	host                   []string // what the host reads, each in its frames
 	upstream               []string // what the upstream reads, each in its frames
 	approve                bool     // the request is held for review: the test approves it
+	edit                   string   // with approve, the operator's edit it is approved with
 }{
 	{name: "form", legacyTool: "ask", modernTool: "ask_input", args: map[string]any{"method": "elicitation/create"},
 		params:   `{"mode":"form","message":"Who?","requestedSchema":` + orderedSchema + `}`,
@@ -47,6 +51,17 @@ var orderCases = []struct {
 			`"metadata":{"zeta":1,"alpha":{"y":1,"b":2}},"tools":[{"name":"lookup","inputSchema":` + orderedSchema + `}]}`,
 		host: []string{`{"role":"user","content":{"type":"text","text":"hello"}}`, `"metadata":{"zeta":1,"alpha":{"y":1,"b":2}}`,
 			`"inputSchema":` + orderedSchema}, approve: true},
+	// The edit is written in the SDK's order, as the edit document shows
+	// it, changes one text and reorders the metadata: every other member
+	// reaches the host as the upstream wrote it, the metadata as edited.
+	{name: "sampling-edited", legacyTool: "sample_raw", modernTool: "sample_input_raw",
+		params: `{"messages":[{"role":"user","content":{"text":"hello","annotations":{"priority":0.5},"type":"text"}}],` +
+			`"maxTokens":10,"systemPrompt":"be brief","metadata":{"zeta":1,"alpha":2},"tools":[{"name":"lookup","inputSchema":` + orderedSchema + `}]}`,
+		edit: `{"maxTokens":10,"messages":[{"content":{"type":"text","text":"edited","annotations":{"priority":0.5}},"role":"user"}],` +
+			`"metadata":{"alpha":2,"zeta":1},"systemPrompt":"be brief","tools":[{"inputSchema":` + orderedSchema + `,"name":"lookup"}]}`,
+		host: []string{`"messages":[{"role":"user","content":{"text":"edited","annotations":{"priority":0.5},"type":"text"}}],` +
+			`"maxTokens":10,"systemPrompt":"be brief","metadata":{"alpha":2,"zeta":1},"tools":[{"name":"lookup","inputSchema":` + orderedSchema + `}]`},
+		approve: true},
 }
 
 // TestShapeKeptAcrossEras: in every era cell, over stdio and over HTTP,
@@ -95,7 +110,7 @@ func shapeCell(t *testing.T, overHTTP bool, cell eraCell) {
 			}
 			if tc.approve {
 				go func() {
-					if _, err := p.store.Approve(context.Background(), pendingID(t, p.store), "alice", ""); err != nil {
+					if err := approveCase(p, pendingID(t, p.store), tc.edit); err != nil {
 						t.Error(err)
 					}
 				}()
@@ -131,6 +146,18 @@ func shapeCell(t *testing.T, overHTTP bool, cell eraCell) {
 			t.Errorf("the host read\n%s\nwant it to hold %s", rec.String(), want)
 		}
 	})
+}
+
+// approveCase approves the held request id as alice, with edit when
+// there is one.
+func approveCase(p *Proxy, id, edit string) error {
+	var err error
+	if edit == "" {
+		_, err = p.store.Approve(context.Background(), id, "alice", "")
+	} else {
+		_, err = p.store.ApproveEdited(context.Background(), id, "alice", "", review.Edit{Value: json.RawMessage(edit)})
+	}
+	return err
 }
 
 // orderConnect connects orderHost to p at era, over stdio or over HTTP,

@@ -74,3 +74,59 @@ func ordered(v any, sent []byte) any {
 	}
 	return json.RawMessage(rawjson.InOrderOf(b, sent))
 }
+
+// EditOrder is the member order an operator's edit of a request crosses
+// in, given sent, the request's params as their sender wrote them: sent's
+// order for every member the SDK's types hold (a sampling request's
+// messages and their content among them), which the edit document cannot
+// keep, but none for the free-form values InOrderOf orders, which keep the
+// edit's own order (an operator may reorder a form's fields).
+func EditOrder(sent []byte) []byte {
+	return withValues(sent, func(name string, v []byte) []byte {
+		switch name {
+		case "requestedSchema", "metadata":
+			return []byte("null")
+		case "tools":
+			return withElements(v, func(t []byte) []byte { return withValues(t, schemasLeft) })
+		}
+		return v
+	})
+}
+
+// schemasLeft leaves out a tool's schemas from an order (EditOrder).
+func schemasLeft(name string, v []byte) []byte {
+	if name == "inputSchema" || name == "outputSchema" {
+		return []byte("null")
+	}
+	return v
+}
+
+// withValues is the object raw with each member's value replaced by fn's;
+// anything else is raw.
+func withValues(raw []byte, fn func(name string, v []byte) []byte) []byte {
+	if !rawjson.IsObject(raw) {
+		return raw
+	}
+	out := []byte{'{'}
+	for i, m := range rawjson.Members(raw) {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		name, _ := json.Marshal(m.Key)
+		out = append(append(append(out, name...), ':'), fn(m.Key, m.Value)...)
+	}
+	return append(out, '}')
+}
+
+// withElements is the array raw with each element replaced by fn's.
+func withElements(raw []byte, fn func(e []byte) []byte) []byte {
+	out := []byte{'['}
+	rawjson.EachElement(raw, func(e []byte) bool {
+		if len(out) > 1 {
+			out = append(out, ',')
+		}
+		out = append(out, fn(e)...)
+		return true
+	})
+	return append(out, ']')
+}
