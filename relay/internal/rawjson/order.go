@@ -33,12 +33,15 @@ func objectInOrder(v, ref []byte) []byte {
 	out := make([]byte, 0, len(v))
 	out = append(out, '{')
 	done := make([]bool, len(members))
+	// By name, not by a scan per reference member: an upstream's form may
+	// hold tens of thousands of members, and a scan would be quadratic.
+	index := make(map[string]int, len(members))
+	for i := len(members) - 1; i >= 0; i-- {
+		index[members[i].Key] = i
+	}
 	for _, r := range refs {
-		for i, m := range members {
-			if !done[i] && m.Key == r.Key {
-				done[i], out = true, appendMember(out, m, r.Value)
-				break
-			}
+		if i, ok := index[r.Key]; ok && !done[i] {
+			done[i], out = true, appendMember(out, members[i], r.Value)
 		}
 	}
 	for i, m := range members {

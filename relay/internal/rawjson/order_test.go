@@ -1,6 +1,9 @@
 package rawjson
 
-import "testing"
+import (
+	"fmt"
+	"testing"
+)
 
 func TestInOrderOf(t *testing.T) {
 	for _, c := range []struct{ v, ref, want string }{
@@ -17,11 +20,33 @@ func TestInOrderOf(t *testing.T) {
 		{`{"a":1,"b":2}`, `not json`, `{"a":1,"b":2}`},
 		{`"x"`, `{"a":1}`, `"x"`},
 		{`{}`, `{"a":1}`, `{}`},
+		// A name the reference repeats places its member once.
+		{`{"b":2,"a":1}`, `{"a":0,"a":0,"b":0,"a":0}`, `{"a":1,"b":2}`},
 		// Names with escapes compare by what they spell.
 		{`{"\u003c":1,"z":2}`, `{"z":0,"<":0}`, `{"z":2,"\u003c":1}`},
 	} {
 		if got := string(InOrderOf([]byte(c.v), []byte(c.ref))); got != c.want {
 			t.Errorf("InOrderOf(%s, %s) = %s, want %s", c.v, c.ref, got, c.want)
 		}
+	}
+}
+
+// BenchmarkInOrderOfWideObject: an upstream's form with 20,000 members,
+// ordered by a reference that lists them in reverse. Linear in the
+// members: a scan per reference member would make it quadratic.
+func BenchmarkInOrderOfWideObject(b *testing.B) {
+	var v, ref []byte
+	v, ref = append(v, '{'), append(ref, '{')
+	const n = 20000
+	for i := range n {
+		if i > 0 {
+			v, ref = append(v, ','), append(ref, ',')
+		}
+		v = append(v, fmt.Sprintf(`"k%05d":%d`, i, i)...)
+		ref = append(ref, fmt.Sprintf(`"k%05d":0`, n-1-i)...)
+	}
+	v, ref = append(v, '}'), append(ref, '}')
+	for b.Loop() {
+		InOrderOf(v, ref)
 	}
 }
