@@ -80,6 +80,12 @@ func newDecisionLog(w io.Writer, ship *logship.Shipper, includeContent bool, sal
 // writing works again. The service sink gets the same event, masked the
 // same way, before anything leaves the process.
 func (d *decisionLog) write(v Verdict, input map[string]any, revision string, metrics map[string]any, span trace.SpanContext) {
+	d.writeWith(v, input, revision, metrics, span, nil)
+}
+
+// writeWith is write, custom (when not nil) the event's custom object:
+// the shadow policy's result.
+func (d *decisionLog) writeWith(v Verdict, input map[string]any, revision string, metrics map[string]any, span trace.SpanContext, custom map[string]any) {
 	if d == nil || d.w == nil && d.ship == nil {
 		return
 	}
@@ -88,6 +94,7 @@ func (d *decisionLog) write(v Verdict, input map[string]any, revision string, me
 	in, result := e.parts(v, input)
 	ev := newEvent(v, d.envelope(revision), in, result, e.masking, newEventError(v.Err, e.errorText), metrics)
 	traced(&ev, span)
+	ev.Custom = custom
 	if d.w != nil {
 		d.writeLine(e, &ev)
 	}

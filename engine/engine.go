@@ -40,6 +40,10 @@ type Config struct {
 	// Metrics records each decision's outcome and step timings; nil
 	// records nothing.
 	Metrics *telemetry.Metrics
+	// Shadow is a candidate policy evaluated beside Policy at every
+	// decision, recorded and never enforced (shadow.go); nil: none. Close
+	// stops it.
+	Shadow *PolicyConfig
 }
 
 // Engine turns requests of every kind, and their results, into Verdicts. It is safe for
@@ -63,6 +67,10 @@ type Engine struct {
 	limits     validate.Limits
 	usageRead  *review.UsageReader // nil without a store
 	metrics    *telemetry.Metrics  // nil: no metrics
+	shadow     *shadow             // nil: no shadow policy (shadow.go)
+	// cold is set on a shadow's engine: its policies are not warmed (see
+	// warm), so a slow shadow holds up neither start-up nor a reload.
+	cold bool
 
 	// reloaded, when set (by tests), hears about every reload attempt.
 	reloaded func(revision string, err error)
@@ -92,6 +100,7 @@ func New(ctx context.Context, cfg Config, store *review.Store, log *zap.Logger) 
 			return nil, err
 		}
 	}
+	e.startShadow(ctx, cfg.Shadow)
 	if cfg.Policy.Bundle != nil {
 		if err := e.startBundle(ctx); err != nil {
 			return nil, err
@@ -113,7 +122,7 @@ func New(ctx context.Context, cfg Config, store *review.Store, log *zap.Logger) 
 // after the swap does not pay OPA's set-up. Requests in flight finish on
 // the policy they started with.
 func (e *Engine) activate(ctx context.Context, p *Policy) {
-	p.warm(ctx)
+	e.warm(ctx, p)
 	e.policy.Store(p)
 	e.policyState.loaded(p.Revision(), time.Now())
 }

@@ -152,7 +152,13 @@ func decisionOptions(files *loader.Result, store storage.Store, caps *ast.Capabi
 
 // Revision is a short hash of the loaded policy files, for the decision log
 // and `policy eval`, so every decision names the exact policy that made it.
-func (p *Policy) Revision() string { return p.revision }
+// A nil policy (a shadow that has not loaded) has none: "".
+func (p *Policy) Revision() string {
+	if p == nil {
+		return ""
+	}
+	return p.revision
+}
 
 // Evaluate decides one input document. Every way the policy can fail to
 // decide (error, deadline, undefined, malformed) is an error; the caller

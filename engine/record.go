@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"time"
 
-	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
 
 	"github.com/mcpx-fw/mcpx-fw/engine/review"
@@ -57,7 +56,7 @@ func (e *Engine) recorded(ctx context.Context, as *assessment, s Request, result
 	if err != nil {
 		e.log.Error("record decision", zap.String("decision_id", v.DecisionID), zap.Error(err))
 	}
-	e.dlog.write(*v, as.input, as.revisionOr(e.Revision()), as.timings.metrics(), trace.SpanContextFromContext(ctx))
+	e.logDecision(ctx, as, s, a)
 	e.logVerdict(*v, s, as.input)
 	e.metrics.Decided(telemetry.Decision{Server: s.Server.Name, Kind: string(s.kindOf()), Stage: string(v.Stage), Outcome: v.Outcome.String(),
 		Validate: as.timings.validate, Eval: as.timings.eval, Commit: as.timings.commit})

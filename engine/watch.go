@@ -31,11 +31,38 @@ const reloadDebounce = 50 * time.Millisecond
 // watchBundle) and the directory is not watched. The embedded shipped
 // policies cannot change while the process runs: nothing is watched.
 //
+// A shadow policy (Config.Shadow) is watched, or its bundle polled, the
+// same way beside the active policy; stop stops both, and a failure to
+// watch it is logged, not returned.
+//
 // Watch returns once the watcher is set up. It runs until ctx ends or
 // stop is called; stop returns only once no reload is under way and none
 // will start, so a caller that closes the log and the store after it
 // (serve does) is never written to by a late reload.
 func (e *Engine) Watch(ctx context.Context) (stop func(), err error) {
+	stopShadow := e.watchShadow(ctx)
+	stopActive, err := e.watchActive(ctx)
+	return func() { stopActive(); stopShadow() }, err
+}
+
+// watchShadow starts watching the shadow policy, if any.
+func (e *Engine) watchShadow(ctx context.Context) (stop func()) {
+	if e.shadow == nil {
+		return func() {}
+	}
+	sub := e.shadow.eng
+	if sub.policyCfg.Bundle != nil && sub.bundle == nil {
+		return func() {} // its bundle's config was refused at start
+	}
+	stop, err := sub.watchActive(ctx)
+	if err != nil {
+		sub.log.Warn("shadow policy hot reload is off", zap.Error(err))
+	}
+	return stop
+}
+
+// watchActive is Watch for the policy e decides with.
+func (e *Engine) watchActive(ctx context.Context) (stop func(), err error) {
 	ctx, cancel := context.WithCancel(ctx)
 	var done <-chan struct{}
 	switch {
@@ -172,7 +199,7 @@ func (e *Engine) reload(ctx context.Context, lastErr string) string {
 		e.policyState.loaded(old, time.Now())
 		return ""
 	}
-	p.warm(ctx)
+	e.warm(ctx, p)
 	e.policy.Store(p)
 	e.policyState.loaded(p.Revision(), time.Now())
 	e.log.Info("policy reloaded", zap.String("revision", p.Revision()), zap.String("previous", old))
@@ -191,9 +218,17 @@ func (e *Engine) notifyReload(p *Policy, err error) {
 	e.reloaded(rev, err)
 }
 
-// warm evaluates a minimal input once, so the first real request after a
-// load does not pay for OPA's first-evaluation setup (about a
-// millisecond). Its outcome does not matter.
+// warm evaluates a minimal input once with p, so the first real request
+// after a load does not pay for OPA's first-evaluation setup (about a
+// millisecond). Its outcome does not matter. A shadow's policy is not
+// warmed: nothing waits for its first evaluation.
+func (e *Engine) warm(ctx context.Context, p *Policy) {
+	if !e.cold {
+		p.warm(ctx)
+	}
+}
+
+// warm is Engine.warm's evaluation.
 func (p *Policy) warm(ctx context.Context) {
 	_, _ = p.Evaluate(ctx, buildInput(StageRequest, Request{}, nil, nil, nil, nil))
 }

@@ -112,6 +112,7 @@ func runCheck(c *cobra.Command, path string, f checkFlags) error {
 func reportStartup(c *cobra.Command, rt *runtime) error {
 	w := c.OutOrStdout()
 	printPolicySource(w, rt)
+	printShadowSource(w, rt)
 	if rt.store.Backend() != "sqlite" {
 		v, err := rt.store.SchemaVersion(c.Context())
 		if err != nil {
@@ -162,6 +163,21 @@ func checkServersStart(c *cobra.Command, ck *checking, f checkFlags) ([]string, 
 		}
 	}
 	return problems, nil
+}
+
+// printShadowSource says which shadow policy is judged beside the active
+// one, if any. One that does not load is a warning, not a problem: serve
+// starts with it (reporting it as failed) and the active policy decides.
+func printShadowSource(w io.Writer, rt *runtime) {
+	st, ok := rt.engine.ShadowStatus()
+	switch {
+	case !ok:
+	case st.Revision == "":
+		fmt.Fprintf(w, "warning: shadow policy %s did not load; serve starts, reports it as failed and decides with the active policy alone: %s\n",
+			st.Location, st.LastError)
+	default:
+		fmt.Fprintf(w, "shadow policy: %s %s, revision %s (judged beside the active one, never enforced)\n", st.Source, st.Location, st.Revision)
+	}
 }
 
 // printPolicySource says which policy decides: the folder, the shipped

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -24,7 +25,7 @@ import (
 // the only server and window label values.
 func newMetrics(cfg *config.Config) *telemetry.Metrics {
 	windows, _ := engine.UsageWindows(cfg.Usage.Windows) // checked by config.Load
-	return telemetry.New(telemetry.Options{Servers: cfg.ServerNames(), Windows: slices.Sorted(maps.Keys(windows))})
+	return telemetry.New(telemetry.Options{Servers: cfg.ServerNames(), Windows: slices.Sorted(maps.Keys(windows)), Shadow: cfg.Policy.Shadow.On()})
 }
 
 // wireMetrics points rt.metrics at what it reads at scrape time: the
@@ -37,6 +38,9 @@ func wireMetrics(ctx context.Context, rt *runtime) error {
 	}
 	src.Policy = func() telemetry.Policy { return policyOf(rt.engine.PolicyStatus()) }
 	src.DecisionLog = func() []telemetry.LogSink { return logSinksOf(rt.engine.DecisionLogStats()) }
+	if _, ok := rt.engine.ShadowStatus(); ok {
+		src.Shadow = func() telemetry.Shadow { st, _ := rt.engine.ShadowStatus(); return shadowOf(st) }
+	}
 	rt.metrics.SetSources(src)
 	return nil
 }
@@ -77,6 +81,24 @@ func storeSources(ctx context.Context, cfg *config.Config, store *review.Store) 
 func policyOf(p engine.PolicyStatus) telemetry.Policy {
 	return telemetry.Policy{Revision: p.Revision, Source: p.Source, Location: p.Location, LoadedAt: p.LoadedAt,
 		Reloads: p.Reloads, LastError: p.LastError, LastErrorAt: p.LastErrorAt}
+}
+
+// shadowOf is the shadow policy's status as /status reports it:
+// disagreements first by count, then by outcome words.
+func shadowOf(st engine.ShadowStatus) telemetry.Shadow {
+	out := telemetry.Shadow{Policy: policyOf(st.PolicyStatus), Disagreements: []telemetry.Disagreement{},
+		Errors: st.Errors, Timeouts: st.Timeouts, Dropped: st.Dropped}
+	for pair, n := range st.Compared {
+		if pair[0] == pair[1] {
+			out.Agreements += n
+			continue
+		}
+		out.Disagreements = append(out.Disagreements, telemetry.Disagreement{Active: pair[0], Shadow: pair[1], Count: n})
+	}
+	slices.SortFunc(out.Disagreements, func(a, b telemetry.Disagreement) int {
+		return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Active, b.Active), cmp.Compare(a.Shadow, b.Shadow))
+	})
+	return out
 }
 
 func logSinksOf(stats []engine.DecisionLogStats) []telemetry.LogSink {

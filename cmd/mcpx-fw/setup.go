@@ -165,7 +165,8 @@ func (rt *runtime) open(ctx context.Context) error {
 	if err != nil {
 		return rt.policyError(err)
 	}
-	rt.store.PolicyRevision = rt.engine.Revision // named in every audit entry
+	rt.closers = append(rt.closers, rt.engine.Close) // before the decision log's sinks close
+	rt.store.PolicyRevision = rt.engine.Revision     // named in every audit entry
 	if rt.metrics != nil {
 		return wireMetrics(ctx, rt)
 	}
@@ -214,6 +215,9 @@ func (rt *runtime) engineConfig(dlog io.Writer) (engine.Config, error) {
 		IncludeContent: rt.cfg.DecisionLog.IncludeContent,
 		UsageWindows:   rt.cfg.Usage.Windows,
 	}
+	if cfg.Shadow, err = rt.shadowConfig(cfg.Policy); err != nil {
+		return engine.Config{}, err
+	}
 	shipping := rt.cfg.DecisionLog.Service.URL != "" && !rt.operator
 	if dlog == nil && !shipping || rt.cfg.DecisionLog.IncludeContent {
 		return cfg, nil
@@ -226,6 +230,23 @@ func (rt *runtime) engineConfig(dlog io.Writer) (engine.Config, error) {
 	}
 	cfg.LogSalt = salt
 	return cfg, nil
+}
+
+// shadowConfig is policy.shadow for the engine, nil when none is
+// configured or the command only reads or acts on the queue (an
+// operator's command writes no decision log and serves no metrics, so a
+// shadow's result would go nowhere). It shares active's data: a
+// candidate judges the same servers' config.
+func (rt *runtime) shadowConfig(active engine.PolicyConfig) (*engine.PolicyConfig, error) {
+	sh := rt.cfg.Policy.Shadow
+	if !sh.On() || rt.operator {
+		return nil, nil
+	}
+	bundle, err := sh.EngineBundle(rt.cfg.StateDir, true)
+	if err != nil {
+		return nil, rt.cfg.Placed(err)
+	}
+	return &engine.PolicyConfig{Dir: sh.Dir, Timeout: sh.Timeout, Data: active.Data, Bundle: bundle}, nil
 }
 
 // startDecisionLogService starts the service sink, if configured, into

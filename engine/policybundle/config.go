@@ -60,7 +60,14 @@ type Config struct {
 	SizeLimitBytes int64
 	// StateDir holds bundles/<Name>/bundle.tar.gz, the last good bundle.
 	StateDir string
+	// Bundle names the folder of the state dir's bundles/ the last good
+	// bundle is kept in; default Name. A shadow policy's is ShadowName,
+	// so the two never share a persisted file.
+	Bundle string
 }
+
+// ShadowName is the name of a shadow policy's bundle (Config.Bundle).
+const ShadowName = "mcpxfw-shadow"
 
 // withDefaults fills the zero fields.
 func (c Config) withDefaults() Config {
@@ -75,6 +82,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.SizeLimitBytes == 0 {
 		c.SizeLimitBytes = DefaultSizeLimitBytes
+	}
+	if c.Bundle == "" {
+		c.Bundle = Name
 	}
 	return c
 }

@@ -19,8 +19,10 @@ func PersistedPath(stateDir string) string {
 	return filepath.Join(stateDir, "bundles", Name, "bundle.tar.gz")
 }
 
-// PersistedPath is this source's PersistedPath.
-func (s *Source) PersistedPath() string { return PersistedPath(s.cfg.StateDir) }
+// PersistedPath is this source's PersistedPath, under its bundle's name.
+func (s *Source) PersistedPath() string {
+	return filepath.Join(s.cfg.StateDir, "bundles", s.cfg.Bundle, "bundle.tar.gz")
+}
 
 // LoadPersisted reads the kept bundle and verifies it again, exactly as a
 // download: the state dir is a file on disk, and a file edited there must

@@ -19,6 +19,9 @@ type Options struct {
 	// StoreTimeout bounds each read of the store a scrape, a readiness
 	// check or a status request makes; default DefaultStoreTimeout.
 	StoreTimeout time.Duration
+	// Shadow makes the shadow policy's metrics (shadow.go); without a
+	// shadow policy they are left out.
+	Shadow bool
 }
 
 // DefaultStoreTimeout bounds a scrape's store reads: well under
@@ -40,6 +43,7 @@ type Metrics struct {
 	probe   writeProbe
 
 	decisions *decisionMetrics
+	shadow    *shadowMetrics
 	relay     *relayMetrics
 	ups       *upstreams
 }
@@ -54,6 +58,9 @@ func New(o Options) *Metrics {
 		windows: append([]string(nil), o.Windows...), timeout: o.StoreTimeout}
 	m.src.Store(&Sources{})
 	m.decisions = newDecisionMetrics(m.reg, m.names)
+	if o.Shadow {
+		m.shadow = newShadowMetrics(m.reg, m.names)
+	}
 	m.relay = newRelayMetrics(m.reg, m.names)
 	m.ups = newUpstreams(m.reg, m.names)
 	m.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),

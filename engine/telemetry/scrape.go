@@ -41,7 +41,7 @@ type scrapeCollector struct{ m *Metrics }
 
 func (c *scrapeCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descRevision, descReloads, descLoadedAt, descReloadFailing, descLogWritten, descLogLost,
-		descPending, descOldest, descBudgetRequests, descBudgetTokens, descStoreUp} {
+		descPending, descOldest, descBudgetRequests, descBudgetTokens, descStoreUp, descShadowRevision, descShadowFailing} {
 		ch <- d
 	}
 }
@@ -50,6 +50,9 @@ func (c *scrapeCollector) Collect(ch chan<- prometheus.Metric) {
 	src := c.m.sources()
 	if src.Policy != nil {
 		collectPolicy(ch, src.Policy())
+	}
+	if src.Shadow != nil {
+		collectShadow(ch, src.Shadow())
 	}
 	if src.DecisionLog != nil {
 		collectLog(ch, src.DecisionLog())

@@ -10,7 +10,9 @@ import (
 // budgets. A nil func reports nothing of its kind. The caller converts its
 // own types into these plain ones, which keeps this package a leaf.
 type Sources struct {
-	Policy      func() Policy
+	Policy func() Policy
+	// Shadow reports the shadow policy; nil when none is configured.
+	Shadow      func() Shadow
 	DecisionLog func() []LogSink
 	// Pending summarises the store's pending reviews in one query.
 	Pending func(ctx context.Context) ([]Pending, error)

@@ -13,6 +13,7 @@ type Status struct {
 	Ready       bool            `json:"ready"`
 	Checks      []Check         `json:"checks,omitempty"`
 	Policy      *Policy         `json:"policy,omitempty"`
+	Shadow      *Shadow         `json:"shadow,omitempty"`
 	Upstreams   []Upstream      `json:"upstreams,omitempty"`
 	Reviews     []PendingStatus `json:"reviews"`
 	Budgets     []BudgetStatus  `json:"budgets"`
@@ -55,6 +56,10 @@ func (m *Metrics) Status(ctx context.Context) Status {
 	if src.Policy != nil {
 		p := src.Policy()
 		st.Policy = &p
+	}
+	if src.Shadow != nil {
+		sh := src.Shadow()
+		st.Shadow = &sh
 	}
 	st.Upstreams = m.Upstreams()
 	if src.DecisionLog != nil {

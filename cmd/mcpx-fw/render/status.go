@@ -22,6 +22,7 @@ func Status(w io.Writer, st telemetry.Status, live bool) {
 	if live {
 		renderReady(w, st)
 		renderPolicy(w, st.Policy)
+		renderShadow(w, st.Shadow)
 		renderUpstreams(w, st.Upstreams)
 	} else {
 		fmt.Fprintln(w, "serve: not reachable; what the store alone knows:")
@@ -60,6 +61,34 @@ func renderPolicy(w io.Writer, p *telemetry.Policy) {
 	fmt.Fprintf(w, "  load attempts: %s\n", strings.Join(words, ", "))
 	if p.LastError != "" {
 		fmt.Fprintf(w, "  last reload FAILED %s (revision %s keeps deciding): %s\n", Ago(p.LastErrorAt), inert.Word(p.Revision), inert.Line(p.LastError))
+	}
+}
+
+// renderShadow shows the shadow policy: its revision (or that none has
+// loaded), and how its outcomes compared with the active policy's,
+// disagreements by active -> shadow outcome.
+func renderShadow(w io.Writer, s *telemetry.Shadow) {
+	if s == nil {
+		return
+	}
+	if s.Revision == "" {
+		fmt.Fprintf(w, "shadow policy: FAILED to load from %s %s (the active policy decides alone)\n", inert.Word(s.Source), inert.Line(s.Location))
+	} else {
+		fmt.Fprintf(w, "shadow policy: revision %s from %s %s, judging since %s, never enforced\n", inert.Word(s.Revision), inert.Word(s.Source), inert.Line(s.Location), Ago(s.LoadedAt))
+	}
+	if s.LastError != "" {
+		fmt.Fprintf(w, "  last load FAILED %s: %s\n", Ago(s.LastErrorAt), inert.Line(s.LastError))
+	}
+	pairs := make([]string, 0, len(s.Disagreements))
+	for _, d := range s.Disagreements {
+		pairs = append(pairs, fmt.Sprintf("%s -> %s %d", inert.Word(d.Active), inert.Word(d.Shadow), d.Count))
+	}
+	if len(pairs) == 0 {
+		pairs = append(pairs, "none")
+	}
+	fmt.Fprintf(w, "  agreed %d, disagreed (active -> shadow): %s\n", s.Agreements, strings.Join(pairs, ", "))
+	if s.Errors+s.Dropped > 0 {
+		fmt.Fprintf(w, "  shadow errors %d (timeouts %d), not evaluated %d\n", s.Errors, s.Timeouts, s.Dropped)
 	}
 }
 

@@ -37,19 +37,23 @@ type Bundle struct {
 	SizeLimitBytes int64             `mapstructure:"size_limit_bytes"` // the whole bundle decompressed (and so each file); default 32 MiB
 }
 
-func setBundleDefaults(v *viper.Viper) {
-	v.SetDefault("policy.bundle.url", "")
-	v.SetDefault("policy.bundle.resource", policybundle.DefaultResource)
-	v.SetDefault("policy.bundle.polling.min_delay", policybundle.DefaultMinDelay.String())
-	v.SetDefault("policy.bundle.polling.max_delay", policybundle.DefaultMaxDelay.String())
-	v.SetDefault("policy.bundle.polling.long_polling_timeout", "0s")
-	v.SetDefault("policy.bundle.signing.public_key", "")
-	v.SetDefault("policy.bundle.signing.key_id", policybundle.DefaultKeyID)
-	v.SetDefault("policy.bundle.signing.algorithm", "")
-	v.SetDefault("policy.bundle.signing.scope", "")
-	v.SetDefault("policy.bundle.headers", map[string]any{})
-	v.SetDefault("policy.bundle.credentials.bearer.token", "")
-	v.SetDefault("policy.bundle.size_limit_bytes", policybundle.DefaultSizeLimitBytes)
+func setBundleDefaults(v *viper.Viper) { setBundleDefaultsAt(v, "policy.bundle") }
+
+// setBundleDefaultsAt sets the defaults of a bundle section at key
+// (policy.bundle, policy.shadow.bundle).
+func setBundleDefaultsAt(v *viper.Viper, key string) {
+	v.SetDefault(key+".url", "")
+	v.SetDefault(key+".resource", policybundle.DefaultResource)
+	v.SetDefault(key+".polling.min_delay", policybundle.DefaultMinDelay.String())
+	v.SetDefault(key+".polling.max_delay", policybundle.DefaultMaxDelay.String())
+	v.SetDefault(key+".polling.long_polling_timeout", "0s")
+	v.SetDefault(key+".signing.public_key", "")
+	v.SetDefault(key+".signing.key_id", policybundle.DefaultKeyID)
+	v.SetDefault(key+".signing.algorithm", "")
+	v.SetDefault(key+".signing.scope", "")
+	v.SetDefault(key+".headers", map[string]any{})
+	v.SetDefault(key+".credentials.bearer.token", "")
+	v.SetDefault(key+".size_limit_bytes", policybundle.DefaultSizeLimitBytes)
 }
 
 // EngineBundle is the engine's view of policy.bundle, nil when off, with
@@ -58,12 +62,17 @@ func setBundleDefaults(v *viper.Viper) {
 // (strict false) decides with the persisted bundle and needs no
 // credentials, so for it they stay empty.
 func (b Bundle) EngineBundle(stateDir string, strict bool) (*policybundle.Config, error) {
+	return b.engineBundle("policy.bundle", stateDir, strict)
+}
+
+// engineBundle is EngineBundle for the bundle section at key.
+func (b Bundle) engineBundle(key, stateDir string, strict bool) (*policybundle.Config, error) {
 	c := b.config(stateDir)
 	if c == nil {
 		return nil, nil
 	}
 	var err error
-	c.Headers, c.BearerToken, err = ExpandService("policy.bundle", c.Headers, c.BearerToken)
+	c.Headers, c.BearerToken, err = ExpandService(key, c.Headers, c.BearerToken)
 	if err != nil && strict {
 		return nil, err
 	}
@@ -84,12 +93,15 @@ func (b Bundle) config(stateDir string) *policybundle.Config {
 }
 
 // verify names the first problem with policy.bundle, when it is on.
-func (b Bundle) verify(bad func(string, string, ...any)) {
+func (b Bundle) verify(bad func(string, string, ...any)) { b.verifyAt("policy.bundle", bad) }
+
+// verifyAt is verify for the bundle section at key.
+func (b Bundle) verifyAt(key string, bad func(string, string, ...any)) {
 	if b.URL == "" {
 		return
 	}
 	if err := b.config("").Verify(); err != nil {
-		bad("policy.bundle", "%v", err)
+		bad(key, "%v", err)
 	}
-	verifyServiceHeaders(bad, "policy.bundle.headers", b.Headers)
+	verifyServiceHeaders(bad, key+".headers", b.Headers)
 }

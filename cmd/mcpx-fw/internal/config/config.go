@@ -45,6 +45,7 @@ type Config struct {
 		Default string        `mapstructure:"default"` // outcome when no rule decides; default "review"
 		Timeout time.Duration `mapstructure:"timeout"` // evaluation deadline; default 250ms
 		Bundle  Bundle        `mapstructure:"bundle"`  // OPA bundles instead of dir; off by default
+		Shadow  Shadow        `mapstructure:"shadow"`  // a candidate policy judged beside the active one, never enforced; off by default
 	} `mapstructure:"policy"`
 	Review struct {
 		Timeout time.Duration `mapstructure:"timeout"` // how long an escalation waits; default 10m

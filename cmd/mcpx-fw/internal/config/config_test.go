@@ -34,6 +34,8 @@ func defaultConfig(stateHome, base string) Config {
 	c.Policy.Bundle.Polling.MinDelay, c.Policy.Bundle.Polling.MaxDelay = time.Minute, 2*time.Minute
 	c.Policy.Bundle.Signing.KeyID = "default"
 	c.Policy.Bundle.SizeLimitBytes = 32 << 20
+	c.Policy.Shadow.Timeout = 250 * time.Millisecond
+	c.Policy.Shadow.Bundle = c.Policy.Bundle
 	c.Review.Timeout = 10 * time.Minute
 	c.Review.Retain = 7 * 24 * time.Hour
 	c.Review.ProgressInterval = 10 * time.Second
@@ -135,6 +137,11 @@ func TestConfigErrors(t *testing.T) {
 		{"unknown nested key", "policy:\n  dirr: x\n", []string{"dirr"}},
 		{"unknown server key", "servers:\n  a:\n    command: [cat]\n    cmd: [cat]\n", []string{"cmd"}},
 		{"negative policy timeout", "policy:\n  timeout: -1s\n", []string{"policy.timeout"}},
+		{"unknown shadow key", "policy:\n  shadow:\n    dirr: x\n", []string{"policy.shadow.dirr"}},
+		{"unknown shadow bundle key", "policy:\n  shadow:\n    bundle:\n      uri: x\n", []string{"policy.shadow.bundle.uri"}},
+		{"zero shadow timeout", "policy:\n  shadow:\n    timeout: 0s\n", []string{"policy.shadow.timeout"}},
+		{"shadow dir and bundle", "policy:\n  shadow:\n    dir: x\n    bundle:\n      url: https://b.example\n", []string{"policy.shadow", "both dir and bundle.url"}},
+		{"shadow bundle over plain http", "policy:\n  shadow:\n    bundle:\n      url: http://b.example\n", []string{"policy.shadow.bundle"}},
 		{"zero review timeout", "review:\n  timeout: 0s\n", []string{"review.timeout"}},
 		{"review progress more often than a second", "review:\n  progress_interval: 500ms\n", []string{"review.progress_interval", "at least 1s"}},
 		{"negative review progress", "review:\n  progress_interval: -1s\n", []string{"review.progress_interval"}},

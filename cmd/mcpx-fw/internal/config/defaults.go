@@ -17,6 +17,7 @@ func setDefaults(v *viper.Viper) {
 	v.SetDefault("policy.default", "review")
 	v.SetDefault("policy.timeout", "250ms")
 	setBundleDefaults(v)
+	setShadowDefaults(v)
 	v.SetDefault("review.timeout", "10m")
 	v.SetDefault("review.retain", "168h")
 	v.SetDefault("review.progress_interval", "10s")

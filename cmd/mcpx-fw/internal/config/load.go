@@ -181,6 +181,12 @@ func (c *Config) resolvePaths() {
 	if c.Policy.Bundle.Signing.PublicKey != "" {
 		c.Policy.Bundle.Signing.PublicKey = resolve(base, c.Policy.Bundle.Signing.PublicKey)
 	}
+	if c.Policy.Shadow.Dir != "" {
+		c.Policy.Shadow.Dir = resolve(base, c.Policy.Shadow.Dir)
+	}
+	if c.Policy.Shadow.Bundle.Signing.PublicKey != "" {
+		c.Policy.Shadow.Bundle.Signing.PublicKey = resolve(base, c.Policy.Shadow.Bundle.Signing.PublicKey)
+	}
 	if c.StateDir == "" {
 		c.StateDir = defaultStateDir()
 	} else {

@@ -44,6 +44,7 @@ func (c *Config) verify(bad func(key, format string, args ...any)) {
 	}
 	positive(bad, "policy.timeout", c.Policy.Timeout)
 	c.Policy.Bundle.verify(bad)
+	c.Policy.Shadow.verify(bad)
 	positive(bad, "review.timeout", c.Review.Timeout)
 	if c.Review.ProgressInterval != 0 && c.Review.ProgressInterval < minProgressInterval {
 		bad("review.progress_interval", "must be 0 (no progress) or at least %v: progress more often only loads the host", minProgressInterval)
