@@ -338,3 +338,35 @@ func withShadowName(c *policybundle.Config) *policybundle.Config {
 	c.Bundle = policybundle.ShadowName
 	return c
 }
+
+// quotingShadow fails on the upstream's own text: to_number quotes the
+// system prompt in its error.
+const quotingShadow = `package mcpxfw.global
+
+deny contains {"code": "numeric-prompt", "message": "x"} if {
+	to_number(input.request.systemPrompt) > 0
+}
+`
+
+// A shadow's error that quotes what the upstream wrote is masked in the
+// decision log as the active policy's errors are; its reasons are codes,
+// never messages.
+func TestShadowErrorIsMasked(t *testing.T) {
+	dir := copyPolicyDir(t, "../testdata/policies/permit-all")
+	writePolicyFile(t, filepath.Join(dir, "mcpxfw", "global.rego"), quotingShadow)
+	e, buf := shadowEngine(t, PolicyConfig{Dir: dir}, nil)
+	v := e.Decide(t.Context(), sampling("notes", loggedParams))
+	if v.Outcome != OutcomePass {
+		t.Fatalf("verdict %v %v (%v), want the active pass", v.Outcome, v.ReasonCodes(), v.Err)
+	}
+	e.Close()
+	l := loggedShadows(t, buf)[v.DecisionID]
+	if l.shadow.Outcome != "error" || l.shadow.Error == nil {
+		t.Fatalf("logged %+v, want the shadow's error", l.shadow)
+	}
+	for _, w := range loggedWords {
+		if bytes.Contains(buf.Bytes(), []byte(w)) {
+			t.Errorf("the decision log carries %q", w)
+		}
+	}
+}
