@@ -83,6 +83,12 @@ var decideBenchShapes = []struct {
 //     decision log; decide-store+metrics, with the Prometheus metrics
 //     recording it (what the hot path pays for them). Usage rows accumulate as they would under that load;
 //     a read sums a bounded number of buckets however many there are.
+//   - validate+decide+log+shadow and decide-store+log+shadow:
+//     validate+decide+log and decide-store+log with a shadow policy (the
+//     shipped one again) judging every decision on its worker, which then
+//     writes the log line: what a shadow adds to the decision the
+//     upstream waits for. shadow-dropped/op is the share of decisions the
+//     shadow's queue was too full to take.
 //
 // Each reports decisions/s, and p50-µs and p99-µs from per-iteration
 // timings. Run with -cpu 1 for per-core figures.
@@ -118,6 +124,12 @@ func BenchmarkDecide(b *testing.B) {
 				logged.write(as.verdict, as.input, e.Revision(), as.timings.metrics(), trace.SpanContext{})
 			})
 		})
+		b.Run(shape.name+"/validate+decide+log+shadow", func(b *testing.B) {
+			benchShadowed(b, func(e *Engine) {
+				as := e.assess(b.Context(), StageRequest, s, nil, nil, usage)
+				e.logDecision(b.Context(), &as, s, nil)
+			})
+		})
 		as := e.assess(b.Context(), StageRequest, s, nil, nil, usage)
 		b.Run(shape.name+"/log-only", func(b *testing.B) {
 			timeDecisions(b, func() { logged.write(as.verdict, as.input, e.Revision(), as.timings.metrics(), trace.SpanContext{}) })
@@ -138,6 +150,9 @@ func BenchmarkDecide(b *testing.B) {
 				timeDecisions(b, func() { full.Decide(b.Context(), s) })
 			})
 		}
+		b.Run(shape.name+"/decide-store+log+shadow", func(b *testing.B) {
+			benchShadowed(b, func(e *Engine) { e.Decide(b.Context(), s) })
+		})
 		metered := Config{Metrics: telemetry.New(telemetry.Options{Servers: []string{"github-mcp"}})}
 		metered.Policy.Data = unlimitedBudget(b)
 		withMetrics := benchEngine(b, metered)
@@ -145,6 +160,19 @@ func BenchmarkDecide(b *testing.B) {
 			timeDecisions(b, func() { withMetrics.Decide(b.Context(), s) })
 		})
 	}
+}
+
+// benchShadowed times decide on an engine logging to io.Discard with the
+// shipped policy as its shadow too, and reports the share of decisions
+// the shadow dropped.
+func benchShadowed(b *testing.B, decide func(*Engine)) {
+	cfg := Config{DecisionLog: io.Discard, Shadow: &PolicyConfig{Dir: shippedPolicies, Data: unlimitedBudget(b)}}
+	cfg.Policy.Data = unlimitedBudget(b)
+	e := benchEngine(b, cfg)
+	timeDecisions(b, func() { decide(e) })
+	e.Close()
+	st, _ := e.ShadowStatus()
+	b.ReportMetric(float64(st.Dropped)/float64(max(b.N, 1)), "shadow-dropped/op")
 }
 
 // benchShipper is a service sink whose uploads never come during a
