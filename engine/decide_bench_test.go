@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -87,8 +88,11 @@ var decideBenchShapes = []struct {
 //     validate+decide+log and decide-store+log with a shadow policy (the
 //     shipped one again) judging every decision on its worker, which then
 //     writes the log line: what a shadow adds to the decision the
-//     upstream waits for. shadow-dropped/op is the share of decisions the
-//     shadow's queue was too full to take.
+//     upstream waits for, back to back: the shadow competes for the CPU
+//     with the next decision. shadow-dropped/op is the share of decisions
+//     the shadow's queue was too full to take. validate+decide+log+shadow-paced
+//     times each decision alone and lets the shadow judge it before the
+//     next (untimed), as decisions spaced by a host's round trips are.
 //
 // Each reports decisions/s, and p50-µs and p99-µs from per-iteration
 // timings. Run with -cpu 1 for per-core figures.
@@ -124,12 +128,12 @@ func BenchmarkDecide(b *testing.B) {
 				logged.write(as.verdict, as.input, e.Revision(), as.timings.metrics(), trace.SpanContext{})
 			})
 		})
-		b.Run(shape.name+"/validate+decide+log+shadow", func(b *testing.B) {
-			benchShadowed(b, func(e *Engine) {
-				as := e.assess(b.Context(), StageRequest, s, nil, nil, usage)
-				e.logDecision(b.Context(), &as, s, nil)
-			})
-		})
+		shadowDecide := func(e *Engine) {
+			as := e.assess(b.Context(), StageRequest, s, nil, nil, usage)
+			e.logDecision(b.Context(), &as, s, nil)
+		}
+		b.Run(shape.name+"/validate+decide+log+shadow", func(b *testing.B) { benchShadowed(b, shadowDecide) })
+		b.Run(shape.name+"/validate+decide+log+shadow-paced", func(b *testing.B) { benchShadowPaced(b, shadowDecide) })
 		as := e.assess(b.Context(), StageRequest, s, nil, nil, usage)
 		b.Run(shape.name+"/log-only", func(b *testing.B) {
 			timeDecisions(b, func() { logged.write(as.verdict, as.input, e.Revision(), as.timings.metrics(), trace.SpanContext{}) })
@@ -163,16 +167,53 @@ func BenchmarkDecide(b *testing.B) {
 }
 
 // benchShadowed times decide on an engine logging to io.Discard with the
-// shipped policy as its shadow too, and reports the share of decisions
-// the shadow dropped.
+// shipped policy as its shadow too, back to back (the shadow competing
+// for the CPU), and reports the share of decisions the shadow dropped.
 func benchShadowed(b *testing.B, decide func(*Engine)) {
-	cfg := Config{DecisionLog: io.Discard, Shadow: &PolicyConfig{Dir: shippedPolicies, Data: unlimitedBudget(b)}}
-	cfg.Policy.Data = unlimitedBudget(b)
-	e := benchEngine(b, cfg)
+	e := shadowBenchEngine(b)
 	timeDecisions(b, func() { decide(e) })
 	e.Close()
 	st, _ := e.ShadowStatus()
 	b.ReportMetric(float64(st.Dropped)/float64(max(b.N, 1)), "shadow-dropped/op")
+}
+
+// benchShadowPaced times decide alone, then waits, untimed, until the
+// shadow has judged it: decisions spaced as a host's round trips space
+// them, the shadow keeping up.
+func benchShadowPaced(b *testing.B, decide func(*Engine)) {
+	e := shadowBenchEngine(b)
+	defer e.Close()
+	b.ReportAllocs()
+	var took []time.Duration
+	for b.Loop() {
+		t0 := time.Now()
+		decide(e)
+		took = append(took, time.Since(t0))
+		for shadowJudged(e) < len(took) {
+			runtime.Gosched()
+		}
+	}
+	slices.Sort(took)
+	b.ReportMetric(float64(percentile(took, 50).Nanoseconds())/1e3, "p50-µs")
+	b.ReportMetric(float64(percentile(took, 99).Nanoseconds())/1e3, "p99-µs")
+}
+
+// shadowJudged is how many decisions the shadow has judged or dropped.
+func shadowJudged(e *Engine) int {
+	st, _ := e.ShadowStatus()
+	n := st.Dropped
+	for _, c := range st.Compared {
+		n += c
+	}
+	return int(n)
+}
+
+// shadowBenchEngine is benchEngine logging to io.Discard, with the
+// shipped policy as its shadow.
+func shadowBenchEngine(b *testing.B) *Engine {
+	cfg := Config{DecisionLog: io.Discard, Shadow: &PolicyConfig{Dir: shippedPolicies, Data: unlimitedBudget(b)}}
+	cfg.Policy.Data = unlimitedBudget(b)
+	return benchEngine(b, cfg)
 }
 
 // benchShipper is a service sink whose uploads never come during a

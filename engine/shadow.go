@@ -162,7 +162,8 @@ func (sh *shadow) count(active Outcome, r shadowResult) {
 	}
 }
 
-// dropped counts a decision the shadow did not see.
+// dropped counts a decision the shadow did not see (after its line is
+// written, as count).
 func (sh *shadow) dropped() {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"runtime"
 	"sync"
 	"time"
 
@@ -114,6 +115,10 @@ func (e *Engine) shadowWorker() {
 			continue
 		}
 		e.shadowDecided(j, e.shadow.judge(q.ctx, j))
+		// A decision waiting for the CPU goes before the next shadow
+		// evaluation: on a busy core a decision then waits for one
+		// evaluation at most, not for the scheduler's time slice.
+		runtime.Gosched()
 	}
 }
 
@@ -137,15 +142,14 @@ func (e *Engine) logDecision(ctx context.Context, as *assessment, s Request, a *
 // shadowDropped writes the line of a decision the shadow does not see,
 // and counts it.
 func (e *Engine) shadowDropped(v Verdict, input map[string]any, revision string, metrics map[string]any, span trace.SpanContext, why string) {
-	e.shadow.dropped()
 	e.metrics.ShadowFailed(telemetry.ShadowDropped)
 	e.dlog.writeWith(v, input, revision, metrics, span, droppedShadow(e.ShadowRevision(), why))
+	e.shadow.dropped()
 }
 
 // shadowDecided records the shadow's result r for j: counted, and
 // written into j's log line.
 func (e *Engine) shadowDecided(j *shadowJob, r shadowResult) {
-	e.shadow.count(j.verdict.Outcome, r)
 	e.metrics.ShadowDecided(telemetry.ShadowDecision{Server: j.server, Kind: string(j.kind), Stage: string(j.verdict.Stage),
 		Active: j.verdict.Outcome.String(), Shadow: r.verdict.Outcome.String()})
 	if err := r.verdict.Err; err != nil {
@@ -153,6 +157,7 @@ func (e *Engine) shadowDecided(j *shadowJob, r shadowResult) {
 		e.shadow.eng.log.Debug("shadow policy failed", zap.String("decision_id", j.verdict.DecisionID), zap.String("error", e.dlog.errorText(err)))
 	}
 	e.dlog.writeWith(j.verdict, j.input, j.revision, j.metrics, j.span, e.dlog.shadowCustom(r))
+	e.shadow.count(j.verdict.Outcome, r) // last: status counts what the log holds
 }
 
 // shadowFailureWord is the metric's word for the shadow's error.

@@ -301,6 +301,15 @@ func TestConfigOverrides(t *testing.T) {
 			func(t *testing.T, c *Config, base string) {
 				wantEqual(t, "policy.dir", c.Policy.Dir, filepath.Join(base, "rules"))
 			}},
+		{"relative policy.shadow.dir and its bundle's key resolve against the config folder",
+			"policy:\n  shadow:\n    dir: next\n    bundle:\n      signing:\n        public_key: k.pem\n", nil,
+			func(t *testing.T, c *Config, base string) {
+				wantEqual(t, "policy.shadow.dir", c.Policy.Shadow.Dir, filepath.Join(base, "next"))
+				wantEqual(t, "policy.shadow.bundle.signing.public_key", c.Policy.Shadow.Bundle.Signing.PublicKey, filepath.Join(base, "k.pem"))
+			}},
+		{"MCPXFW_POLICY_SHADOW_DIR sets policy.shadow.dir", "",
+			map[string]string{"MCPXFW_POLICY_SHADOW_DIR": abs},
+			func(t *testing.T, c *Config, _ string) { wantEqual(t, "policy.shadow.dir", c.Policy.Shadow.Dir, abs) }},
 		{"absolute policy.dir is kept", "policy:\n  dir: " + abs + "\n", nil,
 			func(t *testing.T, c *Config, _ string) { wantEqual(t, "policy.dir", c.Policy.Dir, abs) }},
 		{"relative state_dir, sink, log file and server dir resolve too",
