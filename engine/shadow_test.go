@@ -3,6 +3,8 @@ package engine
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mcpx-fw/mcpx-fw/engine/policybundle"
+	"github.com/mcpx-fw/mcpx-fw/engine/review"
 	"github.com/mcpx-fw/mcpx-fw/engine/telemetry"
 )
 
@@ -369,4 +372,69 @@ func TestShadowErrorIsMasked(t *testing.T) {
 			t.Errorf("the decision log carries %q", w)
 		}
 	}
+}
+
+// A shadow never reaches the store: the same decisions made with and
+// without one leave the same usage (requests and tokens, in every
+// window) and the same number of audit entries.
+func TestShadowLeavesTheStoreAlone(t *testing.T) {
+	run := func(shadow *PolicyConfig) (map[string]review.Usage, int) {
+		e, store := newTestEngine(t, Config{Policy: PolicyConfig{Dir: "../testdata/policies/permit-all", Data: kindsData(t)}, Shadow: shadow})
+		ctx := t.Context()
+		s := sampling("everything", textParams("Hello", 100))
+		e.Decide(ctx, s)
+		e.Check(ctx, s, []byte(`{"role":"assistant","model":"m","content":{"type":"text","text":"hello there"},"stopReason":"endTurn"}`))
+		held := s
+		held.AwaitAnswer = true
+		first := e.Decide(ctx, held)
+		e.Reconsider(ctx, held, nil, Approval{DecisionID: first.DecisionID, By: "op", At: time.Now()})
+		e.Decide(ctx, kindRequest(KindElicitation, "everything", form("name", "Name", "Who are you?")))
+		e.Close()
+		reader, err := store.UsageReader(ctx, DefaultUsageWindows)
+		if err != nil {
+			t.Fatal(err)
+		}
+		usage, err := reader.Read(ctx, "everything", time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, entries, err := store.VerifyAudit(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return usage, entries
+	}
+	wantUsage, wantAudit := run(nil)
+	gotUsage, gotAudit := run(&PolicyConfig{Dir: denyingShadow(t), Data: kindsData(t)})
+	if !maps.Equal(gotUsage, wantUsage) || gotAudit != wantAudit {
+		t.Errorf("with a shadow: usage %v, %d audit entries; without: %v, %d", gotUsage, gotAudit, wantUsage, wantAudit)
+	}
+	if wantUsage["hour"].Requests == 0 || wantAudit == 0 {
+		t.Fatalf("nothing recorded to compare: usage %v, %d audit entries", wantUsage, wantAudit)
+	}
+}
+
+// A shadow whose bundle service is down at start-up stops nothing: the
+// engine starts, the shadow is reported as failed, and it loads once the
+// service serves a bundle.
+func TestShadowBundleLoadsLater(t *testing.T) {
+	rig := newBundleRig(t)
+	rig.srv.Fail(http.StatusServiceUnavailable)
+	e, _ := newTestEngine(t, Config{Policy: PolicyConfig{Dir: "../testdata/policies/permit-all"},
+		Shadow: &PolicyConfig{Bundle: withShadowName(rig.config()), Data: fixtureData(t)}})
+	t.Cleanup(e.Close)
+	st, _ := e.ShadowStatus()
+	if st.Revision != "" || st.Reloads[ReloadDownloadError] != 1 || st.LastError == "" {
+		t.Fatalf("shadow with its service down: %+v, want no revision and the download error", st.PolicyStatus)
+	}
+	if v := e.Decide(t.Context(), sampling("everything", textParams("Hello", 100))); v.Outcome != OutcomePass {
+		t.Errorf("verdict %v %v (%v), want the active pass", v.Outcome, v.ReasonCodes(), v.Err)
+	}
+	stop, err := e.Watch(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+	rig.srv.Serve(rig.r1)
+	waitFor(t, 10*time.Second, "the shadow at r1", func() bool { return e.ShadowRevision() == "r1" })
 }
