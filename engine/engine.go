@@ -100,22 +100,28 @@ func New(ctx context.Context, cfg Config, store *review.Store, log *zap.Logger) 
 			return nil, err
 		}
 	}
-	e.startShadow(ctx, cfg.Shadow)
-	if cfg.Policy.Bundle != nil {
-		if err := e.startBundle(ctx); err != nil {
-			return nil, err
-		}
-		return e, nil
-	}
-	p, err := LoadPolicy(ctx, cfg.Policy)
-	if err != nil {
+	if err := e.startActive(ctx); err != nil {
 		return nil, err
 	}
-	src := sourceOf(cfg.Policy)
+	e.startShadow(ctx, cfg.Shadow)
+	return e, nil
+}
+
+// startActive gives e the policy it decides with, from its bundle or its
+// folder (or the embedded set).
+func (e *Engine) startActive(ctx context.Context) error {
+	if e.policyCfg.Bundle != nil {
+		return e.startBundle(ctx)
+	}
+	p, err := LoadPolicy(ctx, e.policyCfg)
+	if err != nil {
+		return err
+	}
+	src := sourceOf(e.policyCfg)
 	e.policyState = newPolicyState(src.kind(), src.name())
 	e.activate(ctx, p)
 	e.log.Info("policy loaded", zap.String("revision", p.Revision()), zap.String("source", src.kind()), zap.String("from", src.name()))
-	return e, nil
+	return nil
 }
 
 // activate makes p the deciding policy, warmed first so the first request

@@ -64,36 +64,27 @@ func startShadow(ctx context.Context, cfg *PolicyConfig, log *zap.Logger) *shado
 		c.Timeout = DefaultShadowTimeout
 	}
 	eng := &Engine{policyCfg: c, log: log.Named("shadow"), rulesOf: rulesOf, cold: true}
-	err := eng.loadShadow(ctx)
-	if eng.policyState == nil { // the bundle's config was refused
-		eng.policyState = newPolicyState(SourceBundle, "")
+	err := eng.startActive(ctx) // as the active policy's start: its bundle or folder
+	if eng.policyState == nil { // it failed before naming its source
+		eng.policyState = shadowState(c)
 	}
 	if err != nil {
 		eng.policyState.failed(shadowFailure(c, err), err, time.Now())
 		eng.log.Error("shadow policy did not load; it is reported as failed and the active policy decides alone", zap.Error(err))
-	} else {
-		st := eng.policyState.status()
-		eng.log.Info("shadow policy loaded", zap.String("revision", st.Revision), zap.String("source", st.Source), zap.String("from", st.Location))
 	}
 	sh := &shadow{eng: eng, tally: ShadowTally{Compared: map[[2]string]int64{}}}
 	sh.queue = newShadowQueue(shadowQueueSize)
 	return sh
 }
 
-// loadShadow gives the shadow its first policy as New gives the active
-// one its own, from a bundle or a directory.
-func (e *Engine) loadShadow(ctx context.Context) error {
-	if e.policyCfg.Bundle != nil {
-		return e.startBundle(ctx)
+// shadowState is the PolicyStatus of a shadow that failed before
+// startActive named its source: its folder, or its bundle's URL.
+func shadowState(cfg PolicyConfig) *policyState {
+	if cfg.Bundle != nil {
+		return newPolicyState(SourceBundle, cfg.Bundle.URL)
 	}
-	src := sourceOf(e.policyCfg)
-	e.policyState = newPolicyState(src.kind(), src.name())
-	p, err := LoadPolicy(ctx, e.policyCfg)
-	if err != nil {
-		return err
-	}
-	e.activate(ctx, p)
-	return nil
+	src := sourceOf(cfg)
+	return newPolicyState(src.kind(), src.name())
 }
 
 // shadowFailure is the Reload* word a failed first load is counted under.

@@ -219,7 +219,7 @@ func TestShadowFailureChangesNothing(t *testing.T) {
 			if st.Errors != 1 || (tt.failure == telemetry.ShadowTimeout) != (st.Timeouts == 1) {
 				t.Errorf("shadow status %+v, want one error (a timeout: %v)", st.ShadowTally, tt.failure == telemetry.ShadowTimeout)
 			}
-			if tt.failure == telemetry.ShadowError && (st.Revision != "" || st.LastError == "" || st.Reloads[ReloadCompileError] != 1) {
+			if tt.failure == telemetry.ShadowError && (st.Revision != "" || st.Source != SourceDir || st.LastError == "" || st.Reloads[ReloadCompileError] != 1) {
 				t.Errorf("shadow status %+v, want no revision and the compile error", st.PolicyStatus)
 			}
 			if n := shadowCount(t, m, "everything", "sampling", "request", "pass", "error"); n != 1 {
