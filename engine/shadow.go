@@ -78,10 +78,11 @@ func startShadow(ctx context.Context, cfg *PolicyConfig, log *zap.Logger) *shado
 }
 
 // shadowState is the PolicyStatus of a shadow that failed before
-// startActive named its source: its folder, or its bundle's URL.
+// startActive named its source: its folder, or a bundle whose config was
+// refused (unnamed: its URL may carry credentials).
 func shadowState(cfg PolicyConfig) *policyState {
 	if cfg.Bundle != nil {
-		return newPolicyState(SourceBundle, cfg.Bundle.URL)
+		return newPolicyState(SourceBundle, "")
 	}
 	src := sourceOf(cfg)
 	return newPolicyState(src.kind(), src.name())
@@ -124,6 +125,10 @@ func (sh *shadow) judge(ctx context.Context, j *shadowJob) shadowResult {
 	return r
 }
 
+// failed reports whether the shadow's own evaluation failed (not the
+// active decision's error a skipped result carries).
+func (r shadowResult) failed() bool { return r.skipped == "" && r.verdict.Err != nil }
+
 // errShadowNotLoaded is the shadow's error while no revision of it has
 // compiled.
 var errShadowNotLoaded = errors.New("shadow policy not loaded")
@@ -145,7 +150,7 @@ func (sh *shadow) count(active Outcome, r shadowResult) {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	sh.tally.Compared[[2]string{active.String(), r.verdict.Outcome.String()}]++
-	if r.verdict.Err != nil {
+	if r.failed() {
 		sh.tally.Errors++
 		if errors.Is(r.verdict.Err, context.DeadlineExceeded) {
 			sh.tally.Timeouts++

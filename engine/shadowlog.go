@@ -13,9 +13,8 @@ const ShadowKey = "shadow"
 func (d *decisionLog) shadowCustom(r shadowResult) map[string]any {
 	out := map[string]any{"revision": r.revision, "outcome": r.verdict.Outcome.String(), "reasons": shadowReasons(r.verdict)}
 	if r.skipped != "" {
-		out["skipped"] = r.skipped
-	}
-	if err := newEventError(r.verdict.Err, d.eventErrorText); err != nil {
+		out["skipped"] = r.skipped // the active decision's error, if any, is the event's own
+	} else if err := newEventError(r.verdict.Err, d.eventErrorText); err != nil {
 		out["error"] = err
 	}
 	if r.eval > 0 {

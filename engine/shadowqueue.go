@@ -152,7 +152,7 @@ func (e *Engine) shadowDropped(v Verdict, input map[string]any, revision string,
 func (e *Engine) shadowDecided(j *shadowJob, r shadowResult) {
 	e.metrics.ShadowDecided(telemetry.ShadowDecision{Server: j.server, Kind: string(j.kind), Stage: string(j.verdict.Stage),
 		Active: j.verdict.Outcome.String(), Shadow: r.verdict.Outcome.String()})
-	if err := r.verdict.Err; err != nil {
+	if err := r.verdict.Err; r.failed() {
 		e.metrics.ShadowFailed(shadowFailureWord(err))
 		e.shadow.eng.log.Debug("shadow policy failed", zap.String("decision_id", j.verdict.DecisionID), zap.String("error", e.dlog.errorText(err)))
 	}
