@@ -11,6 +11,10 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/zap/zaptest"
+
+	"github.com/mcpx-fw/mcpx-fw/engine/logship"
+	"github.com/mcpx-fw/mcpx-fw/engine/logship/collector"
 	"github.com/mcpx-fw/mcpx-fw/engine/policybundle"
 	"github.com/mcpx-fw/mcpx-fw/engine/review"
 	"github.com/mcpx-fw/mcpx-fw/engine/telemetry"
@@ -437,4 +441,33 @@ func TestShadowBundleLoadsLater(t *testing.T) {
 	t.Cleanup(stop)
 	rig.srv.Serve(rig.r1)
 	waitFor(t, 10*time.Second, "the shadow at r1", func() bool { return e.ShadowRevision() == "r1" })
+}
+
+// The service sink ships the shadow's result as the file sink writes it,
+// in the event's custom object, through OPA's own decision-log plugin.
+func TestShadowShipped(t *testing.T) {
+	col := collector.New()
+	t.Cleanup(col.Close)
+	sc := quick
+	sc.URL = col.URL
+	ship, err := logship.Start(t.Context(), sc, zaptest.NewLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ship.Stop(time.Second) })
+	e, _ := newTestEngine(t, Config{DecisionLogService: ship, Policy: PolicyConfig{Dir: "../testdata/policies/permit-all"},
+		Shadow: &PolicyConfig{Dir: denyingShadow(t), Data: fixtureData(t)}})
+	v := e.Decide(t.Context(), sampling("notes", loggedParams))
+	e.Close()
+	waitFor(t, 30*time.Second, "the event at the collector", func() bool { return col.Received() >= 1 })
+	ev := eventsByID(t, col.Events())[v.DecisionID]
+	shadow, _ := pointerValue(ev, "/custom/shadow").(map[string]any)
+	if shadow["outcome"] != "blocker" || shadow["revision"] != e.ShadowRevision() || pointerValue(ev, "/result/outcome") != "pass" {
+		t.Errorf("shipped %v, want the active pass beside the shadow's blocker", ev)
+	}
+	for _, w := range loggedWords {
+		if bytes.Contains(col.Bytes(), []byte(w)) {
+			t.Errorf("the shipped event carries %q", w)
+		}
+	}
 }

@@ -34,6 +34,7 @@ func info(ev logs.EventV1, shared metrics.Metrics) *server.Info {
 		Error:      ev.Error,
 		TraceID:    ev.TraceID,
 		SpanID:     ev.SpanID,
+		Custom:     ev.Custom, // the shadow policy's result, when there is one
 	}
 	if ev.Metrics != nil {
 		i.Metrics = fixedMetrics{Metrics: shared, all: ev.Metrics}
