@@ -40,6 +40,10 @@ type Config struct {
 	// Metrics records each decision's outcome and step timings; nil
 	// records nothing.
 	Metrics *telemetry.Metrics
+	// KeepInputs keeps each decision's policy input in the store, in the
+	// decision's own transaction, for `mcpx-fw policy replay`
+	// (replay.go). Default false: nothing is kept.
+	KeepInputs bool
 }
 
 // Engine turns requests of every kind, and their results, into Verdicts. It is safe for
@@ -64,6 +68,9 @@ type Engine struct {
 	usageRead  *review.UsageReader // nil without a store
 	metrics    *telemetry.Metrics  // nil: no metrics
 
+	// keepInputs is Config.KeepInputs, with a store to keep them in.
+	keepInputs bool
+
 	// reloaded, when set (by tests), hears about every reload attempt.
 	reloaded func(revision string, err error)
 	// rulesOf gives the validation rules of a kind: the package's rulesOf,
@@ -87,6 +94,7 @@ func New(ctx context.Context, cfg Config, store *review.Store, log *zap.Logger) 
 		rulesOf:   rulesOf,
 		metrics:   cfg.Metrics,
 	}
+	e.keepInputs = cfg.KeepInputs && store != nil
 	if store != nil {
 		if e.usageRead, err = store.UsageReader(ctx, windows); err != nil {
 			return nil, err
