@@ -115,7 +115,7 @@ func (v usageView) readIn(ctx context.Context, tx *writeTx, server string, at ti
 // usage, over the same windows ending at the same instant, still sums to
 // what decide saw: nothing was charged in between. A plain decision is one
 // conditional INSERT (insertUnchanged). Otherwise, when the entry opens a
-// review, keeps its input (inputs.go) or the sums moved, one write transaction reads the usage again
+// review or the sums moved, one write transaction reads the usage again
 // and, if another process charged the server meanwhile, runs decide once
 // more on the new sums, under the file's lock, where nothing else can come
 // between. A second evaluation happens only when two processes charge one
@@ -138,7 +138,7 @@ func (v usageView) chargeChecked(ctx context.Context, decide func(map[string]Usa
 	}
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
 	defer cancel()
-	if p.item.ID == "" && p.entry.Settles == nil && p.entry.Input == nil {
+	if p.item.ID == "" && p.entry.Settles == nil {
 		stored, err := r.insertUnchanged(wctx, p.entry, server, at, sums)
 		if err != nil {
 			return Item{}, p.failed(err)
@@ -206,6 +206,9 @@ func (r *UsageReader) insertUnchanged(ctx context.Context, e Entry, server strin
 		args = append(args, v)
 	}
 	args = append(args, r.args(server, at)...)
+	if e.Input != nil {
+		return r.insertUnchangedKept(ctx, stmt, args, e)
+	}
 	start := time.Now()
 	l.wmu.Lock()
 	res, err := stmt.ExecContext(ctx, args...)

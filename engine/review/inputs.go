@@ -89,6 +89,33 @@ func (l *ledger) commitWithInput(ctx context.Context, e Entry, insert *sql.Stmt)
 	return l.commit(tx)
 }
 
+// insertUnchangedKept is insertUnchanged for an entry that keeps its
+// input: the conditional insert (stmt with args) and, when it stored the
+// decision, the input, in one transaction. A decision it did not store
+// leaves nothing.
+func (r *UsageReader) insertUnchangedKept(ctx context.Context, stmt *sql.Stmt, args []any, e Entry) (bool, error) {
+	l := r.ledger
+	start := time.Now()
+	l.wmu.Lock()
+	defer l.wmu.Unlock()
+	sqlTx, err := l.begin(ctx)
+	if err != nil {
+		return false, l.storageError(err, time.Since(start))
+	}
+	res, err := sqlTx.StmtContext(ctx, stmt).ExecContext(ctx, args...)
+	var n int64
+	if err == nil {
+		n, err = res.RowsAffected()
+	}
+	if err == nil && n == 1 {
+		err = insertInput(ctx, &writeTx{Tx: sqlTx, binder: l.db.binder}, e.Input, e.Decision.CreatedAt)
+	}
+	if err != nil || n != 1 {
+		return false, l.storageError(errors.Join(err, ignoreDone(sqlTx.Rollback())), time.Since(start))
+	}
+	return true, l.commit(&writeTx{Tx: sqlTx, binder: l.db.binder})
+}
+
 // pruneInputs deletes the kept inputs older than keep (every one when keep
 // is 0: keeping is off), a batch per transaction, and returns how many.
 func (r *retention) pruneInputs(ctx context.Context, keep time.Duration) (int, error) {
