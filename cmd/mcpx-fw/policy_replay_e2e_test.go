@@ -97,8 +97,8 @@ func replayJSON(t *testing.T, cfg, dir string, extra ...string) (render.Replay, 
 
 // ownVerdicts is what the candidate in dir decides, evaluated by OPA on
 // each kept input read from the store, grouped as replay groups them
-// ("server kind stage active->candidate"), and the decisions without a
-// document.
+// ("server kind stage active->candidate"), and the decisions kept without
+// a document (decided before the policy ran).
 func ownVerdicts(t *testing.T, cfg string, st *review.Store, dir string) (map[string]int, int) {
 	t.Helper()
 	c, err := config.Load(cfg)
@@ -111,7 +111,10 @@ func ownVerdicts(t *testing.T, cfg string, st *review.Store, dir string) (map[st
 	}
 	groups, none := map[string]int{}, 0
 	err = st.Replay(t.Context(), review.ReplayFilter{}, func(r review.Replayed) error {
-		if r.Input.Input == nil {
+		switch {
+		case !r.Kept:
+			return nil
+		case r.Input.Input == nil:
 			none++
 			return nil
 		}
