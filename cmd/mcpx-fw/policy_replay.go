@@ -68,7 +68,7 @@ when replay could not run (no store, an unreadable input).`,
 		},
 	}
 	c.Flags().StringVar(&f.candidate, "candidate", "", "the candidate policy folder (required)")
-	c.Flags().DurationVar(&f.since, "since", 0, "replay decisions made this long ago or later (default: replay.keep, everything kept)")
+	c.Flags().DurationVar(&f.since, "since", 0, "replay decisions made this long ago or later (default: replay.keep; every decision when it is 0)")
 	c.Flags().StringVar(&f.server, "server", "", "replay only this server's decisions")
 	c.Flags().StringVar(&f.failOn, "fail-on", "loosened", "exit 4 when the candidate: loosened (lets through what was blocked, held or refused), changed (changes any outcome), never")
 	c.Flags().BoolVar(&f.json, "json", false, "print JSON for scripts")

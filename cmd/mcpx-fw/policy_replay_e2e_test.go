@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -57,13 +58,21 @@ func startReplayHost(t *testing.T, cfg string) *peer.Host {
 	return h
 }
 
+// replayCanary is prompt text an upstream sends: replay's output names
+// decisions by id and reason codes, and never holds it.
+const replayCanary = "REPLAY-CANARY-7f3a"
+
+// replayCanaryRequest is a plain request carrying replayCanary and a terminal
+// escape.
+const replayCanaryRequest = `{"messages":[{"role":"user","content":{"type":"text","text":"Say hello. ` + replayCanary + ` \u001b[2J"}}],"maxTokens":100}`
+
 // replayTraffic sends sampling (passed, denied, held and approved from the
 // CLI, invalid), a form and a roots request through serve: both stages of
 // each kind that gets an answer.
 func replayTraffic(t *testing.T, cfg string, h *peer.Host) {
 	t.Helper()
 	ctx := t.Context()
-	for _, params := range []string{plainRequest, overCapRequest, danglingRequest} {
+	for _, params := range []string{plainRequest, replayCanaryRequest, overCapRequest, danglingRequest} {
 		if _, err := h.Sample(ctx, json.RawMessage(params)); err != nil {
 			t.Fatal(err)
 		}
@@ -88,6 +97,9 @@ func replayTraffic(t *testing.T, cfg string, h *peer.Host) {
 func replayJSON(t *testing.T, cfg, dir string, extra ...string) (render.Replay, int) {
 	t.Helper()
 	res := runCLI(t, append([]string{"policy", "replay", "--candidate", dir, "--json", "--config", cfg}, extra...)...)
+	if strings.Contains(res.stdout+res.stderr, replayCanary) {
+		t.Errorf("replay printed the upstream's prompt text:\n%s%s", res.stdout, res.stderr)
+	}
 	var r render.Replay
 	if err := json.Unmarshal([]byte(res.stdout), &r); err != nil {
 		t.Fatalf("replay --json: exit %d, %v: %s %s", res.code, err, res.stdout, res.stderr)
@@ -179,8 +191,9 @@ func storeState(t *testing.T, st *review.Store) string {
 // lists what a stricter and a looser candidate change, exactly as each
 // candidate decides the kept inputs itself; the stricter passes the gate,
 // the looser fails it with its loosened changes listed first; the
-// decision made before the policy ran is counted and named; and replay
-// changes neither usage nor the audit chain.
+// decision made before the policy ran is counted and named; the
+// upstream's prompt text never reaches the output; and replay changes
+// neither usage nor the audit chain.
 func TestPolicyReplayGate(t *testing.T) {
 	cfg := testConfig(t, repoPath(t, "policies"), time.Minute, replayServer())
 	replayTraffic(t, cfg, startReplayHost(t, cfg))
@@ -211,8 +224,16 @@ func TestPolicyReplayGate(t *testing.T) {
 	}
 	res := runCLI(t, "policy", "replay", "--candidate", looser, "--config", cfg)
 	first, _, _ := strings.Cut(res.stdout, "\n  ")
-	if res.code != exitGate || !strings.Contains(first, "would let through") || !strings.Contains(res.stdout, "escalate -> pass") || !oneLine(res.stderr) {
+	if res.code != exitGate || !strings.Contains(first, "would let through") || !strings.Contains(res.stdout, "escalate -> pass") ||
+		!oneLine(res.stderr) || strings.Contains(res.stdout, replayCanary) {
 		t.Errorf("replay: exit %d\n%s\nstderr %q; want exit %d, what the looser lets through first", res.code, res.stdout, res.stderr, exitGate)
+	}
+	data, _ := replayJSON(t, cfg, looser)
+	for _, c := range data.Changes {
+		line := regexp.MustCompile(fmt.Sprintf(`(?m)^  %s +%s +%s +%s -> %s +%d +%s`, c.Server, c.Kind, c.Stage, c.Active, c.Candidate, c.Count, c.Examples[0]))
+		if !line.MatchString(res.stdout) {
+			t.Errorf("the text output has no line for --json's change %+v:\n%s", c, res.stdout)
+		}
 	}
 	if res := runCLI(t, "policy", "replay", "--candidate", looser, "--fail-on", "never", "--config", cfg); res.code != 0 {
 		t.Errorf("--fail-on never: exit %d, %s", res.code, res.stderr)
