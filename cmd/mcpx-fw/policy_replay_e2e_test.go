@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -321,4 +322,49 @@ func anyOf(ids map[string]bool, examples []string) bool {
 		}
 	}
 	return false
+}
+
+// replayNotKept runs replay --json with MCPXFW_REPLAY_KEEP=keep and
+// returns how many decisions it found and how many had no input kept.
+func replayNotKept(t *testing.T, cfg, keep string) (decisions, notKept int) {
+	t.Helper()
+	cmd := exec.Command(binary, "policy", "replay", "--candidate", repoPath(t, "policies"), "--since", "1h", "--json", "--config", cfg)
+	cmd.Env = append(os.Environ(), "MCPXFW_REPLAY_KEEP="+keep)
+	res := mustRun(t, cmd)
+	var r render.Replay
+	if err := json.Unmarshal([]byte(res.stdout), &r); err != nil || res.code != 0 {
+		t.Fatalf("replay: exit %d, %v: %s", res.code, err, res.stderr)
+	}
+	for _, n := range r.NotKept {
+		if n.Cause == render.CauseNotKept {
+			notKept += n.Count
+		}
+	}
+	return r.Decisions, notKept
+}
+
+// TestReplayKeep: serve with replay.keep 0 keeps no input; with it on,
+// every decision's input is kept, and `review prune` deletes those older
+// than replay.keep.
+func TestReplayKeep(t *testing.T) {
+	cfg := testConfig(t, repoPath(t, "policies"), time.Minute, replayServer())
+	for _, keep := range []string{"0", "72h"} {
+		t.Setenv("MCPXFW_REPLAY_KEEP", keep) // serve reads it
+		h := startFirewall(t, cfg, answerWith(hostAnswer))
+		if got, err := h.Sample(t.Context(), json.RawMessage(plainRequest)); err != nil || got.Error != nil {
+			t.Fatalf("sample: %+v, %v", got, err)
+		}
+		_ = h.Close()
+	}
+	if decisions, notKept := replayNotKept(t, cfg, "72h"); decisions != 4 || notKept != 2 {
+		t.Fatalf("%d decisions, %d not kept; want 4, the 2 of replay.keep 0 not kept", decisions, notKept)
+	}
+	cmd := exec.Command(binary, "review", "prune", "--config", cfg)
+	cmd.Env = append(os.Environ(), "MCPXFW_REPLAY_KEEP=1ns")
+	if res := mustRun(t, cmd); res.code != 0 {
+		t.Fatalf("review prune: exit %d, %s", res.code, res.stderr)
+	}
+	if decisions, notKept := replayNotKept(t, cfg, "72h"); decisions != 4 || notKept != 4 {
+		t.Errorf("after prune with replay.keep 1ns: %d decisions, %d not kept; want every input deleted", decisions, notKept)
+	}
 }
