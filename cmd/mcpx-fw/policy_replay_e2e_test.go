@@ -242,6 +242,15 @@ func TestPolicyReplayGate(t *testing.T) {
 	if res := runCLI(t, "policy", "replay", "--candidate", stricter, "--fail-on", "changed", "--config", cfg); res.code != exitGate {
 		t.Errorf("--fail-on changed, stricter: exit %d, want %d", res.code, exitGate)
 	}
+	c, err := config.Load(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bare := runBare(t, t.TempDir(), []string{"MCPXFW_STATE_DIR=" + c.StateDir}, "policy", "replay", "--candidate", looser, "--json")
+	var alone render.Replay
+	if err := json.Unmarshal([]byte(bare.stdout), &alone); err != nil || alone.Decisions != data.Decisions || (bare.code != 0 && bare.code != exitGate) {
+		t.Errorf("replay from MCPXFW_STATE_DIR alone: exit %d, %v, %d decisions, want %d; %s", bare.code, err, alone.Decisions, data.Decisions, bare.stderr)
+	}
 	if after := storeState(t, st); after != before {
 		t.Errorf("replay changed the store:\n before %s\n after  %s", before, after)
 	}
