@@ -147,6 +147,13 @@ func (e *Engine) evaluate(ctx context.Context, as *assessment, approved bool) {
 	p := e.policy.Load()
 	as.revision = p.Revision()
 	d, err := p.evaluate(ctx, as.input, &as.timings)
+	decided(v, d, err, approved)
+}
+
+// decided fills v from the policy's decision d, or the error that kept it
+// from deciding; approved says the input carried an approval. Serve's
+// decisions and replay's (Redecide) come through here.
+func decided(v *Verdict, d PolicyDecision, err error, approved bool) {
 	if err != nil {
 		failed(v, "policy-error", "policy evaluation failed", fmt.Errorf("policy evaluation failed: %w", err))
 		return

@@ -38,27 +38,38 @@ func BenchmarkDecideBackends(b *testing.B) {
 		{"postgres", openPostgresBench},
 	}
 	for _, backend := range backends {
-		b.Run(backend.name, func(b *testing.B) {
-			st, serverCPU := backend.open(b)
-			b.Cleanup(func() { st.Close() })
-			e, err := New(b.Context(), Config{Policy: PolicyConfig{Dir: shippedPolicies, Data: unlimitedBudget(b)}, ReviewTimeout: time.Minute}, st, zap.NewNop())
-			if err != nil {
-				b.Fatal(err)
+		for _, keep := range []bool{false, true} {
+			name := backend.name
+			if keep {
+				name += "+keep"
 			}
-			if v := e.Decide(b.Context(), s); v.Outcome != OutcomePass {
-				b.Fatalf("the benchmark's request is %v, want a pass: %+v", v.Outcome, v)
-			}
-			own0, server0 := processCPU(b), cpuOf(b, serverCPU)
-			timeDecisions(b, func() {
-				if v := e.Decide(b.Context(), s); v.Outcome != OutcomePass {
-					b.Fatalf("decision %v: %+v", v.Outcome, v)
-				}
-			})
-			cpu := processCPU(b) - own0 + cpuOf(b, serverCPU) - server0
-			if cpu > 0 {
-				b.ReportMetric(float64(b.N)/cpu.Seconds(), "decisions/cpu-s")
-			}
-		})
+			b.Run(name, func(b *testing.B) { benchDecideOn(b, backend.open, s, keep) })
+		}
+	}
+}
+
+// benchDecideOn is one backend's sub-benchmark: with keep, each decision
+// also keeps its policy input for replay (Config.KeepInputs), as serve
+// does by default.
+func benchDecideOn(b *testing.B, open func(b *testing.B) (*review.Store, func() (time.Duration, error)), s Request, keep bool) {
+	st, serverCPU := open(b)
+	b.Cleanup(func() { st.Close() })
+	e, err := New(b.Context(), Config{Policy: PolicyConfig{Dir: shippedPolicies, Data: unlimitedBudget(b)}, ReviewTimeout: time.Minute, KeepInputs: keep}, st, zap.NewNop())
+	if err != nil {
+		b.Fatal(err)
+	}
+	if v := e.Decide(b.Context(), s); v.Outcome != OutcomePass {
+		b.Fatalf("the benchmark's request is %v, want a pass: %+v", v.Outcome, v)
+	}
+	own0, server0 := processCPU(b), cpuOf(b, serverCPU)
+	timeDecisions(b, func() {
+		if v := e.Decide(b.Context(), s); v.Outcome != OutcomePass {
+			b.Fatalf("decision %v: %+v", v.Outcome, v)
+		}
+	})
+	cpu := processCPU(b) - own0 + cpuOf(b, serverCPU) - server0
+	if cpu > 0 {
+		b.ReportMetric(float64(b.N)/cpu.Seconds(), "decisions/cpu-s")
 	}
 }
 

@@ -44,6 +44,10 @@ type Config struct {
 	// decision, recorded and never enforced (shadow.go); nil: none. Close
 	// stops it.
 	Shadow *PolicyConfig
+	// KeepInputs keeps each decision's policy input in the store, in the
+	// decision's own transaction, for `mcpx-fw policy replay`
+	// (replay.go). Default false: nothing is kept.
+	KeepInputs bool
 }
 
 // Engine turns requests of every kind, and their results, into Verdicts. It is safe for
@@ -72,6 +76,9 @@ type Engine struct {
 	// warm), so a slow shadow holds up neither start-up nor a reload.
 	cold bool
 
+	// keepInputs is Config.KeepInputs, with a store to keep them in.
+	keepInputs bool
+
 	// reloaded, when set (by tests), hears about every reload attempt.
 	reloaded func(revision string, err error)
 	// rulesOf gives the validation rules of a kind: the package's rulesOf,
@@ -95,6 +102,7 @@ func New(ctx context.Context, cfg Config, store *review.Store, log *zap.Logger) 
 		rulesOf:   rulesOf,
 		metrics:   cfg.Metrics,
 	}
+	e.keepInputs = cfg.KeepInputs && store != nil
 	if store != nil {
 		if e.usageRead, err = store.UsageReader(ctx, windows); err != nil {
 			return nil, err

@@ -67,6 +67,7 @@ func (e *Engine) recorded(ctx context.Context, as *assessment, s Request, result
 // (Request.ReviewSlot), fails closed here, before anything is written.
 func (e *Engine) entry(as *assessment, s Request, result []byte, a *Approval) review.Entry {
 	v := &as.verdict
+	kept := e.keptInput(as, s) // before opening: what the policy reached
 	var item *review.Item
 	if v.Outcome == OutcomeEscalate {
 		item = opening(v, s, result)
@@ -79,6 +80,7 @@ func (e *Engine) entry(as *assessment, s Request, result []byte, a *Approval) re
 		Review:        item,
 		ReviewTimeout: e.timeout,
 		Settles:       settles,
+		Input:         kept,
 	}
 }
 

@@ -8,7 +8,7 @@ import (
 )
 
 // TestNoStoreIsNeverCreated: the commands that read the queue (review
-// list, show and watch, audit, status) and those that decide from it
+// list, show and watch, audit, status, policy replay) and those that decide from it
 // (approve, reject, answer, prune, the console) never create a state dir
 // or a store: a state dir that holds none, absolute or relative (a
 // misspelt MCPXFW_STATE_DIR), is one line naming it, exit 1, and nothing
@@ -19,6 +19,7 @@ func TestNoStoreIsNeverCreated(t *testing.T) {
 		{"review", "list"}, {"review", "list", "--json"}, {"review", "show", id}, {"audit"}, {"audit", "--verify"}, {"status"},
 		{"review", "approve", id}, {"review", "reject", id}, {"review", "answer", id, "--text", "x"}, {"review", "prune"},
 		{"review", "watch", "--count", "1"}, {"console", "--addr", "127.0.0.1:0"},
+		{"policy", "replay", "--candidate", "policies-next"},
 	}
 	for _, stateDir := range []string{filepath.Join(t.TempDir(), "nonexistent-sd"), "rel/sd"} {
 		dir := t.TempDir()

@@ -15,7 +15,7 @@ func policyCommand() *cobra.Command {
 		Use:   "policy",
 		Short: "Work with the Rego policies",
 	}
-	c.AddCommand(policyInitCommand(), policyTestCommand(), policyEvalCommand())
+	c.AddCommand(policyInitCommand(), policyTestCommand(), policyEvalCommand(), policyReplayCommand())
 	return c
 }
 

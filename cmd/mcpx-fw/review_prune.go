@@ -23,7 +23,9 @@ answer) of every review that finished longer ago than review.retain (default
 168h, 7 days), and removes the edit documents the review CLI wrote before
 then (<state_dir>/edits). Ids, states, reasons, operators and times stay; the audit log
 keeps digests of the erased text, so 'mcpx-fw audit --verify' still passes.
-serve does the same every hour; this does it now.`,
+It also deletes the policy inputs kept for 'mcpx-fw policy replay' longer
+than replay.keep (default 72h). serve does the same every hour; this does it
+now.`,
 		Args: args(0, "mcpx-fw review prune [--retain 24h]"),
 		RunE: func(c *cobra.Command, _ []string) error {
 			return withStore(c, func(ctx context.Context, rt *runtime) error {
@@ -31,6 +33,10 @@ serve does the same every hour; this does it now.`,
 					retain = rt.cfg.Review.Retain
 				}
 				if retain <= 0 {
+					// The inputs kept for replay have a retention of their own.
+					if _, err := rt.store.Prune(ctx, 0); err != nil {
+						return err
+					}
 					fmt.Fprintln(c.OutOrStdout(), "review.retain is 0: nothing is erased")
 					return nil
 				}

@@ -129,6 +129,7 @@ func (rt *runtime) openStore(ctx context.Context) error {
 		return err
 	}
 	rt.closers = append(rt.closers, func() { _ = rt.store.Close() })
+	rt.store.KeepInputs = rt.cfg.Replay.Keep // what Prune keeps
 	return nil
 }
 
@@ -214,6 +215,7 @@ func (rt *runtime) engineConfig(dlog io.Writer) (engine.Config, error) {
 		DecisionLog:    dlog,
 		IncludeContent: rt.cfg.DecisionLog.IncludeContent,
 		UsageWindows:   rt.cfg.Usage.Windows,
+		KeepInputs:     rt.cfg.Replay.Keep > 0,
 	}
 	if cfg.Shadow, err = rt.shadowConfig(cfg.Policy); err != nil {
 		return engine.Config{}, err

@@ -484,4 +484,21 @@ EXECUTE FUNCTION decisions_usage_changed();
 	// 8: the reasons waived on the decision that opened an item (see the
 	// SQLite migration 8).
 	`ALTER TABLE items ADD COLUMN waived TEXT NOT NULL DEFAULT '[]';`,
+	// 9: each decision's policy input, kept for replay (see the SQLite
+	// migration 9).
+	`
+CREATE TABLE decision_inputs (
+	decision_id  TEXT PRIMARY KEY,
+	server       TEXT NOT NULL,
+	kind         TEXT NOT NULL,
+	stage        TEXT NOT NULL,
+	revision     TEXT NOT NULL,
+	outcome      TEXT NOT NULL,
+	reasons      TEXT NOT NULL,
+	await_answer INTEGER NOT NULL,
+	input        BYTEA,
+	created_at   BIGINT NOT NULL
+);
+CREATE INDEX decision_inputs_created ON decision_inputs (created_at);
+`,
 }

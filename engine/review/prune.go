@@ -26,6 +26,8 @@ type retention struct {
 	// closeDue closes the items that are due, so they count as finished:
 	// the Store's sweep.
 	closeDue func(context.Context) ([]Item, error)
+	// keepInputs is the Store's KeepInputs.
+	keepInputs *time.Duration
 }
 
 // Prune erases the prompt and completion text (request, result, the
@@ -35,7 +37,8 @@ type retention struct {
 // chain still verifies. Retain 0 keeps everything. It returns how many
 // items it erased. Whatever retain, it first deletes the continuations
 // that have expired (continuation.go): they are no record, only requests
-// no retry can resume any more.
+// no retry can resume any more; and the policy inputs kept for replay
+// longer than KeepInputs (inputs.go).
 //
 // The store zeroes freed space (secure_delete, see dsn), and Prune
 // checkpoints and truncates the write-ahead log, so the text does not
@@ -45,6 +48,9 @@ type retention struct {
 func (r *retention) Prune(ctx context.Context, retain time.Duration) (int, error) {
 	if _, err := r.conts.sweepContinuations(ctx); err != nil {
 		return 0, fmt.Errorf("prune: continuations: %w", err)
+	}
+	if _, err := r.pruneInputs(ctx, *r.keepInputs); err != nil {
+		return 0, fmt.Errorf("prune: %w", err)
 	}
 	if retain <= 0 {
 		return 0, nil

@@ -235,6 +235,25 @@ END;
 	// 8: the baseline reasons the server's policy waived on the decision
 	// that opened an item, shown with it; an item from before has none.
 	`ALTER TABLE items ADD COLUMN waived TEXT NOT NULL DEFAULT '[]';`,
+	// 9: each decision's policy input, kept for replay (inputs.go): the
+	// document as evaluated (NULL for a decision made before the policy
+	// ran), the revision that evaluated it and what it decided. Rows are
+	// deleted after store.KeepInputs (Prune), oldest first by created_at.
+	`
+CREATE TABLE decision_inputs (
+	decision_id  TEXT PRIMARY KEY,
+	server       TEXT NOT NULL,
+	kind         TEXT NOT NULL,
+	stage        TEXT NOT NULL,
+	revision     TEXT NOT NULL,
+	outcome      TEXT NOT NULL,
+	reasons      TEXT NOT NULL,
+	await_answer INTEGER NOT NULL,
+	input        BLOB,
+	created_at   INTEGER NOT NULL
+) STRICT;
+CREATE INDEX decision_inputs_created ON decision_inputs (created_at);
+`,
 }
 
 // migrate brings the schema up to date in one transaction. The write lock

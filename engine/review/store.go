@@ -61,6 +61,11 @@ type Store struct {
 	// write.
 	Opened func(Opened)
 
+	// KeepInputs is how long the policy inputs kept for replay
+	// (KeptInput) stay: Prune deletes older ones, and every one when it is
+	// 0. Set it before the first Prune.
+	KeepInputs time.Duration
+
 	// The parts (see the package doc) are embedded, so their exported
 	// methods are the Store's; a part's own methods reach only its fields
 	// and the parts it was given in newStore.
@@ -172,7 +177,8 @@ func newStore(db *db, path string, log *zap.Logger) *Store {
 	s.continuations.storage = &s.storage
 	s.listener = listener{storage: &s.storage, replica: &s.replica, wakeups: &s.wakeups,
 		listenReady: make(chan struct{})}
-	s.retention = retention{storage: &s.storage, audit: &s.auditChain, conts: &s.continuations, closeDue: s.sweep}
+	s.retention = retention{storage: &s.storage, audit: &s.auditChain, conts: &s.continuations, closeDue: s.sweep,
+		keepInputs: &s.KeepInputs}
 	s.ledger = ledger{storage: &s.storage, opening: s.opening, openItem: s.openItem, opened: s.opened}
 	s.leases = leases{storage: &s.storage, replica: &s.replica, abandon: s.AbandonOrphans}
 	return s

@@ -102,7 +102,13 @@ type Config struct {
 	// Limits bound what one request may cost (see validate.Limits) and how
 	// many input-request rounds one host call may take.
 	Limits Limits `mapstructure:"limits"`
-	Usage  struct {
+	// Replay is what the store keeps for `mcpx-fw policy replay`.
+	Replay struct {
+		// Keep is how long each decision's policy input (prompt and form
+		// text included) is kept; default 72h; 0 keeps none.
+		Keep time.Duration `mapstructure:"keep"`
+	} `mapstructure:"replay"`
+	Usage struct {
 		// Windows are named sliding windows input.usage reports besides
 		// minute (1m) and hour (1h), which are always there; default none.
 		Windows map[string]time.Duration `mapstructure:"windows"`

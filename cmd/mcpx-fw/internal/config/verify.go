@@ -53,6 +53,9 @@ func (c *Config) verify(bad func(key, format string, args ...any)) {
 		bad("review.retain", "must be 0 (keep) or a positive duration such as 168h")
 	}
 	c.Review.Notify.verify(bad)
+	if c.Replay.Keep < 0 {
+		bad("replay.keep", "must be 0 (keep no inputs) or a positive duration such as 72h")
+	}
 	positive(bad, "sampling.host_timeout", c.Sampling.HostTimeout)
 	positive(bad, "restart.backoff", c.Restart.Backoff)
 	positive(bad, "restart.max_backoff", c.Restart.MaxBackoff)

@@ -1,0 +1,201 @@
+package review
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// KeptInput is what the policy saw for one decision, kept so that
+// `mcpx-fw policy replay` can decide it again with another policy: the
+// input document exactly as evaluated (unmasked: it holds prompt and form
+// text), with what the decision was. It is written in the transaction
+// that records the decision, and deleted when it is older than the
+// store's KeepInputs (Prune).
+type KeptInput struct {
+	DecisionID string
+	Server     string
+	Kind       string
+	Stage      string
+	// Revision is the policy revision that evaluated Input.
+	Revision string
+	// Outcome and Reasons (codes) are what the policy reached, before the
+	// store opened any review.
+	Outcome string
+	Reasons []string
+	// AwaitAnswer marks a request whose pass becomes a review for an
+	// operator's answer (the engine's Request.AwaitAnswer).
+	AwaitAnswer bool
+	// Input is the policy's input document as JSON; nil when the decision
+	// was made before the policy ran (a validation blocker, usage that
+	// could not be read): there is nothing to replay.
+	Input     json.RawMessage
+	CreatedAt time.Time
+}
+
+// insertInput keeps in inside tx, at the decision's own time.
+func insertInput(ctx context.Context, tx *writeTx, in *KeptInput, at time.Time) error {
+	codes, err := json.Marshal(nonNil(in.Reasons))
+	if err != nil {
+		return err
+	}
+	var input any // NULL when there is no document
+	if in.Input != nil {
+		input = []byte(in.Input)
+	}
+	_, err = tx.ExecContext(ctx, `INSERT INTO decision_inputs (decision_id, server, kind, stage,
+		revision, outcome, reasons, await_answer, input, created_at) VALUES (?,?,?,?,?,?,?,?,?,?)`,
+		in.DecisionID, in.Server, in.Kind, in.Stage, in.Revision, in.Outcome, string(codes),
+		boolInt(in.AwaitAnswer), input, toNanos(at))
+	return err
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+func boolInt(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// commitWithInput writes a decision that opens no review and settles
+// nothing, and its kept input, in one transaction. It takes no
+// store-wide lock on PostgreSQL: like a decision alone (writeOne), it
+// touches neither the queue nor the audit chain, so replicas' decisions
+// need not queue behind each other.
+func (l *ledger) commitWithInput(ctx context.Context, e Entry, insert *sql.Stmt) error {
+	start := time.Now()
+	l.wmu.Lock()
+	defer l.wmu.Unlock()
+	sqlTx, err := l.begin(ctx)
+	if err != nil {
+		return l.storageError(err, time.Since(start))
+	}
+	tx := &writeTx{Tx: sqlTx, binder: l.db.binder}
+	if err := l.insertEntry(ctx, tx, e, Item{}, insert); err != nil {
+		return l.storageError(errors.Join(err, ignoreDone(tx.Rollback())), 0)
+	}
+	return l.commit(tx)
+}
+
+// insertUnchangedKept is insertUnchanged for an entry that keeps its
+// input: the conditional insert (stmt with args) and, when it stored the
+// decision, the input, in one transaction. A decision it did not store
+// leaves nothing.
+func (r *UsageReader) insertUnchangedKept(ctx context.Context, stmt *sql.Stmt, args []any, e Entry) (bool, error) {
+	l := r.ledger
+	start := time.Now()
+	l.wmu.Lock()
+	defer l.wmu.Unlock()
+	sqlTx, err := l.begin(ctx)
+	if err != nil {
+		return false, l.storageError(err, time.Since(start))
+	}
+	res, err := sqlTx.StmtContext(ctx, stmt).ExecContext(ctx, args...)
+	var n int64
+	if err == nil {
+		n, err = res.RowsAffected()
+	}
+	if err == nil && n == 1 {
+		err = insertInput(ctx, &writeTx{Tx: sqlTx, binder: l.db.binder}, e.Input, e.Decision.CreatedAt)
+	}
+	if err != nil || n != 1 {
+		return false, l.storageError(errors.Join(err, ignoreDone(sqlTx.Rollback())), time.Since(start))
+	}
+	return true, l.commit(&writeTx{Tx: sqlTx, binder: l.db.binder})
+}
+
+// pruneInputs deletes the kept inputs older than keep (every one when keep
+// is 0: keeping is off), a batch per transaction, and returns how many.
+func (r *retention) pruneInputs(ctx context.Context, keep time.Duration) (int, error) {
+	cutoff := r.now().Add(-max(keep, 0))
+	total := 0
+	for {
+		var n int64
+		err := r.execOneResult(ctx, func(res sql.Result) { n, _ = res.RowsAffected() },
+			`DELETE FROM decision_inputs WHERE decision_id IN (SELECT decision_id FROM decision_inputs
+			WHERE created_at <= ? ORDER BY created_at LIMIT ?)`, toNanos(cutoff), pruneBatch)
+		total += int(n)
+		if err != nil {
+			return total, fmt.Errorf("prune kept inputs: %w", err)
+		}
+		if n < pruneBatch {
+			break
+		}
+	}
+	if total > 0 {
+		r.log.Info("kept policy inputs deleted", zap.Int("decisions", total), zap.Duration("keep", keep))
+	}
+	return total, nil
+}
+
+// Replayed is one recorded decision as replay reads it: the decision, and
+// its kept input when there is one (Kept false: none was kept).
+type Replayed struct {
+	Decision Decision
+	Kept     bool
+	Input    KeptInput
+}
+
+// ReplayFilter selects the decisions Replay reads: made at or after Since,
+// of Server when it is not "".
+type ReplayFilter struct {
+	Since  time.Time
+	Server string
+}
+
+// Replay calls fn for each decision f selects, oldest first, with its kept
+// input where one was kept. It only reads.
+func (s *Store) Replay(ctx context.Context, f ReplayFilter, fn func(Replayed) error) error {
+	rows, err := s.db.QueryContext(ctx, `SELECT d.id, d.server, d.stage, d.outcome, d.created_at,
+		CASE WHEN i.decision_id IS NULL THEN 0 ELSE 1 END, COALESCE(i.kind, ''), COALESCE(i.revision, ''),
+		COALESCE(i.outcome, ''), COALESCE(i.reasons, '[]'), COALESCE(i.await_answer, 0), i.input
+		FROM decisions d LEFT JOIN decision_inputs i ON i.decision_id = d.id
+		WHERE d.created_at >= ? AND (? = '' OR d.server = ?)
+		ORDER BY d.created_at, d.id`, toNanos(f.Since), f.Server, f.Server)
+	if err != nil {
+		return fmt.Errorf("replay: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		r, err := scanReplayed(rows)
+		if err != nil {
+			return fmt.Errorf("replay: %w", err)
+		}
+		if err := fn(r); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
+
+func scanReplayed(rows *sql.Rows) (Replayed, error) {
+	var r Replayed
+	var created, kept, await int64
+	var reasons string
+	var input []byte
+	d, in := &r.Decision, &r.Input
+	if err := rows.Scan(&d.ID, &d.Server, &d.Stage, &d.Outcome, &created, &kept, &in.Kind, &in.Revision,
+		&in.Outcome, &reasons, &await, &input); err != nil {
+		return r, err
+	}
+	d.CreatedAt = fromNanos(created)
+	r.Kept = kept == 1
+	in.DecisionID, in.Server, in.Stage, in.CreatedAt = d.ID, d.Server, d.Stage, d.CreatedAt
+	in.AwaitAnswer = await == 1
+	if input != nil {
+		in.Input = json.RawMessage(input)
+	}
+	return r, json.Unmarshal([]byte(reasons), &in.Reasons)
+}
