@@ -3,6 +3,7 @@ package relay
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -173,14 +174,30 @@ func mustJSON(t *testing.T, v any) json.RawMessage {
 	return b
 }
 
+// bridgedReplicas is n replicas on one store and key, whose one server
+// pushes (a legacy upstream, so a 2026-07-28 host's call to it is
+// bridged), each polling the store every few milliseconds.
+func bridgedReplicas(t *testing.T, n int) []*Proxy {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "state")
+	ps := make([]*Proxy, n)
+	for i := range ps {
+		ps[i] = newTestProxyOn(t, dir, replicaKey, nil, "peer")
+		ps[i].cfg.Upstreams[0].Era = "legacy"
+		ps[i].store.PollInterval = 5 * time.Millisecond
+	}
+	return ps
+}
+
 // TestBridgedRetryOnAnotherReplica: a bridged call lives in the replica
-// that parked it; a retry that reaches the other replica is refused there
-// with its own reason, and spends nothing: the same retry on the right
-// replica completes.
+// that parked it; a retry that reaches another replica is handed to that
+// one, which resumes the upstream's push with the host's answer and
+// whose result the host gets from the replica it retried on. The same
+// state replayed on the holder afterwards is refused as used, and the
+// handover's row is gone.
 func TestBridgedRetryOnAnotherReplica(t *testing.T) {
-	p1, p2 := replicaPair(t, "peer")
-	p1.cfg.Upstreams[0].Era, p2.cfg.Upstreams[0].Era = "legacy", "legacy"
-	host1, host2 := manualHost(t, p1), manualHost(t, p2)
+	ps := bridgedReplicas(t, 2)
+	host1, host2 := manualHost(t, ps[0]), manualHost(t, ps[1])
 	args := map[string]any{"params": json.RawMessage(helloParams)}
 	first, err := host1.CallTool(t.Context(), &mcp.CallToolParams{Name: "sample", Arguments: args})
 	if err != nil || !first.NeedsInput() {
@@ -188,14 +205,65 @@ func TestBridgedRetryOnAnotherReplica(t *testing.T) {
 	}
 	again := &mcp.CallToolParams{Name: "sample", Arguments: args, RequestState: first.RequestState,
 		InputResponses: mcp.InputResponseMap{keyOf(first.InputRequests): hiResult()}}
-	_, err = host2.CallTool(t.Context(), again)
-	var we *jsonrpc.Error
-	if !errors.As(err, &we) || we.Code != refusal.CodeInternal || !refusal.HasReason(we, refusal.ReasonBridgeElsewhere) {
-		t.Fatalf("retry on the other replica: %v, want -32603 with reason %s", err, refusal.ReasonBridgeElsewhere)
+	res, err := host2.CallTool(t.Context(), again)
+	if err != nil || res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, `"hi"`) {
+		t.Fatalf("retry on the other replica: %+v %v, want the upstream's result with the host's answer", res, err)
 	}
-	res, err := host1.CallTool(t.Context(), again)
-	if err != nil || res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, `"completion"`) {
-		t.Fatalf("retry on the replica holding the call: %+v %v", res, err)
+	_, err = host1.CallTool(t.Context(), again)
+	wantRejected(t, err, "already used")
+	if _, ok, err := ps[1].store.WithdrawHandover(t.Context(), nonceOf(t, ps[0], first.RequestState, "sample", args)); ok || err != nil {
+		t.Errorf("the handover's row after its answer was read: answered %v, %v; want gone", ok, err)
+	}
+}
+
+// nonceOf is the nonce of the state p sealed for a call of tool with args.
+func nonceOf(t *testing.T, p *Proxy, state, tool string, args map[string]any) string {
+	t.Helper()
+	cont, err := p.sealer.Unseal(state, "peer", seal.CallDigest("tools/call", tool, mustJSON(t, args)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cont.Nonce
+}
+
+// TestBridgedRetryReplayedOnTwoReplicas: one retry of a bridged call
+// sent at once to two replicas that do not hold it: the upstream resumes
+// once; the other retry is refused as a used state.
+func TestBridgedRetryReplayedOnTwoReplicas(t *testing.T) {
+	ps := bridgedReplicas(t, 3)
+	hosts := []*mcp.ClientSession{manualHost(t, ps[0]), manualHost(t, ps[1]), manualHost(t, ps[2])}
+	args := map[string]any{"params": json.RawMessage(helloParams)}
+	first, err := hosts[0].CallTool(t.Context(), &mcp.CallToolParams{Name: "sample", Arguments: args})
+	if err != nil || !first.NeedsInput() {
+		t.Fatalf("first call: %+v %v", first, err)
+	}
+	again := &mcp.CallToolParams{Name: "sample", Arguments: args, RequestState: first.RequestState,
+		InputResponses: mcp.InputResponseMap{keyOf(first.InputRequests): hiResult()}}
+	errs := make(chan error, 2)
+	for _, h := range hosts[1:] {
+		go func() {
+			res, err := h.CallTool(t.Context(), again)
+			if err == nil && (res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, `"hi"`)) {
+				err = fmt.Errorf("unexpected result %+v", res)
+			}
+			errs <- err
+		}()
+	}
+	var done, refused int
+	for range 2 {
+		err := <-errs
+		var we *jsonrpc.Error
+		switch {
+		case err == nil:
+			done++
+		case errors.As(err, &we) && we.Code == refusal.CodeInvalidParams && strings.Contains(we.Message, "already used"):
+			refused++
+		default:
+			t.Errorf("a replayed retry: %v", err)
+		}
+	}
+	if done != 1 || refused != 1 {
+		t.Fatalf("replayed retry on two replicas: %d completed, %d refused as used; want 1 and 1", done, refused)
 	}
 }
 
