@@ -128,8 +128,19 @@ func (p *Proxy) resumeHandedOver(ctx context.Context, h review.Handover) (mcp.Re
 	if err != nil {
 		return nil, stateRejection(err)
 	}
+	if cont.Replica != p.replica || cont.Nonce != h.Nonce {
+		return nil, refusal.BridgeGone()
+	}
+	// Spent first: a replay handed over after the first one's row was
+	// read and deleted is refused as used, as it would be here.
+	if err := p.sealer.Spend(cont); err != nil {
+		p.log.Warn("requestState rejected", zap.String("server", h.Server), zap.Error(err))
+		return nil, stateRejection(err)
+	}
 	b := p.bridges.peek(cont.Bridge)
-	if cont.Replica != p.replica || cont.Nonce != h.Nonce || b == nil {
+	entries, held, ok := p.handed.take(a.State)
+	held.Release() // nil: a bridged call's pushes are held on the wire
+	if b == nil || !ok {
 		return nil, refusal.BridgeGone()
 	}
 	var answers mcp.InputResponseMap
@@ -137,11 +148,6 @@ func (p *Proxy) resumeHandedOver(ctx context.Context, h review.Handover) (mcp.Re
 		return nil, refusal.Internal("the host's answers could not be decoded")
 	}
 	p.keepHostAnswers(a.Answers)
-	entries, held, err := p.takeHeld(b.x, cont, a.State)
-	if err != nil {
-		return nil, err
-	}
-	held.Release() // nil: a bridged call's pushes are held on the wire
 	return p.resumeBridge(ctx, b.x, cont, answers, entries)
 }
 
