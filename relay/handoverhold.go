@@ -43,18 +43,20 @@ func (p *Proxy) holding() string {
 func (p *Proxy) serveHandovers() {
 	tick := time.NewTicker(min(p.pollInterval(), review.DefaultPollInterval))
 	defer tick.Stop()
+	woken := true // a first look
 	for !p.bridges.stopped() {
+		// Woken before it reads, so an ask during the read is not missed.
 		wake, stop := p.store.HandoverWake("ask:" + p.replica)
-		woken := false
+		if woken || p.bridges.parking() {
+			p.takeHandovers()
+		}
 		select {
 		case <-wake:
 			woken = true
 		case <-tick.C:
+			woken = false
 		}
 		stop()
-		if woken || p.bridges.parking() {
-			p.takeHandovers()
-		}
 	}
 }
 

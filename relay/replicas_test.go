@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpx-fw/mcpx-fw/engine"
+	"github.com/mcpx-fw/mcpx-fw/engine/review"
 	"github.com/mcpx-fw/mcpx-fw/relay/internal/pipeline"
 	"github.com/mcpx-fw/mcpx-fw/relay/internal/refusal"
 	"github.com/mcpx-fw/mcpx-fw/relay/peer"
@@ -298,4 +299,65 @@ func TestStoredRoundRoundTrip(t *testing.T) {
 	if _, err := decodeRound([]byte(`{"entries":{"UPSTREAM-KEY":{"kind":"telepathy"}}}`)); err == nil || strings.Contains(err.Error(), "UPSTREAM-KEY") {
 		t.Errorf("an entry of an unknown kind: %v, want an error without its key", err)
 	}
+}
+
+// TestHandoverForgedRow: a handover's row whose payload the replicas did
+// not seal for it (written by whoever can write to the database: bytes
+// of their own, or a box sealed for another row) resumes nothing: the
+// holder answers it with an error without spending the state, and the
+// host's own retry then completes on the holder.
+func TestHandoverForgedRow(t *testing.T) {
+	for name, payload := range map[string]func(p *Proxy, state string) []byte{
+		"not sealed": func(*Proxy, string) []byte { return []byte(`{"state":"x","answers":{}}`) },
+		"sealed for another row": func(p *Proxy, state string) []byte {
+			box, err := p.sealer.Box(mustJSON(t, handoverAsk{State: state, Answers: json.RawMessage(`{}`)}), "another nonce")
+			if err != nil {
+				t.Fatal(err)
+			}
+			return box
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			p := bridgedReplicas(t, 1)[0]
+			host := manualHost(t, p)
+			args := map[string]any{"params": json.RawMessage(helloParams)}
+			first, err := host.CallTool(t.Context(), &mcp.CallToolParams{Name: "sample", Arguments: args})
+			if err != nil || !first.NeedsInput() {
+				t.Fatalf("first call: %+v %v", first, err)
+			}
+			nonce := nonceOf(t, p, first.RequestState, "sample", args)
+			err = p.store.AskHandover(t.Context(), review.Handover{Nonce: nonce, Holder: p.replica, Server: "peer",
+				Call: seal.CallDigest("tools/call", "sample", mustJSON(t, args)), Expires: time.Now().Add(time.Minute),
+				Payload: payload(p, first.RequestState)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			box := awaitHandedAnswer(t, p, nonce)
+			var r handoverReply
+			if plain, err := p.sealer.Unbox(box, nonce); err != nil || json.Unmarshal(plain, &r) != nil || r.Error == nil {
+				t.Fatalf("the holder's answer to a forged row: %+v (%v), want an error", r, err)
+			}
+			res, err := host.CallTool(t.Context(), &mcp.CallToolParams{Name: "sample", Arguments: args, RequestState: first.RequestState,
+				InputResponses: mcp.InputResponseMap{keyOf(first.InputRequests): hiResult()}})
+			if err != nil || res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, `"hi"`) {
+				t.Fatalf("the host's own retry after the forged row: %+v %v", res, err)
+			}
+		})
+	}
+}
+
+// awaitHandedAnswer waits for the answer to the handover for nonce.
+func awaitHandedAnswer(t *testing.T, p *Proxy, nonce string) []byte {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		box, ok, err := p.store.HandoverAnswer(t.Context(), nonce)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok {
+			return box
+		}
+	}
+	t.Fatal("the holder did not answer the handover within 10s")
+	return nil
 }

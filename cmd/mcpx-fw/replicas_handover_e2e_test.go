@@ -29,12 +29,15 @@ func legacyServers() string {
 }
 
 // handoverCalls is how many calls TestReplicasBridgedHandover makes:
-// 1,000, or MCPXFW_HANDOVER_CALLS.
+// 300, or MCPXFW_HANDOVER_CALLS (the acceptance ran 1,000). Each
+// bridged call starts an upstream process of its own; 1,000 take about
+// 40 s on two shared cores, more than the replica tests' minute allows
+// the suite.
 func handoverCalls(t *testing.T) int {
 	t.Helper()
 	v := os.Getenv("MCPXFW_HANDOVER_CALLS")
 	if v == "" {
-		return 1000
+		return 300
 	}
 	n, err := strconv.Atoi(v)
 	if err != nil || n < 10 {
