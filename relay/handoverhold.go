@@ -78,6 +78,7 @@ func (p *Proxy) takeHandovers() {
 func (p *Proxy) answerHandover(h review.Handover) {
 	ctx, cancel := context.WithDeadline(context.Background(), h.Expires)
 	defer cancel()
+	go p.watchWithdrawn(ctx, cancel, h)
 	res, err := p.resumeHandedOver(ctx, h)
 	plain, merr := json.Marshal(replyOf(res, err))
 	if merr != nil {
@@ -92,6 +93,34 @@ func (p *Proxy) answerHandover(h review.Handover) {
 		p.log.Warn("handed-over retry answered after its asker gave up: the answer is dropped", zap.String("server", h.Server))
 	case err != nil:
 		p.log.Error("handed-over retry's answer not written", zap.String("server", h.Server), zap.Error(err))
+	}
+}
+
+// watchWithdrawn ends a resumed handover (cancel) once its asker has
+// withdrawn it (its host left, or it gave up waiting), as a host that
+// leaves ends a retry that reached this replica: the call is aborted, its
+// open reviews abandoned. It watches until ctx ends, woken by the row's
+// deletion (PostgreSQL) or at each poll.
+func (p *Proxy) watchWithdrawn(ctx context.Context, cancel context.CancelFunc, h review.Handover) {
+	tick := time.NewTicker(p.pollInterval())
+	defer tick.Stop()
+	for {
+		wake, stop := p.store.HandoverWake("gone:" + h.Nonce)
+		taken, err := p.store.HandoverTaken(ctx, h.Nonce)
+		if err == nil && !taken {
+			stop()
+			cancel()
+			return
+		}
+		select {
+		case <-wake:
+		case <-tick.C:
+		case <-ctx.Done():
+		}
+		stop()
+		if ctx.Err() != nil {
+			return
+		}
 	}
 }
 

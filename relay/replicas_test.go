@@ -1,6 +1,7 @@
 package relay
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -360,4 +361,73 @@ func awaitHandedAnswer(t *testing.T, p *Proxy, nonce string) []byte {
 	}
 	t.Fatal("the holder did not answer the handover within 10s")
 	return nil
+}
+
+// TestHandoverWithdrawnEndsTheCall: a retry handed to the holder whose
+// host leaves while the holder waits on the call's next step (a second
+// push, escalated for review) is withdrawn, and the holder then ends the
+// call as it would had the host left it there: the pending review is
+// abandoned at once, not left until its deadline.
+func TestHandoverWithdrawnEndsTheCall(t *testing.T) {
+	ps := bridgedReplicas(t, 2)
+	for _, p := range ps {
+		p.cfg.HostTimeout = time.Hour // no deadline ends the handover first
+	}
+	host1, host2 := manualHost(t, ps[0]), manualHost(t, ps[1])
+	args := map[string]any{"params": json.RawMessage(secretParams), "times": 2}
+	approved := make(chan error, 1)
+	go func() {
+		id, err := awaitPendingReview(t.Context(), ps[0].store)
+		if err == nil {
+			_, err = ps[0].store.Approve(t.Context(), id, "test", "")
+		}
+		approved <- err
+	}()
+	first, err := host1.CallTool(t.Context(), &mcp.CallToolParams{Name: "sample", Arguments: args})
+	if err != nil || !first.NeedsInput() {
+		t.Fatalf("first call: %+v %v", first, err)
+	}
+	if err := <-approved; err != nil {
+		t.Fatal(err)
+	}
+	ctx, leave := context.WithCancel(t.Context())
+	second := make(chan string, 1)
+	go func() {
+		id, _ := awaitPendingReview(ctx, ps[0].store)
+		second <- id
+		leave()
+	}()
+	_, err = host2.CallTool(ctx, &mcp.CallToolParams{Name: "sample", Arguments: args, RequestState: first.RequestState,
+		InputResponses: mcp.InputResponseMap{keyOf(first.InputRequests): hiResult()}})
+	if err == nil {
+		t.Fatal("the retry whose host left completed")
+	}
+	id := <-second
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		it, err := ps[0].store.Get(t.Context(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if it.State == review.StateAbandoned {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the second push's review is %s 10s after its handover was withdrawn; want abandoned", it.State)
+		}
+	}
+}
+
+// awaitPendingReview returns the id of the first review pending in st.
+func awaitPendingReview(ctx context.Context, st *review.Store) (string, error) {
+	for ctx.Err() == nil {
+		items, err := st.List(ctx, review.Filter{})
+		if err != nil {
+			return "", err
+		}
+		if len(items) > 0 {
+			return items[0].ID, nil
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return "", ctx.Err()
 }

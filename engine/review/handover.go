@@ -31,7 +31,8 @@ import (
 
 // handoverChannel is the PostgreSQL notification channel of handovers:
 // "ask:<holder>" when a row is asked of a holder, "answer:<nonce>" when
-// it is answered (migration 9's trigger).
+// it is answered, "gone:<nonce>" when it is deleted (migration 9's
+// trigger).
 const handoverChannel = "mcpxfw_handover"
 
 // handoverSweepEvery spaces out each Store's sweeps of rows past their
@@ -141,6 +142,14 @@ func (hs *handovers) AnswerHandover(ctx context.Context, nonce string, payload [
 		return fmt.Errorf("answer handover: %w", ErrHandoverGone)
 	}
 	return nil
+}
+
+// HandoverTaken reports whether the row for nonce is still taken and
+// unanswered: false once its asker withdrew it (or it was answered).
+func (hs *handovers) HandoverTaken(ctx context.Context, nonce string) (bool, error) {
+	var taken bool
+	err := hs.db.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM handovers WHERE nonce = ? AND state = 'taken')`, nonce).Scan(&taken)
+	return taken, err
 }
 
 // HandoverAnswer deletes and returns the answer of the row for nonce once

@@ -487,8 +487,8 @@ EXECUTE FUNCTION decisions_usage_changed();
 	`ALTER TABLE items ADD COLUMN waived TEXT NOT NULL DEFAULT '[]';`,
 	// 9: retries of bridged calls handed between replicas (see the SQLite
 	// migration 9). Each row asked of a holder notifies "ask:<holder>" on
-	// handoverChannel, and each row answered "answer:<nonce>", when the
-	// statement commits.
+	// handoverChannel, each row answered "answer:<nonce>", and each row
+	// deleted "gone:<nonce>", when the statement commits.
 	`
 CREATE TABLE handovers (
 	nonce       TEXT PRIMARY KEY,
@@ -507,12 +507,14 @@ CREATE FUNCTION handovers_notify() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
 	IF TG_OP = 'INSERT' THEN
 		PERFORM pg_notify('` + handoverChannel + `', 'ask:' || NEW.holder);
+	ELSIF TG_OP = 'DELETE' THEN
+		PERFORM pg_notify('` + handoverChannel + `', 'gone:' || OLD.nonce);
 	ELSIF NEW.state = 'answered' THEN
 		PERFORM pg_notify('` + handoverChannel + `', 'answer:' || NEW.nonce);
 	END IF;
 	RETURN NULL;
 END $$;
-CREATE TRIGGER handovers_notify AFTER INSERT OR UPDATE OF state ON handovers
+CREATE TRIGGER handovers_notify AFTER INSERT OR UPDATE OF state OR DELETE ON handovers
 FOR EACH ROW EXECUTE FUNCTION handovers_notify();
 `,
 }

@@ -62,7 +62,7 @@ func (s *Store) HolderAlive(ctx context.Context, holder string) (bool, error) {
 }
 
 // HandoverWake returns a channel closed when a handover event for key is
-// announced ("ask:" and a holder's owner token, "answer:" and a nonce),
+// announced ("ask:" and a holder's name, "answer:" or "gone:" and a nonce),
 // and the func that stops waiting for it. Only PostgreSQL announces them;
 // on SQLite the channel is never closed and the caller polls. The caller
 // reads the table after taking the channel, so an event during the read
