@@ -69,11 +69,14 @@ func (p *Proxy) handOver(ctx context.Context, x *exchange, cont seal.Continuatio
 	if err := p.holderPresent(ctx, x, cont); err != nil {
 		return nil, err
 	}
+	// Woken from before the ask, so the answer cannot come unheard.
+	wake, stop := p.store.HandoverWake("answer:" + cont.Nonce)
 	h, err := p.askHandover(ctx, x, cont, answers, state)
 	if err != nil {
+		stop()
 		return nil, err
 	}
-	return p.awaitHandover(ctx, x, cont, h.Expires)
+	return p.awaitHandover(ctx, x, cont, h.Expires, wake, stop)
 }
 
 // holderPresent refuses the retry at once when the holder is gone.
@@ -120,23 +123,26 @@ func (p *Proxy) askHandover(ctx context.Context, x *exchange, cont seal.Continua
 }
 
 // awaitHandover waits for the holder's answer until deadline, woken by
-// the store (PostgreSQL) or its poll, and checks the holder lives at each
-// poll: a holder gone, the deadline passed or the host gone withdraws the
-// handover, so nothing the holder answers later is delivered.
-func (p *Proxy) awaitHandover(ctx context.Context, x *exchange, cont seal.Continuation, deadline time.Time) (mcp.Result, error) {
+// the store (PostgreSQL; wake is the first wake-up, taken before the ask)
+// or its poll, and checks the holder lives at each poll: a holder gone,
+// the deadline passed or the host gone withdraws the handover, so nothing
+// the holder answers later is delivered.
+func (p *Proxy) awaitHandover(ctx context.Context, x *exchange, cont seal.Continuation, deadline time.Time, wake <-chan struct{}, stop func()) (mcp.Result, error) {
 	timer := time.NewTimer(time.Until(deadline))
 	defer timer.Stop()
 	tick := time.NewTicker(min(p.pollInterval(), review.DefaultPollInterval))
 	defer tick.Stop()
-	for {
-		wake, stop := p.store.HandoverWake("answer:" + cont.Nonce)
-		box, ok, err := p.store.HandoverAnswer(ctx, cont.Nonce)
-		if err != nil && ctx.Err() == nil {
-			p.log.Warn("handed-over retry's answer not read; reading again", zap.String("server", x.u.cfg.Name), zap.Error(err))
-		}
-		if ok {
-			stop()
-			return p.handedAnswer(x, cont, box)
+	for first := true; ; first = false {
+		if !first {
+			wake, stop = p.store.HandoverWake("answer:" + cont.Nonce)
+			box, ok, err := p.store.HandoverAnswer(ctx, cont.Nonce)
+			if err != nil && ctx.Err() == nil {
+				p.log.Warn("handed-over retry's answer not read; reading again", zap.String("server", x.u.cfg.Name), zap.Error(err))
+			}
+			if ok {
+				stop()
+				return p.handedAnswer(x, cont, box)
+			}
 		}
 		var why error
 		select {
