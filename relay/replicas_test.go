@@ -239,10 +239,10 @@ func TestBridgedRetryReplayedOnTwoReplicas(t *testing.T) {
 	if err != nil || !first.NeedsInput() {
 		t.Fatalf("first call: %+v %v", first, err)
 	}
-	again := &mcp.CallToolParams{Name: "sample", Arguments: args, RequestState: first.RequestState,
-		InputResponses: mcp.InputResponseMap{keyOf(first.InputRequests): hiResult()}}
 	errs := make(chan error, 2)
 	for _, h := range hosts[1:] {
+		again := &mcp.CallToolParams{Name: "sample", Arguments: args, RequestState: first.RequestState,
+			InputResponses: mcp.InputResponseMap{keyOf(first.InputRequests): hiResult()}} // the SDK writes into it
 		go func() {
 			res, err := h.CallTool(t.Context(), again)
 			if err == nil && (res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, `"hi"`)) {
