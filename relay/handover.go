@@ -135,11 +135,7 @@ func (p *Proxy) awaitHandover(ctx context.Context, x *exchange, cont seal.Contin
 	for first := true; ; first = false {
 		if !first {
 			wake, stop = p.store.HandoverWake("answer:" + cont.Nonce)
-			box, ok, err := p.store.HandoverAnswer(ctx, cont.Nonce)
-			if err != nil && ctx.Err() == nil {
-				p.log.Warn("handed-over retry's answer not read; reading again", zap.String("server", x.u.cfg.Name), zap.Error(err))
-			}
-			if ok {
+			if box, ok := p.handedBox(ctx, x, cont); ok {
 				stop()
 				return p.handedAnswer(x, cont, box)
 			}
@@ -161,6 +157,16 @@ func (p *Proxy) awaitHandover(ctx context.Context, x *exchange, cont seal.Contin
 			return p.withdrawHandover(ctx, x, cont, why)
 		}
 	}
+}
+
+// handedBox reads and deletes the holder's answer, once it is there. A
+// read that fails is logged and tried again at the next wake-up or poll.
+func (p *Proxy) handedBox(ctx context.Context, x *exchange, cont seal.Continuation) ([]byte, bool) {
+	box, ok, err := p.store.HandoverAnswer(ctx, cont.Nonce)
+	if err != nil && ctx.Err() == nil {
+		p.log.Warn("handed-over retry's answer not read; reading again", zap.String("server", x.u.cfg.Name), zap.Error(err))
+	}
+	return box, ok
 }
 
 // withdrawTimeout bounds the delete that withdraws a handover.

@@ -49,9 +49,9 @@ var ErrHandoverClaimed = errors.New("handover already asked for this state")
 var ErrHandoverGone = errors.New("handover gone: its asker gave up")
 
 // Handover is one row: the nonce of the sealed state it resumes, the
-// holder's owner token (Owner), the server and call the state was sealed
-// for, the asker's deadline, and the payload (the host's answers, as
-// asked).
+// holder's name (the one it takes its rows by: relay's replica name),
+// the server and call the state was sealed for, the asker's deadline,
+// and the payload (the host's answers, as asked).
 type Handover struct {
 	Nonce   string
 	Holder  string
