@@ -40,6 +40,7 @@ const pushGather = 20 * time.Millisecond
 // keeps no state from one bridged call to the next.
 type bridge struct {
 	id      string
+	x       *exchange // the host's call, for a retry another replica hands over
 	u       *upstream // the call's own upstream session
 	slot    *bridgeSlot
 	done    chan bridgeResult
@@ -142,7 +143,7 @@ func (p *Proxy) bridgeCall(ctx context.Context, x *exchange) (mcp.Result, error)
 		x.u.log.Warn("bridged call refused", zap.Error(err))
 		return nil, err
 	}
-	b := &bridge{id: randomID(), slot: newBridgeSlot(), done: make(chan bridgeResult, 1), release: release}
+	b := &bridge{id: randomID(), x: x, slot: newBridgeSlot(), done: make(chan bridgeResult, 1), release: release}
 	l := newLink(hostView{era: x.host.era, caps: &mcp.ClientCapabilities{Sampling: x.host.caps.Sampling,
 		Elicitation: x.host.caps.Elicitation, RootsV2: x.host.caps.RootsV2}})
 	l.bridge = b.slot
@@ -282,7 +283,7 @@ func (p *Proxy) bridgeTTL() time.Duration { return min(p.cfg.BridgeWait, p.cfg.S
 func (p *Proxy) park(x *exchange, b *bridge, out mcp.InputRequestMap, entries map[string]pipeline.Entry) (mcp.Result, error) {
 	ttl := p.bridgeTTL()
 	cont := seal.Continuation{Server: x.u.cfg.Name, Call: x.digest, Keys: slices.Sorted(maps.Keys(out)),
-		Round: b.round, Bridge: b.id, Replica: p.replica, Expires: time.Now().Add(ttl)}
+		Round: b.round, Bridge: b.id, Replica: p.replica, Lease: p.holding(), Expires: time.Now().Add(ttl)}
 	sealed, err := p.sealer.Seal(cont)
 	if err != nil {
 		p.abortBridge(b, refusal.Internal("requestState could not be sealed"))

@@ -139,6 +139,27 @@ func (bp *bridgePool) unpark(id string) *bridge {
 	return b
 }
 
+// peek is the parked bridge id, left parked; nil when none is.
+func (bp *bridgePool) peek(id string) *bridge {
+	bp.mu.Lock()
+	defer bp.mu.Unlock()
+	return bp.parked[id]
+}
+
+// parking reports whether any call is parked, and false after closeAll.
+func (bp *bridgePool) parking() bool {
+	bp.mu.Lock()
+	defer bp.mu.Unlock()
+	return len(bp.parked) > 0
+}
+
+// stopped reports whether closeAll ran.
+func (bp *bridgePool) stopped() bool {
+	bp.mu.Lock()
+	defer bp.mu.Unlock()
+	return bp.closed
+}
+
 // closeAll ends every parked call, closes every bridged session and
 // refuses bridged calls from then on.
 func (bp *bridgePool) closeAll(p *Proxy) {

@@ -163,7 +163,8 @@ func (p *Proxy) handBack(ctx context.Context, x *exchange, reqs mcp.InputRequest
 // result stage before the upstream sees it. Keys the host adds are dropped.
 //
 // A round kept in the store may be resumed by any replica sharing it and
-// the seal key; a bridged call only by the process that holds it.
+// the seal key; a bridged call only by the process that holds it, to
+// which another replica hands the retry.
 func (p *Proxy) resume(ctx context.Context, x *exchange, answers mcp.InputResponseMap, state string) (mcp.Result, error) {
 	cont, err := p.sealer.Unseal(state, x.u.cfg.Name, x.digest)
 	if err != nil {
@@ -210,12 +211,11 @@ func (p *Proxy) takeHeld(x *exchange, cont seal.Continuation, state string) (map
 }
 
 // resumeBridged resumes a bridged call, which lives in the memory of the
-// process that parked it: a retry another replica receives is refused
-// there without spending the state.
+// process that parked it: a retry another replica receives is handed to
+// that process (handover.go).
 func (p *Proxy) resumeBridged(ctx context.Context, x *exchange, cont seal.Continuation, answers mcp.InputResponseMap, state string) (mcp.Result, error) {
 	if cont.Replica != p.replica {
-		p.log.Warn("bridged call's retry reached another replica", zap.String("server", x.u.cfg.Name))
-		return nil, refusal.BridgeElsewhere()
+		return p.handOver(ctx, x, cont, answers, state)
 	}
 	entries, held, err := p.takeHeld(x, cont, state)
 	if err != nil {
@@ -288,19 +288,26 @@ func withResultType(method string, fields map[string]any, resultType string) (mc
 	if err != nil {
 		return nil, refusal.Internal("result could not be encoded")
 	}
-	var res mcp.Result
-	switch method {
-	case "tools/call":
-		res = new(mcp.CallToolResult)
-	case "prompts/get":
-		res = new(mcp.GetPromptResult)
-	case "resources/read":
-		res = new(mcp.ReadResourceResult)
-	default:
-		return nil, refusal.Internal("no input requests on " + method)
+	res, err := newResult(method)
+	if err != nil {
+		return nil, err
 	}
 	if err := json.Unmarshal(raw, res); err != nil {
 		return nil, refusal.Internal("result could not be decoded")
 	}
 	return res, nil
+}
+
+// newResult is an empty result of method's type, for a method that may
+// need input.
+func newResult(method string) (mcp.Result, error) {
+	switch method {
+	case "tools/call":
+		return new(mcp.CallToolResult), nil
+	case "prompts/get":
+		return new(mcp.GetPromptResult), nil
+	case "resources/read":
+		return new(mcp.ReadResourceResult), nil
+	}
+	return nil, refusal.Internal("no input requests on " + method)
 }

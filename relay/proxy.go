@@ -156,7 +156,8 @@ type Proxy struct {
 	srv    *mcp.Server
 	sealer *seal.Sealer
 	// replica names this Proxy in the states of the bridged calls it
-	// parks, so another replica can tell a retry it cannot resume.
+	// parks, so another replica can tell a retry it must hand over to it
+	// (handover.go), and in the handovers' rows.
 	replica  string
 	handed   handedRounds   // sampling entries out with 2026-07-28 hosts
 	bridges  bridgePool     // 2026-07-28 host calls to upstreams that push
@@ -190,6 +191,9 @@ type Proxy struct {
 	// session's upstreams then start on its first request that needs them,
 	// not at its initialize.
 	lazy atomic.Bool
+	// handovers starts, once, the taking of retries other replicas hand
+	// to the bridged calls this one holds (handoverhold.go).
+	handovers sync.Once
 }
 
 // New returns a Proxy; nothing starts until a host connects.

@@ -1,8 +1,10 @@
 package relay
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -13,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpx-fw/mcpx-fw/engine"
+	"github.com/mcpx-fw/mcpx-fw/engine/review"
 	"github.com/mcpx-fw/mcpx-fw/relay/internal/pipeline"
 	"github.com/mcpx-fw/mcpx-fw/relay/internal/refusal"
 	"github.com/mcpx-fw/mcpx-fw/relay/peer"
@@ -173,14 +176,30 @@ func mustJSON(t *testing.T, v any) json.RawMessage {
 	return b
 }
 
+// bridgedReplicas is n replicas on one store and key, whose one server
+// pushes (a legacy upstream, so a 2026-07-28 host's call to it is
+// bridged), each polling the store every few milliseconds.
+func bridgedReplicas(t *testing.T, n int) []*Proxy {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "state")
+	ps := make([]*Proxy, n)
+	for i := range ps {
+		ps[i] = newTestProxyOn(t, dir, replicaKey, nil, "peer")
+		ps[i].cfg.Upstreams[0].Era = "legacy"
+		ps[i].store.PollInterval = 5 * time.Millisecond
+	}
+	return ps
+}
+
 // TestBridgedRetryOnAnotherReplica: a bridged call lives in the replica
-// that parked it; a retry that reaches the other replica is refused there
-// with its own reason, and spends nothing: the same retry on the right
-// replica completes.
+// that parked it; a retry that reaches another replica is handed to that
+// one, which resumes the upstream's push with the host's answer and
+// whose result the host gets from the replica it retried on. The same
+// state replayed on the holder afterwards is refused as used, and the
+// handover's row is gone.
 func TestBridgedRetryOnAnotherReplica(t *testing.T) {
-	p1, p2 := replicaPair(t, "peer")
-	p1.cfg.Upstreams[0].Era, p2.cfg.Upstreams[0].Era = "legacy", "legacy"
-	host1, host2 := manualHost(t, p1), manualHost(t, p2)
+	ps := bridgedReplicas(t, 2)
+	host1, host2 := manualHost(t, ps[0]), manualHost(t, ps[1])
 	args := map[string]any{"params": json.RawMessage(helloParams)}
 	first, err := host1.CallTool(t.Context(), &mcp.CallToolParams{Name: "sample", Arguments: args})
 	if err != nil || !first.NeedsInput() {
@@ -188,14 +207,65 @@ func TestBridgedRetryOnAnotherReplica(t *testing.T) {
 	}
 	again := &mcp.CallToolParams{Name: "sample", Arguments: args, RequestState: first.RequestState,
 		InputResponses: mcp.InputResponseMap{keyOf(first.InputRequests): hiResult()}}
-	_, err = host2.CallTool(t.Context(), again)
-	var we *jsonrpc.Error
-	if !errors.As(err, &we) || we.Code != refusal.CodeInternal || !refusal.HasReason(we, refusal.ReasonBridgeElsewhere) {
-		t.Fatalf("retry on the other replica: %v, want -32603 with reason %s", err, refusal.ReasonBridgeElsewhere)
+	res, err := host2.CallTool(t.Context(), again)
+	if err != nil || res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, `"hi"`) {
+		t.Fatalf("retry on the other replica: %+v %v, want the upstream's result with the host's answer", res, err)
 	}
-	res, err := host1.CallTool(t.Context(), again)
-	if err != nil || res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, `"completion"`) {
-		t.Fatalf("retry on the replica holding the call: %+v %v", res, err)
+	_, err = host1.CallTool(t.Context(), again)
+	wantRejected(t, err, "already used")
+	if _, ok, err := ps[1].store.WithdrawHandover(t.Context(), nonceOf(t, ps[0], first.RequestState, "sample", args)); ok || err != nil {
+		t.Errorf("the handover's row after its answer was read: answered %v, %v; want gone", ok, err)
+	}
+}
+
+// nonceOf is the nonce of the state p sealed for a call of tool with args.
+func nonceOf(t *testing.T, p *Proxy, state, tool string, args map[string]any) string {
+	t.Helper()
+	cont, err := p.sealer.Unseal(state, "peer", seal.CallDigest("tools/call", tool, mustJSON(t, args)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cont.Nonce
+}
+
+// TestBridgedRetryReplayedOnTwoReplicas: one retry of a bridged call
+// sent at once to two replicas that do not hold it: the upstream resumes
+// once; the other retry is refused as a used state.
+func TestBridgedRetryReplayedOnTwoReplicas(t *testing.T) {
+	ps := bridgedReplicas(t, 3)
+	hosts := []*mcp.ClientSession{manualHost(t, ps[0]), manualHost(t, ps[1]), manualHost(t, ps[2])}
+	args := map[string]any{"params": json.RawMessage(helloParams)}
+	first, err := hosts[0].CallTool(t.Context(), &mcp.CallToolParams{Name: "sample", Arguments: args})
+	if err != nil || !first.NeedsInput() {
+		t.Fatalf("first call: %+v %v", first, err)
+	}
+	errs := make(chan error, 2)
+	for _, h := range hosts[1:] {
+		again := &mcp.CallToolParams{Name: "sample", Arguments: args, RequestState: first.RequestState,
+			InputResponses: mcp.InputResponseMap{keyOf(first.InputRequests): hiResult()}} // the SDK writes into it
+		go func() {
+			res, err := h.CallTool(t.Context(), again)
+			if err == nil && (res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, `"hi"`)) {
+				err = fmt.Errorf("unexpected result %+v", res)
+			}
+			errs <- err
+		}()
+	}
+	var done, refused int
+	for range 2 {
+		err := <-errs
+		var we *jsonrpc.Error
+		switch {
+		case err == nil:
+			done++
+		case errors.As(err, &we) && we.Code == refusal.CodeInvalidParams && strings.Contains(we.Message, "already used"):
+			refused++
+		default:
+			t.Errorf("a replayed retry: %v", err)
+		}
+	}
+	if done != 1 || refused != 1 {
+		t.Fatalf("replayed retry on two replicas: %d completed, %d refused as used; want 1 and 1", done, refused)
 	}
 }
 
@@ -230,4 +300,134 @@ func TestStoredRoundRoundTrip(t *testing.T) {
 	if _, err := decodeRound([]byte(`{"entries":{"UPSTREAM-KEY":{"kind":"telepathy"}}}`)); err == nil || strings.Contains(err.Error(), "UPSTREAM-KEY") {
 		t.Errorf("an entry of an unknown kind: %v, want an error without its key", err)
 	}
+}
+
+// TestHandoverForgedRow: a handover's row whose payload the replicas did
+// not seal for it (written by whoever can write to the database: bytes
+// of their own, or a box sealed for another row) resumes nothing: the
+// holder answers it with an error without spending the state, and the
+// host's own retry then completes on the holder.
+func TestHandoverForgedRow(t *testing.T) {
+	for name, payload := range map[string]func(p *Proxy, state string) []byte{
+		"not sealed": func(*Proxy, string) []byte { return []byte(`{"state":"x","answers":{}}`) },
+		"sealed for another row": func(p *Proxy, state string) []byte {
+			box, err := p.sealer.Box(mustJSON(t, handoverAsk{State: state, Answers: json.RawMessage(`{}`)}), "another nonce")
+			if err != nil {
+				t.Fatal(err)
+			}
+			return box
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			p := bridgedReplicas(t, 1)[0]
+			host := manualHost(t, p)
+			args := map[string]any{"params": json.RawMessage(helloParams)}
+			first, err := host.CallTool(t.Context(), &mcp.CallToolParams{Name: "sample", Arguments: args})
+			if err != nil || !first.NeedsInput() {
+				t.Fatalf("first call: %+v %v", first, err)
+			}
+			nonce := nonceOf(t, p, first.RequestState, "sample", args)
+			err = p.store.AskHandover(t.Context(), review.Handover{Nonce: nonce, Holder: p.replica, Server: "peer",
+				Call: seal.CallDigest("tools/call", "sample", mustJSON(t, args)), Expires: time.Now().Add(time.Minute),
+				Payload: payload(p, first.RequestState)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			box := awaitHandedAnswer(t, p, nonce)
+			var r handoverReply
+			if plain, err := p.sealer.Unbox(box, nonce); err != nil || json.Unmarshal(plain, &r) != nil || r.Error == nil {
+				t.Fatalf("the holder's answer to a forged row: %+v (%v), want an error", r, err)
+			}
+			res, err := host.CallTool(t.Context(), &mcp.CallToolParams{Name: "sample", Arguments: args, RequestState: first.RequestState,
+				InputResponses: mcp.InputResponseMap{keyOf(first.InputRequests): hiResult()}})
+			if err != nil || res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, `"hi"`) {
+				t.Fatalf("the host's own retry after the forged row: %+v %v", res, err)
+			}
+		})
+	}
+}
+
+// awaitHandedAnswer waits for the answer to the handover for nonce.
+func awaitHandedAnswer(t *testing.T, p *Proxy, nonce string) []byte {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		box, ok, err := p.store.HandoverAnswer(t.Context(), nonce)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok {
+			return box
+		}
+	}
+	t.Fatal("the holder did not answer the handover within 10s")
+	return nil
+}
+
+// TestHandoverWithdrawnEndsTheCall: a retry handed to the holder whose
+// host leaves while the holder waits on the call's next step (a second
+// push, escalated for review) is withdrawn, and the holder then ends the
+// call as it would had the host left it there: the pending review is
+// abandoned at once, not left until its deadline.
+func TestHandoverWithdrawnEndsTheCall(t *testing.T) {
+	ps := bridgedReplicas(t, 2)
+	for _, p := range ps {
+		p.cfg.HostTimeout = time.Hour // no deadline ends the handover first
+	}
+	host1, host2 := manualHost(t, ps[0]), manualHost(t, ps[1])
+	args := map[string]any{"params": json.RawMessage(secretParams), "times": 2}
+	approved := make(chan error, 1)
+	go func() {
+		id, err := awaitPendingReview(t.Context(), ps[0].store)
+		if err == nil {
+			_, err = ps[0].store.Approve(t.Context(), id, "test", "")
+		}
+		approved <- err
+	}()
+	first, err := host1.CallTool(t.Context(), &mcp.CallToolParams{Name: "sample", Arguments: args})
+	if err != nil || !first.NeedsInput() {
+		t.Fatalf("first call: %+v %v", first, err)
+	}
+	if err := <-approved; err != nil {
+		t.Fatal(err)
+	}
+	ctx, leave := context.WithCancel(t.Context())
+	second := make(chan string, 1)
+	go func() {
+		id, _ := awaitPendingReview(ctx, ps[0].store)
+		second <- id
+		leave()
+	}()
+	_, err = host2.CallTool(ctx, &mcp.CallToolParams{Name: "sample", Arguments: args, RequestState: first.RequestState,
+		InputResponses: mcp.InputResponseMap{keyOf(first.InputRequests): hiResult()}})
+	if err == nil {
+		t.Fatal("the retry whose host left completed")
+	}
+	id := <-second
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		it, err := ps[0].store.Get(t.Context(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if it.State == review.StateAbandoned {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the second push's review is %s 10s after its handover was withdrawn; want abandoned", it.State)
+		}
+	}
+}
+
+// awaitPendingReview returns the id of the first review pending in st.
+func awaitPendingReview(ctx context.Context, st *review.Store) (string, error) {
+	for ctx.Err() == nil {
+		items, err := st.List(ctx, review.Filter{})
+		if err != nil {
+			return "", err
+		}
+		if len(items) > 0 {
+			return items[0].ID, nil
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return "", ctx.Err()
 }

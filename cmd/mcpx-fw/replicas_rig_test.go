@@ -114,10 +114,17 @@ func replicaServers() string {
 // decision log's content on.
 func startReplicas(t *testing.T, n int, storeURL string, reviewTimeout time.Duration, extra string) []*replica {
 	t.Helper()
+	return startReplicasOf(t, n, storeURL, reviewTimeout, replicaServers(), "", extra)
+}
+
+// startReplicasOf is startReplicas with servers as the servers: section
+// and limits (lines of the limits: section) added to the unlimited ones.
+func startReplicasOf(t *testing.T, n int, storeURL string, reviewTimeout time.Duration, servers, limits, extra string) []*replica {
+	t.Helper()
 	rs := make([]*replica, n)
 	for i := range n {
-		cfg := testConfig(t, repoPath(t, "policies"), reviewTimeout, replicaServers())
-		appendConfig(t, cfg, unlimited+fmt.Sprintf("store:\n  url: %q\n", storeURL)+extra)
+		cfg := testConfig(t, repoPath(t, "policies"), reviewTimeout, servers)
+		appendConfig(t, cfg, unlimited+limits+fmt.Sprintf("store:\n  url: %q\n", storeURL)+extra)
 		logContent(t, cfg)
 		rs[i] = &replica{index: i, cfg: cfg, dir: filepath.Dir(cfg)}
 	}
@@ -150,6 +157,9 @@ type front struct {
 	// back to that replica and to another.
 	handed                        map[string]int
 	resumedSame, resumedElsewhere atomic.Int64
+	// elsewhere sends every retry that carries a requestState to a live
+	// replica other than the one that handed the state out.
+	elsewhere bool
 }
 
 // statePattern finds the requestState values in a 2026-07-28 message.
@@ -196,13 +206,26 @@ func newFront(t *testing.T, rs []*replica) *front {
 func (f *front) URL() string { return f.srv.URL + "/mcp" }
 
 func (f *front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	i := f.route(r.Header.Get("Mcp-Session-Id"))
-	f.routed[i].Add(1)
+	from := -1 // the replica that handed out the state a retry carries
 	if modernRequest(r.Header) && r.Body != nil {
-		if err := f.noteResumed(r, i); err != nil {
+		var err error
+		if from, err = f.handedFrom(r); err != nil {
 			http.Error(w, err.Error(), http.StatusBadGateway)
 			return
 		}
+	}
+	avoid := -1
+	if f.elsewhere {
+		avoid = from
+	}
+	i := f.route(r.Header.Get("Mcp-Session-Id"), avoid)
+	f.routed[i].Add(1)
+	switch {
+	case from < 0:
+	case from == i:
+		f.resumedSame.Add(1)
+	default:
+		f.resumedElsewhere.Add(1)
 	}
 	// Full duplex: a replica answers as soon as it has the body (an event
 	// stream's headers at once), maybe before the proxy's transport has
@@ -233,34 +256,30 @@ func (f *front) noteHanded(res *http.Response, i int) error {
 	return err
 }
 
-// noteResumed reads a 2026-07-28 request whole and counts a retry that
-// carries a requestState back to the replica that handed it out, or to
-// another.
-func (f *front) noteResumed(r *http.Request, i int) error {
+// handedFrom reads a 2026-07-28 request whole and returns the replica
+// that handed out the requestState it carries back, or -1.
+func (f *front) handedFrom(r *http.Request) (int, error) {
 	b, err := io.ReadAll(r.Body)
 	r.Body.Close()
 	r.Body = io.NopCloser(bytes.NewReader(b))
 	m := statePattern.FindSubmatch(b)
 	if m == nil {
-		return err
+		return -1, err
 	}
 	f.mu.Lock()
+	defer f.mu.Unlock()
 	from, ok := f.handed[string(m[1])]
-	f.mu.Unlock()
-	switch {
-	case !ok:
-	case from == i:
-		f.resumedSame.Add(1)
-	default:
-		f.resumedElsewhere.Add(1)
+	if !ok {
+		return -1, err
 	}
-	return err
+	return from, err
 }
 
 // route picks the replica for a request: the session's, or else the next
-// live one. A session the front does not know (its replica's reply was
-// lost) goes round, and that replica answers for it.
-func (f *front) route(sid string) int {
+// live one other than avoid (-1: any). A session the front does not know
+// (its replica's reply was lost) goes round, and that replica answers for
+// it.
+func (f *front) route(sid string, avoid int) int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if i, ok := f.sessions[sid]; ok && sid != "" {
@@ -268,7 +287,7 @@ func (f *front) route(sid string) int {
 	}
 	for {
 		i := int(f.next.Add(1)-1) % len(f.backends)
-		if !f.down[i] {
+		if !f.down[i] && i != avoid {
 			return i
 		}
 	}

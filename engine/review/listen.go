@@ -38,6 +38,9 @@ type listener struct {
 	listenOnce  sync.Once
 	readyOnce   sync.Once
 	listenReady chan struct{}
+	// presence is the lease id whose presence lock the listener's
+	// connection holds (presence.go); "" holds none.
+	presence string
 }
 
 // Changed returns a channel that is closed at the next committed change of
@@ -126,7 +129,7 @@ func (l *listener) listenOnceConn(ctx context.Context, listening func()) error {
 		defer cancel()
 		conn.Close(cctx)
 	}()
-	if _, err := conn.Exec(ctx, "LISTEN "+reviewChannel); err != nil {
+	if err := l.listenOn(ctx, conn); err != nil {
 		return err
 	}
 	listening()
@@ -135,6 +138,8 @@ func (l *listener) listenOnceConn(ctx context.Context, listening func()) error {
 		n, err := conn.WaitForNotification(wctx)
 		cancel()
 		switch {
+		case err == nil && n.Channel == handoverChannel:
+			l.wake(handoverWakeKey(n.Payload))
 		case err == nil:
 			l.notify(n.Payload)
 		case ctx.Err() != nil:
@@ -150,4 +155,19 @@ func (l *listener) listenOnceConn(ctx context.Context, listening func()) error {
 			return err
 		}
 	}
+}
+
+// listenOn listens on conn for the items' and the handovers' channels and
+// takes this Store's presence lock there, held while the connection lasts.
+// The lock is tried, not waited for: a lease whose key another's hash
+// shares is told apart by its lease (HolderAlive).
+func (l *listener) listenOn(ctx context.Context, conn *pgx.Conn) error {
+	if _, err := conn.Exec(ctx, "LISTEN "+reviewChannel+"; LISTEN "+handoverChannel); err != nil {
+		return err
+	}
+	if l.presence == "" {
+		return nil
+	}
+	_, err := conn.Exec(ctx, "SELECT pg_try_advisory_lock($1::int, $2::int)", int32(presenceClass), int32(presenceKey(l.presence)))
+	return err
 }

@@ -51,6 +51,7 @@ func OpenURL(ctx context.Context, rawURL string, log *zap.Logger, opts ...OpenOp
 	s := newStore(&db{DB: sqlDB, binder: newBinder(dialectPostgres)}, shown, log.Named("review"))
 	s.connURL, s.lease, s.owner, s.PollInterval = u.String(), DefaultLease, newLeaseID(), DefaultListenPollInterval
 	s.leases.id = s.owner
+	s.listener.presence = s.owner
 	s.alive = leaseAlive
 	for _, o := range opts {
 		o(s)
@@ -500,5 +501,37 @@ CREATE TABLE decision_inputs (
 	created_at   BIGINT NOT NULL
 );
 CREATE INDEX decision_inputs_created ON decision_inputs (created_at);
+`,
+	// 10: retries of bridged calls handed between replicas (see the SQLite
+	// migration 10). Each row asked of a holder notifies "ask:<holder>" on
+	// handoverChannel, each row answered "answer:<nonce>", and each row
+	// deleted "gone:<nonce>", when the statement commits.
+	`
+CREATE TABLE handovers (
+	nonce       TEXT PRIMARY KEY,
+	holder      TEXT NOT NULL,
+	server      TEXT NOT NULL,
+	call_digest TEXT NOT NULL,
+	state       TEXT NOT NULL CHECK (state IN ('asked', 'taken', 'answered')),
+	expires_at  BIGINT NOT NULL,
+	asked       BYTEA NOT NULL,
+	answer      BYTEA
+);
+CREATE INDEX handovers_holder ON handovers (holder, state);
+CREATE INDEX handovers_expiry ON handovers (expires_at);
+
+CREATE FUNCTION handovers_notify() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+	IF TG_OP = 'INSERT' THEN
+		PERFORM pg_notify('` + handoverChannel + `', 'ask:' || NEW.holder);
+	ELSIF TG_OP = 'DELETE' THEN
+		PERFORM pg_notify('` + handoverChannel + `', 'gone:' || OLD.nonce);
+	ELSIF NEW.state = 'answered' THEN
+		PERFORM pg_notify('` + handoverChannel + `', 'answer:' || NEW.nonce);
+	END IF;
+	RETURN NULL;
+END $$;
+CREATE TRIGGER handovers_notify AFTER INSERT OR UPDATE OF state OR DELETE ON handovers
+FOR EACH ROW EXECUTE FUNCTION handovers_notify();
 `,
 }

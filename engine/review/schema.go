@@ -254,6 +254,24 @@ CREATE TABLE decision_inputs (
 ) STRICT;
 CREATE INDEX decision_inputs_created ON decision_inputs (created_at);
 `,
+	// 10: a retry of a bridged call that reached another replica than the
+	// one holding the call, handed to that one (handover.go): the host's
+	// answers as asked, the upstream's answer once the holder resumed it;
+	// both sealed by relay. A row is asked once per state (its nonce).
+	`
+CREATE TABLE handovers (
+	nonce       TEXT PRIMARY KEY,
+	holder      TEXT NOT NULL,
+	server      TEXT NOT NULL,
+	call_digest TEXT NOT NULL,
+	state       TEXT NOT NULL CHECK (state IN ('asked', 'taken', 'answered')),
+	expires_at  INTEGER NOT NULL,
+	asked       BLOB NOT NULL,
+	answer      BLOB
+) STRICT;
+CREATE INDEX handovers_holder ON handovers (holder, state);
+CREATE INDEX handovers_expiry ON handovers (expires_at);
+`,
 }
 
 // migrate brings the schema up to date in one transaction. The write lock

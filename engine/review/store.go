@@ -76,6 +76,8 @@ type Store struct {
 	auditChain
 	// continuations are the requests a retry may resume.
 	continuations
+	// handovers are the retries of bridged calls handed between replicas.
+	handovers
 	// retention erases what is kept no longer.
 	retention
 	// ledger records decisions and their charges.
@@ -175,6 +177,7 @@ func newStore(db *db, path string, log *zap.Logger) *Store {
 	}
 	s.auditChain = auditChain{storage: &s.storage, policy: &s.PolicyRevision}
 	s.continuations.storage = &s.storage
+	s.handovers.storage = &s.storage
 	s.listener = listener{storage: &s.storage, replica: &s.replica, wakeups: &s.wakeups,
 		listenReady: make(chan struct{})}
 	s.retention = retention{storage: &s.storage, audit: &s.auditChain, conts: &s.continuations, closeDue: s.sweep,

@@ -59,6 +59,17 @@ func (w *wakeups) notify(id string) {
 	w.signalChanged()
 }
 
+// wake wakes this Store's waiters on id only: a handover's event, which
+// changes no item.
+func (w *wakeups) wake(id string) {
+	w.waitMu.Lock()
+	defer w.waitMu.Unlock()
+	if slot := w.waiters[id]; slot != nil {
+		close(slot.ch)
+		delete(w.waiters, id)
+	}
+}
+
 // current is the channel the next change closes.
 func (w *wakeups) current() <-chan struct{} {
 	w.changeMu.Lock()

@@ -63,6 +63,11 @@ type Continuation struct {
 	// (relay's replica name); set only with Bridge, since only a bridged call
 	// lives in one process's memory.
 	Replica string
+	// Lease is the review store's owner token of that process (its lease
+	// on PostgreSQL), set with Replica when it has a store: another
+	// replica asks the store whether it still runs before handing the
+	// call's retry to it.
+	Lease   string
 	Expires time.Time // after this the state is refused
 	Nonce   string    // random, 128-bit, set by Seal; one-time use
 }
@@ -78,6 +83,7 @@ type sealedPayload struct {
 	Round   int       `json:"round"`
 	Bridge  string    `json:"br,omitempty"`
 	Replica string    `json:"rep,omitempty"`
+	Lease   string    `json:"lease,omitempty"`
 	Expires time.Time `json:"exp"`
 	Nonce   string    `json:"n"`
 }
@@ -134,7 +140,7 @@ func (s *Sealer) Encode(c Continuation) (string, error) {
 	}
 	payload, err := json.Marshal(sealedPayload{
 		Server: c.Server, Call: c.Call, State: []byte(c.State), Keys: c.Keys,
-		Round: c.Round, Bridge: c.Bridge, Replica: c.Replica, Expires: c.Expires, Nonce: c.Nonce,
+		Round: c.Round, Bridge: c.Bridge, Replica: c.Replica, Lease: c.Lease, Expires: c.Expires, Nonce: c.Nonce,
 	})
 	if err != nil {
 		return "", fmt.Errorf("seal requestState: %w", err)
@@ -156,7 +162,7 @@ func sealable(c Continuation) error {
 	if c.Nonce == "" {
 		return errors.New("Nonce is not set")
 	}
-	fields := append([]string{c.Server, c.Call, c.Bridge, c.Replica, c.Nonce}, c.Keys...)
+	fields := append([]string{c.Server, c.Call, c.Bridge, c.Replica, c.Lease, c.Nonce}, c.Keys...)
 	for _, f := range fields {
 		if !utf8.ValidString(f) {
 			return errors.New("a field other than State is not valid UTF-8")
@@ -281,7 +287,7 @@ func decodePayload(payload []byte) (Continuation, error) {
 	}
 	return Continuation{
 		Server: p.Server, Call: p.Call, State: string(p.State), Keys: p.Keys,
-		Round: p.Round, Bridge: p.Bridge, Replica: p.Replica, Expires: p.Expires, Nonce: p.Nonce,
+		Round: p.Round, Bridge: p.Bridge, Replica: p.Replica, Lease: p.Lease, Expires: p.Expires, Nonce: p.Nonce,
 	}, nil
 }
 

@@ -524,17 +524,43 @@ func URLElicitationUndecided(server string) *jsonrpc.Error {
 // retry resumed by whichever replica it reaches.
 
 const (
-	ReasonBridgeElsewhere = "bridge-elsewhere"
-	ReasonStateUnstored   = "state-unstored"
+	ReasonBridgeElsewhere  = "bridge-elsewhere"
+	ReasonStateUnstored    = "state-unstored"
+	ReasonBridgeHolderGone = "bridge-holder-gone"
+	ReasonHandoverTimeout  = "handover-timeout"
 )
 
 // BridgeElsewhere: a 2026-07-28 host retried a bridged call on a
-// firewall process other than the one that holds it (a replica behind a
-// balancer without affinity, or a run of the firewall since restarted): a
-// bridged call lives in that process's memory. Nobody decided; the state
-// is not spent, so the same retry can still reach the right replica.
+// firewall process other than the one that holds it, and the two share
+// no review store to hand the retry over (replicas without store.url, or
+// a run of the firewall since restarted): a bridged call lives in that
+// process's memory. Nobody decided; the state is not spent, so the same
+// retry can still reach the right replica.
 func BridgeElsewhere() *jsonrpc.Error {
 	return relayError(CodeInternal, "the bridged call is held by another firewall replica: its retries must reach the replica that answered it", "", ReasonBridgeElsewhere)
+}
+
+// BridgeHolderGone: a 2026-07-28 host retried a bridged call on a
+// replica other than the one holding it, and that one is gone (stopped,
+// killed, or its lease on the store lost): the call died with it, and
+// its retry cannot be resumed anywhere. Nothing was handed over; the host
+// may call the tool again.
+func BridgeHolderGone() *jsonrpc.Error {
+	return relayError(CodeInternal, "the firewall replica holding the bridged call is gone (stopped, or its lease lost): call the tool again", "", ReasonBridgeHolderGone)
+}
+
+// HandoverTimeout: a retry handed to the replica holding its bridged
+// call got no answer from it within wait; the handover was withdrawn, so
+// nothing that replica answers later is delivered.
+func HandoverTimeout(wait time.Duration) *jsonrpc.Error {
+	return relayError(CodeInternal, fmt.Sprintf("the firewall replica holding the bridged call did not answer its retry within %s", wait), "", ReasonHandoverTimeout)
+}
+
+// HandoverUnavailable: the review store did not answer while a retry
+// was handed to the replica holding its bridged call. Unless the retry
+// was handed over before the answer was lost, the host may retry again.
+func HandoverUnavailable() *jsonrpc.Error {
+	return relayError(CodeInternal, "the retry could not be handed to the firewall replica holding the bridged call; retry", "", ReasonStateUnstored)
 }
 
 // RoundNotStored: the input requests of a round could not be written

@@ -156,6 +156,9 @@ func TestVocabulary(t *testing.T) {
 		{"url elicitation undecided", URLElicitationUndecided("notes"), -32603, "upstream notes required URL elicitation outside a call the firewall decides", "", ReasonURLElicitationUndecided},
 		// Continuations across replicas.
 		{"bridge elsewhere", BridgeElsewhere(), -32603, "the bridged call is held by another firewall replica: its retries must reach the replica that answered it", "", ReasonBridgeElsewhere},
+		{"bridge holder gone", BridgeHolderGone(), -32603, "the firewall replica holding the bridged call is gone (stopped, or its lease lost): call the tool again", "", ReasonBridgeHolderGone},
+		{"handover timeout", HandoverTimeout(time.Minute), -32603, "the firewall replica holding the bridged call did not answer its retry within 1m0s", "", ReasonHandoverTimeout},
+		{"handover unavailable", HandoverUnavailable(), -32603, "the retry could not be handed to the firewall replica holding the bridged call; retry", "", ReasonStateUnstored},
 		{"round not stored", RoundNotStored(), -32603, "the input requests could not be stored for the retry", "", ReasonStateUnstored},
 		{"round unavailable", RoundUnavailable(), -32603, "the input requests of this requestState could not be read back; retry", "", ReasonStateUnstored},
 		// One message from an upstream.
