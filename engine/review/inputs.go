@@ -4,8 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"go.uber.org/zap"
@@ -14,9 +14,9 @@ import (
 // KeptInput is what the policy saw for one decision, kept so that
 // `mcpx-fw policy replay` can decide it again with another policy: the
 // input document exactly as evaluated (unmasked: it holds prompt and form
-// text), with what the decision was. It is written in the transaction
-// that records the decision, and deleted when it is older than the
-// store's KeepInputs (Prune).
+// text), with what the decision was. The engine writes it after its
+// decision, in batches (WriteInputs), and Prune deletes it when it is
+// older than the store's KeepInputs.
 type KeptInput struct {
 	DecisionID string
 	Server     string
@@ -34,25 +34,61 @@ type KeptInput struct {
 	// Input is the policy's input document as JSON; nil when the decision
 	// was made before the policy ran (a validation blocker, usage that
 	// could not be read): there is nothing to replay.
-	Input     json.RawMessage
+	Input json.RawMessage
+	// CreatedAt is the decision's time: Prune's age of the input.
 	CreatedAt time.Time
 }
 
-// insertInput keeps in inside tx, at the decision's own time.
-func insertInput(ctx context.Context, tx *writeTx, in *KeptInput, at time.Time) error {
+// KeepInputsBatch is the most inputs WriteInputs takes at once: one
+// statement of 10 columns a row stays far below either backend's limit
+// on bound values (SQLite's 32766, PostgreSQL's 65535).
+const KeepInputsBatch = 256
+
+// WriteInputs keeps ins (at most KeepInputsBatch), each at its
+// CreatedAt, in one multi-row INSERT: one transaction for the batch, none
+// of them a decision's own. An input whose decision already has one is
+// left as it is.
+func (s *Store) WriteInputs(ctx context.Context, ins []KeptInput) error {
+	if len(ins) == 0 {
+		return nil
+	}
+	if len(ins) > KeepInputsBatch {
+		return fmt.Errorf("keep %d inputs: at most %d at once", len(ins), KeepInputsBatch)
+	}
+	var q strings.Builder
+	q.WriteString(`INSERT INTO decision_inputs (decision_id, server, kind, stage, revision, outcome,
+		reasons, await_answer, input, created_at) VALUES `)
+	args := make([]any, 0, 10*len(ins))
+	for i := range ins {
+		row, err := inputArgs(&ins[i])
+		if err != nil {
+			return fmt.Errorf("keep input of %s: %w", ins[i].DecisionID, err)
+		}
+		if i > 0 {
+			q.WriteString(",")
+		}
+		q.WriteString("(?,?,?,?,?,?,?,?,?,?)")
+		args = append(args, row...)
+	}
+	q.WriteString(" ON CONFLICT (decision_id) DO NOTHING")
+	if err := s.execOneResult(ctx, nil, q.String(), args...); err != nil {
+		return fmt.Errorf("keep %d inputs: %w", len(ins), err)
+	}
+	return nil
+}
+
+// inputArgs is in as one row's values.
+func inputArgs(in *KeptInput) ([]any, error) {
 	codes, err := json.Marshal(nonNil(in.Reasons))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	var input any // NULL when there is no document
 	if in.Input != nil {
 		input = []byte(in.Input)
 	}
-	_, err = tx.ExecContext(ctx, `INSERT INTO decision_inputs (decision_id, server, kind, stage,
-		revision, outcome, reasons, await_answer, input, created_at) VALUES (?,?,?,?,?,?,?,?,?,?)`,
-		in.DecisionID, in.Server, in.Kind, in.Stage, in.Revision, in.Outcome, string(codes),
-		boolInt(in.AwaitAnswer), input, toNanos(at))
-	return err
+	return []any{in.DecisionID, in.Server, in.Kind, in.Stage, in.Revision, in.Outcome, string(codes),
+		boolInt(in.AwaitAnswer), input, toNanos(in.CreatedAt)}, nil
 }
 
 func nonNil(s []string) []string {
@@ -67,53 +103,6 @@ func boolInt(b bool) int64 {
 		return 1
 	}
 	return 0
-}
-
-// commitWithInput writes a decision that opens no review and settles
-// nothing, and its kept input, in one transaction. It takes no
-// store-wide lock on PostgreSQL: like a decision alone (writeOne), it
-// touches neither the queue nor the audit chain, so replicas' decisions
-// need not queue behind each other.
-func (l *ledger) commitWithInput(ctx context.Context, e Entry, insert *sql.Stmt) error {
-	start := time.Now()
-	l.wmu.Lock()
-	defer l.wmu.Unlock()
-	sqlTx, err := l.begin(ctx)
-	if err != nil {
-		return l.storageError(err, time.Since(start))
-	}
-	tx := &writeTx{Tx: sqlTx, binder: l.db.binder}
-	if err := l.insertEntry(ctx, tx, e, Item{}, insert); err != nil {
-		return l.storageError(errors.Join(err, ignoreDone(tx.Rollback())), 0)
-	}
-	return l.commit(tx)
-}
-
-// insertUnchangedKept is insertUnchanged for an entry that keeps its
-// input: the conditional insert (stmt with args) and, when it stored the
-// decision, the input, in one transaction. A decision it did not store
-// leaves nothing.
-func (r *UsageReader) insertUnchangedKept(ctx context.Context, stmt *sql.Stmt, args []any, e Entry) (bool, error) {
-	l := r.ledger
-	start := time.Now()
-	l.wmu.Lock()
-	defer l.wmu.Unlock()
-	sqlTx, err := l.begin(ctx)
-	if err != nil {
-		return false, l.storageError(err, time.Since(start))
-	}
-	res, err := sqlTx.StmtContext(ctx, stmt).ExecContext(ctx, args...)
-	var n int64
-	if err == nil {
-		n, err = res.RowsAffected()
-	}
-	if err == nil && n == 1 {
-		err = insertInput(ctx, &writeTx{Tx: sqlTx, binder: l.db.binder}, e.Input, e.Decision.CreatedAt)
-	}
-	if err != nil || n != 1 {
-		return false, l.storageError(errors.Join(err, ignoreDone(sqlTx.Rollback())), time.Since(start))
-	}
-	return true, l.commit(&writeTx{Tx: sqlTx, binder: l.db.binder})
 }
 
 // pruneInputs deletes the kept inputs older than keep (every one when keep
