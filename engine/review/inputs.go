@@ -4,8 +4,11 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"math/bits"
 	"strings"
+	"sync"
 	"time"
 
 	"go.uber.org/zap"
@@ -45,36 +48,81 @@ type KeptInput struct {
 const KeepInputsBatch = 256
 
 // WriteInputs keeps ins (at most KeepInputsBatch), each at its
-// CreatedAt, in one multi-row INSERT: one transaction for the batch, none
-// of them a decision's own. An input whose decision already has one is
-// left as it is.
+// CreatedAt, in one transaction of its own, none of them a decision's.
+// It takes no store-wide lock on PostgreSQL: it touches neither the queue
+// nor the audit chain. An input whose decision already has one is left as
+// it is.
 func (s *Store) WriteInputs(ctx context.Context, ins []KeptInput) error {
-	if len(ins) == 0 {
-		return nil
-	}
 	if len(ins) > KeepInputsBatch {
 		return fmt.Errorf("keep %d inputs: at most %d at once", len(ins), KeepInputsBatch)
 	}
-	var q strings.Builder
-	q.WriteString(`INSERT INTO decision_inputs (decision_id, server, kind, stage, revision, outcome,
-		reasons, await_answer, input, created_at) VALUES `)
-	args := make([]any, 0, 10*len(ins))
-	for i := range ins {
-		row, err := inputArgs(&ins[i])
-		if err != nil {
-			return fmt.Errorf("keep input of %s: %w", ins[i].DecisionID, err)
-		}
-		if i > 0 {
-			q.WriteString(",")
-		}
-		q.WriteString("(?,?,?,?,?,?,?,?,?,?)")
-		args = append(args, row...)
+	if len(ins) == 0 {
+		return nil
 	}
-	q.WriteString(" ON CONFLICT (decision_id) DO NOTHING")
-	if err := s.execOneResult(ctx, nil, q.String(), args...); err != nil {
-		return fmt.Errorf("keep %d inputs: %w", len(ins), err)
+	start := time.Now()
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	sqlTx, err := s.begin(ctx)
+	if err != nil {
+		return s.storageError(err, time.Since(start))
+	}
+	tx := &writeTx{Tx: sqlTx, binder: s.db.binder}
+	if err := s.insertInputs(ctx, tx, ins); err != nil {
+		return s.storageError(errors.Join(fmt.Errorf("keep %d inputs: %w", len(ins), err), ignoreDone(tx.Rollback())), 0)
+	}
+	return s.commit(tx)
+}
+
+// insertInputs inserts ins in tx, as few multi-row INSERTs as their
+// count's binary digits: each a prepared statement of a power of two
+// rows, so the database parses at most nine texts, once each.
+func (s *Store) insertInputs(ctx context.Context, tx *writeTx, ins []KeptInput) error {
+	for len(ins) > 0 {
+		n := 1 << (bits.Len(uint(len(ins))) - 1) // the largest power of two <= len(ins)
+		stmt, err := s.inputStmts.prepared(ctx, s.db, n)
+		if err != nil {
+			return err
+		}
+		args := make([]any, 0, 10*n)
+		for i := range ins[:n] {
+			row, err := inputArgs(&ins[i])
+			if err != nil {
+				return fmt.Errorf("input of %s: %w", ins[i].DecisionID, err)
+			}
+			args = append(args, row...)
+		}
+		if _, err := tx.StmtContext(ctx, stmt).ExecContext(ctx, args...); err != nil {
+			return err
+		}
+		ins = ins[n:]
 	}
 	return nil
+}
+
+// inputStmts are insertInputs' statements by row count, prepared on
+// first use; a failed prepare is not kept.
+type inputStmts struct {
+	mu sync.Mutex
+	by map[int]*sql.Stmt
+}
+
+func (p *inputStmts) prepared(ctx context.Context, d *db, rows int) (*sql.Stmt, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if st := p.by[rows]; st != nil {
+		return st, nil
+	}
+	st, err := d.PrepareContext(ctx, `INSERT INTO decision_inputs (decision_id, server, kind, stage, revision,
+		outcome, reasons, await_answer, input, created_at) VALUES (?,?,?,?,?,?,?,?,?,?)`+
+		strings.Repeat(",(?,?,?,?,?,?,?,?,?,?)", rows-1)+` ON CONFLICT (decision_id) DO NOTHING`)
+	if err != nil {
+		return nil, err
+	}
+	if p.by == nil {
+		p.by = map[int]*sql.Stmt{}
+	}
+	p.by[rows] = st
+	return st, nil
 }
 
 // inputArgs is in as one row's values.

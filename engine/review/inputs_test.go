@@ -2,6 +2,7 @@ package review
 
 import (
 	"encoding/json"
+	"fmt"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -111,7 +112,7 @@ func TestKeptInputsTravelWithTheirDecision(t *testing.T) {
 
 // TestWriteInputsKeepsTheFirst: a decision's input written twice keeps
 // the first, and the rest of the batch is written; a batch over
-// KeepInputsBatch is refused whole.
+// KeepInputsBatch is refused whole; a batch of any size is written whole.
 func TestWriteInputsKeepsTheFirst(t *testing.T) {
 	s, ctx := openStore(t, stateDir(t)), t.Context()
 	e1, first := keptEntry("dc-1", "alpha", "pass", json.RawMessage(`{"n":1}`))
@@ -131,6 +132,23 @@ func TestWriteInputsKeepsTheFirst(t *testing.T) {
 	}
 	if err := s.WriteInputs(ctx, make([]KeptInput, KeepInputsBatch+1)); err == nil {
 		t.Error("a batch over KeepInputsBatch was written")
+	}
+	var seven []KeptInput // written as 4, 2 and 1 rows
+	for i := range 7 {
+		e, in := keptEntry(fmt.Sprintf("dc-b%d", i), "alpha", "pass", json.RawMessage(`{}`))
+		if _, err := s.Commit(ctx, e); err != nil {
+			t.Fatal(err)
+		}
+		seven = append(seven, in)
+	}
+	if err := s.WriteInputs(ctx, seven); err != nil {
+		t.Fatal(err)
+	}
+	got, _ = replayed(t, s, ReplayFilter{})
+	for _, in := range seven {
+		if !got[in.DecisionID].Kept {
+			t.Errorf("%s: not kept from a batch of 7", in.DecisionID)
+		}
 	}
 }
 
