@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/mcpx-fw/mcpx-fw/engine/review"
 	"github.com/mcpx-fw/mcpx-fw/validate"
 )
 
@@ -22,6 +23,9 @@ type assessment struct {
 	// evaluation: a reload between evaluation and the log line must not
 	// name the wrong policy.
 	revision string
+	// kept is the input kept for replay of the decision's latest entry
+	// (keptInput), handed to the keeper once the decision is stored.
+	kept *review.KeptInput
 }
 
 // assess validates, reads usage and evaluates the policy, with no side

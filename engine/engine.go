@@ -44,9 +44,10 @@ type Config struct {
 	// decision, recorded and never enforced (shadow.go); nil: none. Close
 	// stops it.
 	Shadow *PolicyConfig
-	// KeepInputs keeps each decision's policy input in the store, in the
-	// decision's own transaction, for `mcpx-fw policy replay`
-	// (replay.go). Default false: nothing is kept.
+	// KeepInputs keeps each decision's policy input in the store for
+	// `mcpx-fw policy replay` (replay.go), written in batches a fraction
+	// of a second after the decision (keep.go). Default false: nothing is
+	// kept.
 	KeepInputs bool
 }
 
@@ -76,8 +77,9 @@ type Engine struct {
 	// warm), so a slow shadow holds up neither start-up nor a reload.
 	cold bool
 
-	// keepInputs is Config.KeepInputs, with a store to keep them in.
-	keepInputs bool
+	// keeper writes the kept inputs (Config.KeepInputs, with a store to
+	// keep them in); nil: none are kept.
+	keeper *keeper
 
 	// reloaded, when set (by tests), hears about every reload attempt.
 	reloaded func(revision string, err error)
@@ -102,7 +104,6 @@ func New(ctx context.Context, cfg Config, store *review.Store, log *zap.Logger) 
 		rulesOf:   rulesOf,
 		metrics:   cfg.Metrics,
 	}
-	e.keepInputs = cfg.KeepInputs && store != nil
 	if store != nil {
 		if e.usageRead, err = store.UsageReader(ctx, windows); err != nil {
 			return nil, err
@@ -112,6 +113,9 @@ func New(ctx context.Context, cfg Config, store *review.Store, log *zap.Logger) 
 		return nil, err
 	}
 	e.startShadow(ctx, cfg.Shadow)
+	if cfg.KeepInputs && store != nil {
+		e.keeper = newKeeper(store, e.log, keepQueueSize)
+	}
 	return e, nil
 }
 

@@ -59,6 +59,7 @@ func newTestEngine(t testing.TB, cfg Config) (*Engine, *review.Store) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(e.Close) // before the store closes
 	return e, store
 }
 

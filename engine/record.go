@@ -55,6 +55,8 @@ func (e *Engine) recorded(ctx context.Context, as *assessment, s Request, result
 	}
 	if err != nil {
 		e.log.Error("record decision", zap.String("decision_id", v.DecisionID), zap.Error(err))
+	} else {
+		e.keep(as.kept)
 	}
 	e.logDecision(ctx, as, s, a)
 	e.logVerdict(*v, s, as.input)
@@ -67,20 +69,23 @@ func (e *Engine) recorded(ctx context.Context, as *assessment, s Request, result
 // (Request.ReviewSlot), fails closed here, before anything is written.
 func (e *Engine) entry(as *assessment, s Request, result []byte, a *Approval) review.Entry {
 	v := &as.verdict
-	kept := e.keptInput(as, s) // before opening: what the policy reached
+	as.kept = e.keptInput(as, s) // before opening: what the policy reached
 	var item *review.Item
 	if v.Outcome == OutcomeEscalate {
 		item = opening(v, s, result)
 	}
 	v.Reservation = reservationOf(*v, s, a)
 	usage, settles := charge(as, s, result, a)
+	row := decisionRow(*v, s)
+	if as.kept != nil {
+		as.kept.CreatedAt = row.CreatedAt
+	}
 	return review.Entry{
-		Decision:      decisionRow(*v, s),
+		Decision:      row,
 		Usage:         usage,
 		Review:        item,
 		ReviewTimeout: e.timeout,
 		Settles:       settles,
-		Input:         kept,
 	}
 }
 

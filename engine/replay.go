@@ -19,7 +19,7 @@ import (
 // policy's). A decision made before the policy ran keeps no document, so
 // replay can name it; an input that cannot be encoded keeps nothing.
 func (e *Engine) keptInput(as *assessment, s Request) *review.KeptInput {
-	if !e.keepInputs {
+	if e.keeper == nil {
 		return nil
 	}
 	v := &as.verdict

@@ -24,7 +24,7 @@ func keptOf(t *testing.T, store *review.Store) map[string]review.Replayed {
 }
 
 // TestReplayRedecidesWhatThePolicySaw: with KeepInputs, every decision the
-// policy made keeps its input, and the same policy decides it again alike
+// policy made keeps its input, written once the keeper flushes, and the same policy decides it again alike
 // (the approval and the operator-answer hold included); a request
 // validation blocked keeps no document; replaying changes neither usage
 // nor the audit chain.
@@ -53,6 +53,7 @@ func TestReplayRedecidesWhatThePolicySaw(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	e.keeper.Flush()
 	kept := keptOf(t, store)
 	for _, v := range verdicts {
 		k := kept[v.DecisionID]

@@ -176,4 +176,7 @@ func (e *Engine) Close() {
 	if e.shadow != nil {
 		e.shadow.queue.close()
 	}
+	if e.keeper != nil {
+		e.keeper.close()
+	}
 }

@@ -38,6 +38,9 @@ func wireMetrics(ctx context.Context, rt *runtime) error {
 	}
 	src.Policy = func() telemetry.Policy { return policyOf(rt.engine.PolicyStatus()) }
 	src.DecisionLog = func() []telemetry.LogSink { return logSinksOf(rt.engine.DecisionLogStats()) }
+	if rt.cfg.Replay.Keep > 0 {
+		src.InputsDropped = rt.engine.InputsDropped
+	}
 	if _, ok := rt.engine.ShadowStatus(); ok {
 		src.Shadow = func() telemetry.Shadow { st, _ := rt.engine.ShadowStatus(); return shadowOf(st) }
 	}

@@ -197,7 +197,9 @@ func storeState(t *testing.T, st *review.Store) string {
 // neither usage nor the audit chain.
 func TestPolicyReplayGate(t *testing.T) {
 	cfg := testConfig(t, repoPath(t, "policies"), time.Minute, replayServer())
-	replayTraffic(t, cfg, startReplayHost(t, cfg))
+	h := startReplayHost(t, cfg)
+	replayTraffic(t, cfg, h)
+	_ = h.Close() // serve writes the inputs it still holds as it stops
 	st := openStore(t, cfg)
 	before := storeState(t, st)
 

@@ -194,8 +194,7 @@ func (v usageView) chargeInWrite(ctx, wctx context.Context, at time.Time, sums [
 // does, only if the server's usage over r's windows ending at at still
 // sums to sums, and reports whether it did. It is one statement, which
 // SQLite runs as one write transaction begun before its first read, so the
-// check and the insert see the same database; an entry that keeps its
-// input runs it in a transaction with the input's (insertUnchangedKept).
+// check and the insert see the same database.
 func (r *UsageReader) insertUnchanged(ctx context.Context, e Entry, server string, at time.Time, sums []int64) (bool, error) {
 	l := r.ledger
 	stmt, err := r.unchangedStmt(ctx)
@@ -207,9 +206,6 @@ func (r *UsageReader) insertUnchanged(ctx context.Context, e Entry, server strin
 		args = append(args, v)
 	}
 	args = append(args, r.args(server, at)...)
-	if e.Input != nil {
-		return r.insertUnchangedKept(ctx, stmt, args, e)
-	}
 	start := time.Now()
 	l.wmu.Lock()
 	res, err := stmt.ExecContext(ctx, args...)

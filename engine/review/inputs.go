@@ -6,6 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/bits"
+	"strings"
+	"sync"
 	"time"
 
 	"go.uber.org/zap"
@@ -14,9 +17,9 @@ import (
 // KeptInput is what the policy saw for one decision, kept so that
 // `mcpx-fw policy replay` can decide it again with another policy: the
 // input document exactly as evaluated (unmasked: it holds prompt and form
-// text), with what the decision was. It is written in the transaction
-// that records the decision, and deleted when it is older than the
-// store's KeepInputs (Prune).
+// text), with what the decision was. The engine writes it after its
+// decision, in batches (WriteInputs), and Prune deletes it when it is
+// older than the store's KeepInputs.
 type KeptInput struct {
 	DecisionID string
 	Server     string
@@ -34,25 +37,106 @@ type KeptInput struct {
 	// Input is the policy's input document as JSON; nil when the decision
 	// was made before the policy ran (a validation blocker, usage that
 	// could not be read): there is nothing to replay.
-	Input     json.RawMessage
+	Input json.RawMessage
+	// CreatedAt is the decision's time: Prune's age of the input.
 	CreatedAt time.Time
 }
 
-// insertInput keeps in inside tx, at the decision's own time.
-func insertInput(ctx context.Context, tx *writeTx, in *KeptInput, at time.Time) error {
+// KeepInputsBatch is the most inputs WriteInputs takes at once: one
+// statement of 10 columns a row stays far below either backend's limit
+// on bound values (SQLite's 32766, PostgreSQL's 65535).
+const KeepInputsBatch = 256
+
+// WriteInputs keeps ins (at most KeepInputsBatch), each at its
+// CreatedAt, in one transaction of its own, none of them a decision's.
+// It takes no store-wide lock on PostgreSQL: it touches neither the queue
+// nor the audit chain. An input whose decision already has one is left as
+// it is.
+func (s *Store) WriteInputs(ctx context.Context, ins []KeptInput) error {
+	if len(ins) > KeepInputsBatch {
+		return fmt.Errorf("keep %d inputs: at most %d at once", len(ins), KeepInputsBatch)
+	}
+	if len(ins) == 0 {
+		return nil
+	}
+	start := time.Now()
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	sqlTx, err := s.begin(ctx)
+	if err != nil {
+		return s.storageError(err, time.Since(start))
+	}
+	tx := &writeTx{Tx: sqlTx, binder: s.db.binder}
+	if err := s.insertInputs(ctx, tx, ins); err != nil {
+		return s.storageError(errors.Join(fmt.Errorf("keep %d inputs: %w", len(ins), err), ignoreDone(tx.Rollback())), 0)
+	}
+	return s.commit(tx)
+}
+
+// insertInputs inserts ins in tx, as few multi-row INSERTs as their
+// count's binary digits: each a prepared statement of a power of two
+// rows, so the database parses at most nine texts, once each.
+func (s *Store) insertInputs(ctx context.Context, tx *writeTx, ins []KeptInput) error {
+	for len(ins) > 0 {
+		n := 1 << (bits.Len(uint(len(ins))) - 1) // the largest power of two <= len(ins)
+		stmt, err := s.inputStmts.prepared(ctx, s.db, n)
+		if err != nil {
+			return err
+		}
+		args := make([]any, 0, 10*n)
+		for i := range ins[:n] {
+			row, err := inputArgs(&ins[i])
+			if err != nil {
+				return fmt.Errorf("input of %s: %w", ins[i].DecisionID, err)
+			}
+			args = append(args, row...)
+		}
+		if _, err := tx.StmtContext(ctx, stmt).ExecContext(ctx, args...); err != nil {
+			return err
+		}
+		ins = ins[n:]
+	}
+	return nil
+}
+
+// inputStmts are insertInputs' statements by row count, prepared on
+// first use; a failed prepare is not kept.
+type inputStmts struct {
+	mu sync.Mutex
+	by map[int]*sql.Stmt
+}
+
+func (p *inputStmts) prepared(ctx context.Context, d *db, rows int) (*sql.Stmt, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if st := p.by[rows]; st != nil {
+		return st, nil
+	}
+	st, err := d.PrepareContext(ctx, `INSERT INTO decision_inputs (decision_id, server, kind, stage, revision,
+		outcome, reasons, await_answer, input, created_at) VALUES (?,?,?,?,?,?,?,?,?,?)`+
+		strings.Repeat(",(?,?,?,?,?,?,?,?,?,?)", rows-1)+` ON CONFLICT (decision_id) DO NOTHING`)
+	if err != nil {
+		return nil, err
+	}
+	if p.by == nil {
+		p.by = map[int]*sql.Stmt{}
+	}
+	p.by[rows] = st
+	return st, nil
+}
+
+// inputArgs is in as one row's values.
+func inputArgs(in *KeptInput) ([]any, error) {
 	codes, err := json.Marshal(nonNil(in.Reasons))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	var input any // NULL when there is no document
 	if in.Input != nil {
 		input = []byte(in.Input)
 	}
-	_, err = tx.ExecContext(ctx, `INSERT INTO decision_inputs (decision_id, server, kind, stage,
-		revision, outcome, reasons, await_answer, input, created_at) VALUES (?,?,?,?,?,?,?,?,?,?)`,
-		in.DecisionID, in.Server, in.Kind, in.Stage, in.Revision, in.Outcome, string(codes),
-		boolInt(in.AwaitAnswer), input, toNanos(at))
-	return err
+	return []any{in.DecisionID, in.Server, in.Kind, in.Stage, in.Revision, in.Outcome, string(codes),
+		boolInt(in.AwaitAnswer), input, toNanos(in.CreatedAt)}, nil
 }
 
 func nonNil(s []string) []string {
@@ -67,53 +151,6 @@ func boolInt(b bool) int64 {
 		return 1
 	}
 	return 0
-}
-
-// commitWithInput writes a decision that opens no review and settles
-// nothing, and its kept input, in one transaction. It takes no
-// store-wide lock on PostgreSQL: like a decision alone (writeOne), it
-// touches neither the queue nor the audit chain, so replicas' decisions
-// need not queue behind each other.
-func (l *ledger) commitWithInput(ctx context.Context, e Entry, insert *sql.Stmt) error {
-	start := time.Now()
-	l.wmu.Lock()
-	defer l.wmu.Unlock()
-	sqlTx, err := l.begin(ctx)
-	if err != nil {
-		return l.storageError(err, time.Since(start))
-	}
-	tx := &writeTx{Tx: sqlTx, binder: l.db.binder}
-	if err := l.insertEntry(ctx, tx, e, Item{}, insert); err != nil {
-		return l.storageError(errors.Join(err, ignoreDone(tx.Rollback())), 0)
-	}
-	return l.commit(tx)
-}
-
-// insertUnchangedKept is insertUnchanged for an entry that keeps its
-// input: the conditional insert (stmt with args) and, when it stored the
-// decision, the input, in one transaction. A decision it did not store
-// leaves nothing.
-func (r *UsageReader) insertUnchangedKept(ctx context.Context, stmt *sql.Stmt, args []any, e Entry) (bool, error) {
-	l := r.ledger
-	start := time.Now()
-	l.wmu.Lock()
-	defer l.wmu.Unlock()
-	sqlTx, err := l.begin(ctx)
-	if err != nil {
-		return false, l.storageError(err, time.Since(start))
-	}
-	res, err := sqlTx.StmtContext(ctx, stmt).ExecContext(ctx, args...)
-	var n int64
-	if err == nil {
-		n, err = res.RowsAffected()
-	}
-	if err == nil && n == 1 {
-		err = insertInput(ctx, &writeTx{Tx: sqlTx, binder: l.db.binder}, e.Input, e.Decision.CreatedAt)
-	}
-	if err != nil || n != 1 {
-		return false, l.storageError(errors.Join(err, ignoreDone(sqlTx.Rollback())), time.Since(start))
-	}
-	return true, l.commit(&writeTx{Tx: sqlTx, binder: l.db.binder})
 }
 
 // pruneInputs deletes the kept inputs older than keep (every one when keep

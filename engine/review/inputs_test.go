@@ -2,18 +2,29 @@ package review
 
 import (
 	"encoding/json"
+	"fmt"
 	"testing"
 	"testing/synctest"
 	"time"
 )
 
-// keptEntry is a decision of server with its kept input; doc nil keeps a
+// keptEntry is a decision of server and its kept input; doc nil keeps a
 // decision made before the policy ran.
-func keptEntry(id, server, outcome string, doc json.RawMessage) Entry {
-	return Entry{
-		Decision: Decision{ID: id, Server: server, Stage: StageRequest, Outcome: outcome},
-		Input: &KeptInput{DecisionID: id, Server: server, Kind: "sampling", Stage: StageRequest,
-			Revision: "rev1", Outcome: outcome, Reasons: []string{"code-" + id}, Input: doc},
+func keptEntry(id, server, outcome string, doc json.RawMessage) (Entry, KeptInput) {
+	e := Entry{Decision: Decision{ID: id, Server: server, Stage: StageRequest, Outcome: outcome, CreatedAt: time.Now()}}
+	return e, KeptInput{DecisionID: id, Server: server, Kind: "sampling", Stage: StageRequest,
+		Revision: "rev1", Outcome: outcome, Reasons: []string{"code-" + id}, Input: doc, CreatedAt: e.Decision.CreatedAt}
+}
+
+// commitKept commits e and keeps its input, as the engine does: the
+// decision first, the input after it.
+func commitKept(t *testing.T, s *Store, e Entry, in KeptInput) {
+	t.Helper()
+	if _, err := s.Commit(t.Context(), e); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.WriteInputs(t.Context(), []KeptInput{in}); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -30,17 +41,22 @@ func replayed(t *testing.T, s *Store, f ReplayFilter) (map[string]Replayed, []st
 	return got, order
 }
 
-// TestKeptInputsTravelWithTheirDecision: an input is kept in its
-// decision's own write, whichever way the decision is written (alone,
-// opening a review, charged on usage); Replay reads each decision with its
-// input or without one, and the charge counts once, as without an input.
+// TestKeptInputsTravelWithTheirDecision: inputs written in one batch
+// after their decisions, whichever way each decision was written (alone,
+// opening a review, charged on usage), are read by Replay with their
+// decision; a decision without one is read without; the charge counts
+// once, as without an input.
 func TestKeptInputsTravelWithTheirDecision(t *testing.T) {
 	s, ctx := openStore(t, stateDir(t)), t.Context()
 	doc := json.RawMessage(`{"kind":"sampling","usage":{"hour":{"tokens":12}}}`)
-	if _, err := s.Commit(ctx, keptEntry("dc-plain", "alpha", "pass", doc)); err != nil {
+	var ins []KeptInput
+	plain, in := keptEntry("dc-plain", "alpha", "pass", doc)
+	ins = append(ins, in)
+	if _, err := s.Commit(ctx, plain); err != nil {
 		t.Fatal(err)
 	}
-	held := keptEntry("dc-held", "alpha", "escalate", doc)
+	held, in := keptEntry("dc-held", "alpha", "escalate", doc)
+	ins = append(ins, in)
 	it := sampleItem("alpha")
 	held.Review, held.ReviewTimeout = &it, time.Hour
 	if _, err := s.Commit(ctx, held); err != nil {
@@ -50,17 +66,21 @@ func TestKeptInputsTravelWithTheirDecision(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := r.ChargeFor(ctx, "alpha", "", func(map[string]Usage) (Entry, error) {
-		e := keptEntry("dc-charged", "alpha", "pass", doc)
-		e.Usage = Usage{Requests: 1, Tokens: 40}
-		return e, nil
-	}); err != nil {
+	charged, in := keptEntry("dc-charged", "alpha", "pass", doc)
+	ins = append(ins, in)
+	charged.Usage = Usage{Requests: 1, Tokens: 40}
+	if _, err := r.ChargeFor(ctx, "alpha", "", func(map[string]Usage) (Entry, error) { return charged, nil }); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Commit(ctx, keptEntry("dc-blocked", "alpha", "blocker", nil)); err != nil {
+	blocked, in := keptEntry("dc-blocked", "alpha", "blocker", nil)
+	ins = append(ins, in)
+	if _, err := s.Commit(ctx, blocked); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.Commit(ctx, Entry{Decision: Decision{ID: "dc-unkept", Server: "beta", Stage: StageRequest, Outcome: "pass"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.WriteInputs(ctx, ins); err != nil {
 		t.Fatal(err)
 	}
 
@@ -90,18 +110,45 @@ func TestKeptInputsTravelWithTheirDecision(t *testing.T) {
 	}
 }
 
-// TestKeptInputIsWrittenOnlyWithItsDecision: a decision that cannot be
-// stored (its id is taken) keeps no input either.
-func TestKeptInputIsWrittenOnlyWithItsDecision(t *testing.T) {
+// TestWriteInputsKeepsTheFirst: a decision's input written twice keeps
+// the first, and the rest of the batch is written; a batch over
+// KeepInputsBatch is refused whole; a batch of any size is written whole.
+func TestWriteInputsKeepsTheFirst(t *testing.T) {
 	s, ctx := openStore(t, stateDir(t)), t.Context()
-	if _, err := s.Commit(ctx, Entry{Decision: Decision{ID: "dc-1", Server: "alpha", Stage: StageRequest, Outcome: "pass"}}); err != nil {
+	e1, first := keptEntry("dc-1", "alpha", "pass", json.RawMessage(`{"n":1}`))
+	commitKept(t, s, e1, first)
+	e2, second := keptEntry("dc-2", "alpha", "pass", json.RawMessage(`{"n":2}`))
+	if _, err := s.Commit(ctx, e2); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Commit(ctx, keptEntry("dc-1", "alpha", "pass", json.RawMessage(`{}`))); err == nil {
-		t.Fatal("a second decision dc-1 was stored")
+	again := first
+	again.Input = json.RawMessage(`{"n":"again"}`)
+	if err := s.WriteInputs(ctx, []KeptInput{again, second}); err != nil {
+		t.Fatal(err)
 	}
-	if got, _ := replayed(t, s, ReplayFilter{}); got["dc-1"].Kept {
-		t.Errorf("dc-1 = %+v; want no input kept for the decision that failed", got["dc-1"])
+	got, _ := replayed(t, s, ReplayFilter{})
+	if string(got["dc-1"].Input.Input) != `{"n":1}` || string(got["dc-2"].Input.Input) != `{"n":2}` {
+		t.Errorf("kept %s and %s; want the first of dc-1's and dc-2's", got["dc-1"].Input.Input, got["dc-2"].Input.Input)
+	}
+	if err := s.WriteInputs(ctx, make([]KeptInput, KeepInputsBatch+1)); err == nil {
+		t.Error("a batch over KeepInputsBatch was written")
+	}
+	var seven []KeptInput // written as 4, 2 and 1 rows
+	for i := range 7 {
+		e, in := keptEntry(fmt.Sprintf("dc-b%d", i), "alpha", "pass", json.RawMessage(`{}`))
+		if _, err := s.Commit(ctx, e); err != nil {
+			t.Fatal(err)
+		}
+		seven = append(seven, in)
+	}
+	if err := s.WriteInputs(ctx, seven); err != nil {
+		t.Fatal(err)
+	}
+	got, _ = replayed(t, s, ReplayFilter{})
+	for _, in := range seven {
+		if !got[in.DecisionID].Kept {
+			t.Errorf("%s: not kept from a batch of 7", in.DecisionID)
+		}
 	}
 }
 
@@ -114,13 +161,11 @@ func TestPruneDeletesKeptInputs(t *testing.T) {
 		s, ctx := openStore(t, dir), t.Context()
 		s.KeepInputs = 24 * time.Hour
 		doc := json.RawMessage(`{"kind":"sampling"}`)
-		if _, err := s.Commit(ctx, keptEntry("dc-old", "alpha", "pass", doc)); err != nil {
-			t.Fatal(err)
-		}
+		old, in := keptEntry("dc-old", "alpha", "pass", doc)
+		commitKept(t, s, old, in)
 		time.Sleep(48 * time.Hour)
-		if _, err := s.Commit(ctx, keptEntry("dc-new", "alpha", "pass", doc)); err != nil {
-			t.Fatal(err)
-		}
+		recent, in := keptEntry("dc-new", "alpha", "pass", doc)
+		commitKept(t, s, recent, in)
 		if _, err := s.Prune(ctx, 0); err != nil {
 			t.Fatal(err)
 		}

@@ -65,6 +65,8 @@ type Store struct {
 	// (KeptInput) stay: Prune deletes older ones, and every one when it is
 	// 0. Set it before the first Prune.
 	KeepInputs time.Duration
+	// inputStmts are WriteInputs' prepared statements (inputs.go).
+	inputStmts inputStmts
 
 	// The parts (see the package doc) are embedded, so their exported
 	// methods are the Store's; a part's own methods reach only its fields

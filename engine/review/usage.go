@@ -43,9 +43,6 @@ type Entry struct {
 	// decision holds, in the same transaction (settlement.go). An entry
 	// that settles is written as one that charges: in its server's turn.
 	Settles *Settlement
-	// Input, when not nil, is the decision's policy input kept for replay
-	// (inputs.go), written in the same transaction.
-	Input *KeptInput
 }
 
 // charges reports whether e may change its server's usage.
@@ -148,9 +145,6 @@ func (l *ledger) commitWrite(ctx context.Context, e Entry, opened Item) error {
 		return l.storageError(err, 0)
 	}
 	if opened.ID == "" && e.Settles == nil {
-		if e.Input != nil {
-			return l.commitWithInput(ctx, e, insert)
-		}
 		return l.writeOne(ctx, insert, decisionArgs(e.Decision, e.Usage))
 	}
 	return l.write(ctx, func(tx *writeTx) error {
@@ -171,10 +165,8 @@ func (l *ledger) insertEntry(ctx context.Context, tx *writeTx, e Entry, opened I
 	if err != nil {
 		return err
 	}
-	if _, err = tx.StmtContext(ctx, insert).ExecContext(ctx, decisionArgs(e.Decision, u)...); err != nil || e.Input == nil {
-		return err
-	}
-	return insertInput(ctx, tx, e.Input, e.Decision.CreatedAt)
+	_, err = tx.StmtContext(ctx, insert).ExecContext(ctx, decisionArgs(e.Decision, u)...)
+	return err
 }
 
 // insertDecision stores a decision with its usage; the database adds the

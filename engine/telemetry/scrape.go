@@ -29,19 +29,22 @@ var (
 		"Requests a server sent within a usage window (what input.usage gives the policy), read from the store.", []string{"server", "window"}, nil)
 	descBudgetTokens = prometheus.NewDesc("mcpxfw_budget_tokens",
 		"Tokens charged against a server's budget within a usage window, read from the store.", []string{"server", "window"}, nil)
+	descInputsDropped = prometheus.NewDesc("mcpxfw_replay_inputs_dropped_total",
+		"Decisions whose policy input was not kept for replay: its queue full, serve stopping, or a failed write.", nil, nil)
 	descStoreUp = prometheus.NewDesc("mcpxfw_store_up",
 		"1 when this scrape's reads of the store succeeded within their deadline, else 0.", nil, nil)
 )
 
 // scrapeCollector reads, at every scrape, what other parts own: the
-// engine's policy and decision-log counts, and the store's queue and
+// engine's policy, decision-log and kept-input counts, and the store's queue and
 // budgets (bounded by the store timeout; a failure is mcpxfw_store_up 0,
 // never a failed scrape).
 type scrapeCollector struct{ m *Metrics }
 
 func (c *scrapeCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descRevision, descReloads, descLoadedAt, descReloadFailing, descLogWritten, descLogLost,
-		descPending, descOldest, descBudgetRequests, descBudgetTokens, descStoreUp, descShadowRevision, descShadowFailing} {
+		descPending, descOldest, descBudgetRequests, descBudgetTokens, descStoreUp, descShadowRevision, descShadowFailing,
+		descInputsDropped} {
 		ch <- d
 	}
 }
@@ -56,6 +59,9 @@ func (c *scrapeCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	if src.DecisionLog != nil {
 		collectLog(ch, src.DecisionLog())
+	}
+	if src.InputsDropped != nil {
+		ch <- prometheus.MustNewConstMetric(descInputsDropped, prometheus.CounterValue, float64(src.InputsDropped()))
 	}
 	if src.Pending != nil {
 		c.collectStore(ch, c.m.readStore(context.Background()))

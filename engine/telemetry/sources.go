@@ -14,6 +14,9 @@ type Sources struct {
 	// Shadow reports the shadow policy; nil when none is configured.
 	Shadow      func() Shadow
 	DecisionLog func() []LogSink
+	// InputsDropped counts the decisions whose policy input was not kept
+	// for replay (engine.InputsDropped); nil when none are kept.
+	InputsDropped func() uint64
 	// Pending summarises the store's pending reviews in one query.
 	Pending func(ctx context.Context) ([]Pending, error)
 	// Usage reads one server's usage in every window in one query.

@@ -75,8 +75,9 @@ func TestLabelsBounded(t *testing.T) {
 func TestExpositionLints(t *testing.T) {
 	m := New(Options{Servers: []string{"alpha", "beta"}, Windows: []string{"hour", "minute"}})
 	m.SetSources(Sources{
-		Policy:      func() Policy { return Policy{Revision: "abc", Reloads: map[string]int64{"ok": 1}} },
-		DecisionLog: func() []LogSink { return []LogSink{{Sink: "file", Written: 3}} },
+		Policy:        func() Policy { return Policy{Revision: "abc", Reloads: map[string]int64{"ok": 1}} },
+		DecisionLog:   func() []LogSink { return []LogSink{{Sink: "file", Written: 3}} },
+		InputsDropped: func() uint64 { return 4 },
 		Pending: func(context.Context) ([]Pending, error) {
 			return []Pending{{Server: "alpha", Stage: "request", Count: 2, Oldest: time.Now().Add(-time.Minute)}}, nil
 		},
@@ -94,6 +95,9 @@ func TestExpositionLints(t *testing.T) {
 	}
 	if got := counterValue(t, m, "mcpxfw_reviews_pending", map[string]string{"server": "alpha", "stage": "request"}); got != 2 {
 		t.Errorf("mcpxfw_reviews_pending{alpha,request} = %v, want 2", got)
+	}
+	if got := counterValue(t, m, "mcpxfw_replay_inputs_dropped_total", map[string]string{}); got != 4 {
+		t.Errorf("mcpxfw_replay_inputs_dropped_total = %v, want 4", got)
 	}
 }
 

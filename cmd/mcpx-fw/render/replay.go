@@ -67,8 +67,9 @@ type ReplaySame struct {
 type ReplayNotKept struct {
 	// Cause is "before-policy" (decided before the policy ran: a
 	// validation blocker, usage that could not be read) or "not-kept" (no
-	// input stored: replay.keep was 0, it was pruned, or the decision is
-	// older than the store's keeping).
+	// input stored: replay.keep was 0, it was pruned or the decision is
+	// older than the store's keeping, or the input was dropped under load
+	// or lost when serve stopped abruptly).
 	Cause    string   `json:"cause"`
 	Count    int      `json:"count"`
 	Examples []string `json:"examples"`
@@ -272,7 +273,7 @@ func replayNotKept(w io.Writer, ns []ReplayNotKept) {
 	for _, n := range ns {
 		what := "decided before the policy ran (validation, or usage that could not be read)"
 		if n.Cause == CauseNotKept {
-			what = "no input kept (replay.keep was 0, pruned, or older than the store's keeping)"
+			what = "no input kept (replay.keep was 0, pruned, older than the store's keeping, dropped under load or lost in a crash)"
 		}
 		fmt.Fprintf(w, "not replayed: %d %s: %s\n", n.Count, what, words(n.Examples))
 	}
