@@ -28,8 +28,18 @@ const keptValues = 32
 // Only the order is ever taken: a value found for the wrong message
 // changes no name and no value.
 type recentJSON struct {
-	mu  sync.Mutex
-	raw [][]byte
+	mu   sync.Mutex
+	kept []*keptJSON
+}
+
+// keptJSON is one kept value and the key find compares it by: what it
+// decodes to as an SDK type, in canonical form (matchKey), made on the
+// first find for that type, so that no lookup decodes a kept value
+// another lookup decoded already.
+type keptJSON struct {
+	raw     []byte
+	keyType reflect.Type
+	key     []byte
 }
 
 func (r *recentJSON) keep(raw []byte) {
@@ -38,9 +48,9 @@ func (r *recentJSON) keep(raw []byte) {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.raw = append(r.raw, bytes.Clone(raw))
-	if len(r.raw) > keptValues {
-		r.raw = r.raw[len(r.raw)-keptValues:]
+	r.kept = append(r.kept, &keptJSON{raw: bytes.Clone(raw)})
+	if len(r.kept) > keptValues {
+		r.kept = r.kept[len(r.kept)-keptValues:]
 	}
 }
 
@@ -53,23 +63,38 @@ func (r *recentJSON) find(v any) []byte {
 	if r == nil || t == nil || t.Kind() != reflect.Pointer {
 		return nil
 	}
-	want := canonical(withoutMeta(v))
+	want := matchKey(v)
 	if want == nil {
 		return nil
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for i := len(r.raw) - 1; i >= 0; i-- {
-		got := reflect.New(t.Elem()).Interface()
-		if json.Unmarshal(r.raw[i], got) != nil {
-			continue
-		}
-		if bytes.Equal(canonical(withoutMeta(got)), want) {
-			return r.raw[i]
+	for i := len(r.kept) - 1; i >= 0; i-- {
+		if bytes.Equal(r.kept[i].keyAs(t), want) {
+			return r.kept[i].raw
 		}
 	}
 	return nil
 }
+
+// keyAs is k's key as type t, decoding k's value the first time; nil
+// when it does not decode as t.
+func (k *keptJSON) keyAs(t reflect.Type) []byte {
+	if k.keyType == t {
+		return k.key
+	}
+	k.keyType, k.key = t, nil
+	got := reflect.New(t.Elem()).Interface()
+	if json.Unmarshal(k.raw, got) == nil {
+		k.key = matchKey(got)
+	}
+	return k.key
+}
+
+// matchKey is v's canonical form without its _meta, nil if it has none:
+// what v holds, whatever order its raw parts keep (pipeline.InOrderOf
+// gives free-form values the order of their sender).
+func matchKey(v any) []byte { return canonical(withoutMeta(v)) }
 
 // canonical is v's JSON with every object's members sorted, nil if it has
 // none: what v holds, whatever order its raw parts keep.

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"context"
 	"encoding/json"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -129,4 +130,26 @@ func withElements(raw []byte, fn func(e []byte) []byte) []byte {
 		return true
 	})
 	return append(out, ']')
+}
+
+// uneditedKey marks the context a request is asked of the host in when
+// it is the upstream's own, no operator's edit (Unedited).
+type uneditedKey struct{}
+
+// Unedited reports whether the request the pipeline asks of the host in
+// ctx is the one its upstream sent, as decoded, no operator's edit: it
+// then crosses in its sender's member order whole, and the relay need not
+// look for which request it is.
+func Unedited(ctx context.Context) bool {
+	v, _ := ctx.Value(uneditedKey{}).(bool)
+	return v
+}
+
+// KeepUnedited is to with from's Unedited mark, for a context the relay
+// makes anew to ask the host in.
+func KeepUnedited(to, from context.Context) context.Context {
+	if !Unedited(from) {
+		return to
+	}
+	return context.WithValue(to, uneditedKey{}, true)
 }
