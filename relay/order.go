@@ -93,20 +93,27 @@ func decodesTo(params json.RawMessage, in mcp.InputRequest, want []byte) bool {
 }
 
 // orderedParams is a request's params that encode with their members in
-// the order of the upstream's request they pass on.
+// the order of the upstream's request they pass on: judged, when it is
+// not nil, is their encoding already made (pipeline.Judged).
 type orderedParams struct {
 	mcp.Params
-	order []byte
+	order, judged []byte
 }
 
-func (r *orderedParams) MarshalJSON() ([]byte, error) { return marshalInOrder(r.Params, r.order) }
+func (r *orderedParams) MarshalJSON() ([]byte, error) {
+	if r.judged != nil {
+		return rawjson.InOrderOf(r.judged, r.order), nil
+	}
+	return marshalInOrder(r.Params, r.order)
+}
 
 // sendInSentOrder is the host-facing server's innermost sending
 // middleware: a request of a kind relayed to a host goes out with its
 // members in the order its upstream wrote them (a sampling request's
 // messages as well as its free-form values): the params the push asked in
 // ctx was decoded from when no operator edited it (pipeline.Unedited),
-// else one the firewall keeps (Proxy.sent).
+// else one the firewall keeps (Proxy.sent). An unedited request goes out
+// as the bytes the engine judged, in that order.
 func (p *Proxy) sendInSentOrder(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		if r, ok := req.(*mcp.ServerRequest[mcp.Params]); ok && pipeline.Relayed(method) != nil && r.Params != nil {
@@ -118,7 +125,7 @@ func (p *Proxy) sendInSentOrder(next mcp.MethodHandler) mcp.MethodHandler {
 				order = pipeline.EditOrder(sentIn(ctx)) // an operator's edit of the request asked in ctx
 			}
 			if order != nil {
-				r.Params = &orderedParams{r.Params, order}
+				r.Params = &orderedParams{r.Params, order, pipeline.Judged(ctx, r.Params)}
 			}
 		}
 		return next(ctx, method, req)

@@ -318,7 +318,7 @@ func (p *Pipeline) ask(ctx context.Context, src *Source, c *Cleared) (mcp.InputR
 	ctx, cancel := context.WithTimeout(ctx, p.hostTimeout)
 	defer cancel()
 	if !c.edited {
-		ctx = context.WithValue(ctx, uneditedKey{}, true)
+		ctx = context.WithValue(ctx, uneditedKey{}, unedited{params: c.Params, judged: c.Request.Params})
 	}
 	start := time.Now()
 	res, err := src.Asker.Ask(ctx, c.Kind, c.Params)
