@@ -32,12 +32,14 @@ type recentJSON struct {
 	kept []*keptJSON
 }
 
-// keptJSON is one kept value and the key find compares it by: what it
-// decodes to as an SDK type, in canonical form (matchKey), made on the
-// first find for that type, so that no lookup decodes a kept value
-// another lookup decoded already.
+// keptJSON is one kept value and the keys find compares it by, each made
+// on the first find that needs it, so that no lookup decodes a kept value
+// another lookup decoded already: plain, the value itself in canonical
+// form without its _meta; key, what it decodes to as an SDK type
+// (keyType), in canonical form (matchKey).
 type keptJSON struct {
 	raw     []byte
+	plain   []byte
 	keyType reflect.Type
 	key     []byte
 }
@@ -70,11 +72,29 @@ func (r *recentJSON) find(v any) []byte {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for i := len(r.kept) - 1; i >= 0; i-- {
+		if bytes.Equal(r.kept[i].plainKey(), want) {
+			return r.kept[i].raw
+		}
+	}
+	for i := len(r.kept) - 1; i >= 0; i-- {
 		if bytes.Equal(r.kept[i].keyAs(t), want) {
 			return r.kept[i].raw
 		}
 	}
 	return nil
+}
+
+// plainKey is k's value in canonical form without its _meta: a value the
+// SDK decodes without loss (no member it drops or rewrites) matches on it
+// without being decoded as the SDK's type, which costs many times more.
+func (k *keptJSON) plainKey() []byte {
+	if k.plain == nil {
+		k.plain = canonicalRaw(k.raw, true)
+		if k.plain == nil {
+			k.plain = []byte{} // not JSON: matches nothing, and is not read again
+		}
+	}
+	return k.plain
 }
 
 // keyAs is k's key as type t, decoding k's value the first time; nil
@@ -103,11 +123,21 @@ func canonical(v any) []byte {
 	if err != nil {
 		return nil
 	}
+	return canonicalRaw(b, false)
+}
+
+// canonicalRaw is the JSON b with every object's members sorted, and,
+// when noMeta, without the outermost object's _meta; nil when b is not
+// JSON.
+func canonicalRaw(b []byte, noMeta bool) []byte {
 	d := json.NewDecoder(bytes.NewReader(b))
 	d.UseNumber()
 	var generic any
 	if d.Decode(&generic) != nil {
 		return nil
+	}
+	if m, ok := generic.(map[string]any); ok && noMeta {
+		delete(m, "_meta")
 	}
 	out, err := json.Marshal(generic)
 	if err != nil {
