@@ -9,8 +9,8 @@ import (
 // prepared holds the statements a decision's write runs, each prepared
 // once for the Store's life. Preparing is most of a small statement's
 // cost on SQLite, more so for one that fires triggers (their programs are
-// compiled into it): the settlement's UPDATE, run as text, was parsed and
-// compiled again for every completion.
+// compiled into it): run as text, the settlement's UPDATE would be parsed
+// and compiled again for every completion.
 type prepared struct {
 	mu    sync.Mutex
 	stmts map[string]*sql.Stmt
