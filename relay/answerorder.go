@@ -28,8 +28,20 @@ const keptValues = 32
 // Only the order is ever taken: a value found for the wrong message
 // changes no name and no value.
 type recentJSON struct {
-	mu  sync.Mutex
-	raw [][]byte
+	mu   sync.Mutex
+	kept []*keptJSON
+}
+
+// keptJSON is one kept value and the keys find compares it by, each made
+// on the first find that needs it, so that no lookup decodes a kept value
+// another lookup decoded already: plain, the value itself in canonical
+// form without its _meta; key, what it decodes to as an SDK type
+// (keyType), in canonical form (matchKey).
+type keptJSON struct {
+	raw     []byte
+	plain   []byte
+	keyType reflect.Type
+	key     []byte
 }
 
 func (r *recentJSON) keep(raw []byte) {
@@ -38,9 +50,9 @@ func (r *recentJSON) keep(raw []byte) {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.raw = append(r.raw, bytes.Clone(raw))
-	if len(r.raw) > keptValues {
-		r.raw = r.raw[len(r.raw)-keptValues:]
+	r.kept = append(r.kept, &keptJSON{raw: bytes.Clone(raw)})
+	if len(r.kept) > keptValues {
+		r.kept = r.kept[len(r.kept)-keptValues:]
 	}
 }
 
@@ -53,23 +65,56 @@ func (r *recentJSON) find(v any) []byte {
 	if r == nil || t == nil || t.Kind() != reflect.Pointer {
 		return nil
 	}
-	want := canonical(withoutMeta(v))
+	want := matchKey(v)
 	if want == nil {
 		return nil
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for i := len(r.raw) - 1; i >= 0; i-- {
-		got := reflect.New(t.Elem()).Interface()
-		if json.Unmarshal(r.raw[i], got) != nil {
-			continue
+	for i := len(r.kept) - 1; i >= 0; i-- {
+		if bytes.Equal(r.kept[i].plainKey(), want) {
+			return r.kept[i].raw
 		}
-		if bytes.Equal(canonical(withoutMeta(got)), want) {
-			return r.raw[i]
+	}
+	for i := len(r.kept) - 1; i >= 0; i-- {
+		if bytes.Equal(r.kept[i].keyAs(t), want) {
+			return r.kept[i].raw
 		}
 	}
 	return nil
 }
+
+// plainKey is k's value in canonical form without its _meta: a value the
+// SDK decodes without loss (no member it drops or rewrites) matches on it
+// without being decoded as the SDK's type, which costs many times more.
+func (k *keptJSON) plainKey() []byte {
+	if k.plain == nil {
+		k.plain = canonicalRaw(k.raw, true)
+		if k.plain == nil {
+			k.plain = []byte{} // not JSON: matches nothing, and is not read again
+		}
+	}
+	return k.plain
+}
+
+// keyAs is k's key as type t, decoding k's value the first time; nil
+// when it does not decode as t.
+func (k *keptJSON) keyAs(t reflect.Type) []byte {
+	if k.keyType == t {
+		return k.key
+	}
+	k.keyType, k.key = t, nil
+	got := reflect.New(t.Elem()).Interface()
+	if json.Unmarshal(k.raw, got) == nil {
+		k.key = matchKey(got)
+	}
+	return k.key
+}
+
+// matchKey is v's canonical form without its _meta, nil if it has none:
+// what v holds, whatever order its raw parts keep (pipeline.InOrderOf
+// gives free-form values the order of their sender).
+func matchKey(v any) []byte { return canonical(withoutMeta(v)) }
 
 // canonical is v's JSON with every object's members sorted, nil if it has
 // none: what v holds, whatever order its raw parts keep.
@@ -78,11 +123,21 @@ func canonical(v any) []byte {
 	if err != nil {
 		return nil
 	}
+	return canonicalRaw(b, false)
+}
+
+// canonicalRaw is the JSON b with every object's members sorted, and,
+// when noMeta, without the outermost object's _meta; nil when b is not
+// JSON.
+func canonicalRaw(b []byte, noMeta bool) []byte {
 	d := json.NewDecoder(bytes.NewReader(b))
 	d.UseNumber()
 	var generic any
 	if d.Decode(&generic) != nil {
 		return nil
+	}
+	if m, ok := generic.(map[string]any); ok && noMeta {
+		delete(m, "_meta")
 	}
 	out, err := json.Marshal(generic)
 	if err != nil {

@@ -96,3 +96,22 @@ func startListening(tb testing.TB, cmd *exec.Cmd, pipe func() (io.ReadCloser, er
 	}
 	return ""
 }
+
+// BenchmarkSamplingHTTP is P2 with the host reaching `mcpx-fw serve
+// --http` over streamable HTTP (the push rides the stream of the host's
+// tools/call), serve reaching the timing upstream over stdio. The timing
+// upstream speaks stdio only, so the direct path is BenchmarkSampling's:
+// the ratio holds the HTTP hop as well as the firewall.
+func BenchmarkSamplingHTTP(b *testing.B) {
+	bin := buildFirewall(b)
+	samplingRounds(b, func(self string) benchPair {
+		serve := exec.Command(bin, "serve", "--config", benchConfig(b, []string{self, benchUpstreamArg}), "--http", "127.0.0.1:0")
+		fwURL := startListening(b, serve, serve.StderrPipe, "mcpx-fw: listening on ")
+		direct := exec.Command(self, benchUpstreamArg)
+		return benchPair{
+			fw:     connectBenchHost(b, benchHTTPTransport(fwURL), fwURL),
+			direct: connectBenchHost(b, &mcp.CommandTransport{Command: direct}, self),
+			serve:  serve.Process.Pid, upstream: direct.Process.Pid,
+		}
+	})
+}

@@ -309,29 +309,53 @@ func concurrently(s *side, workers, calls int, op func() error) error {
 // receives; through the firewall the request and the completion are each
 // validated, decided (permit) and logged, and usage is recorded. The
 // shapes are P3's: one short message, and ten messages of 400 bytes. The
-// host-side latency of the enclosing tools/call is reported as call-*.
+// host-side latency of the enclosing tools/call is reported as call-*, and
+// serve's CPU per round trip as P1 reports it per call (cpu_bench_test.go).
 //
 // Each run starts a firewall with an empty state dir: every decision reads
 // the server's usage over the last hour, which costs more the more
 // decisions it holds, so a fixed -benchtime Nx gives comparable figures.
 func BenchmarkSampling(b *testing.B) {
+	bin := buildFirewall(b)
+	samplingRounds(b, func(self string) benchPair { return startPair(b, bin, self, benchUpstreamArg) })
+}
+
+// BenchmarkSamplingFloor is P2's floor: the same rounds as
+// BenchmarkSampling with testdata/relayfloor, two io.Copy loops, in
+// mcpx-fw serve's place, so serve's sampling round trip can be put against
+// the least any stdio relay adds in the same run.
+func BenchmarkSamplingFloor(b *testing.B) {
+	floor := buildFloor(b)
+	samplingRounds(b, func(self string) benchPair {
+		relay, direct := exec.Command(floor, self, benchUpstreamArg), exec.Command(self, benchUpstreamArg)
+		return benchPair{
+			fw:     connectBenchHost(b, &mcp.CommandTransport{Command: relay}, floor),
+			direct: connectBenchHost(b, &mcp.CommandTransport{Command: direct}, self),
+			serve:  relay.Process.Pid, upstream: direct.Process.Pid,
+		}
+	})
+}
+
+// samplingRounds is P2 on the pairs start makes, one per shape, each with
+// the test binary as the timing upstream (self).
+func samplingRounds(b *testing.B, start func(self string) benchPair) {
 	self, err := os.Executable()
 	if err != nil {
 		b.Fatal(err)
 	}
-	bin := buildFirewall(b)
 	for _, shape := range []struct {
 		name    string
 		n, size int
 	}{{"1msg", 1, 60}, {"10x400B", 10, 400}} {
 		args := map[string]any{"params": samplingParams(shape.n, shape.size)}
 		b.Run(shape.name, func(b *testing.B) {
-			pair := startPair(b, bin, self, benchUpstreamArg)
+			pair := start(self)
 			calls := map[*mcp.ClientSession]*side{pair.fw: {}, pair.direct: {}}
 			fw, direct := alternate(b, pair, func(cs *mcp.ClientSession, s *side) error {
 				return timedSampleCall(cs, args, s, calls[cs])
 			})
 			report(b, fw, direct, "samples")
+			reportCPU(b, fw, direct)
 			us := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 }
 			b.ReportMetric(us(calls[pair.fw].percentile(50)), "fw-call-p50-µs")
 			b.ReportMetric(us(calls[pair.direct].percentile(50)), "direct-call-p50-µs")
@@ -384,10 +408,7 @@ func samplingParams(n, size int) map[string]any {
 // pipe hops cost on this machine whatever the relay does, the least any
 // stdio relay can add.
 func BenchmarkToolCallFloor(b *testing.B) {
-	floor := filepath.Join(b.TempDir(), "relayfloor")
-	if out, err := exec.Command("go", "build", "-o", floor, "../testdata/relayfloor").CombinedOutput(); err != nil {
-		b.Fatalf("build relayfloor: %v\n%s", err, out)
-	}
+	floor := buildFloor(b)
 	upstream := testUpstream(b)
 	relay, direct := exec.Command(floor, upstream), exec.Command(upstream)
 	toolCallRounds(b, benchPair{
@@ -395,4 +416,13 @@ func BenchmarkToolCallFloor(b *testing.B) {
 		direct: connectBenchHost(b, &mcp.CommandTransport{Command: direct}, upstream),
 		serve:  relay.Process.Pid, upstream: direct.Process.Pid,
 	})
+}
+
+// buildFloor builds testdata/relayfloor into b's temporary folder.
+func buildFloor(b *testing.B) string {
+	floor := filepath.Join(b.TempDir(), "relayfloor")
+	if out, err := exec.Command("go", "build", "-o", floor, "../testdata/relayfloor").CombinedOutput(); err != nil {
+		b.Fatalf("build relayfloor: %v\n%s", err, out)
+	}
+	return floor
 }

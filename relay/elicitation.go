@@ -60,7 +60,7 @@ func (p *Proxy) onPush(ctx context.Context, u *upstream, k *pipeline.Kind, in mc
 	if !k.Declared(u.link.host.caps) {
 		return nil, refusal.NotOffered(u.cfg.Name, k.Capability)
 	}
-	in, sent := p.inSentOrder(u, in)
+	in, sent := p.pushInSentOrder(u, in)
 	ctx = withSent(ctx, sent)
 	if u.link.bridge != nil {
 		return p.bridgePush(ctx, u, k, in)

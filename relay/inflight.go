@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/mcpx-fw/mcpx-fw/engine"
+	"github.com/mcpx-fw/mcpx-fw/relay/internal/pipeline"
 )
 
 // hostCall is a host's tools/call running on an upstream session. A push
@@ -66,7 +67,8 @@ func fromUpstream(ctx context.Context, u *upstream) context.Context {
 // host's, so any will do. With none, or for undelivered's retry (standalone
 // is true), it carries no request's identity and goes on the host's
 // standalone stream. Deadline and cancellation stay ctx's, and so do the
-// params its upstream sent (withSent). A context that is not a push's (an
+// params its upstream sent (withSent) and whether they are what is asked
+// (pipeline.Unedited). A context that is not a push's (an
 // input request, asked inside its host call) is kept.
 func hostStream(ctx context.Context, standalone bool) context.Context {
 	u, _ := ctx.Value(pushKey{}).(*upstream)
@@ -77,7 +79,7 @@ func hostStream(ctx context.Context, standalone bool) context.Context {
 	if call := u.anyCall(); call != nil && !standalone {
 		values = call
 	}
-	return withSent(valuesOf{Context: ctx, values: values}, sentIn(ctx))
+	return withSent(pipeline.KeepUnedited(valuesOf{Context: ctx, values: values}, ctx), sentIn(ctx))
 }
 
 // anyCall is the context of a host call in flight on u, or nil.

@@ -36,6 +36,18 @@ func (p *Proxy) inSentOrder(u *upstream, in mcp.InputRequest) (mcp.InputRequest,
 	return pipeline.InOrderOf(in, sent), sent
 }
 
+// pushInSentOrder is inSentOrder for a push u sent: with only one push in
+// flight, that push's params are the ones in was decoded from, and are not
+// decoded again to find them.
+func (p *Proxy) pushInSentOrder(u *upstream, in mcp.InputRequest) (mcp.InputRequest, []byte) {
+	sent, ok := u.held.only()
+	if !ok || sent == nil {
+		return p.inSentOrder(u, in)
+	}
+	p.sent.keep(sent)
+	return pipeline.InOrderOf(in, sent), sent
+}
+
 // sentKey carries, in the context of a request the pipeline asks the
 // host itself, the params its upstream sent (withSent).
 type sentKey struct{}
@@ -81,28 +93,39 @@ func decodesTo(params json.RawMessage, in mcp.InputRequest, want []byte) bool {
 }
 
 // orderedParams is a request's params that encode with their members in
-// the order of the upstream's request they pass on.
+// the order of the upstream's request they pass on: judged, when it is
+// not nil, is their encoding already made (pipeline.Judged).
 type orderedParams struct {
 	mcp.Params
-	order []byte
+	order, judged []byte
 }
 
-func (r *orderedParams) MarshalJSON() ([]byte, error) { return marshalInOrder(r.Params, r.order) }
+func (r *orderedParams) MarshalJSON() ([]byte, error) {
+	if r.judged != nil {
+		return rawjson.InOrderOf(r.judged, r.order), nil
+	}
+	return marshalInOrder(r.Params, r.order)
+}
 
 // sendInSentOrder is the host-facing server's innermost sending
 // middleware: a request of a kind relayed to a host goes out with its
 // members in the order its upstream wrote them (a sampling request's
-// messages as well as its free-form values), where it is one the
-// firewall keeps (Proxy.sent).
+// messages as well as its free-form values): the params the push asked in
+// ctx was decoded from when no operator edited it (pipeline.Unedited),
+// else one the firewall keeps (Proxy.sent). An unedited request goes out
+// as the bytes the engine judged, in that order.
 func (p *Proxy) sendInSentOrder(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		if r, ok := req.(*mcp.ServerRequest[mcp.Params]); ok && pipeline.Relayed(method) != nil && r.Params != nil {
-			order := p.sent.find(r.Params)
+			order := sentIn(ctx)
+			if order == nil || !pipeline.Unedited(ctx) {
+				order = p.sent.find(r.Params)
+			}
 			if order == nil {
 				order = pipeline.EditOrder(sentIn(ctx)) // an operator's edit of the request asked in ctx
 			}
 			if order != nil {
-				r.Params = &orderedParams{r.Params, order}
+				r.Params = &orderedParams{r.Params, order, pipeline.Judged(ctx, r.Params)}
 			}
 		}
 		return next(ctx, method, req)

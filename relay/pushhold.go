@@ -119,6 +119,27 @@ func (p *pushHolds) sentParams(match func(json.RawMessage) bool) json.RawMessage
 	return nil
 }
 
+// only is the params of the one request in flight, and true, when there
+// is exactly one. Every push the SDK hands on was held here first
+// (guard.pushed) and stays until its answer is written: asked about a
+// push while only one is in flight, that one is the push.
+func (p *pushHolds) only() (json.RawMessage, bool) {
+	if p == nil {
+		return nil, false
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.byID) != 1 {
+		return nil, false
+	}
+	for _, hs := range p.byID {
+		if len(hs) == 1 {
+			return hs[0].params, true
+		}
+	}
+	return nil, false
+}
+
 // end releases every hold: the session is gone, and so is every request
 // it had in flight.
 func (p *pushHolds) end() {

@@ -19,7 +19,7 @@ import (
 // *jsonrpc.Error built by refusal.ForSampling, never as a plain Go error (which the
 // SDK would send with code 0).
 func (p *Proxy) onSampling(ctx context.Context, u *upstream, req *mcp.CreateMessageWithToolsRequest) (*mcp.CreateMessageWithToolsResult, error) {
-	params, sent := p.inSentOrder(u, req.Params)
+	params, sent := p.pushInSentOrder(u, req.Params)
 	ctx = withSent(ctx, sent)
 	if u.link.bridge != nil {
 		res, err := p.bridgePush(ctx, u, pipeline.Sampling, params)

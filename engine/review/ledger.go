@@ -19,6 +19,9 @@ type ledger struct {
 	// insert is insertDecision, prepared on first use (insertStmt).
 	insertMu sync.Mutex
 	insert   *sql.Stmt
+	// stmts are the other statements of a decision's write (the
+	// settlement's), prepared on first use.
+	stmts prepared
 
 	// serverLocks queues this Store's charges to one server (charge.go).
 	serverLocks turn.Turns
@@ -39,6 +42,7 @@ func (l *ledger) closeInsert() {
 		l.insert.Close()
 		l.insert = nil
 	}
+	l.stmts.close()
 }
 
 // insertStmt is insertDecision, prepared once and reused for every

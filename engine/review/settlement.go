@@ -43,20 +43,17 @@ type Settlement struct {
 
 // applySettlement applies e's settlement inside tx and returns the usage
 // e's own decision carries.
-func applySettlement(ctx context.Context, tx *writeTx, e Entry) (Usage, error) {
+func (l *ledger) applySettlement(ctx context.Context, tx *writeTx, e Entry) (Usage, error) {
 	st := e.Settles
 	if st == nil {
 		return e.Usage, nil
 	}
 	if !st.Completed {
-		_, err := tx.ExecContext(ctx, `UPDATE decisions SET requested_tokens = ?, tokens = ?
-			WHERE id = ? AND server = ? AND stage = 'request' AND settled_by = ''`,
+		_, err := l.stmts.execIn(ctx, l.db, tx, reserveAgain,
 			st.Reserve.RequestedTokens, st.Reserve.Tokens, st.Reservation, e.Decision.Server)
 		return e.Usage, err
 	}
-	res, err := tx.ExecContext(ctx, `UPDATE decisions SET returned_tokens = ?,
-		tokens = tokens - requested_tokens + ?, settled_by = ?
-		WHERE id = ? AND server = ? AND stage = 'request' AND settled_by = ''`,
+	res, err := l.stmts.execIn(ctx, l.db, tx, settleCompleted,
 		st.Returned, st.Returned, e.Decision.ID, st.Reservation, e.Decision.Server)
 	if err != nil {
 		return Usage{}, err
@@ -67,6 +64,16 @@ func applySettlement(ctx context.Context, tx *writeTx, e Entry) (Usage, error) {
 	}
 	return u, nil
 }
+
+// reserveAgain makes a request's reservation afresh (Settlement.Reserve).
+const reserveAgain = `UPDATE decisions SET requested_tokens = ?, tokens = ?
+	WHERE id = ? AND server = ? AND stage = 'request' AND settled_by = ''`
+
+// settleCompleted settles a request's charge with its completion
+// (Settlement.Completed).
+const settleCompleted = `UPDATE decisions SET returned_tokens = ?,
+	tokens = tokens - requested_tokens + ?, settled_by = ?
+	WHERE id = ? AND server = ? AND stage = 'request' AND settled_by = ''`
 
 // releaseOnClose releases the charge of a request-stage item's decision
 // when it closes without reaching the host (rejected, expired, abandoned,

@@ -161,7 +161,7 @@ func (l *ledger) insertEntry(ctx context.Context, tx *writeTx, e Entry, opened I
 			return err
 		}
 	}
-	u, err := applySettlement(ctx, tx, e)
+	u, err := l.applySettlement(ctx, tx, e)
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"context"
 	"encoding/json"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -129,4 +130,46 @@ func withElements(raw []byte, fn func(e []byte) []byte) []byte {
 		return true
 	})
 	return append(out, ']')
+}
+
+// uneditedKey carries, in the context a request is asked of the host
+// in, the request when it is the upstream's own, no operator's edit
+// (Unedited).
+type uneditedKey struct{}
+
+// unedited is a request as cleared, and the bytes the engine judged of it.
+type unedited struct {
+	params mcp.InputRequest
+	judged []byte
+}
+
+// Unedited reports whether the request the pipeline asks of the host in
+// ctx is the one its upstream sent, as decoded, no operator's edit: it
+// then crosses in its sender's member order whole, and the relay need not
+// look for which request it is.
+func Unedited(ctx context.Context) bool {
+	_, ok := ctx.Value(uneditedKey{}).(unedited)
+	return ok
+}
+
+// Judged is the encoding the engine judged of params, the request asked
+// of the host in ctx, when params is that very request, unedited and
+// unchanged since (no _meta added on its way): the host is sent the bytes
+// judged, and params is not encoded a second time. Nil otherwise.
+func Judged(ctx context.Context, params mcp.Params) []byte {
+	u, ok := ctx.Value(uneditedKey{}).(unedited)
+	if !ok || any(params) != any(u.params) || params.GetMeta() != nil {
+		return nil
+	}
+	return u.judged
+}
+
+// KeepUnedited is to with from's Unedited mark, for a context the relay
+// makes anew to ask the host in.
+func KeepUnedited(to, from context.Context) context.Context {
+	u, ok := from.Value(uneditedKey{}).(unedited)
+	if !ok {
+		return to
+	}
+	return context.WithValue(to, uneditedKey{}, u)
 }

@@ -131,6 +131,8 @@ type Cleared struct {
 	Params     mcp.InputRequest
 	DecisionID string
 	answer     []byte
+	// edited says an operator's edit replaced the upstream's request.
+	edited bool
 }
 
 // Run runs one request of kind k through the whole pipeline and asks the
@@ -220,7 +222,7 @@ func (t *stage) cleared(in mcp.InputRequest) (*Cleared, error) {
 		if err != nil {
 			return nil, refusal.Internal("edited request could not be decoded")
 		}
-		c.Request.Params, c.Params = t.edited, params
+		c.Request.Params, c.Params, c.edited = t.edited, params, true
 	}
 	return c, nil
 }
@@ -315,6 +317,9 @@ func (p *Pipeline) ask(ctx context.Context, src *Source, c *Cleared) (mcp.InputR
 	}
 	ctx, cancel := context.WithTimeout(ctx, p.hostTimeout)
 	defer cancel()
+	if !c.edited {
+		ctx = context.WithValue(ctx, uneditedKey{}, unedited{params: c.Params, judged: c.Request.Params})
+	}
 	start := time.Now()
 	res, err := src.Asker.Ask(ctx, c.Kind, c.Params)
 	answered := func(result string) {
