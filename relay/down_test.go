@@ -112,6 +112,7 @@ func TestServerComesBack(t *testing.T) {
 			p.cfg.Restart = RestartOptions{Backoff: 10 * time.Millisecond, MaxBackoff: 100 * time.Millisecond}
 			dir := t.TempDir()
 			script, pidFile := filepath.Join(dir, "broken.sh"), filepath.Join(dir, "pid")
+			peerLog := filepath.Join(dir, "peer.log")
 			p.cfg.Upstreams[0].Command = []string{"/bin/sh", script}
 			changed := make(chan struct{}, 16)
 			opts := &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{},
@@ -126,7 +127,7 @@ func TestServerComesBack(t *testing.T) {
 				t.Errorf("with a server down the host was not told tool lists may change: %+v", c)
 			}
 			wantServing(t, host)
-			restore := fmt.Sprintf("#!/bin/sh\necho $$ > %s\nexec %s\n", pidFile, testUpstream(t))
+			restore := fmt.Sprintf("#!/bin/sh\necho $$ > %s\nMCPXFW_PEER_LOG=%s exec %s\n", pidFile, peerLog, testUpstream(t))
 			if err := os.WriteFile(script, []byte(restore), 0o755); err != nil {
 				t.Fatal(err)
 			}
@@ -142,7 +143,10 @@ func TestServerComesBack(t *testing.T) {
 				_, err := host.CallTool(t.Context(), &mcp.CallToolParams{Name: "broken__block", Arguments: map[string]any{}})
 				blocked <- err
 			}()
+			// Killed once the upstream holds the call, not while the
+			// firewall is still routing it (that call is refused as down).
 			waitFor(t, func() bool { return hostCallsOn(p, "broken") == 1 })
+			waitForLine(t, peerLog, "block: waiting")
 			if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 				t.Fatal(err)
 			}

@@ -132,6 +132,7 @@ func meta(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, err
 // block waits until its call is cancelled, then records that in the file
 // named by MCPXFW_PEER_LOG (its result would reach nobody).
 func block(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	logLine("block: waiting")
 	<-ctx.Done()
 	logLine("block: cancelled")
 	return nil, ctx.Err()
