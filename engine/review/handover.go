@@ -27,7 +27,8 @@ import (
 // refused (ErrHandoverClaimed): the upstream resumes once. Every row has
 // a deadline (the asker's wait); an asker that gives up deletes its row,
 // so a holder that answers late finds nothing to answer (ErrHandoverGone)
-// and nothing is delivered. Rows past their deadline are swept.
+// and nothing is delivered. Rows past their deadline are swept, by the
+// next ask after handoverSweepEvery and by Prune.
 
 // handoverChannel is the PostgreSQL notification channel of handovers:
 // "ask:<holder>" when a row is asked of a holder, "answer:<nonce>" when
@@ -194,7 +195,14 @@ func (hs *handovers) sweepHandoversDue(ctx context.Context) {
 	if now.UnixNano() < next || !hs.sweepAt.CompareAndSwap(next, now.Add(handoverSweepEvery).UnixNano()) {
 		return
 	}
-	if err := hs.execOne(ctx, "DELETE FROM handovers WHERE expires_at <= ?", now.UnixNano()); err != nil {
+	if err := hs.sweepHandovers(ctx); err != nil {
 		hs.log.Warn("handovers past their deadline not swept", zap.Error(err))
 	}
+}
+
+// sweepHandovers deletes the rows past their deadline: rows no asker waits
+// for any more (one killed while it waited leaves its row), holding
+// sealed answers no one will read.
+func (hs *handovers) sweepHandovers(ctx context.Context) error {
+	return hs.execOne(ctx, "DELETE FROM handovers WHERE expires_at <= ?", hs.now().UnixNano())
 }

@@ -140,3 +140,26 @@ func TestHolderPresence(t *testing.T) {
 		t.Fatalf("an owner that is no lease: alive %v, %v; want gone", alive, err)
 	}
 }
+
+// TestPruneSweepsHandovers: a handover's row left past its deadline (its
+// asker killed while it waited, and no other handover asked since to
+// sweep it) is deleted by Prune, as expired continuations are, so the
+// sealed answers it holds do not stay in the store for good.
+func TestPruneSweepsHandovers(t *testing.T) {
+	s := openStore(t, stateDir(t))
+	ctx := t.Context()
+	h := Handover{Nonce: "n1", Holder: "replica-a", Server: "s", Call: "c", Expires: time.Now().Add(-time.Second), Payload: []byte("asked")}
+	if err := s.AskHandover(ctx, h); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Prune(ctx, 0); err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	if err := s.db.QueryRowContext(ctx, "SELECT COUNT(*) FROM handovers").Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != 0 {
+		t.Fatalf("%d handover rows past their deadline after Prune, want 0", n)
+	}
+}
