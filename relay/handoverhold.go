@@ -86,7 +86,7 @@ func (p *Proxy) answerHandover(h review.Handover) {
 	}
 	box, err := p.sealer.Box(plain, h.Nonce)
 	if err == nil {
-		err = p.store.AnswerHandover(context.WithoutCancel(ctx), h.Nonce, box)
+		err = p.store.AnswerHandover(context.WithoutCancel(ctx), h, box)
 	}
 	switch {
 	case errors.Is(err, review.ErrHandoverGone):
@@ -106,7 +106,7 @@ func (p *Proxy) watchWithdrawn(ctx context.Context, cancel context.CancelFunc, h
 	defer tick.Stop()
 	for {
 		wake, stop := p.store.HandoverWake("gone:" + h.Nonce)
-		taken, err := p.store.HandoverTaken(ctx, h.Nonce)
+		taken, err := p.store.HandoverTaken(ctx, h)
 		if err == nil && !taken {
 			stop()
 			cancel()
