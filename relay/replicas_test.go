@@ -488,3 +488,25 @@ func TestHandoverCountsAsBridgedCall(t *testing.T) {
 		t.Fatalf("the refused retry on the holder: %+v %v, want it resumed (its state unspent)", res, err)
 	}
 }
+
+// TestHandoverAnswerTooLarge: an upstream's result that fits its frame
+// but that Go encodes past the row's cap (each '<' becomes six bytes) is
+// answered to the asker as the firewall's error, which fits, so the host
+// hears at once rather than at the handover's deadline.
+func TestHandoverAnswerTooLarge(t *testing.T) {
+	p := bridgedReplicas(t, 1)[0]
+	h := review.Handover{Nonce: "n1", Server: "peer"}
+	big := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.Repeat("<", review.MaxContinuationBytes/6+1)}}}
+	box, err := p.handoverAnswer(h, big, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(box) > review.MaxContinuationBytes {
+		t.Fatalf("the answer is %d bytes, over the row's cap of %d: the asker would wait until its deadline", len(box), review.MaxContinuationBytes)
+	}
+	plain, err := p.sealer.Unbox(box, h.Nonce)
+	var r handoverReply
+	if err != nil || json.Unmarshal(plain, &r) != nil || r.Error == nil || r.Error.Code != refusal.CodeInternal {
+		t.Fatalf("the answer to a result too large: %s (%v), want the firewall's error", plain, err)
+	}
+}
