@@ -60,12 +60,21 @@ func (p *Proxy) handoverWait() time.Duration { return p.cfg.HostTimeout }
 // handOver hands a retry of a bridged call another replica holds to that
 // replica and returns its answer. Without a store shared with the holder
 // the retry is refused as reaching the wrong replica, spending nothing; a
-// holder that is gone fails it at once.
+// holder that is gone fails it at once. While it waits it counts as a
+// bridged call here (limits.max_bridged_calls): a host's flood of retries
+// writes and waits on that many rows at most, and one past it is refused
+// before anything is written, its state unspent.
 func (p *Proxy) handOver(ctx context.Context, x *exchange, cont seal.Continuation, answers mcp.InputResponseMap, state string) (mcp.Result, error) {
 	if p.store == nil || cont.Lease == "" {
 		p.log.Warn("bridged call's retry reached another replica, which shares no store with it", zap.String("server", x.u.cfg.Name))
 		return nil, refusal.BridgeElsewhere()
 	}
+	release, err := p.bridges.admit(x.u.cfg.Name, p.cfg.MaxBridgedPerServer, p.cfg.MaxBridged)
+	if err != nil {
+		p.log.Warn("bridged call's retry not handed over", zap.String("server", x.u.cfg.Name), zap.Error(err))
+		return nil, err
+	}
+	defer release()
 	if err := p.holderPresent(ctx, x, cont); err != nil {
 		return nil, err
 	}

@@ -80,13 +80,9 @@ func (p *Proxy) answerHandover(h review.Handover) {
 	defer cancel()
 	go p.watchWithdrawn(ctx, cancel, h)
 	res, err := p.resumeHandedOver(ctx, h)
-	plain, merr := json.Marshal(replyOf(res, err))
-	if merr != nil {
-		plain, _ = json.Marshal(handoverReply{Error: refusal.Internal("result could not be encoded")})
-	}
-	box, err := p.sealer.Box(plain, h.Nonce)
+	box, err := p.handoverAnswer(h, res, err)
 	if err == nil {
-		err = p.store.AnswerHandover(context.WithoutCancel(ctx), h.Nonce, box)
+		err = p.store.AnswerHandover(context.WithoutCancel(ctx), h, box)
 	}
 	switch {
 	case errors.Is(err, review.ErrHandoverGone):
@@ -94,6 +90,29 @@ func (p *Proxy) answerHandover(h review.Handover) {
 	case err != nil:
 		p.log.Error("handed-over retry's answer not written", zap.String("server", h.Server), zap.Error(err))
 	}
+}
+
+// handoverAnswer is res or err sealed for h's asker. One the row cannot
+// hold (a result Go encodes to several times the size the upstream sent:
+// each '<' becomes \u003c) is the firewall's error instead, so its asker
+// fails at once rather than at its deadline.
+func (p *Proxy) handoverAnswer(h review.Handover, res mcp.Result, err error) ([]byte, error) {
+	plain, merr := json.Marshal(replyOf(res, err))
+	if merr != nil {
+		plain = internalReply("result could not be encoded")
+	}
+	box, err := p.sealer.Box(plain, h.Nonce)
+	if err == nil && len(box) > review.MaxContinuationBytes {
+		p.log.Warn("handed-over retry's answer too large for the store: the asker gets an error", zap.String("server", h.Server), zap.Int("bytes", len(box)))
+		box, err = p.sealer.Box(internalReply("the result is too large to hand to the replica the host retried on"), h.Nonce)
+	}
+	return box, err
+}
+
+// internalReply is the encoded reply of the firewall's own failure.
+func internalReply(message string) []byte {
+	plain, _ := json.Marshal(handoverReply{Error: refusal.Internal(message)})
+	return plain
 }
 
 // watchWithdrawn ends a resumed handover (cancel) once its asker has
@@ -106,7 +125,7 @@ func (p *Proxy) watchWithdrawn(ctx context.Context, cancel context.CancelFunc, h
 	defer tick.Stop()
 	for {
 		wake, stop := p.store.HandoverWake("gone:" + h.Nonce)
-		taken, err := p.store.HandoverTaken(ctx, h.Nonce)
+		taken, err := p.store.HandoverTaken(ctx, h)
 		if err == nil && !taken {
 			stop()
 			cancel()

@@ -431,3 +431,82 @@ func awaitPendingReview(ctx context.Context, st *review.Store) (string, error) {
 	}
 	return "", ctx.Err()
 }
+
+// TestHandoverCountsAsBridgedCall: a retry handed to the holder counts as
+// a bridged call on the replica it reached while it waits, so a host that
+// floods a replica with retries (each carrying a state the holder sealed,
+// spent or not) makes it write at most limits.max_bridged_calls rows, and
+// wait on as many: past that, the retry is refused at once, before
+// anything is written, and its state is not spent.
+func TestHandoverCountsAsBridgedCall(t *testing.T) {
+	ps := bridgedReplicas(t, 2)
+	for _, p := range ps {
+		p.cfg.HostTimeout = time.Hour // no deadline ends the first handover
+	}
+	ps[1].cfg.MaxBridged = 1
+	host1, host2 := manualHost(t, ps[0]), manualHost(t, ps[1])
+	waiting := map[string]any{"params": json.RawMessage(secretParams), "times": 2}
+	approved := make(chan error, 1)
+	go func() {
+		id, err := awaitPendingReview(t.Context(), ps[0].store)
+		if err == nil {
+			_, err = ps[0].store.Approve(t.Context(), id, "test", "")
+		}
+		approved <- err
+	}()
+	first, err := host1.CallTool(t.Context(), &mcp.CallToolParams{Name: "sample", Arguments: waiting})
+	if err != nil || !first.NeedsInput() {
+		t.Fatalf("first call: %+v %v", first, err)
+	}
+	if err := <-approved; err != nil {
+		t.Fatal(err)
+	}
+	quick := map[string]any{"params": json.RawMessage(helloParams)}
+	other, err := host1.CallTool(t.Context(), &mcp.CallToolParams{Name: "sample", Arguments: quick})
+	if err != nil || !other.NeedsInput() {
+		t.Fatalf("second call: %+v %v", other, err)
+	}
+	// The first call's retry is handed over and waits on its next push's review.
+	ctx, leave := context.WithCancel(t.Context())
+	defer leave()
+	go host2.CallTool(ctx, &mcp.CallToolParams{Name: "sample", Arguments: waiting, RequestState: first.RequestState,
+		InputResponses: mcp.InputResponseMap{keyOf(first.InputRequests): hiResult()}})
+	if _, err := awaitPendingReview(ctx, ps[0].store); err != nil {
+		t.Fatal(err)
+	}
+	again := func() *mcp.CallToolParams {
+		return &mcp.CallToolParams{Name: "sample", Arguments: quick, RequestState: other.RequestState,
+			InputResponses: mcp.InputResponseMap{keyOf(other.InputRequests): hiResult()}}
+	}
+	_, err = host2.CallTool(t.Context(), again())
+	var we *jsonrpc.Error
+	if !errors.As(err, &we) || !strings.Contains(we.Message, "limits.max_bridged_calls") {
+		t.Fatalf("a second handover on a replica allowing one bridged call: %v, want refused under limits.max_bridged_calls", err)
+	}
+	res, err := host1.CallTool(t.Context(), again())
+	if err != nil || res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, `"hi"`) {
+		t.Fatalf("the refused retry on the holder: %+v %v, want it resumed (its state unspent)", res, err)
+	}
+}
+
+// TestHandoverAnswerTooLarge: an upstream's result that fits its frame
+// but that Go encodes past the row's cap (each '<' becomes six bytes) is
+// answered to the asker as the firewall's error, which fits, so the host
+// hears at once rather than at the handover's deadline.
+func TestHandoverAnswerTooLarge(t *testing.T) {
+	p := bridgedReplicas(t, 1)[0]
+	h := review.Handover{Nonce: "n1", Server: "peer"}
+	big := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.Repeat("<", review.MaxContinuationBytes/6+1)}}}
+	box, err := p.handoverAnswer(h, big, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(box) > review.MaxContinuationBytes {
+		t.Fatalf("the answer is %d bytes, over the row's cap of %d: the asker would wait until its deadline", len(box), review.MaxContinuationBytes)
+	}
+	plain, err := p.sealer.Unbox(box, h.Nonce)
+	var r handoverReply
+	if err != nil || json.Unmarshal(plain, &r) != nil || r.Error == nil || r.Error.Code != refusal.CodeInternal {
+		t.Fatalf("the answer to a result too large: %s (%v), want the firewall's error", plain, err)
+	}
+}

@@ -27,7 +27,8 @@ import (
 // refused (ErrHandoverClaimed): the upstream resumes once. Every row has
 // a deadline (the asker's wait); an asker that gives up deletes its row,
 // so a holder that answers late finds nothing to answer (ErrHandoverGone)
-// and nothing is delivered. Rows past their deadline are swept.
+// and nothing is delivered. Rows past their deadline are swept, by the
+// next ask after handoverSweepEvery and by Prune.
 
 // handoverChannel is the PostgreSQL notification channel of handovers:
 // "ask:<holder>" when a row is asked of a holder, "answer:<nonce>" when
@@ -130,15 +131,19 @@ func (hs *handovers) TakeHandovers(ctx context.Context, holder string) ([]Handov
 	return out, rows.Err()
 }
 
-// AnswerHandover writes the holder's answer into the taken row for nonce,
-// or fails with ErrHandoverGone when its asker gave up.
-func (hs *handovers) AnswerHandover(ctx context.Context, nonce string, payload []byte) error {
+// AnswerHandover writes the holder's answer into h, the row it took, or
+// fails with ErrHandoverGone when its asker gave up. The row is h's ask,
+// not any row of its nonce: once that asker withdrew, a replay of the
+// state asked since has a row of its own (told apart by its deadline),
+// which this answer must not reach.
+func (hs *handovers) AnswerHandover(ctx context.Context, h Handover, payload []byte) error {
 	if len(payload) > MaxContinuationBytes {
 		return fmt.Errorf("answer handover: %w: %d bytes, over %d", ErrContinuationTooLarge, len(payload), MaxContinuationBytes)
 	}
 	var n int64
 	err := hs.execOneResult(ctx, func(r sql.Result) { n, _ = r.RowsAffected() },
-		`UPDATE handovers SET state = 'answered', answer = ? WHERE nonce = ? AND state = 'taken'`, payload, nonce)
+		`UPDATE handovers SET state = 'answered', answer = ? WHERE nonce = ? AND expires_at = ? AND state = 'taken'`,
+		payload, h.Nonce, toNanos(h.Expires))
 	switch {
 	case err != nil:
 		return fmt.Errorf("answer handover: %w", err)
@@ -148,11 +153,13 @@ func (hs *handovers) AnswerHandover(ctx context.Context, nonce string, payload [
 	return nil
 }
 
-// HandoverTaken reports whether the row for nonce is still taken and
-// unanswered: false once its asker withdrew it (or it was answered).
-func (hs *handovers) HandoverTaken(ctx context.Context, nonce string) (bool, error) {
+// HandoverTaken reports whether h, the row its holder took, is still
+// taken and unanswered: false once its asker withdrew it (or it was
+// answered), though a replay of its state was asked since.
+func (hs *handovers) HandoverTaken(ctx context.Context, h Handover) (bool, error) {
 	var taken bool
-	err := hs.db.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM handovers WHERE nonce = ? AND state = 'taken')`, nonce).Scan(&taken)
+	err := hs.db.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM handovers
+		WHERE nonce = ? AND expires_at = ? AND state = 'taken')`, h.Nonce, toNanos(h.Expires)).Scan(&taken)
 	return taken, err
 }
 
@@ -194,7 +201,14 @@ func (hs *handovers) sweepHandoversDue(ctx context.Context) {
 	if now.UnixNano() < next || !hs.sweepAt.CompareAndSwap(next, now.Add(handoverSweepEvery).UnixNano()) {
 		return
 	}
-	if err := hs.execOne(ctx, "DELETE FROM handovers WHERE expires_at <= ?", now.UnixNano()); err != nil {
+	if err := hs.sweepHandovers(ctx); err != nil {
 		hs.log.Warn("handovers past their deadline not swept", zap.Error(err))
 	}
+}
+
+// sweepHandovers deletes the rows past their deadline: rows no asker waits
+// for any more (one killed while it waited leaves its row), holding
+// sealed answers no one will read.
+func (hs *handovers) sweepHandovers(ctx context.Context) error {
+	return hs.execOne(ctx, "DELETE FROM handovers WHERE expires_at <= ?", hs.now().UnixNano())
 }

@@ -36,7 +36,7 @@ func TestHandoverOnce(t *testing.T) {
 	if _, ok, err := asker.HandoverAnswer(ctx, "n1"); ok || err != nil {
 		t.Fatalf("answer before the holder wrote one: %v, %v", ok, err)
 	}
-	if err := holder.AnswerHandover(ctx, "n1", []byte("answer")); err != nil {
+	if err := holder.AnswerHandover(ctx, hs[0], []byte("answer")); err != nil {
 		t.Fatal(err)
 	}
 	if got, ok, err := asker.HandoverAnswer(ctx, "n1"); !ok || err != nil || string(got) != "answer" {
@@ -50,13 +50,13 @@ func TestHandoverOnce(t *testing.T) {
 	if err := asker.AskHandover(ctx, h); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := holder.TakeHandovers(ctx, "replica-a"); err != nil {
-		t.Fatal(err)
+	if hs, err = holder.TakeHandovers(ctx, "replica-a"); err != nil || len(hs) != 1 {
+		t.Fatalf("take: %+v, %v", hs, err)
 	}
 	if _, ok, err := asker.WithdrawHandover(ctx, "n2"); ok || err != nil {
 		t.Fatalf("withdraw an unanswered handover: %v, %v", ok, err)
 	}
-	if err := holder.AnswerHandover(ctx, "n2", []byte("late")); !errors.Is(err, ErrHandoverGone) {
+	if err := holder.AnswerHandover(ctx, hs[0], []byte("late")); !errors.Is(err, ErrHandoverGone) {
 		t.Fatalf("answer after the asker withdrew: %v, want ErrHandoverGone", err)
 	}
 
@@ -91,10 +91,11 @@ func TestHandoverWakes(t *testing.T) {
 	case <-ctx.Done():
 		t.Fatal("the holder was not woken by the ask")
 	}
-	if _, err := holder.TakeHandovers(ctx, "replica-a"); err != nil {
-		t.Fatal(err)
+	hs, err := holder.TakeHandovers(ctx, "replica-a")
+	if err != nil || len(hs) != 1 {
+		t.Fatalf("take: %+v, %v", hs, err)
 	}
-	if err := holder.AnswerHandover(ctx, "n1", []byte("answer")); err != nil {
+	if err := holder.AnswerHandover(ctx, hs[0], []byte("answer")); err != nil {
 		t.Fatal(err)
 	}
 	select {
@@ -138,5 +139,63 @@ func TestHolderPresence(t *testing.T) {
 	t.Logf("gone %v after its connection closed", time.Since(start))
 	if alive, err := other.HolderAlive(ctx, "12345"); alive || err != nil {
 		t.Fatalf("an owner that is no lease: alive %v, %v; want gone", alive, err)
+	}
+}
+
+// TestPruneSweepsHandovers: a handover's row left past its deadline (its
+// asker killed while it waited, and no other handover asked since to
+// sweep it) is deleted by Prune, as expired continuations are, so the
+// sealed answers it holds do not stay in the store for good.
+func TestPruneSweepsHandovers(t *testing.T) {
+	s := openStore(t, stateDir(t))
+	ctx := t.Context()
+	h := Handover{Nonce: "n1", Holder: "replica-a", Server: "s", Call: "c", Expires: time.Now().Add(-time.Second), Payload: []byte("asked")}
+	if err := s.AskHandover(ctx, h); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Prune(ctx, 0); err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	if err := s.db.QueryRowContext(ctx, "SELECT COUNT(*) FROM handovers").Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != 0 {
+		t.Fatalf("%d handover rows past their deadline after Prune, want 0", n)
+	}
+}
+
+// TestHandoverAnswerBoundToItsAsk: a holder's answer, and its look at
+// whether the row is still taken, are for the ask it took, not for its
+// nonce: once that asker withdrew, a replay of the same state asked and
+// taken since is not answered with the first call's result (which its
+// asker gave up on) and does not keep the first call running.
+func TestHandoverAnswerBoundToItsAsk(t *testing.T) {
+	dir := stateDir(t)
+	asker, holder := openStore(t, dir), openStore(t, dir)
+	ctx := t.Context()
+	h := Handover{Nonce: "n1", Holder: "replica-a", Server: "s", Call: "c", Expires: time.Now().Add(time.Minute), Payload: []byte("asked")}
+	if err := asker.AskHandover(ctx, h); err != nil {
+		t.Fatal(err)
+	}
+	first, err := holder.TakeHandovers(ctx, "replica-a")
+	if err != nil || len(first) != 1 {
+		t.Fatalf("take: %+v, %v", first, err)
+	}
+	if _, _, err := asker.WithdrawHandover(ctx, "n1"); err != nil {
+		t.Fatal(err)
+	}
+	h.Expires = h.Expires.Add(time.Millisecond) // the replay's own ask
+	if err := asker.AskHandover(ctx, h); err != nil {
+		t.Fatal(err)
+	}
+	if replay, err := holder.TakeHandovers(ctx, "replica-a"); err != nil || len(replay) != 1 {
+		t.Fatalf("take the replay: %+v, %v", replay, err)
+	}
+	if taken, err := holder.HandoverTaken(ctx, first[0]); taken || err != nil {
+		t.Errorf("the withdrawn ask still taken: %v, %v", taken, err)
+	}
+	if err := holder.AnswerHandover(ctx, first[0], []byte("result")); !errors.Is(err, ErrHandoverGone) {
+		t.Errorf("the withdrawn ask's answer: %v, want ErrHandoverGone", err)
 	}
 }

@@ -17,12 +17,14 @@ const pruneBatch = 200
 
 // retention erases the text of finished items and the continuations that
 // expired, each erasure recorded in the audit chain. It touches the items'
-// text and erased_at, the continuations table (through conts) and the
-// audit chain; closing what is due first is the queue's (closeDue).
+// text and erased_at, the continuations table (through conts), the
+// handovers table (through hands) and the audit chain; closing what is
+// due first is the queue's (closeDue).
 type retention struct {
 	*storage
 	audit *auditChain
 	conts *continuations
+	hands *handovers
 	// closeDue closes the items that are due, so they count as finished:
 	// the Store's sweep.
 	closeDue func(context.Context) ([]Item, error)
@@ -37,8 +39,9 @@ type retention struct {
 // chain still verifies. Retain 0 keeps everything. It returns how many
 // items it erased. Whatever retain, it first deletes the continuations
 // that have expired (continuation.go): they are no record, only requests
-// no retry can resume any more; and the policy inputs kept for replay
-// longer than KeepInputs (inputs.go).
+// no retry can resume any more; the handovers past their deadline
+// (handover.go), which no asker waits for; and the policy inputs kept
+// for replay longer than KeepInputs (inputs.go).
 //
 // The store zeroes freed space (secure_delete, see dsn), and Prune
 // checkpoints and truncates the write-ahead log, so the text does not
@@ -48,6 +51,9 @@ type retention struct {
 func (r *retention) Prune(ctx context.Context, retain time.Duration) (int, error) {
 	if _, err := r.conts.sweepContinuations(ctx); err != nil {
 		return 0, fmt.Errorf("prune: continuations: %w", err)
+	}
+	if err := r.hands.sweepHandovers(ctx); err != nil {
+		return 0, fmt.Errorf("prune: handovers: %w", err)
 	}
 	if _, err := r.pruneInputs(ctx, *r.keepInputs); err != nil {
 		return 0, fmt.Errorf("prune: %w", err)

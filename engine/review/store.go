@@ -182,7 +182,7 @@ func newStore(db *db, path string, log *zap.Logger) *Store {
 	s.handovers.storage = &s.storage
 	s.listener = listener{storage: &s.storage, replica: &s.replica, wakeups: &s.wakeups,
 		listenReady: make(chan struct{})}
-	s.retention = retention{storage: &s.storage, audit: &s.auditChain, conts: &s.continuations, closeDue: s.sweep,
+	s.retention = retention{storage: &s.storage, audit: &s.auditChain, conts: &s.continuations, hands: &s.handovers, closeDue: s.sweep,
 		keepInputs: &s.KeepInputs}
 	s.ledger = ledger{storage: &s.storage, opening: s.opening, openItem: s.openItem, opened: s.opened}
 	s.leases = leases{storage: &s.storage, replica: &s.replica, abandon: s.AbandonOrphans}
