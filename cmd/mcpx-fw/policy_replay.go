@@ -167,10 +167,15 @@ func knownServer(cfg *config.Config, name string) error {
 func loadCandidate(ctx context.Context, rt *runtime, dir string) (*engine.Policy, error) {
 	p, err := engine.LoadPolicy(ctx, engine.PolicyConfig{Dir: dir, Timeout: rt.cfg.Policy.Timeout, Data: policyData(rt.cfg)})
 	if err != nil {
-		line := strings.Join(strings.Fields(strings.ReplaceAll(err.Error(), "\n", "; ")), " ")
-		return nil, withCode(exitUsage, fmt.Errorf("candidate %s does not compile: %s", dir, line))
+		return nil, withCode(exitUsage, fmt.Errorf("candidate %s does not compile: %s", dir, oneLineError(err.Error())))
 	}
 	return p, nil
+}
+
+// oneLineError folds a multi-line error (OPA's compile errors quote the
+// source line and a caret under it) into one line.
+func oneLineError(s string) string {
+	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", "; ")), " ")
 }
 
 // replayInto decides every recorded decision r selects again with p and
