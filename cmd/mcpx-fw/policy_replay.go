@@ -73,7 +73,7 @@ when replay could not run (no store, an unreadable input).`,
 			return policyReplay(c, f)
 		},
 	}
-	c.Flags().StringVar(&f.candidate, "candidate", "", "the candidate policy folder (required)")
+	c.Flags().StringVar(&f.candidate, "candidate", "", "the candidate policy folder, relative to the working folder (required)")
 	c.Flags().DurationVar(&f.since, "since", 0, "replay decisions made this long ago or later (default: replay.keep; every decision when it is 0)")
 	c.Flags().StringVar(&f.server, "server", "", "replay only the decisions of this server (one the config names)")
 	c.Flags().StringVar(&f.failOn, "fail-on", "loosened", "exit 4 when the candidate: loosened (lets through what was blocked, held or refused), changed (changes any outcome), never")
