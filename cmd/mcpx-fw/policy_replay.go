@@ -54,8 +54,8 @@ whose input was not kept (replay.keep was 0, pruned or older than the
 store's keeping, or dropped under load or lost when serve stopped
 abruptly).
 
---json prints the same as one document: {"candidate", "revision", "since",
-"server", "decisions", "replayed", "changes": [{"server", "kind", "stage",
+--json prints the same as one document: {"candidate", "revision", "since"
+(absent: every decision), "server" (absent: every server), "decisions", "replayed", "changes": [{"server", "kind", "stage",
 "active", "candidate", "loosened", "count", "examples", "reasons"}],
 "unchanged": [{"server", "kind", "stage", "outcome", "count"}],
 "not_kept": [{"cause": "before-policy"|"not-kept", "count", "examples"}]}.

@@ -21,10 +21,10 @@ const replayExamples = 5
 // names, outcome words, reason codes and decision ids, never the text of a
 // request.
 type Replay struct {
-	Candidate string    `json:"candidate"` // the candidate's folder
-	Revision  string    `json:"revision"`  // the candidate's revision
-	Since     time.Time `json:"since"`     // decisions made at or after this
-	Server    string    `json:"server"`    // "" for every server
+	Candidate string    `json:"candidate"`        // the candidate's folder
+	Revision  string    `json:"revision"`         // the candidate's revision
+	Since     time.Time `json:"since,omitzero"`   // decisions made at or after this; absent: every decision
+	Server    string    `json:"server,omitempty"` // absent ("") for every server
 	// Decisions counts the decisions read, Replayed those decided again.
 	Decisions int `json:"decisions"`
 	Replayed  int `json:"replayed"`

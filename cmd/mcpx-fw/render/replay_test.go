@@ -1,6 +1,7 @@
 package render
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -43,5 +44,23 @@ func TestReplayReportOtherChangesFollowLoosened(t *testing.T) {
 	other := strings.Index(out, "\nother changes:\n")
 	if loose < 0 || other < loose {
 		t.Errorf("want the loosened changes, then \"other changes\":\n%s", out)
+	}
+}
+
+// TestReplayJSONLeavesOutWhatWasNotAsked: a replay of every decision of
+// every server has no "since" (not year 1) and no "server" (not "").
+func TestReplayJSONLeavesOutWhatWasNotAsked(t *testing.T) {
+	b, err := json.Marshal(Replay{Candidate: "next", Revision: "abc"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"since", "server"} {
+		if v, ok := doc[k]; ok {
+			t.Errorf("--json has %q: %v; want it left out", k, v)
+		}
 	}
 }
