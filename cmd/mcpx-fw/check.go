@@ -173,11 +173,17 @@ func printShadowSource(w io.Writer, rt *runtime) {
 	switch {
 	case !ok:
 	case st.Revision == "":
-		fmt.Fprintf(w, "warning: shadow policy %s did not load; serve starts, reports it as failed and decides with the active policy alone: %s\n",
-			st.Location, st.LastError)
+		shadowWarning(w, st.Location, st.LastError)
 	default:
 		fmt.Fprintf(w, "shadow policy: %s %s, revision %s (judged beside the active one, never enforced)\n", st.Source, st.Location, st.Revision)
 	}
+}
+
+// shadowWarning is check's one line for a shadow that did not load, OPA's
+// multi-line error folded into it.
+func shadowWarning(w io.Writer, location, lastError string) {
+	fmt.Fprintf(w, "warning: shadow policy %s did not load; serve starts, reports it as failed and decides with the active policy alone: %s\n",
+		location, oneLineError(lastError))
 }
 
 // printPolicySource says which policy decides: the folder, the shipped

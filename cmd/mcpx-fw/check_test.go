@@ -194,3 +194,14 @@ func TestCheckBoundsWhatAServerSays(t *testing.T) {
 		t.Errorf("check of a server that refuses: exit %d, stderr (%d bytes):\n%q", res.code, len(res.stderr), res.stderr)
 	}
 }
+
+// TestShadowWarningIsOneLine: check's warning for a shadow that does not
+// compile is one line, OPA's quoted source and caret folded into it.
+func TestShadowWarningIsOneLine(t *testing.T) {
+	var b strings.Builder
+	shadowWarning(&b, "policies-next", "load policy: 1 error occurred: x.rego:3: rego_parse_error: unexpected eof token\n\tdeny contains x if {\n\t                    ^")
+	out := b.String()
+	if strings.Count(out, "\n") != 1 || strings.Contains(out, "\t") || !strings.Contains(out, "unexpected eof token; deny contains x if {; ^") {
+		t.Errorf("warning %q, want one line with the error folded into it", out)
+	}
+}

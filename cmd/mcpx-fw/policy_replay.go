@@ -4,11 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
+	"maps"
+	"os"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/mcpx-fw/mcpx-fw/cmd/mcpx-fw/internal/config"
 	"github.com/mcpx-fw/mcpx-fw/cmd/mcpx-fw/render"
 	"github.com/mcpx-fw/mcpx-fw/engine"
 	"github.com/mcpx-fw/mcpx-fw/engine/review"
@@ -49,8 +54,8 @@ whose input was not kept (replay.keep was 0, pruned or older than the
 store's keeping, or dropped under load or lost when serve stopped
 abruptly).
 
---json prints the same as one document: {"candidate", "revision", "since",
-"server", "decisions", "replayed", "changes": [{"server", "kind", "stage",
+--json prints the same as one document: {"candidate", "revision", "since"
+(absent: every decision), "server" (absent: every server), "decisions", "replayed", "changes": [{"server", "kind", "stage",
 "active", "candidate", "loosened", "count", "examples", "reasons"}],
 "unchanged": [{"server", "kind", "stage", "outcome", "count"}],
 "not_kept": [{"cause": "before-policy"|"not-kept", "count", "examples"}]}.
@@ -68,9 +73,9 @@ when replay could not run (no store, an unreadable input).`,
 			return policyReplay(c, f)
 		},
 	}
-	c.Flags().StringVar(&f.candidate, "candidate", "", "the candidate policy folder (required)")
+	c.Flags().StringVar(&f.candidate, "candidate", "", "the candidate policy folder, relative to the working folder (required)")
 	c.Flags().DurationVar(&f.since, "since", 0, "replay decisions made this long ago or later (default: replay.keep; every decision when it is 0)")
-	c.Flags().StringVar(&f.server, "server", "", "replay only this server's decisions")
+	c.Flags().StringVar(&f.server, "server", "", "replay only the decisions of this server (one the config names)")
 	c.Flags().StringVar(&f.failOn, "fail-on", "loosened", "exit 4 when the candidate: loosened (lets through what was blocked, held or refused), changed (changes any outcome), never")
 	c.Flags().BoolVar(&f.json, "json", false, "print JSON for scripts")
 	return c
@@ -85,6 +90,9 @@ func policyReplay(c *cobra.Command, f replayFlags) error {
 		return err
 	}
 	defer rt.close()
+	if err := knownServer(rt.cfg, f.server); err != nil {
+		return err
+	}
 	p, err := loadCandidate(c.Context(), rt, f.candidate)
 	if err != nil {
 		return err
@@ -122,7 +130,35 @@ func (f replayFlags) check() error {
 	case f.failOn != "loosened" && f.failOn != "changed" && f.failOn != "never":
 		return usageError{fmt.Errorf("--fail-on %q is none of loosened, changed, never", f.failOn)}
 	}
+	return candidateFolder(f.candidate)
+}
+
+// candidateFolder refuses a --candidate that is no folder, in words a
+// user reads at once rather than as a compile error.
+func candidateFolder(dir string) error {
+	fi, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return usageError{fmt.Errorf("--candidate %s: no such folder", dir)}
+	case err != nil:
+		return usageError{fmt.Errorf("--candidate %s: %w", dir, err)}
+	case !fi.IsDir():
+		return usageError{fmt.Errorf("--candidate %s is a file, not a policy folder", dir)}
+	}
 	return nil
+}
+
+// knownServer refuses a --server the config does not name: a misspelt
+// name would replay nothing and pass the gate. Without servers in the
+// config (no config at all) every name is taken as given.
+func knownServer(cfg *config.Config, name string) error {
+	if name == "" || len(cfg.Servers) == 0 {
+		return nil
+	}
+	if _, ok := cfg.Servers[name]; ok {
+		return nil
+	}
+	return usageError{fmt.Errorf("--server %s: the config names no such server (it names %s)", name, strings.Join(slices.Sorted(maps.Keys(cfg.Servers)), ", "))}
 }
 
 // loadCandidate compiles DIR as serve compiles policy.dir: the engine's
@@ -131,10 +167,15 @@ func (f replayFlags) check() error {
 func loadCandidate(ctx context.Context, rt *runtime, dir string) (*engine.Policy, error) {
 	p, err := engine.LoadPolicy(ctx, engine.PolicyConfig{Dir: dir, Timeout: rt.cfg.Policy.Timeout, Data: policyData(rt.cfg)})
 	if err != nil {
-		line := strings.Join(strings.Fields(strings.ReplaceAll(err.Error(), "\n", "; ")), " ")
-		return nil, withCode(exitUsage, fmt.Errorf("candidate %s does not compile: %s", dir, line))
+		return nil, withCode(exitUsage, fmt.Errorf("candidate %s does not compile: %s", dir, oneLineError(err.Error())))
 	}
 	return p, nil
+}
+
+// oneLineError folds a multi-line error (OPA's compile errors quote the
+// source line and a caret under it) into one line.
+func oneLineError(s string) string {
+	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", "; ")), " ")
 }
 
 // replayInto decides every recorded decision r selects again with p and

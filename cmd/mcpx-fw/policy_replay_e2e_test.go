@@ -379,3 +379,28 @@ func TestReplayKeep(t *testing.T) {
 		t.Errorf("after prune with replay.keep 1ns: %d decisions, %d not kept; want every input deleted", decisions, notKept)
 	}
 }
+
+// TestPolicyReplayNamesWhatIsWrong: a --candidate that is no folder, or a
+// --server the config does not name (which would replay nothing and pass
+// the gate), is one line saying so, exit 2.
+func TestPolicyReplayNamesWhatIsWrong(t *testing.T) {
+	cfg := testConfig(t, repoPath(t, "policies"), time.Minute, replayServer())
+	if res := runCLI(t, "store", "migrate", "--config", cfg); res.code != 0 {
+		t.Fatal(res.stderr)
+	}
+	dir := candidate(t, "stricter.rego")
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"missing folder", []string{"--candidate", filepath.Join(dir, "nosuch")}, "no such folder"},
+		{"a file", []string{"--candidate", cfg}, "is a file, not a policy folder"},
+		{"unknown server", []string{"--candidate", dir, "--server", "nosuch"}, "--server nosuch: the config names no such server"},
+	} {
+		res := runCLI(t, append(append([]string{"policy", "replay"}, tc.args...), "--config", cfg)...)
+		if res.code != exitUsage || !oneLine(res.stderr) || !strings.Contains(res.stderr, tc.want) {
+			t.Errorf("%s: exit %d, stderr %q; want 2 and one line with %q", tc.name, res.code, res.stderr, tc.want)
+		}
+	}
+}

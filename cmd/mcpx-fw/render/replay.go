@@ -21,10 +21,10 @@ const replayExamples = 5
 // names, outcome words, reason codes and decision ids, never the text of a
 // request.
 type Replay struct {
-	Candidate string    `json:"candidate"` // the candidate's folder
-	Revision  string    `json:"revision"`  // the candidate's revision
-	Since     time.Time `json:"since"`     // decisions made at or after this
-	Server    string    `json:"server"`    // "" for every server
+	Candidate string    `json:"candidate"`        // the candidate's folder
+	Revision  string    `json:"revision"`         // the candidate's revision
+	Since     time.Time `json:"since,omitzero"`   // decisions made at or after this; absent: every decision
+	Server    string    `json:"server,omitempty"` // absent ("") for every server
 	// Decisions counts the decisions read, Replayed those decided again.
 	Decisions int `json:"decisions"`
 	Replayed  int `json:"replayed"`
@@ -201,7 +201,7 @@ func ReplayReport(w io.Writer, r Replay) {
 		replaySince(r.Since), replayServer(r.Server), inert.Line(r.Candidate), inert.Word(r.Revision))
 	loose, other := splitChanges(r.Changes)
 	replayChanges(w, "would let through what the active policy blocked, held or refused", loose)
-	replayChanges(w, "other changes", other)
+	replayChanges(w, otherTitle(loose), other)
 	if len(r.Changes) == 0 {
 		fmt.Fprintln(w, "no decision changes")
 	}
@@ -228,6 +228,15 @@ func replayServer(s string) string {
 		return "every server"
 	}
 	return "server " + inert.Word(s)
+}
+
+// otherTitle heads the changes that let nothing more through: "other
+// changes" only below the ones that do, so it never points at nothing.
+func otherTitle(loose []ReplayChange) string {
+	if len(loose) == 0 {
+		return "changes (none lets through what the active policy blocked, held or refused)"
+	}
+	return "other changes"
 }
 
 func splitChanges(cs []ReplayChange) (loose, other []ReplayChange) {
@@ -273,7 +282,7 @@ func replayNotKept(w io.Writer, ns []ReplayNotKept) {
 	for _, n := range ns {
 		what := "decided before the policy ran (validation, or usage that could not be read)"
 		if n.Cause == CauseNotKept {
-			what = "no input kept (replay.keep was 0, pruned, older than the store's keeping, dropped under load or lost in a crash)"
+			what = "whose input was not kept (replay.keep was 0, pruned, older than the store's keeping, dropped under load or lost in a crash)"
 		}
 		fmt.Fprintf(w, "not replayed: %d %s: %s\n", n.Count, what, words(n.Examples))
 	}
