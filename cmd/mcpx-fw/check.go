@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/mcpx-fw/mcpx-fw/cmd/mcpx-fw/inert"
 	"github.com/mcpx-fw/mcpx-fw/cmd/mcpx-fw/internal/config"
 	"github.com/mcpx-fw/mcpx-fw/engine"
 	"github.com/mcpx-fw/mcpx-fw/engine/policybundle"
@@ -183,7 +184,7 @@ func printShadowSource(w io.Writer, rt *runtime) {
 // multi-line error folded into it.
 func shadowWarning(w io.Writer, location, lastError string) {
 	fmt.Fprintf(w, "warning: shadow policy %s did not load; serve starts, reports it as failed and decides with the active policy alone: %s\n",
-		location, oneLineError(lastError))
+		location, inert.Folded(lastError))
 }
 
 // printPolicySource says which policy decides: the folder, the shipped

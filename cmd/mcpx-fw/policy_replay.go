@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/mcpx-fw/mcpx-fw/cmd/mcpx-fw/inert"
 	"github.com/mcpx-fw/mcpx-fw/cmd/mcpx-fw/internal/config"
 	"github.com/mcpx-fw/mcpx-fw/cmd/mcpx-fw/render"
 	"github.com/mcpx-fw/mcpx-fw/engine"
@@ -167,15 +168,9 @@ func knownServer(cfg *config.Config, name string) error {
 func loadCandidate(ctx context.Context, rt *runtime, dir string) (*engine.Policy, error) {
 	p, err := engine.LoadPolicy(ctx, engine.PolicyConfig{Dir: dir, Timeout: rt.cfg.Policy.Timeout, Data: policyData(rt.cfg)})
 	if err != nil {
-		return nil, withCode(exitUsage, fmt.Errorf("candidate %s does not compile: %s", dir, oneLineError(err.Error())))
+		return nil, withCode(exitUsage, fmt.Errorf("candidate %s does not compile: %s", dir, inert.Folded(err.Error())))
 	}
 	return p, nil
-}
-
-// oneLineError folds a multi-line error (OPA's compile errors quote the
-// source line and a caret under it) into one line.
-func oneLineError(s string) string {
-	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", "; ")), " ")
 }
 
 // replayInto decides every recorded decision r selects again with p and

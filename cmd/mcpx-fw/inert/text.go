@@ -1,6 +1,9 @@
 package inert
 
-import "unicode/utf8"
+import (
+	"strings"
+	"unicode/utf8"
+)
 
 // form is what one way of showing text escapes besides what Shown refuses.
 type form struct {
@@ -24,6 +27,13 @@ func Text(s string) string { return textForm.string(s) }
 // Line returns s for reading on one line: as Text, with newline escaped
 // too, so nothing s holds can start a line of its own.
 func Line(s string) string { return lineForm.string(s) }
+
+// Folded returns a multi-line message (OPA's compile errors quote the
+// source line and a caret under it) as Line would show it once its lines
+// are joined with "; " and its runs of spaces and tabs made one space.
+func Folded(s string) string {
+	return Line(strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", "; ")), " "))
+}
 
 // Quote returns s as a quoted string value: Line between double quotes,
 // with the quotes inside escaped, so its bounds show (an empty string or

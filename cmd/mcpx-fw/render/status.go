@@ -60,7 +60,7 @@ func renderPolicy(w io.Writer, p *telemetry.Policy) {
 	sort.Strings(words)
 	fmt.Fprintf(w, "  load attempts: %s\n", strings.Join(words, ", "))
 	if p.LastError != "" {
-		fmt.Fprintf(w, "  last reload FAILED %s (revision %s keeps deciding): %s\n", Ago(p.LastErrorAt), inert.Word(p.Revision), inert.Line(p.LastError))
+		fmt.Fprintf(w, "  last reload FAILED %s (revision %s keeps deciding): %s\n", Ago(p.LastErrorAt), inert.Word(p.Revision), inert.Folded(p.LastError))
 	}
 }
 
@@ -77,7 +77,7 @@ func renderShadow(w io.Writer, s *telemetry.Shadow) {
 		fmt.Fprintf(w, "shadow policy: revision %s from %s %s, judging since %s, never enforced\n", inert.Word(s.Revision), inert.Word(s.Source), inert.Line(s.Location), Ago(s.LoadedAt))
 	}
 	if s.LastError != "" {
-		fmt.Fprintf(w, "  last load FAILED %s: %s\n", Ago(s.LastErrorAt), inert.Line(s.LastError))
+		fmt.Fprintf(w, "  last load FAILED %s: %s\n", Ago(s.LastErrorAt), inert.Folded(s.LastError))
 	}
 	pairs := make([]string, 0, len(s.Disagreements))
 	for _, d := range s.Disagreements {
