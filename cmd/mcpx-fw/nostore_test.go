@@ -15,11 +15,12 @@ import (
 // is left behind.
 func TestNoStoreIsNeverCreated(t *testing.T) {
 	const id = "rv-0000000000000000"
+	candidate := t.TempDir() // a folder that is there: the store is what is missing
 	commands := [][]string{
 		{"review", "list"}, {"review", "list", "--json"}, {"review", "show", id}, {"audit"}, {"audit", "--verify"}, {"status"},
 		{"review", "approve", id}, {"review", "reject", id}, {"review", "answer", id, "--text", "x"}, {"review", "prune"},
 		{"review", "watch", "--count", "1"}, {"console", "--addr", "127.0.0.1:0"},
-		{"policy", "replay", "--candidate", "policies-next"},
+		{"policy", "replay", "--candidate", candidate},
 	}
 	for _, stateDir := range []string{filepath.Join(t.TempDir(), "nonexistent-sd"), "rel/sd"} {
 		dir := t.TempDir()

@@ -29,7 +29,7 @@ func legacyServers() string {
 }
 
 // handoverCalls is how many calls TestReplicasBridgedHandover makes:
-// 200, or MCPXFW_HANDOVER_CALLS (the acceptance ran 1,000). Each
+// 200, or MCPXFW_HANDOVER_CALLS (1,000 for the figure in BENCHMARKS.md). Each
 // bridged call starts an upstream process of its own; 1,000 take 40-50 s
 // on two shared cores, more than the replica tests' minute allows the
 // suite.
