@@ -374,6 +374,8 @@ func TestReplayKeep(t *testing.T) {
 	cmd.Env = append(os.Environ(), "MCPXFW_REPLAY_KEEP=1ns")
 	if res := mustRun(t, cmd); res.code != 0 {
 		t.Fatalf("review prune: exit %d, %s", res.code, res.stderr)
+	} else if !strings.Contains(res.stdout, "policy inputs kept for replay longer than 1ns (replay.keep) are deleted") {
+		t.Errorf("review prune said %q; want it to name the inputs it deletes", res.stdout)
 	}
 	if decisions, notKept := replayNotKept(t, cfg, "72h"); decisions != 4 || notKept != 4 {
 		t.Errorf("after prune with replay.keep 1ns: %d decisions, %d not kept; want every input deleted", decisions, notKept)

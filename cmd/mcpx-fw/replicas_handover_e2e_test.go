@@ -29,10 +29,9 @@ func legacyServers() string {
 }
 
 // handoverCalls is how many calls TestReplicasBridgedHandover makes:
-// 200, or MCPXFW_HANDOVER_CALLS (1,000 for the figure in BENCHMARKS.md). Each
-// bridged call starts an upstream process of its own; 1,000 take 40-50 s
-// on two shared cores, more than the replica tests' minute allows the
-// suite.
+// 200, or MCPXFW_HANDOVER_CALLS. Each bridged call starts an upstream
+// process of its own; 1,000 take 37-48 s on two cores, more than the
+// replica tests' minute of the suite allows.
 func handoverCalls(t *testing.T) int {
 	t.Helper()
 	v := os.Getenv("MCPXFW_HANDOVER_CALLS")

@@ -37,7 +37,7 @@ now.`,
 					if _, err := rt.store.Prune(ctx, 0); err != nil {
 						return err
 					}
-					fmt.Fprintln(c.OutOrStdout(), "review.retain is 0: nothing is erased")
+					fmt.Fprintf(c.OutOrStdout(), "review.retain is 0: no review's text is erased; %s\n", inputsPruned(rt.cfg.Replay.Keep))
 					return nil
 				}
 				n, err := rt.store.Prune(ctx, retain)
@@ -48,13 +48,22 @@ now.`,
 				if err != nil {
 					return err
 				}
-				fmt.Fprintf(c.OutOrStdout(), "erased the text of %d review(s) finished more than %s ago, and %d edit document(s) written before then\n", n, retain, edits)
+				fmt.Fprintf(c.OutOrStdout(), "erased the text of %d review(s) finished more than %s ago, and %d edit document(s) written before then; %s\n", n, retain, edits, inputsPruned(rt.cfg.Replay.Keep))
 				return nil
 			})
 		},
 	}
 	c.Flags().DurationVar(&retain, "retain", 0, "erase text of reviews finished longer ago than this (default: review.retain)")
 	return c
+}
+
+// inputsPruned says which policy inputs kept for replay a prune deleted:
+// they have a retention of their own, replay.keep.
+func inputsPruned(keep time.Duration) string {
+	if keep <= 0 {
+		return "every policy input kept for replay is deleted (replay.keep is 0)"
+	}
+	return fmt.Sprintf("policy inputs kept for replay longer than %s (replay.keep) are deleted", keep)
 }
 
 // startPruning applies review.retain now, before serve takes requests, and
