@@ -41,7 +41,7 @@ or store.url's, shared by every replica) and decides each again with the
 candidate policy in DIR, compiled as policy.dir would be (its own baseline,
 servers' packages, capabilities and schema, with the servers' settings from
 the config). It re-decides exactly what the policy saw: the input document
-kept with each decision (replay.keep, default 72h), usage and approval at
+kept with each decision (while replay.keep is set), usage and approval at
 the time included. Nothing is charged, queued, logged or recorded: replay
 only reads the store.
 

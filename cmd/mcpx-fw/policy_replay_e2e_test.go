@@ -197,6 +197,7 @@ func storeState(t *testing.T, st *review.Store) string {
 // neither usage nor the audit chain.
 func TestPolicyReplayGate(t *testing.T) {
 	cfg := testConfig(t, repoPath(t, "policies"), time.Minute, replayServer())
+	appendConfig(t, cfg, "replay:\n  keep: 72h\n")
 	h := startReplayHost(t, cfg)
 	replayTraffic(t, cfg, h)
 	_ = h.Close() // serve writes the inputs it still holds as it stops
@@ -262,6 +263,7 @@ func TestPolicyReplayGate(t *testing.T) {
 // one line naming it, exit 2; an unknown --fail-on is a usage error.
 func TestPolicyReplayBrokenCandidate(t *testing.T) {
 	cfg := testConfig(t, repoPath(t, "policies"), time.Minute, replayServer())
+	appendConfig(t, cfg, "replay:\n  keep: 72h\n")
 	if res := runCLI(t, "store", "migrate", "--config", cfg); res.code != 0 {
 		t.Fatal(res.stderr)
 	}
@@ -304,6 +306,7 @@ func TestPolicyReplayAcrossReplicas(t *testing.T) {
 	cfgs := make([]string, 2)
 	for i := range cfgs {
 		cfgs[i] = testConfig(t, repoPath(t, "policies"), time.Minute, replayServer())
+		appendConfig(t, cfgs[i], "replay:\n  keep: 72h\n")
 		appendConfig(t, cfgs[i], fmt.Sprintf("store:\n  url: %q\n", storeURL))
 	}
 	for _, cfg := range cfgs {
@@ -359,6 +362,7 @@ func replayNotKept(t *testing.T, cfg, keep string) (decisions, notKept int) {
 // than replay.keep.
 func TestReplayKeep(t *testing.T) {
 	cfg := testConfig(t, repoPath(t, "policies"), time.Minute, replayServer())
+	appendConfig(t, cfg, "replay:\n  keep: 72h\n")
 	for _, keep := range []string{"0", "72h"} {
 		t.Setenv("MCPXFW_REPLAY_KEEP", keep) // serve reads it
 		h := startFirewall(t, cfg, answerWith(hostAnswer))
@@ -387,6 +391,7 @@ func TestReplayKeep(t *testing.T) {
 // the gate), is one line saying so, exit 2.
 func TestPolicyReplayNamesWhatIsWrong(t *testing.T) {
 	cfg := testConfig(t, repoPath(t, "policies"), time.Minute, replayServer())
+	appendConfig(t, cfg, "replay:\n  keep: 72h\n")
 	if res := runCLI(t, "store", "migrate", "--config", cfg); res.code != 0 {
 		t.Fatal(res.stderr)
 	}

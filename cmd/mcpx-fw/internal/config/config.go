@@ -105,7 +105,8 @@ type Config struct {
 	// Replay is what the store keeps for `mcpx-fw policy replay`.
 	Replay struct {
 		// Keep is how long each decision's policy input (prompt and form
-		// text included) is kept; default 72h; 0 keeps none.
+		// text included) is kept; default 0, none: an upstream's text stays
+		// out of the store until an operator asks for replay.
 		Keep time.Duration `mapstructure:"keep"`
 	} `mapstructure:"replay"`
 	Usage struct {

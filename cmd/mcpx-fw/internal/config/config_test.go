@@ -38,7 +38,7 @@ func defaultConfig(stateHome, base string) Config {
 	c.Policy.Shadow.Bundle = c.Policy.Bundle
 	c.Review.Timeout = 10 * time.Minute
 	c.Review.Retain = 7 * 24 * time.Hour
-	c.Replay.Keep = 72 * time.Hour
+	c.Replay.Keep = 0
 	c.Review.ProgressInterval = 10 * time.Second
 	c.Review.Notify = Notify{Command: []string{}, Timeout: 10 * time.Second, MaxRunning: 2, MaxQueued: 16, MaxPerMinute: 6}
 	c.Sampling.HostTimeout = 5 * time.Minute

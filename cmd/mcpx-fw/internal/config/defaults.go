@@ -20,7 +20,7 @@ func setDefaults(v *viper.Viper) {
 	setShadowDefaults(v)
 	v.SetDefault("review.timeout", "10m")
 	v.SetDefault("review.retain", "168h")
-	v.SetDefault("replay.keep", "72h")
+	v.SetDefault("replay.keep", "0s")
 	v.SetDefault("review.progress_interval", "10s")
 	setNotifyDefaults(v)
 	v.SetDefault("console.addr", defaultConsoleAddr)
