@@ -375,21 +375,7 @@ func TestHandoverWithdrawnEndsTheCall(t *testing.T) {
 	}
 	host1, host2 := manualHost(t, ps[0]), manualHost(t, ps[1])
 	args := map[string]any{"params": json.RawMessage(secretParams), "times": 2}
-	approved := make(chan error, 1)
-	go func() {
-		id, err := awaitPendingReview(t.Context(), ps[0].store)
-		if err == nil {
-			_, err = ps[0].store.Approve(t.Context(), id, "test", "")
-		}
-		approved <- err
-	}()
-	first, err := host1.CallTool(t.Context(), &mcp.CallToolParams{Name: "sample", Arguments: args})
-	if err != nil || !first.NeedsInput() {
-		t.Fatalf("first call: %+v %v", first, err)
-	}
-	if err := <-approved; err != nil {
-		t.Fatal(err)
-	}
+	first := callApproved(t, ps[0], host1, args)
 	ctx, leave := context.WithCancel(t.Context())
 	second := make(chan string, 1)
 	go func() {
@@ -397,7 +383,7 @@ func TestHandoverWithdrawnEndsTheCall(t *testing.T) {
 		second <- id
 		leave()
 	}()
-	_, err = host2.CallTool(ctx, &mcp.CallToolParams{Name: "sample", Arguments: args, RequestState: first.RequestState,
+	_, err := host2.CallTool(ctx, &mcp.CallToolParams{Name: "sample", Arguments: args, RequestState: first.RequestState,
 		InputResponses: mcp.InputResponseMap{keyOf(first.InputRequests): hiResult()}})
 	if err == nil {
 		t.Fatal("the retry whose host left completed")
@@ -446,21 +432,7 @@ func TestHandoverCountsAsBridgedCall(t *testing.T) {
 	ps[1].cfg.MaxBridged = 1
 	host1, host2 := manualHost(t, ps[0]), manualHost(t, ps[1])
 	waiting := map[string]any{"params": json.RawMessage(secretParams), "times": 2}
-	approved := make(chan error, 1)
-	go func() {
-		id, err := awaitPendingReview(t.Context(), ps[0].store)
-		if err == nil {
-			_, err = ps[0].store.Approve(t.Context(), id, "test", "")
-		}
-		approved <- err
-	}()
-	first, err := host1.CallTool(t.Context(), &mcp.CallToolParams{Name: "sample", Arguments: waiting})
-	if err != nil || !first.NeedsInput() {
-		t.Fatalf("first call: %+v %v", first, err)
-	}
-	if err := <-approved; err != nil {
-		t.Fatal(err)
-	}
+	first := callApproved(t, ps[0], host1, waiting)
 	quick := map[string]any{"params": json.RawMessage(helloParams)}
 	other, err := host1.CallTool(t.Context(), &mcp.CallToolParams{Name: "sample", Arguments: quick})
 	if err != nil || !other.NeedsInput() {
@@ -509,4 +481,27 @@ func TestHandoverAnswerTooLarge(t *testing.T) {
 	if err != nil || json.Unmarshal(plain, &r) != nil || r.Error == nil || r.Error.Code != refusal.CodeInternal {
 		t.Fatalf("the answer to a result too large: %s (%v), want the firewall's error", plain, err)
 	}
+}
+
+// callApproved calls sample with args on host, whose push p holds for
+// review and approves once it is pending, and returns the call's answer:
+// the input requests the host is to answer.
+func callApproved(t *testing.T, p *Proxy, host *mcp.ClientSession, args map[string]any) *mcp.CallToolResult {
+	t.Helper()
+	approved := make(chan error, 1)
+	go func() {
+		id, err := awaitPendingReview(t.Context(), p.store)
+		if err == nil {
+			_, err = p.store.Approve(t.Context(), id, "test", "")
+		}
+		approved <- err
+	}()
+	first, err := host.CallTool(t.Context(), &mcp.CallToolParams{Name: "sample", Arguments: args})
+	if err != nil || !first.NeedsInput() {
+		t.Fatalf("first call: %+v %v", first, err)
+	}
+	if err := <-approved; err != nil {
+		t.Fatal(err)
+	}
+	return first
 }
