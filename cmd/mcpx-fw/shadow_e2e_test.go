@@ -94,17 +94,7 @@ func TestShadowPolicyServe(t *testing.T) {
 	cfg := opsConfig(t, repoPath(t, "policies"), peerServer("alpha", 1000)+peerServer("beta", 1000))
 	withShadow(t, cfg, shadow, "250ms")
 	s := startOpsServe(t, cfg)
-	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
-	defer cancel()
-	h, err := peer.ConnectHTTP(ctx, s.url, peer.HostOptions{Answer: answerWith(hostAnswer), Tools: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.Close()
-	got, err := faultSampleErr(ctx, h.Host, "alpha", shadowHello)
-	if err != nil || sawAs(got) != "completed" {
-		t.Fatalf("the upstream saw %+v, %v; want the active policy's completion", got, err)
-	}
+	sampleCompletes(t, s)
 	for _, stage := range []string{"request", "result"} {
 		labels := map[string]string{"server": "alpha", "kind": "sampling", "stage": stage, "active": "pass", "shadow": "blocker"}
 		waitFor(t, "the shadow's "+stage+" counted", func() bool {
@@ -156,17 +146,7 @@ func TestShadowFailuresServe(t *testing.T) {
 				t.Errorf("check: exit %d, want 0 and %q\n%s\n%s", res.code, tt.checkSays, res.stdout, res.stderr)
 			}
 			s := startOpsServe(t, cfg)
-			ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
-			defer cancel()
-			h, err := peer.ConnectHTTP(ctx, s.url, peer.HostOptions{Answer: answerWith(hostAnswer), Tools: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer h.Close()
-			got, err := faultSampleErr(ctx, h.Host, "alpha", shadowHello)
-			if err != nil || sawAs(got) != "completed" {
-				t.Fatalf("the upstream saw %+v, %v; want the active policy's completion", got, err)
-			}
+			sampleCompletes(t, s)
 			waitFor(t, "the shadow's failures counted", func() bool {
 				_, mfs := scrape(t, s.ops)
 				return sample(mfs, "mcpxfw_shadow_decisions_total",
@@ -183,5 +163,23 @@ func TestShadowFailuresServe(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// sampleCompletes has alpha push shadowHello through s to a host that
+// answers it, and fails the test unless the upstream gets the completion:
+// the active policy's outcome, whatever the shadow says.
+func sampleCompletes(t *testing.T, s *opsServe) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	h, err := peer.ConnectHTTP(ctx, s.url, peer.HostOptions{Answer: answerWith(hostAnswer), Tools: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	got, err := faultSampleErr(ctx, h.Host, "alpha", shadowHello)
+	if err != nil || sawAs(got) != "completed" {
+		t.Fatalf("the upstream saw %+v, %v; want the active policy's completion", got, err)
 	}
 }
