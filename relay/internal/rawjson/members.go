@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"strings"
+	"unicode/utf8"
 )
 
 // Member is one name and raw value of a JSON object.
@@ -28,8 +29,11 @@ func Members(raw []byte) []Member {
 			return out
 		}
 		end := valueEnd(raw, i)
-		var key string
-		if end < 0 || json.Unmarshal(raw[i:end], &key) != nil {
+		if end < 0 {
+			return out
+		}
+		key, ok := decodeName(raw[i:end])
+		if !ok {
 			return out
 		}
 		if i = SkipSpace(raw, end); i >= len(raw) || raw[i] != ':' {
@@ -45,6 +49,32 @@ func Members(raw []byte) []Member {
 		}
 		i++
 	}
+}
+
+// decodeName is the string the quoted JSON string q holds, as
+// json.Unmarshal decodes it, and whether it is one. A name with no escape,
+// no control character and valid UTF-8 is its bytes between the quotes,
+// taken without the decoder: most names are, and Members reads every name
+// of every object the relay keeps in its sender's order.
+func decodeName(q []byte) (string, bool) {
+	if inner := q[1 : len(q)-1]; plainString(inner) {
+		return string(inner), true
+	}
+	var name string
+	return name, json.Unmarshal(q, &name) == nil
+}
+
+// plainString reports whether b, a JSON string's contents, decodes to
+// itself: no escape, no control character, valid UTF-8.
+func plainString(b []byte) bool {
+	ascii := true
+	for _, c := range b {
+		if c == '\\' || c < 0x20 {
+			return false
+		}
+		ascii = ascii && c < utf8.RuneSelf
+	}
+	return ascii || utf8.Valid(b)
 }
 
 func SkipSpace(raw []byte, i int) int {

@@ -226,3 +226,38 @@ func topLevelKeys(t *testing.T, raw []byte) int {
 	}
 	return n
 }
+
+// FuzzDecodeName: a name as Members cuts it from an object (a quoted
+// string, to its first unescaped quote) decodes as json.Unmarshal decodes
+// it, the plain names taken without the decoder included.
+func FuzzDecodeName(f *testing.F) {
+	for _, seed := range []string{`a"`, `"`, `\u0061"`, `caf\xc3\xa9"`, "\xff\"", "tab\there\"", `\"x"`, `a\`, `é"`} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, tail []byte) {
+		raw := append([]byte{'"'}, tail...)
+		end := valueEnd(raw, 0)
+		if end < 0 {
+			return
+		}
+		q := raw[:end]
+		var want string
+		wantErr := json.Unmarshal(q, &want)
+		got, ok := decodeName(q)
+		if ok != (wantErr == nil) || got != want {
+			t.Fatalf("decodeName(%q) = %q, %v; json.Unmarshal: %q, %v", q, got, ok, want, wantErr)
+		}
+	})
+}
+
+// BenchmarkMembers reads the members of a sampling request's params, the
+// object the relay orders most often.
+func BenchmarkMembers(b *testing.B) {
+	raw := []byte(`{"maxTokens":1000,"messages":[{"content":{"type":"text","text":"The reviewer reads the change."},"role":"user"}],"systemPrompt":"You review pull requests.","modelPreferences":{"hints":[{"name":"claude"}],"speedPriority":0.5}}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		if len(Members(raw)) != 4 {
+			b.Fatal("members")
+		}
+	}
+}

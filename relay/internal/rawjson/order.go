@@ -56,10 +56,24 @@ func appendMember(out []byte, m Member, ref []byte) []byte {
 	if len(out) > 1 {
 		out = append(out, ',')
 	}
-	name, _ := json.Marshal(m.Key)
-	out = append(out, name...)
+	out = appendName(out, m.Key)
 	out = append(out, ':')
 	return append(out, InOrderOf(m.Value, bytes.TrimSpace(ref))...)
+}
+
+// appendName appends name as json.Marshal encodes it: quoted as it is
+// when it is printable ASCII that needs no escape (most names are),
+// through the encoder otherwise.
+func appendName(out []byte, name string) []byte {
+	for i := 0; i < len(name); i++ {
+		if c := name[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			quoted, _ := json.Marshal(name)
+			return append(out, quoted...)
+		}
+	}
+	out = append(out, '"')
+	out = append(out, name...)
+	return append(out, '"')
 }
 
 func arrayInOrder(v, ref []byte) []byte {

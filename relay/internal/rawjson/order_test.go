@@ -1,6 +1,7 @@
 package rawjson
 
 import (
+	"encoding/json"
 	"fmt"
 	"testing"
 )
@@ -48,5 +49,28 @@ func BenchmarkInOrderOfWideObject(b *testing.B) {
 	v, ref = append(v, '}'), append(ref, '}')
 	for b.Loop() {
 		InOrderOf(v, ref)
+	}
+}
+
+// FuzzAppendName: a name is written as json.Marshal writes it.
+func FuzzAppendName(f *testing.F) {
+	for _, seed := range []string{"a", "", "<b>", "a&b", `q"`, `\`, "caf\u00e9", "\u2028", "\xff", "tab\t", "~\x7f"} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, name string) {
+		want, _ := json.Marshal(name)
+		if got := appendName(nil, name); string(got) != string(want) {
+			t.Fatalf("appendName(%q) = %s, json.Marshal: %s", name, got, want)
+		}
+	})
+}
+
+// BenchmarkInOrderOf puts a sampling request's params in the order of
+// the same request, as the relay does for every request it forwards.
+func BenchmarkInOrderOf(b *testing.B) {
+	raw := []byte(`{"maxTokens":1000,"messages":[{"content":{"type":"text","text":"The reviewer reads the change."},"role":"user"}],"systemPrompt":"You review pull requests.","modelPreferences":{"hints":[{"name":"claude"}],"speedPriority":0.5}}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		InOrderOf(raw, raw)
 	}
 }
