@@ -38,23 +38,31 @@ func BenchmarkDecideBackends(b *testing.B) {
 		{"postgres", openPostgresBench},
 	}
 	for _, backend := range backends {
-		for _, keep := range []bool{false, true} {
-			name := backend.name
-			if keep {
-				name += "+keep"
-			}
-			b.Run(name, func(b *testing.B) { benchDecideOn(b, backend.open, s, keep) })
+		for _, v := range []keeping{{}, {"+keep", true, 0}, {"+keep+bound", true, 16 << 20}} {
+			b.Run(backend.name+v.suffix, func(b *testing.B) { benchDecideOn(b, backend.open, s, v) })
 		}
 	}
 }
 
-// benchDecideOn is one backend's sub-benchmark: with keep, each decision
-// also keeps its policy input for replay (Config.KeepInputs), as serve
-// does by default, and the CPU counted includes the keeper's batched
-// writes of every one of them.
-func benchDecideOn(b *testing.B, open func(b *testing.B) (*review.Store, func() (time.Duration, error)), s Request, keep bool) {
+// keeping is whether a benchmark keeps each decision's policy input, and
+// within what bound (review.Store.KeepInputsBytes; 0: none). 16 MiB, a
+// sixteenth of serve's default, trims every MiB the benchmark's
+// decisions write, deleting as many as it writes once full.
+type keeping struct {
+	suffix string
+	keep   bool
+	bound  int64
+}
+
+// benchDecideOn is one backend's sub-benchmark: with k.keep, each
+// decision also keeps its policy input for replay (Config.KeepInputs), as
+// serve does when replay.keep is set, and the CPU counted includes the
+// keeper's batched writes of every one of them, and its trims.
+func benchDecideOn(b *testing.B, open func(b *testing.B) (*review.Store, func() (time.Duration, error)), s Request, k keeping) {
 	st, serverCPU := open(b)
 	b.Cleanup(func() { st.Close() })
+	st.KeepInputsBytes = k.bound
+	keep := k.keep
 	e, err := New(b.Context(), Config{Policy: PolicyConfig{Dir: shippedPolicies, Data: unlimitedBudget(b)}, ReviewTimeout: time.Minute, KeepInputs: keep}, st, zap.NewNop())
 	if err != nil {
 		b.Fatal(err)

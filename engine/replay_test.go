@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -90,5 +91,40 @@ func TestNothingKeptByDefault(t *testing.T) {
 	v := e.Decide(t.Context(), sampling("everything", textParams("Hello", 100)))
 	if k := keptOf(t, store)[v.DecisionID]; k.Kept || k.Decision.ID != v.DecisionID {
 		t.Errorf("kept %+v; want the decision alone", k)
+	}
+}
+
+// TestAFloodKeepsAtMostTheBound is the attacker's test of the kept
+// inputs' bound: an upstream whose every request carries 16 KB of text
+// makes the store keep at most KeepInputsBytes of its traffic (and a
+// sixteenth more between two trims), the newest of it; its decisions all
+// stand.
+func TestAFloodKeepsAtMostTheBound(t *testing.T) {
+	e, store := newTestEngine(t, Config{KeepInputs: true})
+	const bound = 256 << 10
+	store.KeepInputsBytes = bound
+	text := strings.Repeat("The reviewer reads the change. ", 16000/31)
+	var last string
+	for range 200 {
+		last = e.Decide(t.Context(), sampling("everything", textParams(text, 100))).DecisionID
+	}
+	e.keeper.Flush()
+	var size int64
+	decided, kept := 0, 0
+	newest := false
+	for id, r := range keptOf(t, store) {
+		decided++
+		if r.Kept {
+			kept++
+			size += int64(len(r.Input.Input)) + 256
+			newest = newest || id == last
+		}
+	}
+	t.Logf("%d decisions, %d inputs kept, taking %d bytes of a bound of %d", decided, kept, size, bound)
+	if decided != 200 || kept == 0 || !newest {
+		t.Errorf("%d decisions, %d kept, the newest kept: %v; want all 200 decided and the newest kept", decided, kept, newest)
+	}
+	if size > bound+bound/16 {
+		t.Errorf("the kept inputs take %d bytes, over the bound of %d and a sixteenth", size, bound)
 	}
 }

@@ -51,8 +51,8 @@ reason codes, what the candidate would let through (pass) that the active
 policy blocked, held for review or refused on an error listed first; then
 the outcomes that stay, and the decisions it could not replay, counted and
 named: those decided before the policy ran (a validation blocker) and those
-whose input was not kept (replay.keep was 0, pruned or older than the
-store's keeping, or dropped under load or lost when serve stopped
+whose input was not kept (replay.keep was 0, pruned by age or past
+replay.max_bytes or older than the store's keeping, or dropped under load or lost when serve stopped
 abruptly).
 
 --json prints the same as one document: {"candidate", "revision", "since"

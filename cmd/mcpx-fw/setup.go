@@ -130,6 +130,7 @@ func (rt *runtime) openStore(ctx context.Context) error {
 	}
 	rt.closers = append(rt.closers, func() { _ = rt.store.Close() })
 	rt.store.KeepInputs = rt.cfg.Replay.Keep // what Prune keeps
+	rt.store.KeepInputsBytes = rt.cfg.Replay.MaxBytes
 	return nil
 }
 

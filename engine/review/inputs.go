@@ -51,7 +51,9 @@ const KeepInputsBatch = 256
 // CreatedAt, in one transaction of its own, none of them a decision's.
 // It takes no store-wide lock on PostgreSQL: it touches neither the queue
 // nor the audit chain. An input whose decision already has one is left as
-// it is.
+// it is. Once a trimShare of KeepInputsBytes was written since the last
+// trim, it then deletes the oldest inputs past that bound (trimInputs),
+// outside the transaction that wrote ins.
 func (s *Store) WriteInputs(ctx context.Context, ins []KeptInput) error {
 	if len(ins) > KeepInputsBatch {
 		return fmt.Errorf("keep %d inputs: at most %d at once", len(ins), KeepInputsBatch)
@@ -59,6 +61,15 @@ func (s *Store) WriteInputs(ctx context.Context, ins []KeptInput) error {
 	if len(ins) == 0 {
 		return nil
 	}
+	if err := s.insertInputsTx(ctx, ins); err != nil {
+		return err
+	}
+	s.trimWhenDue(ctx, ins)
+	return nil
+}
+
+// insertInputsTx inserts ins in a transaction of their own.
+func (s *Store) insertInputsTx(ctx context.Context, ins []KeptInput) error {
 	start := time.Now()
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
@@ -71,6 +82,39 @@ func (s *Store) WriteInputs(ctx context.Context, ins []KeptInput) error {
 		return s.storageError(errors.Join(fmt.Errorf("keep %d inputs: %w", len(ins), err), ignoreDone(tx.Rollback())), 0)
 	}
 	return s.commit(tx)
+}
+
+// trimShare is how much of KeepInputsBytes a Store writes between two
+// trims, as a fraction: the kept inputs overshoot the bound by at most
+// that (per Store writing them), and the sum that finds what they take
+// runs once per that many bytes written, not once per batch.
+const trimShare = 16
+
+// keptRowOverhead is what a kept input's row counts toward
+// KeepInputsBytes besides its document (ids, codes, times), so that
+// decisions without one are bounded too.
+const keptRowOverhead = 256
+
+// trimWhenDue trims the kept inputs once the inputs written since the
+// last trim, ins among them, come to a trimShare of KeepInputsBytes. The
+// inputs are written whatever the trim does: one that fails is logged,
+// and the next is due at once.
+func (s *Store) trimWhenDue(ctx context.Context, ins []KeptInput) {
+	if s.KeepInputsBytes <= 0 {
+		return
+	}
+	var n int64
+	for i := range ins {
+		n += int64(len(ins[i].Input)) + keptRowOverhead
+	}
+	if s.untrimmed.Add(n) < s.KeepInputsBytes/trimShare {
+		return
+	}
+	s.untrimmed.Store(0)
+	if _, err := s.trimInputs(ctx, s.KeepInputsBytes); err != nil {
+		s.untrimmed.Store(s.KeepInputsBytes) // due again with the next write
+		s.log.Warn("bound the policy inputs kept for replay", zap.Int64("max_bytes", s.KeepInputsBytes), zap.Error(err))
+	}
 }
 
 // insertInputs inserts ins in tx, as few multi-row INSERTs as their
@@ -175,6 +219,63 @@ func (r *retention) pruneInputs(ctx context.Context, keep time.Duration) (int, e
 		r.log.Info("kept policy inputs deleted", zap.Int("decisions", total), zap.Duration("keep", keep))
 	}
 	return total, nil
+}
+
+// trimInputs deletes the oldest kept inputs, whatever their age, until
+// what they take (their documents' bytes, and keptRowOverhead a row) is
+// at most max, a batch per statement; max 0 bounds nothing. It returns
+// how many it deleted. Replicas trimming at once may together delete a
+// batch more than needed, never one that is not among the oldest.
+func (r *retention) trimInputs(ctx context.Context, max int64) (int, error) {
+	if max <= 0 {
+		return 0, nil
+	}
+	var total int64
+	if err := r.db.QueryRowContext(ctx, `SELECT COALESCE(SUM(COALESCE(LENGTH(input), 0) + ?), 0) FROM decision_inputs`,
+		keptRowOverhead).Scan(&total); err != nil {
+		return 0, fmt.Errorf("size of kept inputs: %w", err)
+	}
+	deleted := 0
+	for total > max {
+		ids, freed, err := r.oldestInputs(ctx, total-max)
+		if err != nil || len(ids) == 0 {
+			return deleted, err
+		}
+		var n int64
+		err = r.execOneResult(ctx, func(res sql.Result) { n, _ = res.RowsAffected() },
+			`DELETE FROM decision_inputs WHERE decision_id IN (?`+strings.Repeat(",?", len(ids)-1)+`)`, ids...)
+		if err != nil {
+			return deleted, fmt.Errorf("trim kept inputs: %w", err)
+		}
+		deleted, total = deleted+int(n), total-freed
+	}
+	if deleted > 0 {
+		r.log.Info("oldest policy inputs kept for replay deleted: they took more than replay.max_bytes",
+			zap.Int("decisions", deleted), zap.Int64("max_bytes", max))
+	}
+	return deleted, nil
+}
+
+// oldestInputs are the ids of the oldest kept inputs that together take
+// at least need (at most pruneBatch of them), and what they take.
+func (r *retention) oldestInputs(ctx context.Context, need int64) ([]any, int64, error) {
+	rows, err := r.db.QueryContext(ctx, `SELECT decision_id, COALESCE(LENGTH(input), 0) + ? FROM decision_inputs
+		ORDER BY created_at, decision_id LIMIT ?`, keptRowOverhead, pruneBatch)
+	if err != nil {
+		return nil, 0, fmt.Errorf("oldest kept inputs: %w", err)
+	}
+	defer rows.Close()
+	var ids []any
+	var freed int64
+	for freed < need && rows.Next() {
+		var id string
+		var size int64
+		if err := rows.Scan(&id, &size); err != nil {
+			return nil, 0, fmt.Errorf("oldest kept inputs: %w", err)
+		}
+		ids, freed = append(ids, id), freed+size
+	}
+	return ids, freed, rows.Err()
 }
 
 // Replayed is one recorded decision as replay reads it: the decision, and

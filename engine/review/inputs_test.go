@@ -3,6 +3,7 @@ package review
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -181,4 +182,84 @@ func TestPruneDeletesKeptInputs(t *testing.T) {
 			t.Errorf("replay.keep 0: dc-new's input was kept")
 		}
 	})
+}
+
+// keptSize is what the kept inputs take as KeepInputsBytes counts it,
+// and the ids kept, oldest first.
+func keptSize(t *testing.T, s *Store) (int64, []string) {
+	t.Helper()
+	rows, err := s.db.QueryContext(t.Context(), `SELECT decision_id, COALESCE(LENGTH(input), 0) FROM decision_inputs ORDER BY created_at, decision_id`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var total int64
+	var ids []string
+	for rows.Next() {
+		var id string
+		var n int64
+		if err := rows.Scan(&id, &n); err != nil {
+			t.Fatal(err)
+		}
+		total, ids = total+n+keptRowOverhead, append(ids, id)
+	}
+	return total, ids
+}
+
+// keptBatch is n inputs of server with documents of size bytes, made
+// one second apart from at on.
+func keptBatch(prefix string, n, size int, at time.Time) []KeptInput {
+	doc := json.RawMessage(`{"text":"` + strings.Repeat("x", size-11) + `"}`)
+	ins := make([]KeptInput, n)
+	for i := range ins {
+		ins[i] = KeptInput{DecisionID: fmt.Sprintf("%s-%03d", prefix, i), Server: "flood", Kind: "sampling", Stage: StageRequest,
+			Revision: "rev1", Outcome: "pass", Input: doc, CreatedAt: at.Add(time.Duration(i) * time.Second)}
+	}
+	return ins
+}
+
+// TestKeptInputsBoundedByBytes: an upstream's traffic takes at most
+// KeepInputsBytes of the store, whatever its age: WriteInputs trims the
+// oldest once a trimShare of the bound was written, Prune trims to the
+// bound, and what is left are the newest inputs. A document-less row
+// counts too. 0 bounds nothing.
+func TestKeptInputsBoundedByBytes(t *testing.T) {
+	s, ctx := openStore(t, stateDir(t)), t.Context()
+	const size, max = 4096, 64 << 10 // 16 documents' worth, a trim due every 4 KiB written
+	s.KeepInputs, s.KeepInputsBytes = time.Hour, max
+	start := time.Now().Add(-10 * time.Minute)
+	for b := range 8 {
+		if err := s.WriteInputs(ctx, keptBatch(fmt.Sprintf("b%d", b), 10, size, start.Add(time.Duration(b)*time.Minute))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	total, ids := keptSize(t, s)
+	if over := int64(max + max/trimShare + size + keptRowOverhead); total > over {
+		t.Fatalf("kept inputs take %d bytes after 80 of %d, want at most %d", total, size, over)
+	}
+	if ids[len(ids)-1] != "b7-009" || ids[0] < "b5" {
+		t.Errorf("kept %v, want the newest", ids)
+	}
+	if err := s.WriteInputs(ctx, []KeptInput{{DecisionID: "nodoc", Server: "flood", Kind: "sampling", Stage: StageRequest,
+		Outcome: "blocker", CreatedAt: time.Now()}}); err != nil {
+		t.Fatal(err)
+	}
+	s.KeepInputsBytes = 5 * (size + keptRowOverhead)
+	if _, err := s.Prune(ctx, 0); err != nil {
+		t.Fatal(err)
+	}
+	total, ids = keptSize(t, s)
+	if total > s.KeepInputsBytes || len(ids) != 5 || ids[4] != "nodoc" || ids[3] != "b7-009" {
+		t.Errorf("after Prune kept %v (%d bytes), want the four newest documents and nodoc within %d", ids, total, s.KeepInputsBytes)
+	}
+	s.KeepInputsBytes = 0
+	if err := s.WriteInputs(ctx, keptBatch("c", 40, size, time.Now())); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Prune(ctx, 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, ids = keptSize(t, s); len(ids) != 45 {
+		t.Errorf("with no bound %d inputs kept, want 45", len(ids))
+	}
 }

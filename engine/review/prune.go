@@ -30,6 +30,8 @@ type retention struct {
 	closeDue func(context.Context) ([]Item, error)
 	// keepInputs is the Store's KeepInputs.
 	keepInputs *time.Duration
+	// keepInputsBytes is the Store's KeepInputsBytes.
+	keepInputsBytes *int64
 }
 
 // Prune erases the prompt and completion text (request, result, the
@@ -41,7 +43,8 @@ type retention struct {
 // that have expired (continuation.go): they are no record, only requests
 // no retry can resume any more; the handovers past their deadline
 // (handover.go), which no asker waits for; and the policy inputs kept
-// for replay longer than KeepInputs (inputs.go).
+// for replay longer than KeepInputs, then the oldest of those left past
+// KeepInputsBytes (inputs.go).
 //
 // The store zeroes freed space (secure_delete, see dsn), and Prune
 // checkpoints and truncates the write-ahead log, so the text does not
@@ -56,6 +59,9 @@ func (r *retention) Prune(ctx context.Context, retain time.Duration) (int, error
 		return 0, fmt.Errorf("prune: handovers: %w", err)
 	}
 	if _, err := r.pruneInputs(ctx, *r.keepInputs); err != nil {
+		return 0, fmt.Errorf("prune: %w", err)
+	}
+	if _, err := r.trimInputs(ctx, *r.keepInputsBytes); err != nil {
 		return 0, fmt.Errorf("prune: %w", err)
 	}
 	if retain <= 0 {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -65,8 +66,19 @@ type Store struct {
 	// (KeptInput) stay: Prune deletes older ones, and every one when it is
 	// 0. Set it before the first Prune.
 	KeepInputs time.Duration
+	// KeepInputsBytes bounds what the kept inputs take in the store: their
+	// documents' bytes, and keptRowOverhead a row. Past it the oldest are
+	// deleted (trimInputs), whatever their age, by WriteInputs once a
+	// trimShare of it was written since its last trim, and by Prune. An
+	// upstream writes these documents, so this is what its traffic may
+	// take of the store however fast it sends. 0 bounds nothing. Set it
+	// before the first write.
+	KeepInputsBytes int64
 	// inputStmts are WriteInputs' prepared statements (inputs.go).
 	inputStmts inputStmts
+	// untrimmed is what WriteInputs wrote since its last trim, in the
+	// bytes KeepInputsBytes counts.
+	untrimmed atomic.Int64
 
 	// The parts (see the package doc) are embedded, so their exported
 	// methods are the Store's; a part's own methods reach only its fields
@@ -183,7 +195,7 @@ func newStore(db *db, path string, log *zap.Logger) *Store {
 	s.listener = listener{storage: &s.storage, replica: &s.replica, wakeups: &s.wakeups,
 		listenReady: make(chan struct{})}
 	s.retention = retention{storage: &s.storage, audit: &s.auditChain, conts: &s.continuations, hands: &s.handovers, closeDue: s.sweep,
-		keepInputs: &s.KeepInputs}
+		keepInputs: &s.KeepInputs, keepInputsBytes: &s.KeepInputsBytes}
 	s.ledger = ledger{storage: &s.storage, opening: s.opening, openItem: s.openItem, opened: s.opened}
 	s.leases = leases{storage: &s.storage, replica: &s.replica, abandon: s.AbandonOrphans}
 	return s

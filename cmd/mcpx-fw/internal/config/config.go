@@ -108,6 +108,10 @@ type Config struct {
 		// text included) is kept; default 0, none: an upstream's text stays
 		// out of the store until an operator asks for replay.
 		Keep time.Duration `mapstructure:"keep"`
+		// MaxBytes bounds what the kept inputs take in the store, however
+		// fast an upstream sends: past it the oldest are deleted first,
+		// whatever their age; default 256 MiB.
+		MaxBytes int64 `mapstructure:"max_bytes"`
 	} `mapstructure:"replay"`
 	Usage struct {
 		// Windows are named sliding windows input.usage reports besides

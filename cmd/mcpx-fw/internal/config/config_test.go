@@ -39,6 +39,7 @@ func defaultConfig(stateHome, base string) Config {
 	c.Review.Timeout = 10 * time.Minute
 	c.Review.Retain = 7 * 24 * time.Hour
 	c.Replay.Keep = 0
+	c.Replay.MaxBytes = 256 << 20
 	c.Review.ProgressInterval = 10 * time.Second
 	c.Review.Notify = Notify{Command: []string{}, Timeout: 10 * time.Second, MaxRunning: 2, MaxQueued: 16, MaxPerMinute: 6}
 	c.Sampling.HostTimeout = 5 * time.Minute
@@ -147,6 +148,7 @@ func TestConfigErrors(t *testing.T) {
 		{"review progress more often than a second", "review:\n  progress_interval: 500ms\n", []string{"review.progress_interval", "at least 1s"}},
 		{"negative review progress", "review:\n  progress_interval: -1s\n", []string{"review.progress_interval"}},
 		{"negative host timeout", "sampling:\n  host_timeout: -5m\n", []string{"sampling.host_timeout"}},
+		{"replay without a byte bound", "replay:\n  keep: 72h\n  max_bytes: 0\n", []string{"replay.max_bytes"}},
 		{"zero restart backoff", "restart:\n  backoff: 0s\n", []string{"restart.backoff"}},
 		{"negative ping interval", "restart:\n  ping_interval: -1s\n", []string{"restart.ping_interval"}},
 		{"restart max shorter than backoff", "restart:\n  backoff: 2m\n  max_backoff: 1m\n", []string{"restart.max_backoff: must not be shorter than restart.backoff"}},

@@ -8,6 +8,10 @@ import (
 	"github.com/mcpx-fw/mcpx-fw/validate"
 )
 
+// DefaultReplayMaxBytes is replay.max_bytes unless configured: room for
+// tens of thousands of ordinary decisions' inputs, a small part of a disk.
+const DefaultReplayMaxBytes = 256 << 20
+
 func setDefaults(v *viper.Viper) {
 	v.SetDefault("state_dir", "")
 	v.SetDefault("store.url", "")
@@ -21,6 +25,7 @@ func setDefaults(v *viper.Viper) {
 	v.SetDefault("review.timeout", "10m")
 	v.SetDefault("review.retain", "168h")
 	v.SetDefault("replay.keep", "0s")
+	v.SetDefault("replay.max_bytes", DefaultReplayMaxBytes)
 	v.SetDefault("review.progress_interval", "10s")
 	setNotifyDefaults(v)
 	v.SetDefault("console.addr", defaultConsoleAddr)

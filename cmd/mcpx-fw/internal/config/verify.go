@@ -56,6 +56,9 @@ func (c *Config) verify(bad func(key, format string, args ...any)) {
 	if c.Replay.Keep < 0 {
 		bad("replay.keep", "must be 0 (keep no inputs) or a positive duration such as 72h")
 	}
+	if c.Replay.MaxBytes <= 0 {
+		bad("replay.max_bytes", "must be a positive number of bytes such as %d (256 MiB)", DefaultReplayMaxBytes)
+	}
 	positive(bad, "sampling.host_timeout", c.Sampling.HostTimeout)
 	positive(bad, "restart.backoff", c.Restart.Backoff)
 	positive(bad, "restart.max_backoff", c.Restart.MaxBackoff)
