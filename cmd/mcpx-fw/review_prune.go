@@ -24,8 +24,9 @@ answer) of every review that finished longer ago than review.retain (default
 then (<state_dir>/edits). Ids, states, reasons, operators and times stay; the audit log
 keeps digests of the erased text, so 'mcpx-fw audit --verify' still passes.
 It also deletes the policy inputs kept for 'mcpx-fw policy replay' longer
-than replay.keep (all of them when it is 0), then the oldest of those left
-past replay.max_bytes. serve does the same every hour; this does it now.`,
+than replay.keep (all of them when it is 0), then the oldest of the server
+whose inputs take the most until the rest fit replay.max_bytes. serve does
+the same every hour; this does it now.`,
 		Args: args(0, "mcpx-fw review prune [--retain 24h]"),
 		RunE: func(c *cobra.Command, _ []string) error {
 			return withStore(c, func(ctx context.Context, rt *runtime) error {

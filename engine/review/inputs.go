@@ -221,11 +221,13 @@ func (r *retention) pruneInputs(ctx context.Context, keep time.Duration) (int, e
 	return total, nil
 }
 
-// trimInputs deletes the oldest kept inputs, whatever their age, until
-// what they take (their documents' bytes, and keptRowOverhead a row) is
-// at most max, a batch per statement; max 0 bounds nothing. It returns
-// how many it deleted. Replicas trimming at once may together delete a
-// batch more than needed, never one that is not among the oldest.
+// trimInputs deletes kept inputs until what they take (their documents'
+// bytes, and keptRowOverhead a row) is at most max, whatever their age;
+// max 0 bounds nothing. It deletes from the server whose inputs take the
+// most, its oldest first, a batch per statement: one upstream's flood
+// displaces its own traffic, never another server's that takes less. It
+// returns how many it deleted. Replicas trimming at once may together
+// delete a batch more than needed.
 func (r *retention) trimInputs(ctx context.Context, max int64) (int, error) {
 	if max <= 0 {
 		return 0, nil
@@ -237,7 +239,7 @@ func (r *retention) trimInputs(ctx context.Context, max int64) (int, error) {
 	}
 	deleted := 0
 	for total > max {
-		ids, freed, err := r.oldestInputs(ctx, total-max)
+		ids, freed, err := r.largestServersOldest(ctx, total-max)
 		if err != nil || len(ids) == 0 {
 			return deleted, err
 		}
@@ -256,24 +258,34 @@ func (r *retention) trimInputs(ctx context.Context, max int64) (int, error) {
 	return deleted, nil
 }
 
-// oldestInputs are the ids of the oldest kept inputs that together take
-// at least need (at most pruneBatch of them), and what they take.
-func (r *retention) oldestInputs(ctx context.Context, need int64) ([]any, int64, error) {
+// largestServersOldest are the ids of the oldest kept inputs of the
+// server whose inputs take the most that together take at least need (at
+// most pruneBatch of them), and what they take.
+func (r *retention) largestServersOldest(ctx context.Context, need int64) ([]any, int64, error) {
+	var server string
+	var size int64
+	if err := r.db.QueryRowContext(ctx, `SELECT server, SUM(COALESCE(LENGTH(input), 0) + ?) AS size FROM decision_inputs
+		GROUP BY server ORDER BY size DESC, server LIMIT 1`, keptRowOverhead).Scan(&server, &size); err != nil {
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil, 0, nil
+		}
+		return nil, 0, fmt.Errorf("largest kept inputs: %w", err)
+	}
 	rows, err := r.db.QueryContext(ctx, `SELECT decision_id, COALESCE(LENGTH(input), 0) + ? FROM decision_inputs
-		ORDER BY created_at, decision_id LIMIT ?`, keptRowOverhead, pruneBatch)
+		WHERE server = ? ORDER BY created_at, decision_id LIMIT ?`, keptRowOverhead, server, pruneBatch)
 	if err != nil {
-		return nil, 0, fmt.Errorf("oldest kept inputs: %w", err)
+		return nil, 0, fmt.Errorf("oldest kept inputs of %s: %w", server, err)
 	}
 	defer rows.Close()
 	var ids []any
 	var freed int64
 	for freed < need && rows.Next() {
 		var id string
-		var size int64
-		if err := rows.Scan(&id, &size); err != nil {
-			return nil, 0, fmt.Errorf("oldest kept inputs: %w", err)
+		var n int64
+		if err := rows.Scan(&id, &n); err != nil {
+			return nil, 0, fmt.Errorf("oldest kept inputs of %s: %w", server, err)
 		}
-		ids, freed = append(ids, id), freed+size
+		ids, freed = append(ids, id), freed+n
 	}
 	return ids, freed, rows.Err()
 }

@@ -3,6 +3,7 @@ package review
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -207,29 +208,33 @@ func keptSize(t *testing.T, s *Store) (int64, []string) {
 }
 
 // keptBatch is n inputs of server with documents of size bytes, made
-// one second apart from at on.
-func keptBatch(prefix string, n, size int, at time.Time) []KeptInput {
+// one second apart from at on, their ids prefix-000 on.
+func keptBatch(server, prefix string, n, size int, at time.Time) []KeptInput {
 	doc := json.RawMessage(`{"text":"` + strings.Repeat("x", size-11) + `"}`)
 	ins := make([]KeptInput, n)
 	for i := range ins {
-		ins[i] = KeptInput{DecisionID: fmt.Sprintf("%s-%03d", prefix, i), Server: "flood", Kind: "sampling", Stage: StageRequest,
+		ins[i] = KeptInput{DecisionID: fmt.Sprintf("%s-%03d", prefix, i), Server: server, Kind: "sampling", Stage: StageRequest,
 			Revision: "rev1", Outcome: "pass", Input: doc, CreatedAt: at.Add(time.Duration(i) * time.Second)}
 	}
 	return ins
 }
 
 // TestKeptInputsBoundedByBytes: an upstream's traffic takes at most
-// KeepInputsBytes of the store, whatever its age: WriteInputs trims the
-// oldest once a trimShare of the bound was written, Prune trims to the
-// bound, and what is left are the newest inputs. A document-less row
+// KeepInputsBytes of the store, whatever its age: WriteInputs trims once
+// a trimShare of the bound was written, Prune trims to the bound. What is
+// deleted is the oldest of the server whose inputs take the most, so a
+// quiet server's older inputs outlive a flood's. A document-less row
 // counts too. 0 bounds nothing.
 func TestKeptInputsBoundedByBytes(t *testing.T) {
 	s, ctx := openStore(t, stateDir(t)), t.Context()
 	const size, max = 4096, 64 << 10 // 16 documents' worth, a trim due every 4 KiB written
 	s.KeepInputs, s.KeepInputsBytes = time.Hour, max
-	start := time.Now().Add(-10 * time.Minute)
+	start := time.Now().Add(-20 * time.Minute)
+	if err := s.WriteInputs(ctx, keptBatch("quiet", "q", 3, 1024, start)); err != nil {
+		t.Fatal(err)
+	}
 	for b := range 8 {
-		if err := s.WriteInputs(ctx, keptBatch(fmt.Sprintf("b%d", b), 10, size, start.Add(time.Duration(b)*time.Minute))); err != nil {
+		if err := s.WriteInputs(ctx, keptBatch("flood", fmt.Sprintf("b%d", b), 10, size, start.Add(time.Duration(b+1)*time.Minute))); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -237,29 +242,30 @@ func TestKeptInputsBoundedByBytes(t *testing.T) {
 	if over := int64(max + max/trimShare + size + keptRowOverhead); total > over {
 		t.Fatalf("kept inputs take %d bytes after 80 of %d, want at most %d", total, size, over)
 	}
-	if ids[len(ids)-1] != "b7-009" || ids[0] < "b5" {
-		t.Errorf("kept %v, want the newest", ids)
+	if len(ids) < 4 || !slices.Equal(ids[:3], []string{"q-000", "q-001", "q-002"}) || ids[3] < "b5" || ids[len(ids)-1] != "b7-009" {
+		t.Errorf("kept %v, want the quiet server's three and the flood's newest", ids)
 	}
 	if err := s.WriteInputs(ctx, []KeptInput{{DecisionID: "nodoc", Server: "flood", Kind: "sampling", Stage: StageRequest,
 		Outcome: "blocker", CreatedAt: time.Now()}}); err != nil {
 		t.Fatal(err)
 	}
-	s.KeepInputsBytes = 5 * (size + keptRowOverhead)
+	s.KeepInputsBytes = 3*(1024+keptRowOverhead) + 5*(size+keptRowOverhead)
 	if _, err := s.Prune(ctx, 0); err != nil {
 		t.Fatal(err)
 	}
 	total, ids = keptSize(t, s)
-	if total > s.KeepInputsBytes || len(ids) != 5 || ids[4] != "nodoc" || ids[3] != "b7-009" {
-		t.Errorf("after Prune kept %v (%d bytes), want the four newest documents and nodoc within %d", ids, total, s.KeepInputsBytes)
+	want := []string{"q-000", "q-001", "q-002", "b7-006", "b7-007", "b7-008", "b7-009", "nodoc"}
+	if total > s.KeepInputsBytes || !slices.Equal(ids, want) {
+		t.Errorf("after Prune kept %v (%d bytes), want %v within %d", ids, total, want, s.KeepInputsBytes)
 	}
 	s.KeepInputsBytes = 0
-	if err := s.WriteInputs(ctx, keptBatch("c", 40, size, time.Now())); err != nil {
+	if err := s.WriteInputs(ctx, keptBatch("flood", "c", 40, size, time.Now())); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.Prune(ctx, 0); err != nil {
 		t.Fatal(err)
 	}
-	if _, ids = keptSize(t, s); len(ids) != 45 {
-		t.Errorf("with no bound %d inputs kept, want 45", len(ids))
+	if _, ids = keptSize(t, s); len(ids) != 48 {
+		t.Errorf("with no bound %d inputs kept, want 48", len(ids))
 	}
 }

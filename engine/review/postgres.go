@@ -534,4 +534,7 @@ END $$;
 CREATE TRIGGER handovers_notify AFTER INSERT OR UPDATE OF state OR DELETE ON handovers
 FOR EACH ROW EXECUTE FUNCTION handovers_notify();
 `,
+	// 11: the kept inputs of one server, oldest first (see the SQLite
+	// migration 11).
+	`CREATE INDEX decision_inputs_server ON decision_inputs (server, created_at);`,
 }

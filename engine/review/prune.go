@@ -43,8 +43,8 @@ type retention struct {
 // that have expired (continuation.go): they are no record, only requests
 // no retry can resume any more; the handovers past their deadline
 // (handover.go), which no asker waits for; and the policy inputs kept
-// for replay longer than KeepInputs, then the oldest of those left past
-// KeepInputsBytes (inputs.go).
+// for replay longer than KeepInputs, then those of the servers whose
+// inputs take the most until the rest fit KeepInputsBytes (inputs.go).
 //
 // The store zeroes freed space (secure_delete, see dsn), and Prune
 // checkpoints and truncates the write-ahead log, so the text does not

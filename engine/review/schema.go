@@ -272,6 +272,9 @@ CREATE TABLE handovers (
 CREATE INDEX handovers_holder ON handovers (holder, state);
 CREATE INDEX handovers_expiry ON handovers (expires_at);
 `,
+	// 11: the kept inputs of one server, oldest first: what trimInputs
+	// deletes when they take more than KeepInputsBytes (inputs.go).
+	`CREATE INDEX decision_inputs_server ON decision_inputs (server, created_at);`,
 }
 
 // migrate brings the schema up to date in one transaction. The write lock

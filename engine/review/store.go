@@ -67,12 +67,13 @@ type Store struct {
 	// 0. Set it before the first Prune.
 	KeepInputs time.Duration
 	// KeepInputsBytes bounds what the kept inputs take in the store: their
-	// documents' bytes, and keptRowOverhead a row. Past it the oldest are
-	// deleted (trimInputs), whatever their age, by WriteInputs once a
-	// trimShare of it was written since its last trim, and by Prune. An
-	// upstream writes these documents, so this is what its traffic may
-	// take of the store however fast it sends. 0 bounds nothing. Set it
-	// before the first write.
+	// documents' bytes, and keptRowOverhead a row. Past it the oldest
+	// inputs of the server whose inputs take the most are deleted
+	// (trimInputs), whatever their age, by WriteInputs once a trimShare of
+	// it was written since its last trim, and by Prune. An upstream
+	// writes these documents, so this is what its traffic may take of the
+	// store however fast it sends, its own older inputs going first. 0
+	// bounds nothing. Set it before the first write.
 	KeepInputsBytes int64
 	// inputStmts are WriteInputs' prepared statements (inputs.go).
 	inputStmts inputStmts

@@ -109,8 +109,9 @@ type Config struct {
 		// out of the store until an operator asks for replay.
 		Keep time.Duration `mapstructure:"keep"`
 		// MaxBytes bounds what the kept inputs take in the store, however
-		// fast an upstream sends: past it the oldest are deleted first,
-		// whatever their age; default 256 MiB.
+		// fast an upstream sends: past it the oldest inputs of the server
+		// whose inputs take the most are deleted first, whatever their
+		// age; default 256 MiB.
 		MaxBytes int64 `mapstructure:"max_bytes"`
 	} `mapstructure:"replay"`
 	Usage struct {
