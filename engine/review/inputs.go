@@ -225,23 +225,31 @@ func (r *retention) pruneInputs(ctx context.Context, keep time.Duration) (int, e
 // bytes, and keptRowOverhead a row) is at most max, whatever their age;
 // max 0 bounds nothing. It deletes from the server whose inputs take the
 // most, its oldest first, a batch per statement: one upstream's flood
-// displaces its own traffic, never another server's that takes less. It
-// returns how many it deleted. Replicas trimming at once may together
-// delete a batch more than needed.
+// displaces its own traffic, never another server's that takes less. One
+// scan finds what each server's inputs take; the rest reads only the rows
+// it deletes (the index by server and time), so a trim costs a scan and
+// what it deletes, however small the inputs. It returns how many it
+// deleted. Replicas trimming at once may together delete a batch more
+// than needed.
 func (r *retention) trimInputs(ctx context.Context, max int64) (int, error) {
 	if max <= 0 {
 		return 0, nil
 	}
-	var total int64
-	if err := r.db.QueryRowContext(ctx, `SELECT COALESCE(SUM(COALESCE(LENGTH(input), 0) + ?), 0) FROM decision_inputs`,
-		keptRowOverhead).Scan(&total); err != nil {
-		return 0, fmt.Errorf("size of kept inputs: %w", err)
+	sizes, total, err := r.inputSizes(ctx)
+	if err != nil {
+		return 0, err
 	}
 	deleted := 0
-	for total > max {
-		ids, freed, err := r.largestServersOldest(ctx, total-max)
-		if err != nil || len(ids) == 0 {
+	for total > max && len(sizes) > 0 {
+		server := largest(sizes)
+		ids, freed, err := r.oldestInputs(ctx, server, total-max)
+		if err != nil {
 			return deleted, err
+		}
+		if len(ids) == 0 { // deleted meanwhile, by another replica's trim
+			total -= sizes[server]
+			delete(sizes, server)
+			continue
 		}
 		var n int64
 		err = r.execOneResult(ctx, func(res sql.Result) { n, _ = res.RowsAffected() },
@@ -249,7 +257,7 @@ func (r *retention) trimInputs(ctx context.Context, max int64) (int, error) {
 		if err != nil {
 			return deleted, fmt.Errorf("trim kept inputs: %w", err)
 		}
-		deleted, total = deleted+int(n), total-freed
+		deleted, total, sizes[server] = deleted+int(n), total-freed, sizes[server]-freed
 	}
 	if deleted > 0 {
 		r.log.Info("oldest policy inputs kept for replay deleted: they took more than replay.max_bytes",
@@ -258,19 +266,41 @@ func (r *retention) trimInputs(ctx context.Context, max int64) (int, error) {
 	return deleted, nil
 }
 
-// largestServersOldest are the ids of the oldest kept inputs of the
-// server whose inputs take the most that together take at least need (at
-// most pruneBatch of them), and what they take.
-func (r *retention) largestServersOldest(ctx context.Context, need int64) ([]any, int64, error) {
-	var server string
-	var size int64
-	if err := r.db.QueryRowContext(ctx, `SELECT server, SUM(COALESCE(LENGTH(input), 0) + ?) AS size FROM decision_inputs
-		GROUP BY server ORDER BY size DESC, server LIMIT 1`, keptRowOverhead).Scan(&server, &size); err != nil {
-		if errors.Is(err, sql.ErrNoRows) {
-			return nil, 0, nil
-		}
-		return nil, 0, fmt.Errorf("largest kept inputs: %w", err)
+// inputSizes is what each server's kept inputs take, and all of them.
+func (r *retention) inputSizes(ctx context.Context) (map[string]int64, int64, error) {
+	rows, err := r.db.QueryContext(ctx, `SELECT server, SUM(COALESCE(LENGTH(input), 0) + ?) FROM decision_inputs GROUP BY server`,
+		keptRowOverhead)
+	if err != nil {
+		return nil, 0, fmt.Errorf("size of kept inputs: %w", err)
 	}
+	defer rows.Close()
+	sizes, total := map[string]int64{}, int64(0)
+	for rows.Next() {
+		var server string
+		var size int64
+		if err := rows.Scan(&server, &size); err != nil {
+			return nil, 0, fmt.Errorf("size of kept inputs: %w", err)
+		}
+		sizes[server], total = size, total+size
+	}
+	return sizes, total, rows.Err()
+}
+
+// largest is the server whose inputs take the most in sizes; of equals,
+// the first by name.
+func largest(sizes map[string]int64) string {
+	var top string
+	for server, size := range sizes {
+		if best, ok := sizes[top]; !ok || size > best || size == best && server < top {
+			top = server
+		}
+	}
+	return top
+}
+
+// oldestInputs are the ids of server's oldest kept inputs that together
+// take at least need (at most pruneBatch of them), and what they take.
+func (r *retention) oldestInputs(ctx context.Context, server string, need int64) ([]any, int64, error) {
 	rows, err := r.db.QueryContext(ctx, `SELECT decision_id, COALESCE(LENGTH(input), 0) + ? FROM decision_inputs
 		WHERE server = ? ORDER BY created_at, decision_id LIMIT ?`, keptRowOverhead, server, pruneBatch)
 	if err != nil {
