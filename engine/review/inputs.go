@@ -224,25 +224,29 @@ func (r *retention) pruneInputs(ctx context.Context, keep time.Duration) (int, e
 // trimInputs deletes kept inputs until what they take (their documents'
 // bytes, and keptRowOverhead a row) is at most max, whatever their age;
 // max 0 bounds nothing. It deletes from the server whose inputs take the
-// most, its oldest first, a batch per statement: one upstream's flood
-// displaces its own traffic, never another server's that takes less. One
-// scan finds what each server's inputs take; the rest reads only the rows
-// it deletes (the index by server and time), so a trim costs a scan and
-// what it deletes, however small the inputs. It returns how many it
-// deleted. Replicas trimming at once may together delete a batch more
-// than needed.
+// most, its oldest first, down to what the next takes, and chooses again:
+// one upstream's flood displaces its own traffic first, and a server whose
+// inputs take less than an equal share of max (max over the servers that
+// have any) loses none of them to another's. One scan finds what each
+// server's inputs take; the rest reads only the rows it deletes (the
+// index by server and time), so a trim costs a scan and what it deletes,
+// however small the inputs. It returns how many it deleted. Trims run one
+// at a time in a Store; replicas trimming at once may together delete up
+// to twice the excess.
 func (r *retention) trimInputs(ctx context.Context, max int64) (int, error) {
 	if max <= 0 {
 		return 0, nil
 	}
+	r.trimMu.Lock()
+	defer r.trimMu.Unlock()
 	sizes, total, err := r.inputSizes(ctx)
 	if err != nil {
 		return 0, err
 	}
 	deleted := 0
 	for total > max && len(sizes) > 0 {
-		server := largest(sizes)
-		ids, freed, err := r.oldestInputs(ctx, server, total-max)
+		server, cut := nextCut(sizes, total-max)
+		ids, freed, err := r.oldestInputs(ctx, server, cut)
 		if err != nil {
 			return deleted, err
 		}
@@ -286,16 +290,26 @@ func (r *retention) inputSizes(ctx context.Context) (map[string]int64, int64, er
 	return sizes, total, rows.Err()
 }
 
-// largest is the server whose inputs take the most in sizes; of equals,
-// the first by name.
-func largest(sizes map[string]int64) string {
-	var top string
-	for server, size := range sizes {
-		if best, ok := sizes[top]; !ok || size > best || size == best && server < top {
-			top = server
+// nextCut is the server whose inputs take the most in sizes (of equals,
+// the first by name) and how much of it to delete next, of excess in
+// all: down to what the next server takes, and at least an equal share
+// of the excess (a row's worth at the least), so servers of one size
+// give it in turns a few rows at a time.
+func nextCut(sizes map[string]int64, excess int64) (server string, cut int64) {
+	var top, next int64
+	found := false
+	for s, size := range sizes {
+		if !found || size > top || size == top && s < server {
+			if found {
+				next = max(next, top)
+			}
+			server, top, found = s, size, true
+		} else {
+			next = max(next, size)
 		}
 	}
-	return top
+	share := max(excess/int64(len(sizes)), keptRowOverhead)
+	return server, min(excess, max(top-next, share))
 }
 
 // oldestInputs are the ids of server's oldest kept inputs that together

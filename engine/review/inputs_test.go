@@ -269,3 +269,59 @@ func TestKeptInputsBoundedByBytes(t *testing.T) {
 		t.Errorf("with no bound %d inputs kept, want 48", len(ids))
 	}
 }
+
+// TestNextCut: the largest server is cut down to the next, by at least
+// an equal share of the excess, never more than the excess.
+func TestNextCut(t *testing.T) {
+	for _, c := range []struct {
+		sizes  map[string]int64
+		excess int64
+		server string
+		cut    int64
+	}{
+		{map[string]int64{"flood": 10000, "quiet": 4000}, 8000, "flood", 6000},
+		{map[string]int64{"flood": 10000, "quiet": 4000}, 3000, "flood", 3000},
+		{map[string]int64{"a": 5000, "b": 5000}, 4000, "a", 2000},
+		{map[string]int64{"b": 5000, "a": 5000, "c": 5000}, 300, "a", keptRowOverhead},
+		{map[string]int64{"only": 9000}, 1000, "only", 1000},
+		{map[string]int64{"x": 100, "y": 7000, "z": 6900}, 5000, "y", 5000 / 3},
+	} {
+		if server, cut := nextCut(c.sizes, c.excess); server != c.server || cut != c.cut {
+			t.Errorf("nextCut(%v, %d) = %s, %d; want %s, %d", c.sizes, c.excess, server, cut, c.server, c.cut)
+		}
+	}
+}
+
+// TestAFloodTakesNoMoreThanAnEqualShare is the attacker's test of the
+// bound's fairness: a quiet server whose inputs take more than the
+// flood's when the flood begins keeps at least an equal share of the
+// bound through it; the flood's own inputs go first.
+func TestAFloodTakesNoMoreThanAnEqualShare(t *testing.T) {
+	s, ctx := openStore(t, stateDir(t)), t.Context()
+	const size, max = 4096, 64 << 10
+	s.KeepInputs, s.KeepInputsBytes = time.Hour, max
+	start := time.Now().Add(-20 * time.Minute)
+	if err := s.WriteInputs(ctx, keptBatch("quiet", "q", 12, size, start)); err != nil {
+		t.Fatal(err)
+	}
+	for b := range 8 {
+		if err := s.WriteInputs(ctx, keptBatch("flood", fmt.Sprintf("b%d", b), 10, size, start.Add(time.Duration(b+1)*time.Minute))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.Prune(ctx, 0); err != nil {
+		t.Fatal(err)
+	}
+	_, ids := keptSize(t, s)
+	quiet := 0
+	for _, id := range ids {
+		if strings.HasPrefix(id, "q-") {
+			quiet++
+		}
+	}
+	share := max / 2 / (size + keptRowOverhead) // 7 of the quiet server's 12
+	if quiet < share || len(ids)-quiet > quiet+1 {
+		t.Errorf("the quiet server kept %d inputs and the flood %d (%v); want at least %d for the quiet one, and the flood no more than it and one",
+			quiet, len(ids)-quiet, ids, share)
+	}
+}

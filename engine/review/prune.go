@@ -3,6 +3,7 @@ package review
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"go.uber.org/zap"
@@ -32,6 +33,9 @@ type retention struct {
 	keepInputs *time.Duration
 	// keepInputsBytes is the Store's KeepInputsBytes.
 	keepInputsBytes *int64
+	// trimMu lets one trimInputs run at a time (a write's and the hourly
+	// prune's), so together they delete no more than the excess.
+	trimMu sync.Mutex
 }
 
 // Prune erases the prompt and completion text (request, result, the

@@ -68,12 +68,13 @@ type Store struct {
 	KeepInputs time.Duration
 	// KeepInputsBytes bounds what the kept inputs take in the store: their
 	// documents' bytes, and keptRowOverhead a row. Past it the oldest
-	// inputs of the server whose inputs take the most are deleted
+	// inputs of the servers whose inputs take the most are deleted
 	// (trimInputs), whatever their age, by WriteInputs once a trimShare of
 	// it was written since its last trim, and by Prune. An upstream
 	// writes these documents, so this is what its traffic may take of the
-	// store however fast it sends, its own older inputs going first. 0
-	// bounds nothing. Set it before the first write.
+	// store however fast it sends, its own older inputs going first, and
+	// another server's only past an equal share. 0 bounds nothing. Set it
+	// before the first write.
 	KeepInputsBytes int64
 	// inputStmts are WriteInputs' prepared statements (inputs.go).
 	inputStmts inputStmts
