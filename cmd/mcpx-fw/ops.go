@@ -38,8 +38,12 @@ func wireMetrics(ctx context.Context, rt *runtime) error {
 	}
 	src.Policy = func() telemetry.Policy { return policyOf(rt.engine.PolicyStatus()) }
 	src.DecisionLog = func() []telemetry.LogSink { return logSinksOf(rt.engine.DecisionLogStats()) }
-	if rt.cfg.Replay.Keep > 0 {
+	if keep := rt.cfg.Replay.Keep; keep > 0 {
 		src.InputsDropped = rt.engine.InputsDropped
+		src.Replay = func() telemetry.Replay {
+			return telemetry.Replay{KeepSeconds: keep.Seconds(), MaxBytes: rt.cfg.Replay.MaxBytes,
+				Dropped: rt.engine.InputsDropped(), Trimmed: rt.store.InputsTrimmed()}
+		}
 	}
 	if _, ok := rt.engine.ShadowStatus(); ok {
 		src.Shadow = func() telemetry.Shadow { st, _ := rt.engine.ShadowStatus(); return shadowOf(st) }

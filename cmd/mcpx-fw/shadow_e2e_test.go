@@ -93,6 +93,7 @@ func TestShadowPolicyServe(t *testing.T) {
 	writeFile(t, filepath.Join(shadow, "mcpxfw"), "shadow_says_no.rego", shadowSaysNo)
 	cfg := opsConfig(t, repoPath(t, "policies"), peerServer("alpha", 1000)+peerServer("beta", 1000))
 	withShadow(t, cfg, shadow, "250ms")
+	appendConfig(t, cfg, "replay:\n  keep: 72h\n  max_bytes: 1048576\n") // as README's workflow shadows a change
 	s := startOpsServe(t, cfg)
 	sampleCompletes(t, s)
 	for _, stage := range []string{"request", "result"} {
@@ -107,8 +108,12 @@ func TestShadowPolicyServe(t *testing.T) {
 		st.Shadow.Disagreements[0].Active != "pass" || st.Shadow.Disagreements[0].Shadow != "blocker" || st.Shadow.Disagreements[0].Count != 2 {
 		t.Errorf("status shadow %+v, want its own revision and 2 pass -> blocker", st.Shadow)
 	}
+	if st.Replay == nil || st.Replay.KeepSeconds != 72*3600 || st.Replay.MaxBytes != 1<<20 || st.Replay.Dropped != 0 {
+		t.Errorf("status replay %+v, want kept 72h within 1 MiB, none dropped", st.Replay)
+	}
 	res := runCLI(t, "status", "--config", cfg, "--addr", strings.TrimPrefix(s.ops, "http://"))
-	if !strings.Contains(res.stdout, "shadow policy: revision "+st.Shadow.Revision) || !strings.Contains(res.stdout, "pass -> blocker 2") {
+	if !strings.Contains(res.stdout, "shadow policy: revision "+st.Shadow.Revision) || !strings.Contains(res.stdout, "pass -> blocker 2") ||
+		!strings.Contains(res.stdout, "replay: each decision's policy input kept 72h0m0s, within 1048576 bytes (1.0 MiB); since start 0 not kept") {
 		t.Errorf("status:\n%s", res.stdout)
 	}
 	stopServe(t, s.httpServe)

@@ -262,6 +262,7 @@ func (r *retention) trimInputs(ctx context.Context, max int64) (int, error) {
 			return deleted, fmt.Errorf("trim kept inputs: %w", err)
 		}
 		deleted, total, sizes[server] = deleted+int(n), total-freed, sizes[server]-freed
+		r.trimmed.Add(uint64(n))
 	}
 	if deleted > 0 {
 		r.log.Info("oldest policy inputs kept for replay deleted: they took more than replay.max_bytes",
@@ -269,6 +270,10 @@ func (r *retention) trimInputs(ctx context.Context, max int64) (int, error) {
 	}
 	return deleted, nil
 }
+
+// InputsTrimmed is how many kept inputs this Store deleted since it
+// opened because they took more than KeepInputsBytes.
+func (r *retention) InputsTrimmed() uint64 { return r.trimmed.Load() }
 
 // inputSizes is what each server's kept inputs take, and all of them.
 func (r *retention) inputSizes(ctx context.Context) (map[string]int64, int64, error) {

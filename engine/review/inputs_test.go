@@ -245,6 +245,9 @@ func TestKeptInputsBoundedByBytes(t *testing.T) {
 	if len(ids) < 4 || !slices.Equal(ids[:3], []string{"q-000", "q-001", "q-002"}) || ids[3] < "b5" || ids[len(ids)-1] != "b7-009" {
 		t.Errorf("kept %v, want the quiet server's three and the flood's newest", ids)
 	}
+	if n := s.InputsTrimmed(); n != uint64(83-len(ids)) {
+		t.Errorf("InputsTrimmed = %d, want the %d of 83 deleted", n, 83-len(ids))
+	}
 	if err := s.WriteInputs(ctx, []KeptInput{{DecisionID: "nodoc", Server: "flood", Kind: "sampling", Stage: StageRequest,
 		Outcome: "blocker", CreatedAt: time.Now()}}); err != nil {
 		t.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -36,6 +37,8 @@ type retention struct {
 	// trimMu lets one trimInputs run at a time (a write's and the hourly
 	// prune's), so together they delete no more than the excess.
 	trimMu sync.Mutex
+	// trimmed counts the inputs trimInputs deleted since the Store opened.
+	trimmed atomic.Uint64
 }
 
 // Prune erases the prompt and completion text (request, result, the

@@ -17,6 +17,8 @@ type Sources struct {
 	// InputsDropped counts the decisions whose policy input was not kept
 	// for replay (engine.InputsDropped); nil when none are kept.
 	InputsDropped func() uint64
+	// Replay reports what is kept for replay; nil when nothing is.
+	Replay func() Replay
 	// Pending summarises the store's pending reviews in one query.
 	Pending func(ctx context.Context) ([]Pending, error)
 	// Usage reads one server's usage in every window in one query.

@@ -18,10 +18,22 @@ type Status struct {
 	Reviews     []PendingStatus `json:"reviews"`
 	Budgets     []BudgetStatus  `json:"budgets"`
 	DecisionLog []LogSink       `json:"decision_log,omitempty"`
+	Replay      *Replay         `json:"replay,omitempty"`
 	Store       StoreStatus     `json:"store"`
 	// Restricted is set, and nothing but Ready, when the listener wants a
 	// token the request did not bring (Public access).
 	Restricted string `json:"restricted,omitempty"`
+}
+
+// Replay is what serve keeps for `mcpx-fw policy replay`: each
+// decision's policy input for KeepSeconds, within MaxBytes; and, since it
+// started, how many decisions' inputs it did not keep (a full queue, a
+// failed write) and how many kept ones it deleted past MaxBytes.
+type Replay struct {
+	KeepSeconds float64 `json:"keep_seconds"`
+	MaxBytes    int64   `json:"max_bytes"`
+	Dropped     uint64  `json:"dropped"`
+	Trimmed     uint64  `json:"trimmed"`
 }
 
 // PendingStatus is the pending reviews of one server and stage.
@@ -64,6 +76,10 @@ func (m *Metrics) Status(ctx context.Context) Status {
 	st.Upstreams = m.Upstreams()
 	if src.DecisionLog != nil {
 		st.DecisionLog = src.DecisionLog()
+	}
+	if src.Replay != nil {
+		r := src.Replay()
+		st.Replay = &r
 	}
 	for _, c := range st.Checks {
 		if c.Name == "store" {

@@ -23,6 +23,7 @@ func Status(w io.Writer, st telemetry.Status, live bool) {
 		renderReady(w, st)
 		renderPolicy(w, st.Policy)
 		renderShadow(w, st.Shadow)
+		renderReplay(w, st.Replay)
 		renderUpstreams(w, st.Upstreams)
 	} else {
 		fmt.Fprintln(w, "serve: not reachable; what the store alone knows:")
@@ -90,6 +91,18 @@ func renderShadow(w io.Writer, s *telemetry.Shadow) {
 	if s.Errors+s.Dropped > 0 {
 		fmt.Fprintf(w, "  shadow errors %d (timeouts %d), not evaluated %d\n", s.Errors, s.Timeouts, s.Dropped)
 	}
+}
+
+// renderReplay shows what serve keeps for replay, when it keeps
+// anything: for how long, within what bound, and what it lost or deleted
+// since it started.
+func renderReplay(w io.Writer, r *telemetry.Replay) {
+	if r == nil {
+		return
+	}
+	keep := time.Duration(r.KeepSeconds * float64(time.Second))
+	fmt.Fprintf(w, "replay: each decision's policy input kept %s, within %d bytes (%.1f MiB); since start %d not kept, %d deleted past replay.max_bytes\n",
+		keep, r.MaxBytes, float64(r.MaxBytes)/(1<<20), r.Dropped, r.Trimmed)
 }
 
 func renderUpstreams(w io.Writer, ups []telemetry.Upstream) {
