@@ -4,11 +4,9 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math/bits"
 	"strings"
-	"sync"
 	"time"
 
 	"go.uber.org/zap"
@@ -70,18 +68,12 @@ func (s *Store) WriteInputs(ctx context.Context, ins []KeptInput) error {
 
 // insertInputsTx inserts ins in a transaction of their own.
 func (s *Store) insertInputsTx(ctx context.Context, ins []KeptInput) error {
-	start := time.Now()
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
-	sqlTx, err := s.begin(ctx)
-	if err != nil {
-		return s.storageError(err, time.Since(start))
-	}
-	tx := &writeTx{Tx: sqlTx, binder: s.db.binder}
-	if err := s.insertInputs(ctx, tx, ins); err != nil {
-		return s.storageError(errors.Join(fmt.Errorf("keep %d inputs: %w", len(ins), err), ignoreDone(tx.Rollback())), 0)
-	}
-	return s.commit(tx)
+	return s.writeApart(ctx, func(tx *writeTx) error {
+		if err := s.insertInputs(ctx, tx, ins); err != nil {
+			return fmt.Errorf("keep %d inputs: %w", len(ins), err)
+		}
+		return nil
+	})
 }
 
 // trimShare is how much of KeepInputsBytes a Store writes between two
@@ -123,7 +115,7 @@ func (s *Store) trimWhenDue(ctx context.Context, ins []KeptInput) {
 func (s *Store) insertInputs(ctx context.Context, tx *writeTx, ins []KeptInput) error {
 	for len(ins) > 0 {
 		n := 1 << (bits.Len(uint(len(ins))) - 1) // the largest power of two <= len(ins)
-		stmt, err := s.inputStmts.prepared(ctx, s.db, n)
+		stmt, err := s.inputStmts.stmt(ctx, s.db, insertInputsSQL(n))
 		if err != nil {
 			return err
 		}
@@ -143,30 +135,12 @@ func (s *Store) insertInputs(ctx context.Context, tx *writeTx, ins []KeptInput) 
 	return nil
 }
 
-// inputStmts are insertInputs' statements by row count, prepared on
-// first use; a failed prepare is not kept.
-type inputStmts struct {
-	mu sync.Mutex
-	by map[int]*sql.Stmt
-}
-
-func (p *inputStmts) prepared(ctx context.Context, d *db, rows int) (*sql.Stmt, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if st := p.by[rows]; st != nil {
-		return st, nil
-	}
-	st, err := d.PrepareContext(ctx, `INSERT INTO decision_inputs (decision_id, server, kind, stage, revision,
-		outcome, reasons, await_answer, input, created_at) VALUES (?,?,?,?,?,?,?,?,?,?)`+
-		strings.Repeat(",(?,?,?,?,?,?,?,?,?,?)", rows-1)+` ON CONFLICT (decision_id) DO NOTHING`)
-	if err != nil {
-		return nil, err
-	}
-	if p.by == nil {
-		p.by = map[int]*sql.Stmt{}
-	}
-	p.by[rows] = st
-	return st, nil
+// insertInputsSQL inserts rows kept inputs, leaving an input whose
+// decision already has one as it is.
+func insertInputsSQL(rows int) string {
+	return `INSERT INTO decision_inputs (decision_id, server, kind, stage, revision,
+		outcome, reasons, await_answer, input, created_at) VALUES (?,?,?,?,?,?,?,?,?,?)` +
+		strings.Repeat(",(?,?,?,?,?,?,?,?,?,?)", rows-1) + ` ON CONFLICT (decision_id) DO NOTHING`
 }
 
 // inputArgs is in as one row's values.

@@ -6,8 +6,8 @@ import (
 	"sync"
 )
 
-// prepared holds the statements a decision's write runs, each prepared
-// once for the Store's life. Preparing is most of a small statement's
+// prepared holds statements a Store runs often (a decision's write, the
+// kept inputs' inserts), each prepared once for the Store's life. Preparing is most of a small statement's
 // cost on SQLite, more so for one that fires triggers (their programs are
 // compiled into it): run as text, the settlement's UPDATE would be parsed
 // and compiled again for every completion.

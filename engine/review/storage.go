@@ -41,6 +41,18 @@ type storage struct {
 // refused approval) are reported through fn's closure, not its error.
 // Storage failures come back named (see storageError).
 func (s *storage) write(ctx context.Context, fn func(tx *writeTx) error) error {
+	return s.transact(ctx, true, fn)
+}
+
+// writeApart is write without the store-wide lock on PostgreSQL, for a
+// transaction that touches neither the queue nor the audit chain (the
+// inputs kept for replay).
+func (s *storage) writeApart(ctx context.Context, fn func(tx *writeTx) error) error {
+	return s.transact(ctx, false, fn)
+}
+
+// transact is write, taking the store-wide lock when storeWide.
+func (s *storage) transact(ctx context.Context, storeWide bool, fn func(tx *writeTx) error) error {
 	start := time.Now()
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
@@ -49,8 +61,10 @@ func (s *storage) write(ctx context.Context, fn func(tx *writeTx) error) error {
 		return s.storageError(err, time.Since(start))
 	}
 	tx := &writeTx{Tx: sqlTx, binder: s.db.binder}
-	if err := s.lockWrites(ctx, tx); err != nil {
-		return s.storageError(errors.Join(err, ignoreDone(tx.Rollback())), time.Since(start))
+	if storeWide {
+		if err := s.lockWrites(ctx, tx); err != nil {
+			return s.storageError(errors.Join(err, ignoreDone(tx.Rollback())), time.Since(start))
+		}
 	}
 	if err := fn(tx); err != nil {
 		return s.storageError(errors.Join(err, ignoreDone(tx.Rollback())), 0)

@@ -76,8 +76,9 @@ type Store struct {
 	// another server's only past an equal share. 0 bounds nothing. Set it
 	// before the first write.
 	KeepInputsBytes int64
-	// inputStmts are WriteInputs' prepared statements (inputs.go).
-	inputStmts inputStmts
+	// inputStmts are WriteInputs' statements, one a row count, prepared
+	// on first use (inputs.go).
+	inputStmts prepared
 	// untrimmed is what WriteInputs wrote since its last trim, in the
 	// bytes KeepInputsBytes counts.
 	untrimmed atomic.Int64
@@ -217,6 +218,7 @@ func (s *Store) Close() error {
 		})
 	}
 	s.closeInsert()
+	s.inputStmts.close()
 	return s.db.Close()
 }
 
