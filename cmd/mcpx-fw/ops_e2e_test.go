@@ -57,10 +57,7 @@ func TestOpsMetricsUnderLoad(t *testing.T) {
 	s := startOpsServe(t, cfg)
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()
-	h, err := peer.ConnectHTTP(ctx, s.url, peer.HostOptions{Answer: answerWith(hostAnswer), Tools: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := s.connectHost(ctx, t)
 	t.Cleanup(func() { _ = h.Close() })
 	stopOperator := operateByMarker(t, ctx, openStore(t, cfg))
 	defer stopOperator()
@@ -208,10 +205,7 @@ func TestOpsReadyUpstreamAndReload(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()
 	connect := func() *peer.HTTPHost {
-		h, err := peer.ConnectHTTP(ctx, s.url, peer.HostOptions{Answer: answerWith(hostAnswer), Tools: true})
-		if err != nil {
-			t.Fatal(err)
-		}
+		h := s.connectHost(ctx, t)
 		for _, server := range []string{"alpha", "beta"} { // starts both upstreams
 			if _, err := h.CallTool(ctx, server+"__echo", map[string]any{"text": "hi"}); err != nil {
 				t.Fatalf("%s__echo: %v", server, err)
@@ -340,10 +334,7 @@ func TestOpsCanary(t *testing.T) {
 	s := startOpsServe(t, cfg)
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
-	h, err := peer.ConnectHTTP(ctx, s.url, peer.HostOptions{Answer: answerWith(hostAnswer), Tools: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := s.connectHost(ctx, t)
 	defer h.Close()
 	for tool, args := range map[string]any{
 		"alpha__add_tool": map[string]any{"name": opsCanary},

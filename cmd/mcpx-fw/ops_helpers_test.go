@@ -21,12 +21,24 @@ import (
 
 	"github.com/mcpx-fw/mcpx-fw/engine/review/pgtest"
 	"github.com/mcpx-fw/mcpx-fw/engine/telemetry"
+	"github.com/mcpx-fw/mcpx-fw/relay/peer"
 )
 
 // opsServe is a running `serve --http` with its ops listener.
 type opsServe struct {
 	*httpServe
 	ops string // http://HOST:PORT of the ops listener
+}
+
+// connectHost connects to s an HTTP host that lists tools and answers
+// sampling with hostAnswer; the caller closes it.
+func (s *opsServe) connectHost(ctx context.Context, t *testing.T) *peer.HTTPHost {
+	t.Helper()
+	h, err := peer.ConnectHTTP(ctx, s.url, peer.HostOptions{Answer: answerWith(hostAnswer), Tools: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
 }
 
 // startOpsServe runs serve --http on cfg with metrics.addr 127.0.0.1:0

@@ -9,8 +9,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/mcpx-fw/mcpx-fw/relay/peer"
 )
 
 // shadowSaysNo denies everything, added to a copy of the shipped policies:
@@ -178,10 +176,7 @@ func sampleCompletes(t *testing.T, s *opsServe) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
-	h, err := peer.ConnectHTTP(ctx, s.url, peer.HostOptions{Answer: answerWith(hostAnswer), Tools: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := s.connectHost(ctx, t)
 	defer h.Close()
 	got, err := faultSampleErr(ctx, h.Host, "alpha", shadowHello)
 	if err != nil || sawAs(got) != "completed" {
