@@ -275,18 +275,7 @@ func TestShadowNeverDelaysADecision(t *testing.T) {
 func TestShadowHotReload(t *testing.T) {
 	dir := copyPolicyDir(t, "../testdata/policies/permit-all")
 	e, buf := shadowEngine(t, PolicyConfig{Dir: dir}, nil)
-	events := make(chan reloadEvent, 16)
-	e.shadow.eng.reloaded = func(rev string, err error) {
-		select {
-		case events <- reloadEvent{rev, err}:
-		case <-t.Context().Done():
-		}
-	}
-	stop, err := e.Watch(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(stop)
+	events := watching(t, e, e.shadow.eng)
 	active, before := e.Revision(), e.ShadowRevision()
 	first := e.Decide(t.Context(), sampling("everything", textParams("Hello", 100)))
 	writePolicyFile(t, filepath.Join(dir, "mcpxfw", "global.rego"), shadowSaysNo)

@@ -35,19 +35,27 @@ func watchedEngine(t *testing.T) (*Engine, string, <-chan reloadEvent, *observer
 	if err != nil {
 		t.Fatal(err)
 	}
+	return e, dir, watching(t, e, e), logs
+}
+
+// watching hears the reloads of hooked (an engine, or its shadow's) on
+// the channel it returns, and starts watched's watcher, stopped with the
+// test.
+func watching(t *testing.T, watched, hooked *Engine) <-chan reloadEvent {
+	t.Helper()
 	events := make(chan reloadEvent, 16)
-	e.reloaded = func(rev string, err error) {
+	hooked.reloaded = func(rev string, err error) {
 		select { // never blocks the watcher past the test, so stop returns
 		case events <- reloadEvent{rev, err}:
 		case <-t.Context().Done():
 		}
 	}
-	stop, err := e.Watch(t.Context())
+	stop, err := watched.Watch(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(stop)
-	return e, dir, events, logs
+	return events
 }
 
 // awaitReload waits for a reload attempt that satisfies ok, skipping
