@@ -335,7 +335,7 @@ func TestAFloodTakesNoMoreThanAnEqualShare(t *testing.T) {
 // BenchmarkTrimInputs trims 61,440 kept inputs of 100-byte documents,
 // from three servers, to three quarters of what they take: a scan of
 // each server's share, then only the rows deleted. Run on each backend
-// (MCPXFW_TEST_STORE=postgres for PostgreSQL's) with -benchtime 1x:
+// (the store suite's second pass is PostgreSQL's) with -benchtime 1x:
 //
 //	go test -run '^$' -bench BenchmarkTrimInputs -benchtime 1x ./engine/review/
 func BenchmarkTrimInputs(b *testing.B) {
